@@ -1,0 +1,243 @@
+// The graphlint IR: one representation for every frontend (ONNX, FX). A Model
+// owns a main Graph; a Graph owns its Nodes, Values and Params in topological
+// order; control-flow Nodes own nested Graphs whose Values may refer to the
+// enclosing scopes. Weight bytes are never held: a Param records where they live.
+#pragma once
+
+#include "graphlint/ir/Type.h"
+
+#include <llvm/ADT/SmallVector.h>
+#include <llvm/ADT/ArrayRef.h>
+#include <llvm/ADT/StringMap.h>
+#include <llvm/ADT/StringRef.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace graphlint {
+
+class Graph;
+class Node;
+class Value;
+struct OpInfo;
+
+/// Where the user's code issued an op, as recorded by the exporter.
+struct SourceLoc {
+  std::string file;
+  unsigned line = 0;
+  unsigned col = 0;
+  std::string function;
+  bool valid() const { return !file.empty() && line > 0; }
+};
+
+struct Device {
+  enum class Kind : uint8_t { Unknown, CPU, CUDA, Meta, Other };
+  Kind kind = Kind::Unknown;
+  int index = -1;
+  std::string str() const;  // "cpu", "cuda:0", "?"
+  bool operator==(const Device &o) const { return kind == o.kind && index == o.index; }
+};
+
+/// Small constant payloads (shape vectors, scalars) kept so analyses can read
+/// them; larger tensors only carry their metadata.
+struct ConstData {
+  bool known = false;
+  std::vector<int64_t> ints;    // integer and bool tensors
+  std::vector<double> floats;   // floating tensors
+};
+
+/// A tensor literal (initializer or attribute) described without its bytes.
+struct TensorLiteral {
+  std::string name;
+  DType dtype = DType::Undefined;
+  llvm::SmallVector<int64_t, 4> dims;
+  uint64_t byteSize = 0;  // dims x dtype width
+  enum class Storage : uint8_t { Inline, External, Empty } storage = Storage::Empty;
+  uint64_t inlineOffset = 0;   // offset of the payload inside the model file
+  uint64_t storedBytes = 0;    // payload bytes present in the file (inline)
+  std::string externalPath;    // location as written in the model
+  uint64_t externalOffset = 0;
+  std::optional<uint64_t> externalLength;
+  ConstData data;
+  std::optional<int64_t> numElements() const;
+};
+
+/// A parameter or buffer: an initializer in ONNX, a parameter/buffer in FX.
+struct Param {
+  TensorLiteral tensor;
+  Value *value = nullptr;
+  bool externalFileExists = false;  // checked, never opened
+};
+
+enum class AttrKind : uint8_t {
+  Undefined, Float, Int, String, Tensor, Graph, SparseTensor, TypeProto,
+  Floats, Ints, Strings, Tensors, Graphs, SparseTensors, TypeProtos
+};
+
+struct Attribute {
+  std::string name;
+  AttrKind kind = AttrKind::Undefined;
+  double f = 0;
+  int64_t i = 0;
+  std::string s;
+  std::vector<double> floats;
+  std::vector<int64_t> ints;
+  std::vector<std::string> strings;
+  std::vector<TensorLiteral> tensors;   // Tensor(s), SparseTensor(s) values
+  std::vector<unsigned> graphs;         // indices into Node::subgraphs()
+  std::string refAttrName;              // function attribute reference
+  std::string str() const;              // compact rendering for the printer
+};
+
+struct Use {
+  Node *user;
+  unsigned operand;
+};
+
+class Value {
+public:
+  enum class Kind : uint8_t { GraphInput, Param, NodeOutput, OuterScope, Missing };
+
+  std::string name;
+  Type type;
+  Kind kind = Kind::NodeOutput;
+  Node *producer = nullptr;     // NodeOutput only
+  unsigned resultIndex = 0;
+  Param *param = nullptr;       // Param only
+  Value *outer = nullptr;       // OuterScope: the captured value
+  Graph *graph = nullptr;
+  Device device;
+  bool requiresGrad = false;
+  llvm::SmallVector<Use, 2> uses;
+
+  bool isGraphOutput() const { return graphOutput; }
+  void markGraphOutput() { graphOutput = true; }
+
+private:
+  bool graphOutput = false;
+};
+
+class Node {
+public:
+  std::string name;
+  std::string opType;
+  std::string domain;           // "" = ai.onnx
+  int64_t opsetVersion = 0;     // version of the domain imported by the model
+  unsigned index = 0;           // position in the graph's topological order
+  Graph *graph = nullptr;
+  const OpInfo *op = nullptr;   // never null after import
+  llvm::SmallVector<Value *, 4> inputs;   // nullptr for an omitted optional input
+  llvm::SmallVector<Value *, 2> outputs;  // nullptr for an omitted optional output
+  std::vector<Attribute> attributes;
+  SourceLoc loc;
+  std::string modulePath;
+  std::string docString;
+  std::vector<std::pair<std::string, std::string>> metadata;
+  /// Mutation and alias facts (FX frontend; ONNX ops are functional).
+  llvm::SmallVector<unsigned, 1> mutatedInputs;
+  llvm::SmallVector<int, 1> outputAliasesInput;  // per output: input index or -1
+  llvm::SmallVector<bool, 1> outputSavedForBackward;
+
+  const Attribute *attr(llvm::StringRef n) const;
+  std::optional<int64_t> attrInt(llvm::StringRef n) const;
+  std::vector<std::unique_ptr<Graph>> &subgraphs() { return subgraphs_; }
+  const std::vector<std::unique_ptr<Graph>> &subgraphs() const { return subgraphs_; }
+  /// "domain::Op" for non-default domains, otherwise "Op".
+  std::string qualifiedOp() const;
+
+private:
+  std::vector<std::unique_ptr<Graph>> subgraphs_;
+};
+
+class Graph {
+public:
+  std::string name;
+  Node *parentNode = nullptr;   // the control-flow node owning this body
+  Graph *parentGraph = nullptr;
+  std::vector<Value *> inputs;   // formal inputs (not params)
+  std::vector<Value *> outputs;
+
+  Value *createValue(std::string name, Value::Kind kind);
+  Node *createNode();
+  Param *createParam();
+
+  llvm::ArrayRef<std::unique_ptr<Node>> nodes() const { return nodes_; }
+  llvm::ArrayRef<std::unique_ptr<Value>> values() const { return values_; }
+  llvm::ArrayRef<std::unique_ptr<Param>> params() const { return params_; }
+  std::vector<std::unique_ptr<Node>> &mutableNodes() { return nodes_; }
+
+  /// A value defined in this graph (not the enclosing ones).
+  Value *findLocal(llvm::StringRef n) const;
+  /// Depth of nesting: 0 for the main graph.
+  unsigned depth() const;
+  /// "main", "main/loop_node:body", ... identifies the graph in diagnostics.
+  std::string path() const;
+  /// Renumbers Node::index after the node order changed.
+  void renumber();
+
+private:
+  std::vector<std::unique_ptr<Node>> nodes_;
+  std::vector<std::unique_ptr<Value>> values_;
+  std::vector<std::unique_ptr<Param>> params_;
+  llvm::StringMap<Value *> byName_;
+};
+
+struct OpsetImport {
+  std::string domain;
+  int64_t version = 0;
+};
+
+/// A model-local function (ONNX FunctionProto): represented, not expanded, so
+/// call sites keep their own node; the body is imported as a Graph.
+struct Function {
+  std::string domain;
+  std::string name;
+  std::vector<std::string> attributeNames;
+  std::vector<OpsetImport> opsets;
+  std::unique_ptr<Graph> body;
+};
+
+enum class ModelFormat : uint8_t { Onnx, Fx };
+
+/// A problem the importer found in the file; GL001/GL004 turn them into
+/// diagnostics. The lint goes on after every one of them.
+struct ImportProblem {
+  enum class Kind : uint8_t { Invalid, MissingWeights };
+  Kind kind = Kind::Invalid;
+  std::string message;
+  const Graph *graph = nullptr;
+  const Node *node = nullptr;   // when the problem is tied to a node
+  std::vector<std::string> notes;
+};
+
+class Model {
+public:
+  std::string path;
+  ModelFormat format = ModelFormat::Onnx;
+  uint64_t fileSize = 0;
+  int64_t irVersion = 0;
+  std::string producerName;
+  std::string producerVersion;
+  std::vector<OpsetImport> opsets;
+  std::vector<std::pair<std::string, std::string>> metadata;
+  std::unique_ptr<Graph> graph;
+  std::vector<std::unique_ptr<Function>> functions;
+  std::vector<ImportProblem> problems;
+
+  int64_t opsetVersion(llvm::StringRef domain) const;  // 0 when not imported
+  const Function *findFunction(llvm::StringRef domain, llvm::StringRef name) const;
+};
+
+/// Calls fn(graph) for the main graph and every nested graph, outer first.
+template <typename Fn> void forEachGraph(const Graph &g, Fn &&fn) {
+  fn(g);
+  for (const auto &n : g.nodes())
+    for (const auto &sub : n->subgraphs())
+      forEachGraph(*sub, fn);
+}
+
+}  // namespace graphlint

@@ -1,0 +1,32 @@
+// Importers turn a model file into the IR. `importModelFile` picks the
+// frontend from the file's content. A file that cannot be linted at all yields
+// an llvm::Error whose message is one line naming the problem (the caller adds
+// the path); everything else becomes an ImportProblem and the lint goes on.
+#pragma once
+
+#include "graphlint/ir/Graph.h"
+
+#include <llvm/Support/Error.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+namespace graphlint {
+
+struct ImportOptions {
+  /// Binds named symbolic dims (--dim batch=8) before shape completion.
+  std::map<std::string, int64_t> dims;
+  /// Forget the declared types of graph outputs and intermediate values, so
+  /// that shape completion alone determines them (used to validate inference).
+  bool dropDeclaredTypes = false;
+};
+
+llvm::Expected<std::unique_ptr<Model>> importModelFile(const std::string &path, const ImportOptions &opts);
+
+/// Imports ONNX bytes already in memory; `path` names them in messages and
+/// locates external data.
+llvm::Expected<std::unique_ptr<Model>> importOnnxBytes(llvm::StringRef bytes, const std::string &path,
+                                                       const ImportOptions &opts);
+
+}  // namespace graphlint

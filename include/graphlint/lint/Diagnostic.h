@@ -1,0 +1,68 @@
+// Diagnostics are plain data: rules create them, reporters render them. A
+// location is graph-native (file, graph path, node, op, index) plus the user's
+// source line when the exporter recorded one.
+#pragma once
+
+#include "graphlint/ir/Graph.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace graphlint {
+
+enum class Severity : uint8_t { Note = 0, Warning = 1, Error = 2 };
+std::string_view severityName(Severity s);
+std::optional<Severity> severityFromName(std::string_view s);
+
+struct Location {
+  std::string file;        // the model file
+  std::string graphPath;   // "main", "main/loop:body"
+  std::string nodeName;    // empty for whole-file diagnostics
+  std::string opType;
+  std::optional<unsigned> nodeIndex;  // 0-based position in its graph
+  SourceLoc source;        // user's source, when known
+  std::string modulePath;
+
+  static Location ofFile(std::string file);
+  static Location ofNode(std::string file, const Node &n);
+};
+
+struct Note {
+  std::string message;
+  std::optional<Location> location;
+};
+
+struct Diagnostic {
+  std::string code;        // "GL001"
+  std::string name;        // "invalid-model"
+  Severity severity = Severity::Warning;
+  std::string message;
+  Location location;
+  std::vector<Note> notes;
+  std::optional<unsigned> fusionId;
+  std::optional<std::string> reason;
+};
+
+/// Deterministic order: file, graph path, node index, code, message.
+bool diagnosticLess(const Diagnostic &a, const Diagnostic &b);
+
+/// Where rules append diagnostics. Holds the file and rule identity so a rule
+/// only states what it found.
+class DiagnosticSink {
+public:
+  DiagnosticSink(std::string file, std::vector<Diagnostic> &out) : file_(std::move(file)), out_(out) {}
+  void setRule(std::string code, std::string name, Severity s) { code_ = std::move(code); name_ = std::move(name); sev_ = s; }
+  Diagnostic &report(const Node &n, std::string message);
+  Diagnostic &reportFile(std::string message);
+  Diagnostic &reportIn(const Graph &g, std::string message);
+  const std::string &file() const { return file_; }
+
+private:
+  Diagnostic &push(Location loc, std::string message);
+  std::string file_, code_, name_;
+  Severity sev_ = Severity::Warning;
+  std::vector<Diagnostic> &out_;
+};
+
+}  // namespace graphlint

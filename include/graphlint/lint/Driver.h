@@ -1,0 +1,43 @@
+// The driver runs the pipeline for each file: import -> analyses -> rules ->
+// sorted diagnostics. Files are linted in parallel; results come back in the
+// order the files were given, so output is deterministic.
+#pragma once
+
+#include "graphlint/ir/Importer.h"
+#include "graphlint/lint/Diagnostic.h"
+#include "graphlint/lint/Setup.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace graphlint {
+
+struct LintOptions {
+  Setup setup;
+};
+
+struct FileStats {
+  uint64_t nodes = 0;        // all graphs, nested included
+  uint64_t graphs = 0;
+  uint64_t values = 0;
+  uint64_t params = 0;
+  uint64_t paramBytes = 0;
+};
+
+struct FileReport {
+  std::string path;
+  /// The file could not be linted at all (unreadable, not a model).
+  bool fatal = false;
+  std::string fatalMessage;   // one line, without the path
+  std::vector<Diagnostic> diagnostics;  // sorted
+  FileStats stats;
+};
+
+ImportOptions importOptionsFor(const LintOptions &opts);
+FileStats statsOf(const Model &m);
+FileReport lintModel(const Model &m, const LintOptions &opts);
+FileReport lintFile(const std::string &path, const LintOptions &opts);
+std::vector<FileReport> lintFiles(const std::vector<std::string> &paths, const LintOptions &opts, unsigned jobs);
+
+}  // namespace graphlint

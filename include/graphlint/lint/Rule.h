@@ -1,0 +1,34 @@
+// A rule is a small, pure check: it reads the model and cached analyses and
+// appends diagnostics to a sink. It never prints and never mutates the IR.
+// Each rule lives in one file in rules/ and is listed once in the registry.
+#pragma once
+
+#include "graphlint/lint/Analysis.h"
+#include "graphlint/lint/Diagnostic.h"
+
+#include <string_view>
+#include <vector>
+
+namespace graphlint {
+
+struct RuleInfo {
+  std::string_view code;      // "GL001": a public contract, never reused
+  std::string_view name;      // "invalid-model"
+  Severity severity;          // default severity
+  std::string_view summary;   // one line for `graphlint rules`
+};
+
+class Rule {
+public:
+  virtual ~Rule() = default;
+  virtual const RuleInfo &info() const = 0;
+  virtual void check(const Model &model, AnalysisContext &ctx, DiagnosticSink &sink) const = 0;
+};
+
+/// Every rule, sorted by code.
+const std::vector<const Rule *> &allRules();
+const Rule *findRule(std::string_view codeOrName);
+/// The rule's documentation page (docs/rules/CODE-name.md, embedded at build time).
+std::string_view ruleDoc(std::string_view code);
+
+}  // namespace graphlint

@@ -1,0 +1,142 @@
+#include "graphlint/ir/Graph.h"
+
+#include <fmt/format.h>
+
+namespace graphlint {
+
+std::string Device::str() const {
+  switch (kind) {
+  case Kind::Unknown: return "?";
+  case Kind::CPU: return "cpu";
+  case Kind::CUDA: return index >= 0 ? fmt::format("cuda:{}", index) : "cuda";
+  case Kind::Meta: return "meta";
+  case Kind::Other: return "other";
+  }
+  return "?";
+}
+
+std::optional<int64_t> TensorLiteral::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : dims)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n))
+      return std::nullopt;
+  return n;
+}
+
+std::string Attribute::str() const {
+  auto join = [](const auto &xs) {
+    std::string s;
+    for (size_t i = 0; i < xs.size(); ++i)
+      s += (i ? "," : "") + fmt::format("{}", xs[i]);
+    return s;
+  };
+  switch (kind) {
+  case AttrKind::Float: return fmt::format("{}", f);
+  case AttrKind::Int: return std::to_string(i);
+  case AttrKind::String: return fmt::format("\"{}\"", s);
+  case AttrKind::Floats: return "[" + join(floats) + "]";
+  case AttrKind::Ints: return "[" + join(ints) + "]";
+  case AttrKind::Strings: return fmt::format("[{} strings]", strings.size());
+  case AttrKind::Tensor:
+  case AttrKind::SparseTensor:
+    if (!tensors.empty()) {
+      std::string d;
+      for (size_t k = 0; k < tensors[0].dims.size(); ++k)
+        d += (k ? "," : "") + std::to_string(tensors[0].dims[k]);
+      return fmt::format("tensor {}[{}]", dtypeShortName(tensors[0].dtype), d);
+    }
+    return "tensor";
+  case AttrKind::Graph: return "graph";
+  case AttrKind::Graphs: return fmt::format("[{} graphs]", graphs.size());
+  case AttrKind::Tensors: return fmt::format("[{} tensors]", tensors.size());
+  default: break;
+  }
+  if (!refAttrName.empty())
+    return "@" + refAttrName;
+  return "<attr>";
+}
+
+const Attribute *Node::attr(llvm::StringRef n) const {
+  for (const Attribute &a : attributes)
+    if (a.name == n)
+      return &a;
+  return nullptr;
+}
+
+std::optional<int64_t> Node::attrInt(llvm::StringRef n) const {
+  const Attribute *a = attr(n);
+  if (a && a->kind == AttrKind::Int)
+    return a->i;
+  return std::nullopt;
+}
+
+std::string Node::qualifiedOp() const {
+  if (domain.empty() || domain == "ai.onnx")
+    return opType;
+  return domain + "::" + opType;
+}
+
+Value *Graph::createValue(std::string n, Value::Kind kind) {
+  values_.push_back(std::make_unique<Value>());
+  Value *v = values_.back().get();
+  v->name = std::move(n);
+  v->kind = kind;
+  v->graph = this;
+  if (!v->name.empty())
+    byName_.try_emplace(v->name, v);
+  return v;
+}
+
+Node *Graph::createNode() {
+  nodes_.push_back(std::make_unique<Node>());
+  Node *n = nodes_.back().get();
+  n->graph = this;
+  n->index = static_cast<unsigned>(nodes_.size() - 1);
+  return n;
+}
+
+Param *Graph::createParam() {
+  params_.push_back(std::make_unique<Param>());
+  return params_.back().get();
+}
+
+Value *Graph::findLocal(llvm::StringRef n) const {
+  auto it = byName_.find(n);
+  return it == byName_.end() ? nullptr : it->second;
+}
+
+unsigned Graph::depth() const {
+  unsigned d = 0;
+  for (const Graph *g = parentGraph; g; g = g->parentGraph)
+    ++d;
+  return d;
+}
+
+std::string Graph::path() const {
+  if (!parentGraph)
+    return "main";
+  std::string owner = parentNode ? (parentNode->name.empty() ? fmt::format("#{}", parentNode->index) : parentNode->name) : "?";
+  return fmt::format("{}/{}:{}", parentGraph->path(), owner, name);
+}
+
+void Graph::renumber() {
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    nodes_[i]->index = static_cast<unsigned>(i);
+}
+
+int64_t Model::opsetVersion(llvm::StringRef domain) const {
+  auto isDefault = [](llvm::StringRef d) { return d.empty() || d == "ai.onnx"; };
+  for (const OpsetImport &o : opsets)
+    if (o.domain == domain || (isDefault(domain) && isDefault(o.domain)))
+      return o.version;
+  return 0;
+}
+
+const Function *Model::findFunction(llvm::StringRef domain, llvm::StringRef name) const {
+  for (const auto &f : functions)
+    if (f->domain == domain && f->name == name)
+      return f.get();
+  return nullptr;
+}
+
+}  // namespace graphlint

@@ -1,0 +1,253 @@
+#include "graphlint/ir/OpRegistry.h"
+
+#include <onnx/defs/schema.h>
+
+#include <llvm/ADT/StringMap.h>
+
+#include <deque>
+#include <mutex>
+#include <string>
+
+namespace graphlint {
+
+std::string_view opKindName(OpKind k) {
+  switch (k) {
+  case OpKind::Pointwise: return "pointwise";
+  case OpKind::Broadcast: return "broadcast";
+  case OpKind::Injective: return "injective";
+  case OpKind::Reduction: return "reduction";
+  case OpKind::Contraction: return "contraction";
+  case OpKind::ShapeOnly: return "shape-only";
+  case OpKind::ControlFlow: return "control-flow";
+  case OpKind::DataDependentOutput: return "data-dependent-output";
+  case OpKind::Collective: return "collective";
+  case OpKind::Unknown: return "unknown";
+  }
+  return "unknown";
+}
+
+namespace {
+
+enum Flag : unsigned { None = 0, View = 1, Sync = 2 };
+
+struct TableEntry {
+  const char *domain;
+  const char *name;
+  OpKind kind;
+  unsigned flags;
+  /// First opset at which the op's shape semantics differ from ONNX 1.12's
+  /// schema (0 = never). Ops the installed ONNX lacks entirely use 1.
+  int changedAt;
+};
+
+using K = OpKind;
+
+// Reviewed classification of the ops graphlint knows. ONNX ops absent from the
+// installed ONNX (newer opsets) are listed here so they are not "unknown".
+const TableEntry kTable[] = {
+    // Pointwise (unary or same-shape) ops.
+    {"", "Abs", K::Pointwise, None, 0}, {"", "Acos", K::Pointwise, None, 0},
+    {"", "Acosh", K::Pointwise, None, 0}, {"", "Asin", K::Pointwise, None, 0},
+    {"", "Asinh", K::Pointwise, None, 0}, {"", "Atan", K::Pointwise, None, 0},
+    {"", "Atanh", K::Pointwise, None, 0}, {"", "Cast", K::Pointwise, None, 0},
+    {"", "CastLike", K::Pointwise, None, 0}, {"", "Ceil", K::Pointwise, None, 0},
+    {"", "Celu", K::Pointwise, None, 0}, {"", "Clip", K::Pointwise, None, 0},
+    {"", "Cos", K::Pointwise, None, 0}, {"", "Cosh", K::Pointwise, None, 0},
+    {"", "Elu", K::Pointwise, None, 0}, {"", "Erf", K::Pointwise, None, 0},
+    {"", "Exp", K::Pointwise, None, 0}, {"", "Floor", K::Pointwise, None, 0},
+    {"", "HardSigmoid", K::Pointwise, None, 0}, {"", "HardSwish", K::Pointwise, None, 0},
+    {"", "IsInf", K::Pointwise, None, 0}, {"", "IsNaN", K::Pointwise, None, 0},
+    {"", "LeakyRelu", K::Pointwise, None, 0}, {"", "Log", K::Pointwise, None, 0},
+    {"", "Neg", K::Pointwise, None, 0}, {"", "Not", K::Pointwise, None, 0},
+    {"", "Reciprocal", K::Pointwise, None, 0}, {"", "Relu", K::Pointwise, None, 0},
+    {"", "Round", K::Pointwise, None, 0}, {"", "Selu", K::Pointwise, None, 0},
+    {"", "Shrink", K::Pointwise, None, 0}, {"", "Sigmoid", K::Pointwise, None, 0},
+    {"", "Sign", K::Pointwise, None, 0}, {"", "Sin", K::Pointwise, None, 0},
+    {"", "Sinh", K::Pointwise, None, 0}, {"", "Softplus", K::Pointwise, None, 0},
+    {"", "Softsign", K::Pointwise, None, 0}, {"", "Sqrt", K::Pointwise, None, 0},
+    {"", "Tan", K::Pointwise, None, 0}, {"", "Tanh", K::Pointwise, None, 0},
+    {"", "ThresholdedRelu", K::Pointwise, None, 0}, {"", "Dropout", K::Pointwise, None, 0},
+    {"", "Bernoulli", K::Pointwise, None, 0}, {"", "RandomNormalLike", K::Pointwise, None, 0},
+    {"", "RandomUniformLike", K::Pointwise, None, 0}, {"", "RandomNormal", K::Pointwise, None, 0},
+    {"", "RandomUniform", K::Pointwise, None, 0}, {"", "EyeLike", K::Pointwise, None, 0},
+    {"", "ConstantOfShape", K::Pointwise, None, 20}, {"", "Range", K::Pointwise, None, 0},
+    {"", "QuantizeLinear", K::Pointwise, None, 0}, {"", "DequantizeLinear", K::Pointwise, None, 0},
+    {"", "DynamicQuantizeLinear", K::Reduction, None, 0},
+    {"", "Mish", K::Pointwise, None, 18}, {"", "Gelu", K::Pointwise, None, 20},
+    {"", "Swish", K::Pointwise, None, 24}, {"", "BitwiseNot", K::Pointwise, None, 18},
+    {"", "Trilu", K::Pointwise, None, 0}, {"", "BatchNormalization", K::Broadcast, None, 0},
+    // Broadcasting elementwise ops.
+    {"", "Add", K::Broadcast, None, 0}, {"", "Sub", K::Broadcast, None, 0},
+    {"", "Mul", K::Broadcast, None, 0}, {"", "Div", K::Broadcast, None, 0},
+    {"", "Pow", K::Broadcast, None, 0}, {"", "Mod", K::Broadcast, None, 0},
+    {"", "Max", K::Broadcast, None, 0}, {"", "Min", K::Broadcast, None, 0},
+    {"", "Mean", K::Broadcast, None, 0}, {"", "Sum", K::Broadcast, None, 0},
+    {"", "And", K::Broadcast, None, 0}, {"", "Or", K::Broadcast, None, 0},
+    {"", "Xor", K::Broadcast, None, 0}, {"", "Equal", K::Broadcast, None, 0},
+    {"", "Greater", K::Broadcast, None, 0}, {"", "GreaterOrEqual", K::Broadcast, None, 0},
+    {"", "Less", K::Broadcast, None, 0}, {"", "LessOrEqual", K::Broadcast, None, 0},
+    {"", "Where", K::Broadcast, None, 0}, {"", "PRelu", K::Broadcast, None, 0},
+    {"", "BitShift", K::Broadcast, None, 0}, {"", "BitwiseAnd", K::Broadcast, None, 18},
+    {"", "BitwiseOr", K::Broadcast, None, 18}, {"", "BitwiseXor", K::Broadcast, None, 18},
+    {"", "StringConcat", K::Broadcast, None, 20}, {"", "RegexFullMatch", K::Pointwise, None, 20},
+    // Data movement.
+    {"", "Concat", K::Injective, None, 0}, {"", "Gather", K::Injective, None, 0},
+    {"", "GatherElements", K::Injective, None, 0}, {"", "GatherND", K::Injective, None, 0},
+    {"", "Slice", K::Injective, None, 0}, {"", "Split", K::Injective, None, 18},
+    {"", "Transpose", K::Injective, None, 0}, {"", "Tile", K::Injective, None, 0},
+    {"", "Expand", K::Injective, None, 0}, {"", "Pad", K::Injective, None, 18},
+    {"", "Resize", K::Injective, None, 18}, {"", "Upsample", K::Injective, None, 0},
+    {"", "DepthToSpace", K::Injective, None, 0}, {"", "SpaceToDepth", K::Injective, None, 0},
+    {"", "ScatterElements", K::Injective, None, 0}, {"", "ScatterND", K::Injective, None, 0},
+    {"", "Scatter", K::Injective, None, 0}, {"", "OneHot", K::Injective, None, 0},
+    {"", "ReverseSequence", K::Injective, None, 0}, {"", "GridSample", K::Injective, None, 20},
+    {"", "AffineGrid", K::Injective, None, 20}, {"", "CenterCropPad", K::Injective, None, 18},
+    {"", "Col2Im", K::Injective, None, 18}, {"", "TensorScatter", K::Injective, None, 24},
+    {"", "MaxUnpool", K::Injective, None, 0}, {"", "RoiAlign", K::Injective, None, 0},
+    {"", "SequenceConstruct", K::Injective, None, 0}, {"", "SequenceAt", K::Injective, None, 0},
+    {"", "SequenceEmpty", K::ShapeOnly, None, 0}, {"", "SequenceErase", K::Injective, None, 0},
+    {"", "SequenceInsert", K::Injective, None, 0}, {"", "SequenceLength", K::ShapeOnly, None, 0},
+    {"", "SplitToSequence", K::Injective, None, 0}, {"", "ConcatFromSequence", K::Injective, None, 0},
+    {"", "Optional", K::ShapeOnly, None, 0}, {"", "OptionalGetElement", K::ShapeOnly, None, 18},
+    {"", "OptionalHasElement", K::ShapeOnly, None, 18},
+    {"", "StringSplit", K::DataDependentOutput, Sync, 20}, {"", "StringNormalizer", K::Pointwise, None, 0},
+    {"", "ImageDecoder", K::DataDependentOutput, Sync, 20},
+    // Views and shape queries: no kernel.
+    {"", "Reshape", K::ShapeOnly, View, 0}, {"", "Flatten", K::ShapeOnly, View, 0},
+    {"", "Squeeze", K::ShapeOnly, View, 0}, {"", "Unsqueeze", K::ShapeOnly, View, 0},
+    {"", "Identity", K::ShapeOnly, View, 0}, {"", "Shape", K::ShapeOnly, None, 0},
+    {"", "Size", K::ShapeOnly, None, 0}, {"", "Constant", K::ShapeOnly, None, 0},
+    // Reductions (incl. normalisations, softmax, pooling, scans over an axis).
+    {"", "ArgMax", K::Reduction, None, 0}, {"", "ArgMin", K::Reduction, None, 0},
+    {"", "ReduceL1", K::Reduction, None, 18}, {"", "ReduceL2", K::Reduction, None, 18},
+    {"", "ReduceLogSum", K::Reduction, None, 18}, {"", "ReduceLogSumExp", K::Reduction, None, 18},
+    {"", "ReduceMax", K::Reduction, None, 18}, {"", "ReduceMean", K::Reduction, None, 18},
+    {"", "ReduceMin", K::Reduction, None, 18}, {"", "ReduceProd", K::Reduction, None, 18},
+    {"", "ReduceSum", K::Reduction, None, 0}, {"", "ReduceSumSquare", K::Reduction, None, 18},
+    {"", "Softmax", K::Reduction, None, 0}, {"", "LogSoftmax", K::Reduction, None, 0},
+    {"", "Hardmax", K::Reduction, None, 0}, {"", "LayerNormalization", K::Reduction, None, 0},
+    {"", "GroupNormalization", K::Reduction, None, 18}, {"", "InstanceNormalization", K::Reduction, None, 0},
+    {"", "RMSNormalization", K::Reduction, None, 23}, {"", "LpNormalization", K::Reduction, None, 0},
+    {"", "MeanVarianceNormalization", K::Reduction, None, 0}, {"", "LRN", K::Reduction, None, 0},
+    {"", "MaxPool", K::Reduction, None, 0}, {"", "AveragePool", K::Reduction, None, 19},
+    {"", "LpPool", K::Reduction, None, 18}, {"", "GlobalAveragePool", K::Reduction, None, 0},
+    {"", "GlobalMaxPool", K::Reduction, None, 0}, {"", "GlobalLpPool", K::Reduction, None, 0},
+    {"", "MaxRoiPool", K::Reduction, None, 0}, {"", "CumSum", K::Reduction, None, 0},
+    {"", "TopK", K::Reduction, None, 0}, {"", "SoftmaxCrossEntropyLoss", K::Reduction, None, 0},
+    {"", "NegativeLogLikelihoodLoss", K::Reduction, None, 0}, {"", "Det", K::Reduction, None, 0},
+    {"", "Multinomial", K::Reduction, None, 0},
+    // Contractions.
+    {"", "MatMul", K::Contraction, None, 0}, {"", "Gemm", K::Contraction, None, 0},
+    {"", "Conv", K::Contraction, None, 0}, {"", "ConvTranspose", K::Contraction, None, 0},
+    {"", "ConvInteger", K::Contraction, None, 0}, {"", "MatMulInteger", K::Contraction, None, 0},
+    {"", "QLinearConv", K::Contraction, None, 0}, {"", "QLinearMatMul", K::Contraction, None, 0},
+    {"", "DeformConv", K::Contraction, None, 19}, {"", "Einsum", K::Contraction, None, 0},
+    {"", "LSTM", K::Contraction, None, 0}, {"", "GRU", K::Contraction, None, 0},
+    {"", "RNN", K::Contraction, None, 0}, {"", "Attention", K::Contraction, None, 23},
+    {"", "RotaryEmbedding", K::Broadcast, None, 23}, {"", "DFT", K::Contraction, None, 20},
+    {"", "STFT", K::Contraction, None, 0}, {"", "MelWeightMatrix", K::Pointwise, None, 0},
+    {"", "BlackmanWindow", K::Pointwise, None, 0}, {"", "HannWindow", K::Pointwise, None, 0},
+    {"", "HammingWindow", K::Pointwise, None, 0}, {"", "TfIdfVectorizer", K::Reduction, None, 0},
+    // Control flow.
+    {"", "If", K::ControlFlow, None, 0}, {"", "Loop", K::ControlFlow, None, 0},
+    {"", "Scan", K::ControlFlow, None, 0}, {"", "SequenceMap", K::ControlFlow, None, 0},
+    // Data-dependent output shapes: force a device-to-host sync.
+    {"", "NonZero", K::DataDependentOutput, Sync, 0}, {"", "Unique", K::DataDependentOutput, Sync, 0},
+    {"", "Compress", K::DataDependentOutput, Sync, 0}, {"", "NonMaxSuppression", K::DataDependentOutput, Sync, 0},
+    // Collectives (com.microsoft distributed ops).
+    {"com.microsoft", "AllReduce", K::Collective, None, 0}, {"com.microsoft", "AllGather", K::Collective, None, 0},
+    {"com.microsoft", "AllToAll", K::Collective, None, 0}, {"com.microsoft", "ReduceScatter", K::Collective, None, 0},
+};
+
+std::string key(llvm::StringRef domain, llvm::StringRef op) {
+  return (isDefaultDomain(domain) ? std::string() : domain.str()) + "\x1f" + op.str();
+}
+
+}  // namespace
+
+struct OpRegistry::Impl {
+  llvm::StringMap<const TableEntry *> table;
+  mutable std::mutex mu;                  // guards the synthesized entries
+  mutable llvm::StringMap<const OpInfo *> cache;
+  mutable std::deque<OpInfo> storage;
+  mutable std::deque<std::string> names;  // backing for OpInfo string_views
+};
+
+OpRegistry::OpRegistry() : impl(new Impl) {
+  for (const TableEntry &e : kTable)
+    impl->table[key(e.domain, e.name)] = &e;
+}
+
+const OpRegistry &OpRegistry::instance() {
+  static const OpRegistry r;
+  return r;
+}
+
+int64_t OpRegistry::installedMaxOpset(llvm::StringRef domain) const {
+  const auto &m = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  auto it = m.find(isDefaultDomain(domain) ? std::string() : domain.str());
+  return it == m.end() ? 0 : it->second.second;
+}
+
+const onnx::OpSchema *OpRegistry::schema(llvm::StringRef domain, llvm::StringRef op, int64_t version) const {
+  return onnx::OpSchemaRegistry::Schema(op.str(), static_cast<int>(version),
+                                        isDefaultDomain(domain) ? std::string() : domain.str());
+}
+
+bool OpRegistry::installedSchemaCurrent(llvm::StringRef domain, llvm::StringRef op, int64_t version) const {
+  if (!schema(domain, op, version))
+    return false;
+  if (version <= installedMaxOpset(domain))
+    return true;
+  auto it = impl->table.find(key(domain, op));
+  if (it == impl->table.end())
+    return true;  // unchanged in every newer opset we know of
+  int changed = it->second->changedAt;
+  return changed == 0 || version < changed;
+}
+
+// Classifies an op the table does not list from its installed ONNX schema.
+static OpKind kindFromSchema(const onnx::OpSchema &s) {
+  for (const auto &a : s.attributes())
+    if (a.second.type == onnx::AttributeProto::GRAPH || a.second.type == onnx::AttributeProto::GRAPHS)
+      return OpKind::ControlFlow;
+  std::string doc = s.doc() ? s.doc() : "";
+  bool elementwise = doc.find("element-wise") != std::string::npos ||
+                     doc.find("elementwise") != std::string::npos;
+  if (elementwise)
+    return doc.find("broadcast") != std::string::npos ? OpKind::Broadcast : OpKind::Pointwise;
+  if (s.Name().rfind("Reduce", 0) == 0)
+    return OpKind::Reduction;
+  // A known op we cannot place: treat it as a kernel of its own.
+  return OpKind::Injective;
+}
+
+const OpInfo *OpRegistry::lookup(llvm::StringRef domain, llvm::StringRef op, int64_t version) const {
+  std::string k = key(domain, op) + "\x1f" + std::to_string(version);
+  std::lock_guard<std::mutex> lock(impl->mu);
+  auto hit = impl->cache.find(k);
+  if (hit != impl->cache.end())
+    return hit->second;
+  OpInfo info;
+  impl->names.push_back(isDefaultDomain(domain) ? std::string() : domain.str());
+  info.domain = impl->names.back();
+  impl->names.push_back(op.str());
+  info.name = impl->names.back();
+  auto it = impl->table.find(key(domain, op));
+  const onnx::OpSchema *s = schema(domain, op, version);
+  if (it != impl->table.end()) {
+    info.kind = it->second->kind;
+    info.known = true;
+    info.viewOfInput0 = it->second->flags & View;
+    info.hostSync = it->second->flags & Sync;
+  } else if (s) {
+    info.kind = kindFromSchema(*s);
+    info.known = true;
+  }
+  impl->storage.push_back(info);
+  const OpInfo *p = &impl->storage.back();
+  impl->cache[k] = p;
+  return p;
+}
+
+}  // namespace graphlint

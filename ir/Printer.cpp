@@ -1,0 +1,60 @@
+#include "graphlint/ir/Printer.h"
+
+#include "graphlint/ir/OpRegistry.h"
+
+#include <fmt/format.h>
+
+namespace graphlint {
+
+static std::string valueRef(const Value *v) { return v ? "%" + v->name : "<none>"; }
+
+void printGraph(const Graph &g, llvm::raw_ostream &os, unsigned indent) {
+  std::string pad(indent, ' ');
+  os << pad << "graph " << g.path() << " (" << g.nodes().size() << " nodes)\n";
+  for (const Value *v : g.inputs)
+    os << pad << "  input  " << valueRef(v) << ": " << v->type.str() << "\n";
+  for (const auto &p : g.params()) {
+    const char *where = p->tensor.storage == TensorLiteral::Storage::External ? "external"
+                        : p->tensor.storage == TensorLiteral::Storage::Inline  ? "inline"
+                                                                                : "empty";
+    os << pad << "  param  " << valueRef(p->value) << ": " << p->value->type.str() << " (" << p->tensor.byteSize
+       << " B, " << where << ")\n";
+  }
+  for (const auto &n : g.nodes()) {
+    std::string outs, ins, attrs;
+    for (const Value *v : n->outputs)
+      outs += (outs.empty() ? "" : ", ") + (v ? valueRef(v) + ": " + v->type.str() : "<none>");
+    for (const Value *v : n->inputs)
+      ins += (ins.empty() ? "" : ", ") + valueRef(v);
+    for (const Attribute &a : n->attributes)
+      attrs += (attrs.empty() ? "" : ", ") + a.name + "=" + a.str();
+    os << pad << "  " << fmt::format("{:>4}", n->index) << "  " << (outs.empty() ? "()" : outs) << " = "
+       << n->qualifiedOp() << "(" << ins << ")";
+    if (!attrs.empty())
+      os << " {" << attrs << "}";
+    if (!n->name.empty())
+      os << "  # " << n->name;
+    if (n->loc.valid())
+      os << " @ " << n->loc.file << ":" << n->loc.line;
+    os << "\n";
+    for (const auto &sub : n->subgraphs())
+      printGraph(*sub, os, indent + 8);
+  }
+  for (const Value *v : g.outputs)
+    os << pad << "  output " << valueRef(v) << ": " << v->type.str() << "\n";
+}
+
+void printModel(const Model &m, llvm::raw_ostream &os) {
+  os << "model " << m.path << " (ir_version " << m.irVersion << ", producer " << m.producerName << " "
+     << m.producerVersion << ")\n";
+  for (const auto &o : m.opsets)
+    os << "  opset " << (o.domain.empty() ? "ai.onnx" : o.domain) << " " << o.version << "\n";
+  printGraph(*m.graph, os, 0);
+  for (const auto &f : m.functions)
+    if (f->body) {
+      os << "function " << f->domain << "::" << f->name << "\n";
+      printGraph(*f->body, os, 2);
+    }
+}
+
+}  // namespace graphlint

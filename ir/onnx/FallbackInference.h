@@ -1,0 +1,28 @@
+// graphlint's own type and shape inference for ops the installed ONNX library
+// does not know, or knows only in an older form (opset 18+ changes such as
+// Reduce* taking axes as an input). It works on IR types and known constant
+// values, and is used only where ONNX's own inference cannot be trusted.
+#pragma once
+
+#include "graphlint/ir/Graph.h"
+
+#include <optional>
+#include <vector>
+
+namespace graphlint::onnxio {
+
+struct FallbackContext {
+  const Node &node;
+  std::vector<Type> inputs;                                 // Unknown when absent
+  std::vector<std::optional<std::vector<int64_t>>> values;  // known integer contents
+  std::vector<Type> outputs;                                // filled by inference
+};
+
+/// Fills ctx.outputs; returns false when the op has no fallback rule or the
+/// inputs are too unknown to say anything.
+bool inferFallback(FallbackContext &ctx);
+
+/// Numpy-style broadcast of static/symbolic dims; nullopt when incompatible.
+std::optional<Shape> broadcastShapes(const std::vector<const Shape *> &shapes);
+
+}  // namespace graphlint::onnxio

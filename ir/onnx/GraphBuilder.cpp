@@ -1,0 +1,289 @@
+#include "GraphBuilder.h"
+
+#include "ProtoConvert.h"
+#include "SourceInfo.h"
+#include "graphlint/ir/OpRegistry.h"
+
+#include <fmt/format.h>
+
+#include <llvm/ADT/DenseMap.h>
+#include <llvm/ADT/DenseSet.h>
+
+#include <deque>
+
+namespace graphlint::onnxio {
+
+void GraphBuilder::problem(const Graph &g, const Node *n, std::string msg) {
+  ImportProblem p;
+  p.kind = ImportProblem::Kind::Invalid;
+  p.message = std::move(msg);
+  p.graph = &g;
+  p.node = n;
+  model_.problems.push_back(std::move(p));
+}
+
+onnx::NodeProto *GraphBuilder::protoOf(const Node *n) const {
+  auto it = nodeProtos_.find(n);
+  return it == nodeProtos_.end() ? nullptr : it->second;
+}
+
+const onnx::GraphProto *GraphBuilder::protoOf(const Graph *g) const {
+  auto it = graphProtos_.find(g);
+  return it == graphProtos_.end() ? nullptr : it->second;
+}
+
+static std::string nodeLabel(const Node &n) {
+  return n.name.empty() ? fmt::format("#{} ({})", n.index, n.opType) : fmt::format("'{}' ({})", n.name, n.opType);
+}
+
+Value *GraphBuilder::resolve(Graph &g, const std::string &name, Node &user, unsigned operand) {
+  if (Value *v = g.findLocal(name))
+    return v;
+  for (Graph *outer = g.parentGraph; outer; outer = outer->parentGraph) {
+    if (Value *ov = outer->findLocal(name)) {
+      if (ov->kind == Value::Kind::OuterScope)
+        ov = ov->outer;
+      Value *v = g.createValue(name, Value::Kind::OuterScope);
+      v->outer = ov;
+      return v;
+    }
+  }
+  // Dangling: the verifier reports Missing values.
+  return g.createValue(name, Value::Kind::Missing);
+}
+
+std::unique_ptr<Graph> GraphBuilder::build(const onnx::GraphProto &gp, Graph *parentGraph, Node *parentNode,
+                                           std::string name) {
+  auto g = std::make_unique<Graph>();
+  g->name = name.empty() ? gp.name() : name;
+  g->parentGraph = parentGraph;
+  g->parentNode = parentNode;
+  graphProtos_[g.get()] = &gp;
+
+  // Params first: old IR versions also list initializers among the inputs.
+  for (const auto &t : gp.initializer()) {
+    if (g->findLocal(t.name())) {
+      problem(*g, nullptr, fmt::format("initializer '{}' is defined more than once", t.name()));
+      continue;
+    }
+    Param *p = g->createParam();
+    p->tensor = literalFromTensor(t);
+    Value *v = g->createValue(t.name(), Value::Kind::Param);
+    v->param = p;
+    p->value = v;
+    Shape s;
+    s.rankKnown = true;
+    for (int64_t d : p->tensor.dims)
+      s.dims.push_back(Dim::fixed(d));
+    v->type = Type::tensor(p->tensor.dtype, s);
+  }
+  for (const auto &st : gp.sparse_initializer()) {
+    const auto &vals = st.values();
+    if (g->findLocal(vals.name()))
+      continue;
+    Param *p = g->createParam();
+    p->tensor = literalFromTensor(vals);
+    p->tensor.dims.assign(st.dims().begin(), st.dims().end());
+    Value *v = g->createValue(vals.name(), Value::Kind::Param);
+    v->param = p;
+    p->value = v;
+    Shape s;
+    s.rankKnown = true;
+    for (int64_t d : st.dims())
+      s.dims.push_back(Dim::fixed(d));
+    Type t = Type::tensor(p->tensor.dtype, s);
+    t.kind = TypeKind::SparseTensor;
+    v->type = t;
+  }
+  for (const auto &in : gp.input()) {
+    if (Value *existing = g->findLocal(in.name())) {
+      if (existing->kind != Value::Kind::Param)
+        problem(*g, nullptr, fmt::format("graph input '{}' is declared more than once", in.name()));
+      continue;
+    }
+    Value *v = g->createValue(in.name(), Value::Kind::GraphInput);
+    v->type = typeFromProto(in.type());
+    g->inputs.push_back(v);
+  }
+
+  // Nodes and their outputs, in file order.
+  std::vector<std::pair<Node *, const onnx::NodeProto *>> order;
+  order.reserve(gp.node_size());
+  for (const auto &np : gp.node()) {
+    Node *n = g->createNode();
+    nodeProtos_[n] = const_cast<onnx::NodeProto *>(&np);
+    n->name = np.name();
+    n->opType = np.op_type();
+    n->domain = isDefaultDomain(np.domain()) ? std::string() : np.domain();
+    n->opsetVersion = model_.opsetVersion(n->domain);
+    n->docString = np.doc_string();
+    // metadata_props (field 9) is newer than the installed ONNX: it survives
+    // parsing as an unknown field of StringStringEntryProto messages.
+    const auto &unknown = np.GetReflection()->GetUnknownFields(np);
+    for (int i = 0; i < unknown.field_count(); ++i) {
+      const auto &uf = unknown.field(i);
+      if (uf.number() != 9 || uf.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
+        continue;
+      onnx::StringStringEntryProto kv;
+      if (kv.ParseFromString(uf.length_delimited()))
+        n->metadata.emplace_back(kv.key(), kv.value());
+    }
+    if (model_.findFunction(n->domain, n->opType))
+      n->op = OpRegistry::instance().lookup("graphlint.function", n->opType, 1);
+    else
+      n->op = OpRegistry::instance().lookup(n->domain, n->opType, n->opsetVersion);
+    for (const auto &ap : np.attribute()) {
+      n->attributes.emplace_back();
+      attributeFromProto(ap, n->attributes.back());
+    }
+    recoverSourceInfo(*n);
+    for (const std::string &out : np.output()) {
+      if (out.empty()) {
+        n->outputs.push_back(nullptr);
+        continue;
+      }
+      // A second definition gets its own (unregistered) value; the verifier
+      // reports the duplicate.
+      Value *prev = g->findLocal(out);
+      Value *v = prev ? g->createValue("", Value::Kind::NodeOutput) : g->createValue(out, Value::Kind::NodeOutput);
+      if (prev)
+        v->name = out;
+      v->producer = n;
+      v->resultIndex = static_cast<unsigned>(n->outputs.size());
+      n->outputs.push_back(v);
+    }
+    order.emplace_back(n, &np);
+  }
+
+  // Inputs and nested bodies, now that every local value exists.
+  for (auto &[n, np] : order) {
+    for (int i = 0; i < np->input_size(); ++i) {
+      const std::string &in = np->input(i);
+      Value *v = in.empty() ? nullptr : resolve(*g, in, *n, static_cast<unsigned>(i));
+      n->inputs.push_back(v);
+      if (v)
+        v->uses.push_back({n, static_cast<unsigned>(i)});
+    }
+    for (size_t ai = 0; ai < n->attributes.size(); ++ai) {
+      const auto &ap = np->attribute(static_cast<int>(ai));
+      auto addBody = [&](const onnx::GraphProto &body) {
+        if (g->depth() + 1 > kMaxGraphDepth) {
+          problem(*g, n, fmt::format("subgraphs are nested deeper than {} levels; the body of node {} is not analysed",
+                                     kMaxGraphDepth, nodeLabel(*n)));
+          return;
+        }
+        n->attributes[ai].graphs.push_back(static_cast<unsigned>(n->subgraphs().size()));
+        n->subgraphs().push_back(build(body, g.get(), n, ap.name()));
+      };
+      if (ap.has_g())
+        addBody(ap.g());
+      for (const auto &body : ap.graphs())
+        addBody(body);
+    }
+  }
+
+  for (const auto &out : gp.output()) {
+    Value *v = g->findLocal(out.name());
+    if (!v) {
+      // A body may yield an outer value directly.
+      for (Graph *outer = g->parentGraph; outer && !v; outer = outer->parentGraph)
+        v = outer->findLocal(out.name());
+      if (v) {
+        Value *cap = g->createValue(out.name(), Value::Kind::OuterScope);
+        cap->outer = v->kind == Value::Kind::OuterScope ? v->outer : v;
+        v = cap;
+      } else {
+        v = g->createValue(out.name(), Value::Kind::Missing);
+      }
+    }
+    Type declared = typeFromProto(out.type());
+    if (declared.kind != TypeKind::Unknown && v->type.kind == TypeKind::Unknown)
+      v->type = declared;
+    v->markGraphOutput();
+    g->outputs.push_back(v);
+  }
+  for (const auto &vi : gp.value_info())
+    if (Value *v = g->findLocal(vi.name()); v && v->type.kind == TypeKind::Unknown)
+      v->type = typeFromProto(vi.type());
+
+  sortTopologically(*g);
+  return g;
+}
+
+void capturedValues(const Node &n, llvm::SmallVectorImpl<Value *> &out) {
+  const Graph *home = n.graph;
+  for (const auto &sub : n.subgraphs())
+    forEachGraph(*sub, [&](const Graph &g) {
+      for (const auto &v : g.values())
+        if (v->kind == Value::Kind::OuterScope && v->outer && v->outer->graph == home)
+          out.push_back(v->outer);
+    });
+}
+
+void GraphBuilder::sortTopologically(Graph &g) {
+  auto &nodes = g.mutableNodes();
+  const size_t n = nodes.size();
+  // Kahn's algorithm, stable: among ready nodes the file order wins.
+  llvm::DenseMap<const Node *, unsigned> pending;
+  std::vector<std::vector<unsigned>> consumers(n);
+  for (size_t i = 0; i < n; ++i) {
+    llvm::SmallVector<Value *, 8> deps(nodes[i]->inputs.begin(), nodes[i]->inputs.end());
+    capturedValues(*nodes[i], deps);
+    llvm::SmallDenseSet<const Node *, 8> seen;
+    unsigned count = 0;
+    for (Value *v : deps) {
+      if (!v || v->kind != Value::Kind::NodeOutput || !v->producer || v->producer->graph != &g)
+        continue;
+      if (!seen.insert(v->producer).second)
+        continue;
+      consumers[v->producer->index].push_back(static_cast<unsigned>(i));
+      ++count;
+    }
+    pending[nodes[i].get()] = count;
+  }
+  std::vector<unsigned> ready, sorted;
+  sorted.reserve(n);
+  for (size_t i = n; i-- > 0;)
+    if (pending[nodes[i].get()] == 0)
+      ready.push_back(static_cast<unsigned>(i));
+  // A min-heap on file index keeps the order stable.
+  auto cmp = [](unsigned a, unsigned b) { return a > b; };
+  std::make_heap(ready.begin(), ready.end(), cmp);
+  while (!ready.empty()) {
+    std::pop_heap(ready.begin(), ready.end(), cmp);
+    unsigned i = ready.back();
+    ready.pop_back();
+    sorted.push_back(i);
+    for (unsigned c : consumers[i])
+      if (--pending[nodes[c].get()] == 0) {
+        ready.push_back(c);
+        std::push_heap(ready.begin(), ready.end(), cmp);
+      }
+  }
+  if (sorted.size() < n) {
+    // A cycle: keep the stuck nodes in file order; the verifier reports it.
+    std::vector<bool> placed(n, false);
+    for (unsigned i : sorted)
+      placed[i] = true;
+    for (size_t i = 0; i < n; ++i)
+      if (!placed[i])
+        sorted.push_back(static_cast<unsigned>(i));
+  } else {
+    for (size_t k = 0; k < n; ++k)
+      if (sorted[k] != k) {
+        const Node *late = nodes[sorted[k]].get();
+        problem(g, late, fmt::format("nodes are not in topological order: node {} must run before node {} that "
+                                     "comes earlier in the file (ONNX requires sorted nodes)",
+                                     nodeLabel(*late), nodeLabel(*nodes[k])));
+        break;
+      }
+  }
+  std::vector<std::unique_ptr<Node>> reordered;
+  reordered.reserve(n);
+  for (unsigned i : sorted)
+    reordered.push_back(std::move(nodes[i]));
+  nodes = std::move(reordered);
+  g.renumber();
+}
+
+}  // namespace graphlint::onnxio

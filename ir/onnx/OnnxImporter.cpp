@@ -1,0 +1,350 @@
+// Entry point of the ONNX frontend: maps the file, strips weight payloads at
+// the wire level, parses the structure, builds the IR, completes shapes and
+// records every problem it finds without stopping at the first.
+#include "GraphBuilder.h"
+#include "ProtoConvert.h"
+#include "ShapeCompletion.h"
+#include "WireStripper.h"
+#include "graphlint/ir/Importer.h"
+#include "graphlint/ir/OpRegistry.h"
+
+#include <onnx/checker.h>
+#include <onnx/defs/schema.h>
+
+#include <google/protobuf/io/coded_stream.h>
+
+#include <fmt/format.h>
+
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/Path.h>
+
+namespace graphlint {
+namespace {
+
+llvm::Error fail(std::string msg) { return llvm::make_error<llvm::StringError>(std::move(msg), llvm::inconvertibleErrorCode()); }
+
+std::string firstLine(const std::string &s) {
+  size_t nl = s.find('\n');
+  return nl == std::string::npos ? s : s.substr(0, nl);
+}
+
+bool hasStrippedTensor(const onnx::GraphProto &g);
+bool hasStrippedTensor(const onnx::NodeProto &n) {
+  for (const auto &a : n.attribute()) {
+    if (a.has_t() && onnxio::payloadRef(a.t()).stripped)
+      return true;
+    for (const auto &t : a.tensors())
+      if (onnxio::payloadRef(t).stripped)
+        return true;
+    if (a.has_g() && hasStrippedTensor(a.g()))
+      return true;
+    for (const auto &g : a.graphs())
+      if (hasStrippedTensor(g))
+        return true;
+  }
+  return false;
+}
+bool hasStrippedTensor(const onnx::GraphProto &g) {
+  for (const auto &t : g.initializer())
+    if (onnxio::payloadRef(t).stripped)
+      return true;
+  for (const auto &n : g.node())
+    if (hasStrippedTensor(n))
+      return true;
+  return false;
+}
+
+class OnnxImport {
+public:
+  OnnxImport(const std::string &path, const ImportOptions &opts) : path_(path), opts_(opts) {}
+
+  llvm::Expected<std::unique_ptr<Model>> run(llvm::StringRef bytes) {
+    if (bytes.empty())
+      return fail("empty file: not an ONNX model");
+    auto stripped = onnxio::stripPayloads(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size());
+    if (!stripped.ok)
+      return fail("not a valid ONNX model: " + stripped.error);
+    google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t *>(stripped.stripped.data()),
+                                              static_cast<int>(stripped.stripped.size()));
+    in.SetRecursionLimit(400);
+    if (!proto_.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage())
+      return fail("not a valid ONNX model: the protobuf structure does not parse as a ModelProto");
+    if (!proto_.has_graph())
+      return fail("not a valid ONNX model: it has no graph (is this really an .onnx file?)");
+    if (proto_.graph().node_size() == 0 && proto_.graph().input_size() == 0 && proto_.graph().output_size() == 0 &&
+        proto_.opset_import_size() == 0)
+      return fail("not a valid ONNX model: the graph is empty and no opset is imported");
+
+    model_ = std::make_unique<Model>();
+    Model &m = *model_;
+    m.path = path_;
+    m.fileSize = bytes.size();
+    m.irVersion = proto_.ir_version();
+    m.producerName = proto_.producer_name();
+    m.producerVersion = proto_.producer_version();
+    for (const auto &kv : proto_.metadata_props())
+      m.metadata.emplace_back(kv.key(), kv.value());
+    checkModelHeader();
+
+    onnxio::GraphBuilder builder(m);
+    for (const auto &fp : proto_.functions()) {
+      auto f = std::make_unique<Function>();
+      f->domain = fp.domain();
+      f->name = fp.name();
+      f->attributeNames.assign(fp.attribute().begin(), fp.attribute().end());
+      for (const auto &imp : fp.opset_import())
+        f->opsets.push_back({imp.domain(), imp.version()});
+      m.functions.push_back(std::move(f));
+    }
+    m.graph = builder.build(proto_.graph(), nullptr, nullptr, "main");
+    importFunctionBodies(builder);
+    checkNodes(builder);
+    checkParams();
+    onnxio::completeShapes(m, builder, proto_, opts_);
+    return std::move(model_);
+  }
+
+private:
+  void problem(std::string msg, const Node *n = nullptr, const Graph *g = nullptr,
+               ImportProblem::Kind kind = ImportProblem::Kind::Invalid) {
+    ImportProblem p;
+    p.kind = kind;
+    p.message = std::move(msg);
+    p.node = n;
+    p.graph = g ? g : (n ? n->graph : model_->graph.get());
+    model_->problems.push_back(std::move(p));
+  }
+
+  void checkModelHeader() {
+    Model &m = *model_;
+    if (!proto_.has_ir_version())
+      problem("the model has no ir_version");
+    else if (proto_.ir_version() < 3 && proto_.opset_import_size() > 0)
+      problem(fmt::format("ir_version {} predates opset imports", proto_.ir_version()));
+    bool hasDefault = false;
+    for (const auto &imp : proto_.opset_import()) {
+      std::string d = isDefaultDomain(imp.domain()) ? std::string() : imp.domain();
+      if (d.empty())
+        hasDefault = true;
+      if (imp.version() < 1 || imp.version() > 1000)
+        problem(fmt::format("opset import '{}' has an invalid version {}", d.empty() ? "ai.onnx" : d, imp.version()));
+      m.opsets.push_back({d, imp.version()});
+    }
+    if (proto_.opset_import_size() == 0) {
+      problem("the model imports no opset (opset_import is empty); assuming ai.onnx version 1");
+      m.opsets.push_back({"", 1});
+    } else if (!hasDefault) {
+      bool usesDefault = false;
+      for (const auto &n : proto_.graph().node())
+        usesDefault |= isDefaultDomain(n.domain());
+      if (usesDefault)
+        problem("nodes use the ai.onnx domain but the model does not import it");
+    }
+  }
+
+  void importFunctionBodies(onnxio::GraphBuilder &builder) {
+    for (int i = 0; i < proto_.functions_size(); ++i) {
+      const auto &fp = proto_.functions(i);
+      // A function body is a graph whose formal inputs/outputs are names.
+      auto *gp = bodies_.emplace_back(std::make_unique<onnx::GraphProto>()).get();
+      gp->set_name(fp.name());
+      for (const auto &in : fp.input())
+        gp->add_input()->set_name(in);
+      for (const auto &out : fp.output())
+        gp->add_output()->set_name(out);
+      *gp->mutable_node() = fp.node();
+      model_->functions[i]->body = builder.build(*gp, nullptr, nullptr, "function:" + fp.name());
+    }
+  }
+
+  void checkNodes(onnxio::GraphBuilder &builder) {
+    onnx::checker::CheckerContext ctx;
+    ctx.set_ir_version(static_cast<int>(proto_.ir_version()));
+    std::unordered_map<std::string, int> imports;
+    for (const auto &o : model_->opsets)
+      imports[o.domain] = static_cast<int>(o.version);
+    ctx.set_opset_imports(imports);
+    ctx.set_is_main_graph(true);
+    ctx.set_model_dir(llvm::sys::path::parent_path(path_).str());
+    onnx::checker::LexicalScopeContext lex;
+    const Graph &g = *model_->graph;
+    for (const auto &v : g.values())
+      lex.add(v->name);
+    const OpRegistry &reg = OpRegistry::instance();
+    for (const auto &n : g.nodes()) {
+      if (n->op->kind == OpKind::Unknown || n->opsetVersion > reg.installedMaxOpset(n->domain) ||
+          model_->findFunction(n->domain, n->opType))
+        continue;  // GL002 reports unknown ops; newer opsets are not checkable here
+      const onnx::NodeProto *np = builder.protoOf(n.get());
+      try {
+        if (hasStrippedTensor(*np)) {
+          // The checker would reject tensors whose payload we skipped.
+          if (const auto *s = reg.schema(n->domain, n->opType, n->opsetVersion))
+            s->Verify(*np);
+        } else {
+          onnx::checker::check_node(*np, ctx, lex);
+        }
+      } catch (const std::exception &e) {
+        problem(fmt::format("node '{}' ({}) violates its ONNX schema: {}", n->name, n->opType, firstLine(e.what())),
+                n.get());
+      }
+    }
+  }
+
+  // External data may only name a regular file inside the model's directory.
+  std::optional<std::string> resolveExternal(const std::string &loc, std::string &why) {
+    if (loc.empty()) {
+      why = "has an empty external data location";
+      return std::nullopt;
+    }
+    if (llvm::sys::path::is_absolute(loc) || llvm::sys::path::is_absolute(loc, llvm::sys::path::Style::windows) ||
+        loc.find(':') != std::string::npos) {
+      why = fmt::format("names an absolute external data path '{}'; refused", loc);
+      return std::nullopt;
+    }
+    int depth = 0;
+    for (auto it = llvm::sys::path::begin(loc), e = llvm::sys::path::end(loc); it != e; ++it) {
+      if (*it == "..")
+        --depth;
+      else if (*it != ".")
+        ++depth;
+      if (depth < 0) {
+        why = fmt::format("external data path '{}' escapes the model's directory; refused", loc);
+        return std::nullopt;
+      }
+    }
+    llvm::SmallString<256> dir(llvm::sys::path::parent_path(path_));
+    if (dir.empty())
+      dir = ".";
+    llvm::SmallString<256> full(dir);
+    llvm::sys::path::append(full, loc);
+    llvm::sys::fs::file_status st;
+    if (llvm::sys::fs::status(full, st))
+      return full.str().str();  // absent: reported as missing weights
+    if (st.type() != llvm::sys::fs::file_type::regular_file) {
+      why = fmt::format("external data path '{}' is not a regular file; refused", loc);
+      return std::nullopt;
+    }
+    llvm::SmallString<256> realDir, realFile;
+    if (!llvm::sys::fs::real_path(dir, realDir) && !llvm::sys::fs::real_path(full, realFile) &&
+        !llvm::StringRef(realFile).startswith((realDir + "/").str())) {
+      why = fmt::format("external data path '{}' resolves outside the model's directory (symlink); refused", loc);
+      return std::nullopt;
+    }
+    return full.str().str();
+  }
+
+  void checkParams() {
+    struct Missing { uint64_t count = 0, bytes = 0; std::string first; };
+    std::map<std::string, Missing> missing;
+    forEachGraph(*model_->graph, [&](const Graph &g) {
+      for (const auto &p : g.params()) {
+        TensorLiteral &t = p->tensor;
+        const Node *none = nullptr;
+        if (t.dtype == DType::Undefined)
+          problem(fmt::format("initializer '{}' has no valid data type", t.name), none, &g);
+        for (int64_t d : t.dims)
+          if (d < 0) {
+            problem(fmt::format("initializer '{}' has a negative dimension {}", t.name, d), none, &g);
+            break;
+          }
+        auto numel = t.numElements();
+        if (!numel) {
+          bool negative = false;
+          for (int64_t d : t.dims)
+            negative |= d < 0;
+          if (!negative)
+            problem(fmt::format("initializer '{}' has dimensions whose product overflows 64 bits", t.name), none, &g);
+          continue;
+        }
+        if (t.storage == TensorLiteral::Storage::External) {
+          std::string why;
+          auto full = resolveExternal(t.externalPath, why);
+          if (!full) {
+            problem(fmt::format("initializer '{}' {}", t.name, why), none, &g);
+            continue;
+          }
+          uint64_t size = 0;
+          p->externalFileExists = !llvm::sys::fs::file_size(*full, size);
+          if (!p->externalFileExists) {
+            Missing &ms = missing[t.externalPath];
+            ++ms.count;
+            ms.bytes += t.byteSize;
+            if (ms.first.empty())
+              ms.first = t.name;
+          } else if (t.externalOffset + t.externalLength.value_or(t.byteSize) > size) {
+            problem(fmt::format("initializer '{}' reads bytes {}..{} of '{}', which has only {} bytes", t.name,
+                                t.externalOffset, t.externalOffset + t.externalLength.value_or(t.byteSize),
+                                t.externalPath, size),
+                    none, &g, ImportProblem::Kind::MissingWeights);
+          }
+          continue;
+        }
+        if (t.storage == TensorLiteral::Storage::Empty && *numel > 0) {
+          problem(fmt::format("initializer '{}' ({}) has no data", t.name, t.byteSize), none, &g);
+          continue;
+        }
+        // raw_data must hold exactly dims x width bytes (sub-byte types packed).
+        if (t.storedBytes && t.dtype != DType::String && t.storedBytes != t.byteSize &&
+            t.storage == TensorLiteral::Storage::Inline && isRaw(t))
+          problem(fmt::format("initializer '{}' holds {} bytes of raw data, but {}[{}] needs {}", t.name,
+                              t.storedBytes, dtypeName(t.dtype), dimsStr(t), t.byteSize),
+                  none, &g);
+      }
+    });
+    for (const auto &[file, ms] : missing)
+      problem(fmt::format("{} initializer(s) ({} bytes, first '{}') are stored in external file '{}', which does not "
+                          "exist next to the model; linting continues on shapes",
+                          ms.count, ms.bytes, ms.first, file),
+              nullptr, nullptr, ImportProblem::Kind::MissingWeights);
+  }
+
+  static bool isRaw(const TensorLiteral &t) { return t.storedBytes > 0; }
+  static std::string dimsStr(const TensorLiteral &t) {
+    std::string s;
+    for (size_t i = 0; i < t.dims.size(); ++i)
+      s += (i ? "," : "") + std::to_string(t.dims[i]);
+    return s;
+  }
+
+  std::string path_;
+  const ImportOptions &opts_;
+  onnx::ModelProto proto_;
+  std::vector<std::unique_ptr<onnx::GraphProto>> bodies_;
+  std::unique_ptr<Model> model_;
+};
+
+}  // namespace
+
+llvm::Expected<std::unique_ptr<Model>> importOnnxBytes(llvm::StringRef bytes, const std::string &path,
+                                                       const ImportOptions &opts) {
+  try {
+    return OnnxImport(path, opts).run(bytes);
+  } catch (const std::exception &e) {
+    return fail(fmt::format("internal error while importing: {}", firstLine(e.what())));
+  }
+}
+
+llvm::Expected<std::unique_ptr<Model>> importModelFile(const std::string &path, const ImportOptions &opts) {
+  llvm::sys::fs::file_status st;
+  if (std::error_code ec = llvm::sys::fs::status(path, st))
+    return fail(ec == std::errc::no_such_file_or_directory ? "no such file" : ec.message());
+  if (st.type() == llvm::sys::fs::file_type::directory_file)
+    return fail("is a directory, not a model file");
+  if (st.type() != llvm::sys::fs::file_type::regular_file)
+    return fail("is not a regular file");
+  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false,
+                                         /*IsVolatile=*/false);
+  if (!buf)
+    return fail(fmt::format("cannot read: {}", buf.getError().message()));
+  llvm::StringRef bytes = (*buf)->getBuffer();
+  if (bytes.startswith("version https://git-lfs.github.com/spec/"))
+    return fail("is a Git LFS pointer file, not the model itself (run `git lfs pull` to fetch it)");
+  llvm::StringRef head = bytes.take_front(64).ltrim();
+  if (head.startswith("{") || head.startswith("["))
+    return fail("is a JSON file, not an ONNX model (FX graph import is not available in this build)");
+  return importOnnxBytes(bytes, path, opts);
+}
+
+}  // namespace graphlint

@@ -1,0 +1,275 @@
+#include "ShapeCompletion.h"
+
+#include "FallbackInference.h"
+#include "ProtoConvert.h"
+#include "graphlint/ir/OpRegistry.h"
+
+#include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <fmt/format.h>
+
+#include <deque>
+
+namespace graphlint::onnxio {
+namespace {
+
+std::string firstLine(const std::string &s) {
+  size_t nl = s.find('\n');
+  return nl == std::string::npos ? s : s.substr(0, nl);
+}
+
+class Completion {
+public:
+  Completion(Model &m, GraphBuilder &b, onnx::ModelProto &p, const ImportOptions &o)
+      : model_(m), builder_(b), proto_(p), opts_(o) {}
+
+  void run() {
+    Graph &g = *model_.graph;
+    for (const auto &imp : model_.opsets)
+      opsets_[isDefaultDomain(imp.domain) ? std::string() : imp.domain] = static_cast<int>(imp.version);
+    for (const auto &f : proto_.functions())
+      functions_[f.domain() + ":" + f.name()] = &f;
+    seedTypes(g);
+    onnx::ShapeInferenceOptions options{false, 0, true};
+    onnx::shape_inference::GraphInferenceContext graphCtx(types_, opsets_, &symbols_, functions_,
+                                                          onnx::OpSchemaRegistry::Instance(), &generated_,
+                                                          static_cast<int>(model_.irVersion ? model_.irVersion : 8));
+    for (const auto &n : g.nodes())
+      inferNode(*n, graphCtx, options);
+    writeBack(g);
+    for (const auto &n : g.nodes())
+      for (const auto &sub : n->subgraphs())
+        forEachGraph(*sub, [&](const Graph &sg) { writeBackNested(const_cast<Graph &>(sg)); });
+  }
+
+private:
+  onnx::TypeProto *store(const std::string &name, const onnx::TypeProto &t) {
+    typeStore_.push_back(t);
+    types_[name] = &typeStore_.back();
+    return &typeStore_.back();
+  }
+
+  void bindDims(Value &v) {
+    if (!v.type.isTensor() || opts_.dims.empty())
+      return;
+    for (Dim &d : v.type.shape.dims)
+      if (d.isSymbolic())
+        if (auto it = opts_.dims.find(d.symbol); it != opts_.dims.end())
+          d = Dim::fixed(it->second);
+  }
+
+  void seedTypes(Graph &g) {
+    const onnx::GraphProto &gp = *builder_.protoOf(&g);
+    onnx::TypeProto tp;
+    for (const auto &p : g.params()) {
+      typeToProto(p->value->type, tp);
+      store(p->value->name, tp);
+    }
+    for (const auto &t : gp.initializer())
+      if (!t.has_data_location() || t.data_location() != onnx::TensorProto::EXTERNAL)
+        if (literalFromTensor(t).data.known)
+          data_[t.name()] = &t;
+    for (Value *v : g.inputs) {
+      bindDims(*v);
+      typeToProto(v->type, tp);
+      store(v->name, tp);
+    }
+    if (opts_.dropDeclaredTypes) {
+      for (const auto &n : g.nodes())
+        for (Value *v : n->outputs)
+          if (v)
+            v->type = Type{};
+      return;
+    }
+    for (const auto &vi : gp.value_info())
+      if (vi.has_type() && !types_.count(vi.name()))
+        store(vi.name(), vi.type());
+    for (const auto &vi : gp.output())
+      if (vi.has_type() && !types_.count(vi.name()))
+        store(vi.name(), vi.type());
+  }
+
+  std::optional<std::vector<int64_t>> knownInts(const std::string &name) {
+    if (auto it = data_.find(name); it != data_.end()) {
+      ConstData d;
+      if (decodeSmallPayload(*it->second, d) && d.known) {
+        if (!d.ints.empty() || d.floats.empty())
+          return d.ints;
+      }
+      return std::nullopt;
+    }
+    if (auto it = generated_.find(name); it != generated_.end()) {
+      std::vector<int64_t> out;
+      for (const auto &d : it->second.dim()) {
+        if (!d.has_dim_value())
+          return std::nullopt;
+        out.push_back(d.dim_value());
+      }
+      return out;
+    }
+    return std::nullopt;
+  }
+
+  void recordConstant(const Node &n, onnx::NodeProto &np) {
+    if (n.opType != "Constant" || !isDefaultDomain(n.domain) || np.output_size() != 1)
+      return;
+    for (const auto &a : np.attribute()) {
+      if (a.name() == "value" && a.has_t() && literalFromTensor(a.t()).data.known) {
+        data_[np.output(0)] = &a.t();
+      } else if (a.name() == "value_ints" || a.name() == "value_int") {
+        tensorStore_.emplace_back();
+        onnx::TensorProto &t = tensorStore_.back();
+        t.set_data_type(onnx::TensorProto::INT64);
+        if (a.name() == "value_ints") {
+          t.add_dims(a.ints_size());
+          for (int64_t v : a.ints())
+            t.add_int64_data(v);
+        } else {
+          t.add_int64_data(a.i());
+        }
+        data_[np.output(0)] = &t;
+      }
+    }
+  }
+
+  void mergeOutput(const Node &n, const std::string &name, const onnx::TypeProto &inferred) {
+    if (inferred.value_case() == onnx::TypeProto::VALUE_NOT_SET)
+      return;
+    auto it = types_.find(name);
+    if (it == types_.end()) {
+      store(name, inferred);
+      return;
+    }
+    try {
+      onnx::shape_inference::checkShapesAndTypes(inferred, *it->second);
+      onnx::shape_inference::mergeShapesAndTypes(inferred, it->second);
+    } catch (const std::exception &e) {
+      ImportProblem p;
+      p.message = fmt::format("the declared type of '{}' conflicts with the type inferred from node '{}' ({}): {}",
+                              name, n.name, n.opType, firstLine(e.what()));
+      p.graph = n.graph;
+      p.node = &n;
+      model_.problems.push_back(std::move(p));
+      *it->second = inferred;
+    }
+  }
+
+  bool runFallback(const Node &n, onnx::NodeProto &np) {
+    FallbackContext ctx{n, {}, {}, {}};
+    for (int i = 0; i < np.input_size(); ++i) {
+      const std::string &in = np.input(i);
+      auto it = in.empty() ? types_.end() : types_.find(in);
+      ctx.inputs.push_back(it == types_.end() ? Type{} : typeFromProto(*it->second));
+      ctx.values.push_back(in.empty() ? std::nullopt : knownInts(in));
+    }
+    if (!inferFallback(ctx))
+      return false;
+    onnx::TypeProto tp;
+    for (size_t i = 0; i < ctx.outputs.size() && i < static_cast<size_t>(np.output_size()); ++i) {
+      if (np.output(static_cast<int>(i)).empty())
+        continue;
+      typeToProto(ctx.outputs[i], tp);
+      mergeOutput(n, np.output(static_cast<int>(i)), tp);
+    }
+    return true;
+  }
+
+  void inferNode(const Node &n, onnx::shape_inference::GraphInferenceContext &graphCtx,
+                 const onnx::ShapeInferenceOptions &options) {
+    onnx::NodeProto *np = builder_.protoOf(&n);
+    if (!np)
+      return;
+    const OpRegistry &reg = OpRegistry::instance();
+    bool newerThanLibrary = n.opsetVersion > reg.installedMaxOpset(n.domain);
+    const onnx::OpSchema *schema = reg.schema(n.domain, n.opType, n.opsetVersion);
+    auto fn = functions_.find(np->domain() + ":" + np->op_type());
+    bool useOnnx = fn != functions_.end() ||
+                   (schema && schema->has_type_and_shape_inference_function() &&
+                    reg.installedSchemaCurrent(n.domain, n.opType, n.opsetVersion));
+    if (useOnnx) {
+      try {
+        onnx::shape_inference::InferenceContextImpl ctx(*np, types_, data_, {}, &generated_, &graphCtx);
+        if (fn != functions_.end()) {
+          std::unordered_map<std::string, int> fnOpsets = opsets_;
+          for (const auto &imp : fn->second->opset_import())
+            fnOpsets[imp.domain()] = static_cast<int>(imp.version());
+          onnx::shape_inference::InferShapeForFunctionNode(*fn->second, fnOpsets, onnx::OpSchemaRegistry::Instance(),
+                                                           ctx, options, functions_, &symbols_, &generated_);
+        } else {
+          schema->GetTypeAndShapeInferenceFunction()(ctx);
+        }
+        for (int i = 0; i < np->output_size(); ++i)
+          if (!np->output(i).empty())
+            mergeOutput(n, np->output(i), *ctx.getOutputType(static_cast<size_t>(i)));
+        if (schema && fn == functions_.end()) {
+          onnx::shape_inference::DataPropagationContextImpl dctx(*np, types_, data_, generated_);
+          schema->GetDataPropagationFunction()(dctx);
+        }
+      } catch (const std::exception &e) {
+        // Newer-opset nodes may trip the older library; our own rules decide.
+        if (!runFallback(n, *np) && !newerThanLibrary) {
+          ImportProblem p;
+          p.message = fmt::format("shape inference failed for node '{}' ({}): {}", n.name, n.opType, firstLine(e.what()));
+          p.graph = n.graph;
+          p.node = &n;
+          model_.problems.push_back(std::move(p));
+        }
+      }
+    } else {
+      runFallback(n, *np);
+    }
+    recordConstant(n, *np);
+  }
+
+  void writeBack(Graph &g) {
+    for (const auto &n : g.nodes())
+      for (Value *v : n->outputs)
+        if (v)
+          if (auto it = types_.find(v->name); it != types_.end())
+            v->type = typeFromProto(*it->second);
+    for (Value *v : g.outputs)
+      if (auto it = types_.find(v->name); it != types_.end() && v->kind == Value::Kind::Missing)
+        v->type = typeFromProto(*it->second);
+  }
+
+  void writeBackNested(Graph &g) {
+    const onnx::GraphProto *gp = builder_.protoOf(&g);
+    if (!gp)
+      return;
+    auto apply = [&](const onnx::ValueInfoProto &vi) {
+      if (Value *v = g.findLocal(vi.name()); v && vi.has_type() && v->kind != Value::Kind::Param)
+        v->type = typeFromProto(vi.type());
+    };
+    for (const auto &vi : gp->input())
+      apply(vi);
+    for (const auto &vi : gp->value_info())
+      apply(vi);
+    for (const auto &vi : gp->output())
+      apply(vi);
+    for (const auto &v : g.values())
+      if (v->kind == Value::Kind::OuterScope && v->outer)
+        v->type = v->outer->type;
+  }
+
+  Model &model_;
+  GraphBuilder &builder_;
+  onnx::ModelProto &proto_;
+  const ImportOptions &opts_;
+  std::unordered_map<std::string, int> opsets_;
+  std::unordered_map<std::string, onnx::TypeProto *> types_;
+  std::unordered_map<std::string, const onnx::TensorProto *> data_;
+  std::unordered_map<std::string, onnx::TensorShapeProto> generated_;
+  onnx::shape_inference::ModelLocalFunctionsMap functions_;
+  onnx::shape_inference::SymbolTableImpl symbols_;
+  std::deque<onnx::TypeProto> typeStore_;
+  std::deque<onnx::TensorProto> tensorStore_;
+};
+
+}  // namespace
+
+void completeShapes(Model &model, GraphBuilder &builder, onnx::ModelProto &proto, const ImportOptions &opts) {
+  Completion(model, builder, proto, opts).run();
+}
+
+}  // namespace graphlint::onnxio

@@ -1,0 +1,236 @@
+#include "WireStripper.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <google/protobuf/unknown_field_set.h>
+
+#include <fmt/format.h>
+
+namespace graphlint::onnxio {
+namespace {
+
+// Field number of the marker appended to a stripped TensorProto. It is far
+// from every ONNX field and below protobuf's reserved 19000-19999 range.
+constexpr uint32_t kMarkerField = 8011;
+
+enum class Msg : uint8_t { Other, Model, Graph, Node, Attribute, Tensor, SparseTensor, Function, TrainingInfo };
+
+// The messages that can (transitively) hold tensors, by (parent, field).
+Msg childKind(Msg parent, uint32_t field) {
+  switch (parent) {
+  case Msg::Model:
+    if (field == 7) return Msg::Graph;
+    if (field == 25) return Msg::Function;
+    if (field == 20) return Msg::TrainingInfo;
+    break;
+  case Msg::TrainingInfo:
+    if (field == 1 || field == 2) return Msg::Graph;
+    break;
+  case Msg::Graph:
+    if (field == 1) return Msg::Node;
+    if (field == 5) return Msg::Tensor;
+    if (field == 15) return Msg::SparseTensor;
+    break;
+  case Msg::Function:
+    if (field == 7) return Msg::Node;
+    if (field == 11) return Msg::Attribute;
+    break;
+  case Msg::Node:
+    if (field == 5) return Msg::Attribute;
+    break;
+  case Msg::Attribute:
+    if (field == 5 || field == 10) return Msg::Tensor;
+    if (field == 6 || field == 11) return Msg::Graph;
+    if (field == 22 || field == 23) return Msg::SparseTensor;
+    break;
+  case Msg::SparseTensor:
+    if (field == 1 || field == 2) return Msg::Tensor;
+    break;
+  default:
+    break;
+  }
+  return Msg::Other;
+}
+
+bool isPayloadField(uint32_t f) {
+  return f == 4 || f == 5 || f == 6 || f == 7 || f == 9 || f == 10 || f == 11;
+}
+
+void putVarint(std::string &out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+class Stripper {
+public:
+  Stripper(const uint8_t *base, uint64_t size) : base_(base), size_(size) {}
+
+  bool run(std::string &out) { return message(0, size_, Msg::Model, 0, out); }
+  std::string error;
+  uint64_t strippedTensors = 0, strippedBytes = 0;
+
+private:
+  bool fail(uint64_t at, const char *what) {
+    if (error.empty())
+      error = fmt::format("malformed protobuf at byte {}: {}", at, what);
+    return false;
+  }
+
+  bool varint(uint64_t &pos, uint64_t end, uint64_t &v) {
+    v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (pos >= end)
+        return fail(pos, "truncated varint");
+      uint8_t b = base_[pos++];
+      v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80))
+        return true;
+    }
+    return fail(pos, "varint longer than 10 bytes");
+  }
+
+  // Advances pos past one field value of wire type wt; sets [vbeg, vend).
+  bool skipValue(uint64_t &pos, uint64_t end, uint32_t wt, uint64_t &vbeg, uint64_t &vend) {
+    vbeg = pos;
+    uint64_t v;
+    switch (wt) {
+    case 0:
+      if (!varint(pos, end, v)) return false;
+      break;
+    case 1:
+      if (end - pos < 8) return fail(pos, "truncated fixed64");
+      pos += 8;
+      break;
+    case 5:
+      if (end - pos < 4) return fail(pos, "truncated fixed32");
+      pos += 4;
+      break;
+    case 2:
+      if (!varint(pos, end, v)) return false;
+      if (v > end - pos) return fail(pos, "length-delimited field runs past its message");
+      vbeg = pos;
+      pos += v;
+      break;
+    default:
+      return fail(pos, "unsupported wire type (groups or garbage)");
+    }
+    vend = pos;
+    return true;
+  }
+
+  // Sums the payload bytes of a TensorProto body without touching them.
+  bool tensorPayload(uint64_t pos, uint64_t end, uint64_t &bytes, uint64_t &first, uint32_t &field) {
+    bytes = 0;
+    first = UINT64_MAX;
+    field = 0;
+    while (pos < end) {
+      uint64_t tag, vb, ve;
+      if (!varint(pos, end, tag)) return false;
+      uint32_t f = static_cast<uint32_t>(tag >> 3), wt = tag & 7;
+      if (f == 0) return fail(pos, "field number 0");
+      if (!skipValue(pos, end, wt, vb, ve)) return false;
+      if (isPayloadField(f)) {
+        bytes += ve - vb;
+        if (first == UINT64_MAX) {
+          first = vb;
+          field = f;
+        }
+      }
+    }
+    return true;
+  }
+
+  bool message(uint64_t pos, uint64_t end, Msg kind, int depth, std::string &out) {
+    if (depth > kMaxMessageDepth)
+      return fail(pos, "nesting exceeds the depth limit (subgraphs nested more than 32 levels)");
+    bool strip = false;
+    uint64_t payloadBytes = 0, payloadFirst = 0;
+    uint32_t payloadField = 0;
+    if (kind == Msg::Tensor) {
+      if (!tensorPayload(pos, end, payloadBytes, payloadFirst, payloadField))
+        return false;
+      strip = payloadBytes > kKeepPayloadBytes;
+    }
+    while (pos < end) {
+      uint64_t tagBeg = pos, tag, vb, ve;
+      if (!varint(pos, end, tag)) return false;
+      uint32_t f = static_cast<uint32_t>(tag >> 3), wt = tag & 7;
+      if (f == 0) return fail(tagBeg, "field number 0");
+      if (!skipValue(pos, end, wt, vb, ve)) return false;
+      if (strip && isPayloadField(f))
+        continue;
+      Msg child = wt == 2 ? childKind(kind, f) : Msg::Other;
+      if (child == Msg::Other) {
+        out.append(reinterpret_cast<const char *>(base_ + tagBeg), pos - tagBeg);
+        continue;
+      }
+      std::string body;
+      if (!message(vb, ve, child, depth + 1, body))
+        return false;
+      putVarint(out, tag);
+      putVarint(out, body.size());
+      out += body;
+    }
+    if (strip) {
+      std::string marker;
+      putVarint(marker, payloadFirst);
+      putVarint(marker, payloadBytes);
+      putVarint(marker, payloadField);
+      putVarint(out, (static_cast<uint64_t>(kMarkerField) << 3) | 2);
+      putVarint(out, marker.size());
+      out += marker;
+      ++strippedTensors;
+      strippedBytes += payloadBytes;
+    }
+    return true;
+  }
+
+  const uint8_t *base_;
+  uint64_t size_;
+};
+
+}  // namespace
+
+StripResult stripPayloads(const uint8_t *data, uint64_t size) {
+  StripResult r;
+  Stripper s(data, size);
+  r.stripped.reserve(std::min<uint64_t>(size, 1 << 20));
+  r.ok = s.run(r.stripped);
+  r.error = s.error;
+  r.strippedTensors = s.strippedTensors;
+  r.strippedBytes = s.strippedBytes;
+  return r;
+}
+
+PayloadRef payloadRef(const onnx::TensorProto &t) {
+  PayloadRef ref;
+  const auto &unknown = t.GetReflection()->GetUnknownFields(t);
+  for (int i = 0; i < unknown.field_count(); ++i) {
+    const auto &uf = unknown.field(i);
+    if (uf.number() != static_cast<int>(kMarkerField) || uf.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
+      continue;
+    const std::string &s = uf.length_delimited();
+    size_t pos = 0;
+    auto get = [&](uint64_t &v) {
+      v = 0;
+      for (int shift = 0; pos < s.size() && shift < 64; shift += 7) {
+        uint8_t b = static_cast<uint8_t>(s[pos++]);
+        v |= static_cast<uint64_t>(b & 0x7f) << shift;
+        if (!(b & 0x80))
+          return;
+      }
+    };
+    uint64_t field = 0;
+    get(ref.offset);
+    get(ref.bytes);
+    get(field);
+    ref.field = static_cast<uint32_t>(field);
+    ref.stripped = true;
+  }
+  return ref;
+}
+
+}  // namespace graphlint::onnxio

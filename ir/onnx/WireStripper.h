@@ -1,0 +1,41 @@
+// Reads the ONNX protobuf wire format directly from the mapped file and writes
+// a copy without large tensor payloads, so that protobuf's generated classes can
+// parse the structure without ever copying weight bytes. Each stripped tensor
+// carries a marker (an unknown field) with where its bytes live in the file.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace onnx { class TensorProto; }
+
+namespace graphlint::onnxio {
+
+struct StripResult {
+  bool ok = false;
+  std::string error;       // one line, when !ok
+  std::string stripped;    // the model without large payloads
+  uint64_t strippedTensors = 0;
+  uint64_t strippedBytes = 0;
+};
+
+/// Payloads of at most this many bytes (shape vectors, scalars) are kept:
+/// shape inference needs their values.
+inline constexpr uint64_t kKeepPayloadBytes = 1024;
+
+/// Message nesting limit; deeper files are refused. Three message levels
+/// (graph, node, attribute) make one level of subgraph nesting.
+inline constexpr int kMaxMessageDepth = 96;
+
+StripResult stripPayloads(const uint8_t *data, uint64_t size);
+
+/// Where a stripped tensor's bytes were, read back from its marker.
+struct PayloadRef {
+  bool stripped = false;
+  uint64_t offset = 0;   // first payload byte in the file
+  uint64_t bytes = 0;    // total payload bytes
+  uint32_t field = 0;    // TensorProto field that held them (9 = raw_data)
+};
+PayloadRef payloadRef(const onnx::TensorProto &t);
+
+}  // namespace graphlint::onnxio

@@ -1,0 +1,71 @@
+#include "graphlint/lint/Driver.h"
+
+#include "graphlint/lint/Rule.h"
+
+#include <llvm/Support/ThreadPool.h>
+
+#include <algorithm>
+
+namespace graphlint {
+
+ImportOptions importOptionsFor(const LintOptions &opts) {
+  ImportOptions io;
+  io.dims = opts.setup.dims;
+  return io;
+}
+
+FileStats statsOf(const Model &m) {
+  FileStats s;
+  forEachGraph(*m.graph, [&](const Graph &g) {
+    ++s.graphs;
+    s.nodes += g.nodes().size();
+    s.values += g.values().size();
+    s.params += g.params().size();
+    for (const auto &p : g.params())
+      s.paramBytes += p->tensor.byteSize;
+  });
+  return s;
+}
+
+FileReport lintModel(const Model &m, const LintOptions &opts) {
+  FileReport r;
+  r.path = m.path;
+  r.stats = statsOf(m);
+  AnalysisContext ctx(m, opts.setup);
+  DiagnosticSink sink(m.path, r.diagnostics);
+  for (const Rule *rule : allRules()) {
+    const RuleInfo &info = rule->info();
+    sink.setRule(std::string(info.code), std::string(info.name), info.severity);
+    rule->check(m, ctx, sink);
+  }
+  std::stable_sort(r.diagnostics.begin(), r.diagnostics.end(), diagnosticLess);
+  return r;
+}
+
+FileReport lintFile(const std::string &path, const LintOptions &opts) {
+  auto model = importModelFile(path, importOptionsFor(opts));
+  if (!model) {
+    FileReport r;
+    r.path = path;
+    r.fatal = true;
+    r.fatalMessage = llvm::toString(model.takeError());
+    return r;
+  }
+  return lintModel(**model, opts);
+}
+
+std::vector<FileReport> lintFiles(const std::vector<std::string> &paths, const LintOptions &opts, unsigned jobs) {
+  std::vector<FileReport> out(paths.size());
+  if (paths.size() <= 1 || jobs <= 1) {
+    for (size_t i = 0; i < paths.size(); ++i)
+      out[i] = lintFile(paths[i], opts);
+    return out;
+  }
+  llvm::ThreadPool pool(llvm::hardware_concurrency(jobs));
+  for (size_t i = 0; i < paths.size(); ++i)
+    pool.async([&, i] { out[i] = lintFile(paths[i], opts); });
+  pool.wait();
+  return out;
+}
+
+}  // namespace graphlint

@@ -1,0 +1,55 @@
+// The one sorted list of rules. Adding a rule: one file in rules/, one page in
+// docs/rules/, one line here (keep it sorted by code).
+#include "graphlint/lint/Rule.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace graphlint {
+
+const Rule *makeInvalidModelRule();
+const Rule *makeUnknownOperatorRule();
+const Rule *makeUnresolvedShapeRule();
+const Rule *makeMissingWeightsRule();
+
+const std::vector<const Rule *> &allRules() {
+  static const std::vector<const Rule *> rules = [] {
+    std::vector<const Rule *> r{
+        makeInvalidModelRule(),      // GL001
+        makeUnknownOperatorRule(),   // GL002
+        makeUnresolvedShapeRule(),   // GL003
+        makeMissingWeightsRule(),    // GL004
+    };
+    std::sort(r.begin(), r.end(), [](const Rule *a, const Rule *b) { return a->info().code < b->info().code; });
+    return r;
+  }();
+  return rules;
+}
+
+const Rule *findRule(std::string_view codeOrName) {
+  for (const Rule *r : allRules()) {
+    const RuleInfo &i = r->info();
+    if (i.code == codeOrName || i.name == codeOrName)
+      return r;
+    std::string lower(codeOrName);
+    std::transform(lower.begin(), lower.end(), lower.begin(), ::toupper);
+    if (i.code == lower)
+      return r;
+  }
+  return nullptr;
+}
+
+namespace {
+const std::pair<std::string_view, std::string_view> kDocs[] = {
+#include "RuleDocs.inc"
+};
+}  // namespace
+
+std::string_view ruleDoc(std::string_view code) {
+  for (const auto &[c, doc] : kDocs)
+    if (c == code)
+      return doc;
+  return {};
+}
+
+}  // namespace graphlint
