@@ -1,0 +1,92 @@
+#include "TestSupport.h"
+
+#include <onnx/defs/parser.h>
+#include <onnx/onnx_pb.h>
+
+#include <gtest/gtest.h>
+
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Program.h>
+
+#include <atomic>
+#include <fstream>
+#include <sstream>
+
+namespace graphlint::test {
+
+std::string sourcePath(const std::string &rel) { return std::string(GRAPHLINT_SOURCE_DIR) + "/" + rel; }
+std::string binaryPath(const std::string &rel) { return std::string(GRAPHLINT_BINARY_DIR) + "/" + rel; }
+std::string sharedPath(const std::string &rel) { return std::string(GRAPHLINT_SHARED_DIR) + "/" + rel; }
+bool sharedAvailable() { return llvm::sys::fs::is_directory(GRAPHLINT_SHARED_DIR "/corpus"); }
+
+std::string tempDir() {
+  static std::atomic<int> counter{0};
+  std::string dir = binaryPath("test-tmp/" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+  llvm::sys::fs::remove_directories(dir);
+  llvm::sys::fs::create_directories(dir);
+  return dir;
+}
+
+std::string onnxFromText(const std::string &text) {
+  onnx::ModelProto m;
+  onnx::OnnxParser parser(text.c_str());
+  auto status = parser.Parse(m);
+  EXPECT_TRUE(status.IsOK()) << status.ErrorMessage() << "\n" << text;
+  std::string bytes;
+  m.SerializeToString(&bytes);
+  return bytes;
+}
+
+void writeFile(const std::string &path, const std::string &bytes) {
+  std::ofstream f(path, std::ios::binary);
+  f << bytes;
+}
+
+std::string readFile(const std::string &path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::unique_ptr<Model> importText(const std::string &text, const ImportOptions &opts) {
+  std::string dir = tempDir();
+  auto m = importOnnxBytes(onnxFromText(text), dir + "/model.onnx", opts);
+  if (!m) {
+    ADD_FAILURE() << llvm::toString(m.takeError());
+    return nullptr;
+  }
+  return std::move(*m);
+}
+
+FileReport lintText(const std::string &text, const LintOptions &opts) {
+  auto m = importText(text, importOptionsFor(opts));
+  if (!m)
+    return {};
+  return lintModel(*m, opts);
+}
+
+std::vector<const Diagnostic *> withCode(const FileReport &r, const std::string &code) {
+  std::vector<const Diagnostic *> out;
+  for (const Diagnostic &d : r.diagnostics)
+    if (d.code == code)
+      out.push_back(&d);
+  return out;
+}
+
+CliResult runCli(const std::vector<std::string> &args) {
+  std::string dir = tempDir();
+  std::string outPath = dir + "/stdout", errPath = dir + "/stderr";
+  std::vector<llvm::StringRef> argv{GRAPHLINT_CLI};
+  for (const auto &a : args)
+    argv.push_back(a);
+  llvm::Optional<llvm::StringRef> redirects[] = {llvm::StringRef(""), llvm::StringRef(outPath), llvm::StringRef(errPath)};
+  CliResult r;
+  std::string errMsg;
+  r.exitCode = llvm::sys::ExecuteAndWait(GRAPHLINT_CLI, argv, llvm::None, redirects, /*SecondsToWait=*/120, 0, &errMsg);
+  r.out = readFile(outPath);
+  r.err = readFile(errPath);
+  return r;
+}
+
+}  // namespace graphlint::test

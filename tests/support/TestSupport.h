@@ -1,0 +1,37 @@
+// Helpers shared by the tests: paths to fixtures, building models from ONNX's
+// textual syntax, running the CLI and linting in-memory models.
+#pragma once
+
+#include "graphlint/ir/Importer.h"
+#include "graphlint/lint/Driver.h"
+
+#include <string>
+#include <vector>
+
+namespace graphlint::test {
+
+std::string sourcePath(const std::string &rel);   // under the repository root
+std::string binaryPath(const std::string &rel);   // under the build tree
+std::string sharedPath(const std::string &rel);   // under ../shared (may be absent)
+bool sharedAvailable();
+std::string tempDir();                            // fresh directory per call
+
+/// Serialises a model written in ONNX's textual syntax (onnx/defs/parser.h).
+std::string onnxFromText(const std::string &text);
+void writeFile(const std::string &path, const std::string &bytes);
+std::string readFile(const std::string &path);
+
+/// Imports bytes (as if read from `path`); fails the test on a fatal error.
+std::unique_ptr<Model> importText(const std::string &text, const ImportOptions &opts = {});
+FileReport lintText(const std::string &text, const LintOptions &opts = {});
+std::vector<const Diagnostic *> withCode(const FileReport &r, const std::string &code);
+
+struct CliResult {
+  int exitCode = -1;
+  std::string out;
+  std::string err;
+};
+/// Runs the graphlint binary with arguments (shell-quoted here).
+CliResult runCli(const std::vector<std::string> &args);
+
+}  // namespace graphlint::test
