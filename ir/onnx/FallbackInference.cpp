@@ -5,6 +5,7 @@
 #include <llvm/ADT/StringSwitch.h>
 
 #include <cmath>
+#include <map>
 
 namespace graphlint::onnxio {
 namespace {
@@ -210,7 +211,11 @@ bool pad(FallbackContext &c) {
   return true;
 }
 
+bool resizeWithScales(FallbackContext &c, size_t scalesIndex);
+
 bool resize(FallbackContext &c) {
+  if (resizeWithScales(c, 2))
+    return true;
   const Type &x = c.inputs[0];
   if (!x.isTensor() || !x.shape.rankKnown)
     return false;
@@ -290,7 +295,414 @@ bool attention(FallbackContext &c) {
   return true;
 }
 
+Shape staticShape(const std::vector<int64_t> &dims) {
+  Shape s;
+  s.rankKnown = true;
+  for (int64_t d : dims)
+    s.dims.push_back(Dim::fixed(d));
+  return s;
+}
+
+Shape unknownDims(size_t rank) {
+  Shape s;
+  s.rankKnown = true;
+  s.dims.assign(rank, Dim::unknown());
+  return s;
+}
+
+const std::vector<int64_t> *valuesOf(const FallbackContext &c, size_t i) {
+  return i < c.values.size() && c.values[i] ? &*c.values[i] : nullptr;
+}
+
+// Axes from the input at `index` (newer opsets) or the attribute (older).
+std::optional<std::vector<int64_t>> axesOf(const FallbackContext &c, size_t index) {
+  if (index < c.inputs.size() && c.node.inputs.size() > index && c.node.inputs[index])
+    return valuesOf(c, index) ? std::optional(*valuesOf(c, index)) : std::nullopt;
+  if (c.node.attr("axes"))
+    return attrInts(c.node, "axes");
+  return std::vector<int64_t>{};
+}
+
+bool reshape(FallbackContext &c) {
+  const Type &x = c.inputs[0];
+  const auto *shape = valuesOf(c, 1);
+  if (!shape) {
+    const Type &st = c.inputs.size() > 1 ? c.inputs[1] : Type{};
+    if (st.shape.rankKnown && st.shape.rank() == 1 && st.shape.dims[0].isStatic()) {
+      c.outputs = {Type::tensor(x.dtype, unknownDims(st.shape.dims[0].value))};
+      return true;
+    }
+    return false;
+  }
+  bool allowZero = attrIntOr(c.node, "allowzero", 0) != 0;
+  Shape out;
+  out.rankKnown = true;
+  int inferIdx = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < shape->size(); ++i) {
+    int64_t d = (*shape)[i];
+    if (d == 0 && !allowZero) {
+      if (!x.shape.rankKnown || i >= x.shape.rank())
+        return false;
+      out.dims.push_back(x.shape.dims[i]);
+      if (x.shape.dims[i].isStatic())
+        known *= x.shape.dims[i].value;
+      else
+        known = -1;
+    } else if (d == -1) {
+      inferIdx = static_cast<int>(i);
+      out.dims.push_back(Dim::unknown());
+    } else {
+      out.dims.push_back(Dim::fixed(d));
+      if (known >= 0)
+        known *= d;
+    }
+  }
+  if (inferIdx >= 0) {
+    auto total = x.shape.numElements();
+    if (total && known > 0)
+      out.dims[inferIdx] = Dim::fixed(*total / known);
+  }
+  c.outputs = {Type::tensor(x.dtype, out)};
+  return true;
+}
+
+bool expand(FallbackContext &c) {
+  const Type &x = c.inputs[0];
+  const auto *shape = valuesOf(c, 1);
+  if (!x.shape.rankKnown || !shape)
+    return false;
+  Shape target = staticShape(*shape);
+  auto s = broadcastShapes({&x.shape, &target});
+  if (!s)
+    return false;
+  c.outputs = {Type::tensor(x.dtype, *s)};
+  return true;
+}
+
+bool tile(FallbackContext &c) {
+  const Type &x = c.inputs[0];
+  const auto *reps = valuesOf(c, 1);
+  if (!x.shape.rankKnown || !reps || reps->size() != x.shape.rank())
+    return false;
+  Type o = x;
+  for (size_t i = 0; i < reps->size(); ++i)
+    o.shape.dims[i] = x.shape.dims[i].isStatic() ? Dim::fixed(x.shape.dims[i].value * (*reps)[i]) : Dim::unknown();
+  c.outputs = {o};
+  return true;
+}
+
+bool slice(FallbackContext &c) {
+  const Type &x = c.inputs[0];
+  if (!x.shape.rankKnown)
+    return false;
+  size_t r = x.shape.rank();
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (c.node.attr("starts")) {  // Slice-1
+    starts = attrInts(c.node, "starts");
+    ends = attrInts(c.node, "ends");
+    axes = attrInts(c.node, "axes");
+  } else {
+    if (!valuesOf(c, 1) || !valuesOf(c, 2)) {
+      Type o = x;
+      auto ax = valuesOf(c, 3);
+      for (size_t i = 0; i < r; ++i) {
+        int64_t a = static_cast<int64_t>(i);
+        bool sliced = !ax;
+        if (ax)
+          for (int64_t v : *ax)
+            sliced |= normAxis(v, r) && v == a;
+        if (sliced)
+          o.shape.dims[i] = Dim::unknown();
+      }
+      c.outputs = {o};
+      return true;
+    }
+    starts = *valuesOf(c, 1);
+    ends = *valuesOf(c, 2);
+    if (c.node.inputs.size() > 3 && c.node.inputs[3]) {
+      if (!valuesOf(c, 3))
+        return false;
+      axes = *valuesOf(c, 3);
+    }
+    if (c.node.inputs.size() > 4 && c.node.inputs[4]) {
+      if (!valuesOf(c, 4))
+        return false;
+      steps = *valuesOf(c, 4);
+    }
+  }
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i)
+      axes.push_back(static_cast<int64_t>(i));
+  steps.resize(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size())
+    return false;
+  Type o = x;
+  for (size_t i = 0; i < starts.size(); ++i) {
+    int64_t a = axes[i];
+    if (!normAxis(a, r) || steps[i] == 0)
+      return false;
+    const Dim &d = x.shape.dims[a];
+    if (!d.isStatic()) {
+      o.shape.dims[a] = Dim::unknown();
+      continue;
+    }
+    int64_t n = d.value, s = starts[i], e = ends[i], st = steps[i];
+    if (s < 0) s += n;
+    if (e < 0) e += n;
+    int64_t len;
+    if (st > 0) {
+      s = std::clamp<int64_t>(s, 0, n);
+      e = std::clamp<int64_t>(e, 0, n);
+      len = e > s ? (e - s + st - 1) / st : 0;
+    } else {
+      s = std::clamp<int64_t>(s, -1, n - 1);
+      e = std::clamp<int64_t>(e, -1, n - 1);
+      len = s > e ? (s - e + (-st) - 1) / (-st) : 0;
+    }
+    o.shape.dims[a] = Dim::fixed(len);
+  }
+  c.outputs = {o};
+  return true;
+}
+
+bool squeezeOrUnsqueeze(FallbackContext &c, bool squeeze) {
+  const Type &x = c.inputs[0];
+  auto axes = axesOf(c, 1);
+  if (!x.shape.rankKnown || !axes)
+    return false;
+  Type o = x;
+  if (squeeze) {
+    size_t r = x.shape.rank();
+    std::vector<bool> drop(r, false);
+    if (axes->empty()) {
+      for (size_t i = 0; i < r; ++i) {
+        if (!x.shape.dims[i].isStatic())
+          return false;
+        drop[i] = x.shape.dims[i].value == 1;
+      }
+    }
+    for (int64_t a : *axes) {
+      if (!normAxis(a, r))
+        return false;
+      drop[a] = true;
+    }
+    o.shape.dims.clear();
+    for (size_t i = 0; i < r; ++i)
+      if (!drop[i])
+        o.shape.dims.push_back(x.shape.dims[i]);
+  } else {
+    size_t outRank = x.shape.rank() + axes->size();
+    std::vector<bool> ins(outRank, false);
+    for (int64_t a : *axes) {
+      if (!normAxis(a, outRank))
+        return false;
+      ins[a] = true;
+    }
+    o.shape.dims.clear();
+    size_t k = 0;
+    for (size_t i = 0; i < outRank; ++i)
+      o.shape.dims.push_back(ins[i] ? Dim::fixed(1) : x.shape.dims[k++]);
+  }
+  c.outputs = {o};
+  return true;
+}
+
+std::optional<double> scalarOf(const FallbackContext &c, size_t i) {
+  if (i < c.floats.size() && c.floats[i] && c.floats[i]->size() == 1)
+    return (*c.floats[i])[0];
+  if (const auto *v = valuesOf(c, i); v && v->size() == 1)
+    return static_cast<double>((*v)[0]);
+  return std::nullopt;
+}
+
+bool range(FallbackContext &c) {
+  auto s = scalarOf(c, 0), l = scalarOf(c, 1), d = scalarOf(c, 2);
+  Shape out = unknownDims(1);
+  if (s && l && d && *d != 0)
+    out.dims[0] = Dim::fixed(std::max<int64_t>(0, static_cast<int64_t>(std::ceil((*l - *s) / *d))));
+  c.outputs = {Type::tensor(c.inputs[0].dtype, out)};
+  return true;
+}
+
+bool oneHot(FallbackContext &c) {
+  const Type &idx = c.inputs[0];
+  if (!idx.shape.rankKnown || c.inputs.size() < 3)
+    return false;
+  auto depth = scalarOf(c, 1);
+  int64_t axis = attrIntOr(c.node, "axis", -1);
+  size_t r = idx.shape.rank() + 1;
+  if (!normAxis(axis, r))
+    return false;
+  Type o = Type::tensor(c.inputs[2].dtype, idx.shape);
+  o.shape.dims.insert(o.shape.dims.begin() + axis, depth ? Dim::fixed(static_cast<int64_t>(*depth)) : Dim::unknown());
+  c.outputs = {o};
+  return true;
+}
+
+bool topK(FallbackContext &c) {
+  const Type &x = c.inputs[0];
+  if (!x.shape.rankKnown)
+    return false;
+  int64_t axis = attrIntOr(c.node, "axis", -1);
+  if (!normAxis(axis, x.shape.rank()))
+    return false;
+  std::optional<double> k = c.node.attr("k") ? std::optional<double>(attrIntOr(c.node, "k", 0)) : scalarOf(c, 1);
+  Type v = x;
+  v.shape.dims[axis] = k ? Dim::fixed(static_cast<int64_t>(*k)) : Dim::unknown();
+  c.outputs = {v, tensorLike(v, DType::Int64)};
+  return true;
+}
+
+bool einsum(FallbackContext &c) {
+  const Attribute *eq = c.node.attr("equation");
+  if (!eq)
+    return false;
+  std::string e;
+  for (char ch : eq->s)
+    if (ch != ' ')
+      e += ch;
+  size_t arrow = e.find("->");
+  std::string lhs = e.substr(0, arrow);
+  std::vector<std::string> terms;
+  for (size_t pos = 0;;) {
+    size_t comma = lhs.find(',', pos);
+    terms.push_back(lhs.substr(pos, comma - pos));
+    if (comma == std::string::npos)
+      break;
+    pos = comma + 1;
+  }
+  if (terms.size() != c.inputs.size() || e.find("...") != std::string::npos)
+    return false;
+  std::map<char, Dim> sizes;
+  std::map<char, int> count;
+  for (size_t t = 0; t < terms.size(); ++t) {
+    const Shape &s = c.inputs[t].shape;
+    if (!s.rankKnown || s.rank() != terms[t].size())
+      return false;
+    for (size_t i = 0; i < terms[t].size(); ++i) {
+      char l = terms[t][i];
+      ++count[l];
+      Dim &d = sizes[l];
+      if (d.isUnknown() || (d.isStatic() && d.value == 1))
+        d = s.dims[i];
+    }
+  }
+  std::string out;
+  if (arrow != std::string::npos) {
+    out = e.substr(arrow + 2);
+  } else {
+    for (const auto &[l, n] : count)
+      if (n == 1)
+        out += l;
+  }
+  Shape s;
+  s.rankKnown = true;
+  for (char l : out) {
+    if (!sizes.count(l))
+      return false;
+    s.dims.push_back(sizes[l]);
+  }
+  c.outputs = {Type::tensor(c.inputs[0].dtype, s)};
+  return true;
+}
+
+bool stft(FallbackContext &c) {
+  const Type &sig = c.inputs[0];
+  if (!sig.shape.rankKnown || sig.shape.rank() != 3)
+    return false;
+  auto step = scalarOf(c, 1);
+  std::optional<double> frame = scalarOf(c, 3);
+  if (!frame && c.inputs.size() > 2 && c.inputs[2].shape.rankKnown && c.inputs[2].shape.rank() == 1 &&
+      c.inputs[2].shape.dims[0].isStatic())
+    frame = static_cast<double>(c.inputs[2].shape.dims[0].value);
+  Shape out = unknownDims(4);
+  out.dims[0] = sig.shape.dims[0];
+  out.dims[3] = Dim::fixed(2);
+  const Dim &len = sig.shape.dims[1];
+  if (step && frame && len.isStatic() && *step > 0)
+    out.dims[1] = Dim::fixed((len.value - static_cast<int64_t>(*frame)) / static_cast<int64_t>(*step) + 1);
+  if (frame)
+    out.dims[2] = Dim::fixed(attrIntOr(c.node, "onesided", 1) ? static_cast<int64_t>(*frame) / 2 + 1
+                                                               : static_cast<int64_t>(*frame));
+  c.outputs = {Type::tensor(sig.dtype, out)};
+  return true;
+}
+
+bool window(FallbackContext &c) {
+  auto size = scalarOf(c, 0);
+  DType dt = dtypeFromCode(attrIntOr(c.node, "output_datatype", 1)).value_or(DType::Float);
+  Shape s = unknownDims(1);
+  if (size)
+    s.dims[0] = Dim::fixed(static_cast<int64_t>(*size));
+  c.outputs = {Type::tensor(dt, s)};
+  return true;
+}
+
+bool melWeights(FallbackContext &c) {
+  auto bins = scalarOf(c, 0), dft = scalarOf(c, 1);
+  DType dt = dtypeFromCode(attrIntOr(c.node, "output_datatype", 1)).value_or(DType::Float);
+  Shape s = unknownDims(2);
+  if (dft)
+    s.dims[0] = Dim::fixed(static_cast<int64_t>(*dft) / 2 + 1);
+  if (bins)
+    s.dims[1] = Dim::fixed(static_cast<int64_t>(*bins));
+  c.outputs = {Type::tensor(dt, s)};
+  return true;
+}
+
+bool resizeWithScales(FallbackContext &c, size_t scalesIndex) {
+  const Type &x = c.inputs[0];
+  if (!x.shape.rankKnown || scalesIndex >= c.floats.size() || !c.floats[scalesIndex])
+    return false;
+  const auto &scales = *c.floats[scalesIndex];
+  std::vector<int64_t> axes = attrInts(c.node, "axes");
+  if (axes.empty())
+    for (size_t i = 0; i < x.shape.rank(); ++i)
+      axes.push_back(static_cast<int64_t>(i));
+  if (scales.size() != axes.size())
+    return false;
+  Type o = x;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t a = axes[i];
+    if (!normAxis(a, x.shape.rank()))
+      return false;
+    const Dim &d = x.shape.dims[a];
+    o.shape.dims[a] = d.isStatic() ? Dim::fixed(static_cast<int64_t>(std::floor(d.value * scales[i]))) : Dim::unknown();
+  }
+  c.outputs = {o};
+  return true;
+}
+
 }  // namespace
+
+bool refineType(Type &t, const Type &better) {
+  if (better.kind == TypeKind::Unknown)
+    return false;
+  if (t.kind == TypeKind::Unknown) {
+    t = better;
+    return true;
+  }
+  if (!t.isTensor() || !better.isTensor())
+    return false;
+  bool changed = false;
+  if (t.dtype == DType::Undefined && better.dtype != DType::Undefined) {
+    t.dtype = better.dtype;
+    changed = true;
+  }
+  if (!t.shape.rankKnown && better.shape.rankKnown) {
+    t.shape = better.shape;
+    return true;
+  }
+  if (t.shape.rankKnown && better.shape.rankKnown && t.shape.rank() == better.shape.rank())
+    for (size_t i = 0; i < t.shape.rank(); ++i)
+      if (!t.shape.dims[i].isStatic() && !better.shape.dims[i].isUnknown() && t.shape.dims[i] != better.shape.dims[i] &&
+          (t.shape.dims[i].isUnknown() || better.shape.dims[i].isStatic())) {
+        t.shape.dims[i] = better.shape.dims[i];
+        changed = true;
+      }
+  return changed;
+}
 
 std::optional<Shape> broadcastShapes(const std::vector<const Shape *> &shapes) {
   size_t rank = 0;
@@ -330,6 +742,40 @@ bool inferFallback(FallbackContext &c) {
     return reduce(c);
   if (op == "Split")
     return split(c);
+  if (op == "Reshape")
+    return reshape(c);
+  if (op == "Expand")
+    return expand(c);
+  if (op == "Tile")
+    return tile(c);
+  if (op == "Slice")
+    return slice(c);
+  if (op == "Squeeze" || op == "Unsqueeze")
+    return squeezeOrUnsqueeze(c, op == "Squeeze");
+  if (op == "Range")
+    return range(c);
+  if (op == "OneHot")
+    return oneHot(c);
+  if (op == "TopK")
+    return topK(c);
+  if (op == "Einsum")
+    return einsum(c);
+  if (op == "STFT")
+    return stft(c);
+  if (op == "BlackmanWindow" || op == "HannWindow" || op == "HammingWindow")
+    return window(c);
+  if (op == "MelWeightMatrix")
+    return melWeights(c);
+  if (op == "Upsample")
+    return resizeWithScales(c, 1);
+  if (op == "MeanVarianceNormalization") {
+    c.outputs = {sameAs(c.inputs[0])};
+    return c.inputs[0].isTensor();
+  }
+  if (op == "MaxUnpool" && valuesOf(c, 2)) {
+    c.outputs = {Type::tensor(c.inputs[0].dtype, staticShape(*valuesOf(c, 2)))};
+    return true;
+  }
   if (op == "Pad")
     return pad(c);
   if (op == "Resize")

@@ -15,12 +15,17 @@ struct FallbackContext {
   const Node &node;
   std::vector<Type> inputs;                                 // Unknown when absent
   std::vector<std::optional<std::vector<int64_t>>> values;  // known integer contents
+  std::vector<std::optional<std::vector<double>>> floats;   // known float contents
   std::vector<Type> outputs;                                // filled by inference
 };
 
 /// Fills ctx.outputs; returns false when the op has no fallback rule or the
 /// inputs are too unknown to say anything.
 bool inferFallback(FallbackContext &ctx);
+
+/// Keeps what `better` knows that `t` does not: a rank where `t` has none,
+/// static or named dims where `t` has unknown ones. Returns true on change.
+bool refineType(Type &t, const Type &better);
 
 /// Numpy-style broadcast of static/symbolic dims; nullopt when incompatible.
 std::optional<Shape> broadcastShapes(const std::vector<const Shape *> &shapes);

@@ -1,5 +1,6 @@
 #include "ShapeCompletion.h"
 
+#include "ConstFolding.h"
 #include "FallbackInference.h"
 #include "ProtoConvert.h"
 #include "graphlint/ir/OpRegistry.h"
@@ -111,6 +112,135 @@ private:
     return std::nullopt;
   }
 
+  std::optional<std::vector<double>> knownFloats(const std::string &name) {
+    auto it = data_.find(name);
+    if (it == data_.end())
+      return std::nullopt;
+    ConstData d;
+    if (!decodeSmallPayload(*it->second, d) || !d.known)
+      return std::nullopt;
+    if (!d.floats.empty())
+      return d.floats;
+    return std::vector<double>(d.ints.begin(), d.ints.end());
+  }
+
+  Type currentType(const std::string &name) {
+    auto it = name.empty() ? types_.end() : types_.find(name);
+    return it == types_.end() ? Type{} : typeFromProto(*it->second);
+  }
+
+  FallbackContext fallbackContext(const Node &n, const onnx::NodeProto &np) {
+    FallbackContext ctx{n, {}, {}, {}, {}};
+    for (int i = 0; i < np.input_size(); ++i) {
+      const std::string &in = np.input(i);
+      ctx.inputs.push_back(currentType(in));
+      ctx.values.push_back(in.empty() ? std::nullopt : knownInts(in));
+      ctx.floats.push_back(in.empty() ? std::nullopt : knownFloats(in));
+    }
+    return ctx;
+  }
+
+  // ONNX 1.12 stops at rank or leaves dims unknown where values decide them
+  // (Reshape from a computed shape, Einsum, windows); our rules may know more.
+  void refine(const Node &n, onnx::NodeProto &np) {
+    bool incomplete = false;
+    for (int i = 0; i < np.output_size(); ++i)
+      if (!np.output(i).empty()) {
+        Type t = currentType(np.output(i));
+        incomplete |= !t.isTensor() || !t.shape.isFullyStatic() || t.dtype == DType::Undefined;
+      }
+    if (!incomplete)
+      return;
+    FallbackContext ctx = fallbackContext(n, np);
+    if (!inferFallback(ctx))
+      return;
+    onnx::TypeProto tp;
+    for (size_t i = 0; i < ctx.outputs.size() && i < static_cast<size_t>(np.output_size()); ++i) {
+      const std::string &name = np.output(static_cast<int>(i));
+      if (name.empty())
+        continue;
+      Type t = currentType(name);
+      if (refineType(t, ctx.outputs[i])) {
+        typeToProto(t, tp);
+        store(name, tp);
+      }
+    }
+  }
+
+  // Small integer results become known values for the nodes downstream.
+  void fold(const Node &n, onnx::NodeProto &np) {
+    if (np.output_size() < 1 || np.output(0).empty() || data_.count(np.output(0)))
+      return;
+    std::vector<std::optional<IntTensor>> ins;
+    std::vector<Type> types;
+    bool any = false;
+    for (int i = 0; i < np.input_size(); ++i) {
+      const std::string &in = np.input(i);
+      types.push_back(currentType(in));
+      std::optional<IntTensor> v;
+      if (auto ints = in.empty() ? std::nullopt : knownInts(in)) {
+        const Type &t = types.back();
+        if (t.shape.isFullyStatic() && isInteger(t.dtype) | (t.dtype == DType::Bool)) {
+          IntTensor it;
+          for (const Dim &d : t.shape.dims)
+            it.dims.push_back(d.value);
+          it.values = *ints;
+          v = it;
+          any = true;
+        }
+      }
+      ins.push_back(std::move(v));
+    }
+    if (!any && n.opType != "Shape" && n.opType != "Size")
+      return;
+    auto folded = foldIntegers(n, ins, types);
+    if (!folded || folded->values.size() > kMaxFoldElements)
+      return;
+    Type out = currentType(np.output(0));
+    DType dt = out.dtype != DType::Undefined ? out.dtype : DType::Int64;
+    if (!(isInteger(dt) || dt == DType::Bool))
+      return;
+    std::vector<int64_t> dims = folded->dims;
+    if (dims.empty() && folded->values.size() != 1) {
+      // Shape-preserving ops: take the dims from the inferred type.
+      if (!out.shape.isFullyStatic())
+        return;
+      for (const Dim &d : out.shape.dims)
+        dims.push_back(d.value);
+    } else if (dims.empty() && out.shape.isFullyStatic()) {
+      for (const Dim &d : out.shape.dims)
+        dims.push_back(d.value);
+    }
+    int64_t count = 1;
+    for (int64_t d : dims)
+      count *= d;
+    if (count != static_cast<int64_t>(folded->values.size()))
+      return;
+    tensorStore_.emplace_back();
+    onnx::TensorProto &t = tensorStore_.back();
+    t.set_data_type(static_cast<int>(dt));
+    for (int64_t d : dims)
+      t.add_dims(d);
+    for (int64_t v : folded->values) {
+      if (dt == DType::Int64)
+        t.add_int64_data(v);
+      else if (dt == DType::UInt64 || dt == DType::UInt32)
+        t.add_uint64_data(static_cast<uint64_t>(v));
+      else
+        t.add_int32_data(static_cast<int32_t>(v));
+    }
+    data_[np.output(0)] = &t;
+    Type exact = Type::tensor(dt, Shape{});
+    exact.shape.rankKnown = true;
+    for (int64_t d : dims)
+      exact.shape.dims.push_back(Dim::fixed(d));
+    if (refineType(out, exact)) {
+      onnx::TypeProto tp;
+      typeToProto(out, tp);
+      store(np.output(0), tp);
+    }
+  }
+
   void recordConstant(const Node &n, onnx::NodeProto &np) {
     if (n.opType != "Constant" || !isDefaultDomain(n.domain) || np.output_size() != 1)
       return;
@@ -156,13 +286,7 @@ private:
   }
 
   bool runFallback(const Node &n, onnx::NodeProto &np) {
-    FallbackContext ctx{n, {}, {}, {}};
-    for (int i = 0; i < np.input_size(); ++i) {
-      const std::string &in = np.input(i);
-      auto it = in.empty() ? types_.end() : types_.find(in);
-      ctx.inputs.push_back(it == types_.end() ? Type{} : typeFromProto(*it->second));
-      ctx.values.push_back(in.empty() ? std::nullopt : knownInts(in));
-    }
+    FallbackContext ctx = fallbackContext(n, np);
     if (!inferFallback(ctx))
       return false;
     onnx::TypeProto tp;
@@ -220,6 +344,8 @@ private:
       runFallback(n, *np);
     }
     recordConstant(n, *np);
+    refine(n, *np);
+    fold(n, *np);
   }
 
   void writeBack(Graph &g) {

@@ -23,9 +23,12 @@ struct StripResult {
 /// shape inference needs their values.
 inline constexpr uint64_t kKeepPayloadBytes = 1024;
 
-/// Message nesting limit; deeper files are refused. Three message levels
-/// (graph, node, attribute) make one level of subgraph nesting.
-inline constexpr int kMaxMessageDepth = 96;
+/// Message nesting limit; deeper files are refused. The main graph sits at
+/// depth 1 (below the model) and three message levels (graph, node, attribute)
+/// make one level of subgraph nesting, so a graph nested 32 levels deep is at
+/// 1 + 3*32 = 97; its node, attribute, sparse tensor and tensor need 4 more.
+/// A graph one level deeper still parses, so the importer names it (GL001).
+inline constexpr int kMaxMessageDepth = 1 + 3 * 32 + 4;
 
 StripResult stripPayloads(const uint8_t *data, uint64_t size);
 
