@@ -71,7 +71,7 @@ const TableEntry kTable[] = {
     {"", "RandomUniformLike", K::Pointwise, None, 0}, {"", "RandomNormal", K::Pointwise, None, 0},
     {"", "RandomUniform", K::Pointwise, None, 0}, {"", "EyeLike", K::Pointwise, None, 0},
     {"", "ConstantOfShape", K::Pointwise, None, 20}, {"", "Range", K::Pointwise, None, 0},
-    {"", "QuantizeLinear", K::Pointwise, None, 0}, {"", "DequantizeLinear", K::Pointwise, None, 0},
+    {"", "QuantizeLinear", K::Pointwise, None, 19}, {"", "DequantizeLinear", K::Pointwise, None, 19},
     {"", "DynamicQuantizeLinear", K::Reduction, None, 0},
     {"", "Mish", K::Pointwise, None, 18}, {"", "Gelu", K::Pointwise, None, 20},
     {"", "Swish", K::Pointwise, None, 24}, {"", "BitwiseNot", K::Pointwise, None, 18},
@@ -129,7 +129,7 @@ const TableEntry kTable[] = {
     {"", "GroupNormalization", K::Reduction, None, 18}, {"", "InstanceNormalization", K::Reduction, None, 0},
     {"", "RMSNormalization", K::Reduction, None, 23}, {"", "LpNormalization", K::Reduction, None, 0},
     {"", "MeanVarianceNormalization", K::Reduction, None, 0}, {"", "LRN", K::Reduction, None, 0},
-    {"", "MaxPool", K::Reduction, None, 0}, {"", "AveragePool", K::Reduction, None, 19},
+    {"", "MaxPool", K::Reduction, None, 1}, {"", "AveragePool", K::Reduction, None, 19},
     {"", "LpPool", K::Reduction, None, 18}, {"", "GlobalAveragePool", K::Reduction, None, 0},
     {"", "GlobalMaxPool", K::Reduction, None, 0}, {"", "GlobalLpPool", K::Reduction, None, 0},
     {"", "MaxRoiPool", K::Reduction, None, 0}, {"", "CumSum", K::Reduction, None, 0},
@@ -145,7 +145,7 @@ const TableEntry kTable[] = {
     {"", "LSTM", K::Contraction, None, 0}, {"", "GRU", K::Contraction, None, 0},
     {"", "RNN", K::Contraction, None, 0}, {"", "Attention", K::Contraction, None, 23},
     {"", "RotaryEmbedding", K::Broadcast, None, 23}, {"", "DFT", K::Contraction, None, 20},
-    {"", "STFT", K::Contraction, None, 0}, {"", "MelWeightMatrix", K::Pointwise, None, 0},
+    {"", "STFT", K::Contraction, None, 1}, {"", "MelWeightMatrix", K::Pointwise, None, 0},
     {"", "BlackmanWindow", K::Pointwise, None, 0}, {"", "HannWindow", K::Pointwise, None, 0},
     {"", "HammingWindow", K::Pointwise, None, 0}, {"", "TfIdfVectorizer", K::Reduction, None, 0},
     // Control flow.
@@ -197,13 +197,13 @@ const onnx::OpSchema *OpRegistry::schema(llvm::StringRef domain, llvm::StringRef
 bool OpRegistry::installedSchemaCurrent(llvm::StringRef domain, llvm::StringRef op, int64_t version) const {
   if (!schema(domain, op, version))
     return false;
-  if (version <= installedMaxOpset(domain))
-    return true;
   auto it = impl->table.find(key(domain, op));
   if (it == impl->table.end())
     return true;  // unchanged in every newer opset we know of
   int changed = it->second->changedAt;
-  return changed == 0 || version < changed;
+  if (changed == 1)
+    return false;  // the installed inference is wrong at every version (e.g. ceil_mode pooling)
+  return changed == 0 || version < changed || version <= installedMaxOpset(domain);
 }
 
 // Classifies an op the table does not list from its installed ONNX schema.

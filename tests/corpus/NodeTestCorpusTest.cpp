@@ -23,8 +23,9 @@ using namespace graphlint::test;
 namespace {
 
 // Integer and bool inputs with test data (shape vectors, axes, indices, K,
-// repeats) become initializers, as they are constants in exported models.
-// Float inputs stay unknown. Returns the model bytes to import.
+// repeats) and scalars/short vectors of any type (scales, Range bounds, OneHot
+// depth) become initializers, as they are constants in exported models.
+// Other float inputs stay unknown. Returns the model bytes to import.
 std::string withIntegerInputsAsConstants(const std::string &dir, const llvm::json::Object &truth) {
   std::string bytes = readFile(dir + "/model.onnx");
   onnx::ModelProto m;
@@ -37,7 +38,9 @@ std::string withIntegerInputsAsConstants(const std::string &dir, const llvm::jso
     if (!actual || actual->getString("kind").getValueOr("") != "tensor")
       continue;
     auto dt = dtypeFromName(actual->getString("dtype").getValueOr("").str());
-    if (!dt || !(isInteger(*dt) || *dt == DType::Bool))
+    const llvm::json::Array *shape = actual->getArray("shape");
+    bool smallVector = shape && shape->size() <= 1 && (shape->empty() || (*shape)[0].getAsInteger().getValueOr(99) <= 8);
+    if (!dt || !(isInteger(*dt) || *dt == DType::Bool || smallVector))
       continue;
     std::string pb = readFile(dir + "/test_data_set_0/input_" + std::to_string(i) + ".pb");
     onnx::TensorProto t;
