@@ -276,22 +276,106 @@ bool constantOfShape(FallbackContext &c) {
   return true;
 }
 
+Dim addDims(const Dim &a, const Dim &b) {
+  return a.isStatic() && b.isStatic() ? Dim::fixed(a.value + b.value) : Dim::unknown();
+}
+
+Dim divDim(const Dim &a, int64_t b) { return a.isStatic() && b > 0 ? Dim::fixed(a.value / b) : Dim::unknown(); }
+
+// Attention (opset 23+) and FlexAttention: Q/K/V are 4-D [B, heads, seq, head]
+// or 3-D [B, seq, heads*head]; optional past K/V extend the key sequence.
 bool attention(FallbackContext &c) {
-  const Type &q = c.inputs[0];
-  if (c.inputs.size() < 3 || !q.isTensor() || !q.shape.rankKnown)
+  if (c.inputs.size() < 3)
     return false;
-  const Type &v = c.inputs[2];
-  Type y = q;
-  if (q.shape.rank() == 4 && v.shape.rankKnown && v.shape.rank() == 4) {
-    y.shape.dims[3] = v.shape.dims[3];
-  } else if (q.shape.rank() == 3 && v.shape.rankKnown && v.shape.rank() == 3) {
-    int64_t qh = attrIntOr(c.node, "q_num_heads", 0), kvh = attrIntOr(c.node, "kv_num_heads", 0);
-    const Dim &vh = v.shape.dims[2];
-    y.shape.dims[2] = qh && kvh && vh.isStatic() ? Dim::fixed(vh.value / kvh * qh) : Dim::unknown();
+  const Shape &q = c.inputs[0].shape, &k = c.inputs[1].shape, &v = c.inputs[2].shape;
+  if (!q.rankKnown || !k.rankKnown || !v.rankKnown || q.rank() != k.rank() || q.rank() != v.rank())
+    return false;
+  DType dt = c.inputs[0].dtype;
+  int64_t qh = attrIntOr(c.node, "q_num_heads", 0), kvh = attrIntOr(c.node, "kv_num_heads", 0);
+  Dim batch = q.dims[0], qHeads, qSeq, kvHeads, kvSeq, headK, headV;
+  if (q.rank() == 4) {
+    qHeads = q.dims[1];
+    qSeq = q.dims[2];
+    kvHeads = k.dims[1];
+    kvSeq = k.dims[2];
+    headK = k.dims[3];
+    headV = v.dims[3];
+  } else if (q.rank() == 3 && qh && kvh) {
+    qHeads = Dim::fixed(qh);
+    qSeq = q.dims[1];
+    kvHeads = Dim::fixed(kvh);
+    kvSeq = k.dims[1];
+    headK = divDim(k.dims[2], kvh);
+    headV = divDim(v.dims[2], kvh);
   } else {
     return false;
   }
-  c.outputs = {y};
+  Dim total = kvSeq;
+  if (c.inputs.size() > 4 && c.inputs[4].shape.rankKnown && c.inputs[4].shape.rank() == 4)
+    total = addDims(c.inputs[4].shape.dims[2], kvSeq);
+  auto t4 = [&](Dim a, Dim b, Dim c2, Dim d) {
+    Shape s;
+    s.rankKnown = true;
+    s.dims = {a, b, c2, d};
+    return Type::tensor(dt, s);
+  };
+  Type y = c.inputs[0];
+  if (q.rank() == 4) {
+    y.shape.dims[3] = headV;
+  } else {
+    y.shape.dims[2] = headV.isStatic() ? Dim::fixed(headV.value * qh) : Dim::unknown();
+  }
+  c.outputs = {y, t4(batch, kvHeads, total, headK), t4(batch, kvHeads, total, headV), t4(batch, qHeads, qSeq, total)};
+  return true;
+}
+
+// LinearAttention: output like the query; the recurrent state is
+// [B, kv_heads, key head size, value head size].
+bool linearAttention(FallbackContext &c) {
+  if (c.inputs.size() < 3 || !c.inputs[1].shape.rankKnown || !c.inputs[2].shape.rankKnown)
+    return false;
+  int64_t kvh = attrIntOr(c.node, "kv_num_heads", 0);
+  const Shape &k = c.inputs[1].shape, &v = c.inputs[2].shape;
+  Shape state;
+  state.rankKnown = true;
+  if (k.rank() == 3 && kvh)
+    state.dims = {k.dims[0], Dim::fixed(kvh), divDim(k.dims[2], kvh), divDim(v.dims[2], kvh)};
+  else if (k.rank() == 4)
+    state.dims = {k.dims[0], k.dims[1], k.dims[3], v.dims[3]};
+  else
+    return false;
+  c.outputs = {c.inputs[0], Type::tensor(c.inputs[0].dtype, state)};
+  return true;
+}
+
+// CausalConvWithState: a depthwise causal conv; the carried state keeps the
+// last kernel-1 steps.
+bool causalConv(FallbackContext &c) {
+  if (c.inputs.size() < 2 || !c.inputs[0].shape.rankKnown || !c.inputs[1].shape.rankKnown ||
+      c.inputs[0].shape.rank() < 3)
+    return false;
+  const Shape &x = c.inputs[0].shape, &w = c.inputs[1].shape;
+  Shape state = x;
+  const Dim &kernel = w.dims.back();
+  state.dims.back() = kernel.isStatic() ? Dim::fixed(kernel.value - 1) : Dim::unknown();
+  c.outputs = {c.inputs[0], Type::tensor(c.inputs[0].dtype, state)};
+  return true;
+}
+
+bool bitcast(FallbackContext &c) {
+  const Type &x = c.inputs[0];
+  DType to = dtypeFromCode(attrIntOr(c.node, "to", 0)).value_or(DType::Undefined);
+  if (!x.isTensor() || to == DType::Undefined)
+    return false;
+  Type o = tensorLike(x, to);
+  unsigned from = dtypeBits(x.dtype), bits = dtypeBits(to);
+  if (from && bits && from != bits && o.shape.rankKnown) {
+    if (from > bits)
+      o.shape.dims.push_back(Dim::fixed(from / bits));
+    else if (!o.shape.dims.empty())
+      o.shape.dims.pop_back();
+  }
+  c.outputs = {o};
   return true;
 }
 
@@ -736,6 +820,10 @@ std::optional<Shape> broadcastShapes(const std::vector<const Shape *> &shapes) {
 bool inferFallback(FallbackContext &c) {
   const Node &n = c.node;
   llvm::StringRef op = n.opType;
+  if (op == "OptionalHasElement") {
+    c.outputs = {Type::tensor(DType::Bool, Shape::of({}))};
+    return true;
+  }
   if (c.inputs.empty() && op != "ConstantOfShape")
     return false;
   if (op.startswith("Reduce") || op == "ArgMax" || op == "ArgMin")
@@ -789,8 +877,18 @@ bool inferFallback(FallbackContext &c) {
       return false;
     return pool(c, c.inputs[1].shape.dims[0].value);
   }
-  if (op == "Attention")
+  if (op == "Attention" || op == "FlexAttention")
     return attention(c);
+  if (op == "LinearAttention")
+    return linearAttention(c);
+  if (op == "CausalConvWithState")
+    return causalConv(c);
+  if (op == "BitCast")
+    return bitcast(c);
+  if (op == "SwiGLU" || op == "CumProd") {
+    c.outputs = {sameAs(c.inputs[0])};
+    return c.inputs[0].isTensor();
+  }
   if (op == "IsInf" || op == "IsNaN" || op == "RegexFullMatch") {
     c.outputs = {tensorLike(c.inputs[0], DType::Bool)};
     return c.inputs[0].isTensor();
