@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Sets up a Debian 12 machine for graphlint and builds it: installs the Debian
+# packages it needs (only those missing, so reruns are cheap), configures with
+# CMake and builds into ./build. Safe to run again at any time.
+#
+#   scripts/setup.sh            install + configure + build (Release)
+#   scripts/setup.sh --deps     install packages only
+#   BUILD_DIR=out scripts/setup.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BUILD_DIR=${BUILD_DIR:-build}
+BUILD_TYPE=${BUILD_TYPE:-Release}
+
+# Build and test dependencies. python3-onnx/numpy generate ONNX's backend node
+# tests for the corpus test; graphviz renders --emit-dot output.
+PACKAGES=(cmake ninja-build g++ pkg-config
+          libonnx-dev libprotobuf-dev protobuf-compiler
+          llvm-14-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
+          python3-onnx python3-numpy)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+[ "${1:-}" = "--deps" ] && exit 0
+
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" >/dev/null
+cmake --build "$BUILD_DIR" -j"$(nproc)"
+echo "setup: built $BUILD_DIR/tools/graphlint"
