@@ -167,6 +167,51 @@ private:
     }
   }
 
+  // Loop: a loop-carried output has the dtype and rank of its initial value;
+  // its dims survive where the body does not contradict them. Scan outputs
+  // stack the body's per-iteration values along a new leading axis whose
+  // length is the trip count when it is known.
+  void refineLoop(const Node &n, onnx::NodeProto &np) {
+    if (n.opType != "Loop" || !n.domain.empty())
+      return;
+    const onnx::GraphProto *body = nullptr;
+    for (const auto &a : np.attribute())
+      if (a.name() == "body" && a.has_g())
+        body = &a.g();
+    if (!body)
+      return;
+    int carried = std::max(0, np.input_size() - 2);
+    onnx::TypeProto tp;
+    for (int i = 0; i < np.output_size(); ++i) {
+      const std::string &name = np.output(i);
+      if (name.empty())
+        continue;
+      Type cur = currentType(name);
+      Type bodyOut = i + 1 < body->output_size() ? typeFromProto(body->output(i + 1).type()) : Type{};
+      Type better;
+      if (i < carried) {
+        better = currentType(np.input(i + 2));
+        if (better.isTensor() && bodyOut.isTensor() && better.shape.rankKnown && bodyOut.shape.rankKnown) {
+          if (bodyOut.shape.rank() != better.shape.rank())
+            better.shape = Shape::unranked();
+          else
+            for (size_t d = 0; d < better.shape.rank(); ++d)
+              if (bodyOut.shape.dims[d].isStatic() && bodyOut.shape.dims[d] != better.shape.dims[d])
+                better.shape.dims[d] = Dim::unknown();
+        }
+      } else if (bodyOut.isTensor() && bodyOut.shape.rankKnown) {
+        better = bodyOut;
+        auto trip = np.input_size() > 0 && !np.input(0).empty() ? knownInts(np.input(0)) : std::nullopt;
+        better.shape.dims.insert(better.shape.dims.begin(),
+                                 trip && trip->size() == 1 ? Dim::fixed((*trip)[0]) : Dim::unknown());
+      }
+      if (refineType(cur, better)) {
+        typeToProto(cur, tp);
+        store(name, tp);
+      }
+    }
+  }
+
   // Small integer results become known values for the nodes downstream.
   void fold(const Node &n, onnx::NodeProto &np) {
     if (np.output_size() < 1 || np.output(0).empty() || data_.count(np.output(0)))
@@ -344,6 +389,7 @@ private:
       runFallback(n, *np);
     }
     recordConstant(n, *np);
+    refineLoop(n, *np);
     refine(n, *np);
     fold(n, *np);
   }
