@@ -151,7 +151,7 @@ const TableEntry kTable[] = {
     // Newer ONNX ops (opsets 24-28) the installed library does not know.
     {"", "BitCast", K::Pointwise, View, 1}, {"", "SwiGLU", K::Broadcast, None, 1},
     {"", "CumProd", K::Reduction, None, 1}, {"", "FlexAttention", K::Contraction, None, 1},
-    {"", "LinearAttention", K::Contraction, None, 1}, {"", "CausalConvWithState", K::Contraction, None, 1},
+    {"ai.onnx.preview", "FlexAttention", K::Contraction, None, 1}, {"", "LinearAttention", K::Contraction, None, 1}, {"", "CausalConvWithState", K::Contraction, None, 1},
     // Control flow.
     {"", "If", K::ControlFlow, None, 0}, {"", "Loop", K::ControlFlow, None, 0},
     {"", "Scan", K::ControlFlow, None, 0}, {"", "SequenceMap", K::ControlFlow, None, 0},

@@ -159,8 +159,11 @@ bool split(FallbackContext &c) {
     return false;
   size_t n = c.node.outputs.size();
   std::vector<int64_t> sizes;
+  bool splitGiven = c.node.inputs.size() > 1 && c.node.inputs[1];
   if (c.values.size() > 1 && c.values[1])
     sizes = *c.values[1];
+  else if (splitGiven)
+    sizes.assign(n, -1);  // given but unknown: sizes unknown
   else if (c.node.attr("split"))
     sizes = attrInts(c.node, "split");
   const Dim &d = x.shape.dims[axis];
@@ -172,7 +175,7 @@ bool split(FallbackContext &c) {
   }
   for (size_t i = 0; i < n; ++i) {
     Type o = x;
-    o.shape.dims[axis] = i < sizes.size() ? Dim::fixed(sizes[i]) : Dim::unknown();
+    o.shape.dims[axis] = i < sizes.size() && sizes[i] >= 0 ? Dim::fixed(sizes[i]) : Dim::unknown();
     c.outputs.push_back(o);
   }
   return true;
@@ -984,8 +987,11 @@ bool inferFallback(FallbackContext &c) {
     if (!o.shape.rankKnown)
       return false;
     int64_t axis = -2;
+    bool axisInput = n.inputs.size() > 2 && n.inputs[2];
     if (c.values.size() > 2 && c.values[2] && c.values[2]->size() == 1)
       axis = (*c.values[2])[0];
+    else if (axisInput)
+      return false;  // the axis is a runtime value
     else if (n.attr("axis"))
       axis = attrIntOr(n, "axis", 1);
     if (!normAxis(axis, o.shape.rank()))

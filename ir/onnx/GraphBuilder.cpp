@@ -33,7 +33,8 @@ const onnx::GraphProto *GraphBuilder::protoOf(const Graph *g) const {
 }
 
 static std::string nodeLabel(const Node &n) {
-  return n.name.empty() ? fmt::format("#{} ({})", n.index, n.opType) : fmt::format("'{}' ({})", n.name, n.opType);
+  // 1-based, as the reporters number nodes.
+  return n.name.empty() ? fmt::format("#{} ({})", n.index + 1, n.opType) : fmt::format("'{}' ({})", n.name, n.opType);
 }
 
 Value *GraphBuilder::resolve(Graph &g, const std::string &name, Node &user, unsigned operand) {
@@ -103,6 +104,17 @@ std::unique_ptr<Graph> GraphBuilder::build(const onnx::GraphProto &gp, Graph *pa
     }
     Value *v = g->createValue(in.name(), Value::Kind::GraphInput);
     v->type = typeFromProto(in.type());
+    // A negative dim is not a size: report it and treat it as unknown, so no
+    // analysis multiplies by it (some tools write -1 meaning "dynamic").
+    for (size_t d = 0; d < v->type.shape.dims.size(); ++d) {
+      Dim &dim = v->type.shape.dims[d];
+      if (dim.isStatic() && dim.value < 0) {
+        problem(*g, nullptr, fmt::format("graph input '{}' declares a negative size {} for dimension {}; use a "
+                                         "symbolic dim (dim_param) for a dynamic size",
+                                         in.name(), dim.value, d));
+        dim = Dim::unknown();
+      }
+    }
     g->inputs.push_back(v);
   }
 
@@ -164,12 +176,16 @@ std::unique_ptr<Graph> GraphBuilder::build(const onnx::GraphProto &gp, Graph *pa
       if (v)
         v->uses.push_back({n, static_cast<unsigned>(i)});
     }
+    bool tooDeepReported = false;  // one problem per node, not per body (If has two)
     for (size_t ai = 0; ai < n->attributes.size(); ++ai) {
       const auto &ap = np->attribute(static_cast<int>(ai));
       auto addBody = [&](const onnx::GraphProto &body) {
         if (g->depth() + 1 > kMaxGraphDepth) {
-          problem(*g, n, fmt::format("subgraphs are nested deeper than {} levels; the body of node {} is not analysed",
-                                     kMaxGraphDepth, nodeLabel(*n)));
+          if (!tooDeepReported)
+            problem(*g, n, fmt::format("subgraphs are nested deeper than {} levels; the bodies of node {} are not "
+                                       "analysed",
+                                       kMaxGraphDepth, nodeLabel(*n)));
+          tooDeepReported = true;
           return;
         }
         n->attributes[ai].graphs.push_back(static_cast<unsigned>(n->subgraphs().size()));

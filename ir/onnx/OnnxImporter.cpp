@@ -7,6 +7,7 @@
 #include "WireStripper.h"
 #include "graphlint/ir/Importer.h"
 #include "graphlint/ir/OpRegistry.h"
+#include "graphlint/ir/Verifier.h"
 
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
@@ -186,7 +187,7 @@ private:
           onnx::checker::check_node(*np, ctx, lex);
         }
       } catch (const std::exception &e) {
-        problem(fmt::format("node '{}' ({}) violates its ONNX schema: {}", n->name, n->opType, firstLine(e.what())),
+        problem(fmt::format("node {} violates its ONNX schema: {}", describeNode(*n), firstLine(e.what())),
                 n.get());
       }
     }

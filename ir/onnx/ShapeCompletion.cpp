@@ -308,7 +308,7 @@ private:
     }
   }
 
-  void mergeOutput(const Node &n, const std::string &name, const onnx::TypeProto &inferred) {
+  void mergeOutput(const Node &n, const std::string &name, const onnx::TypeProto &inferred, bool fromOnnx = true) {
     if (inferred.value_case() == onnx::TypeProto::VALUE_NOT_SET)
       return;
     auto it = types_.find(name);
@@ -320,6 +320,8 @@ private:
       onnx::shape_inference::checkShapesAndTypes(inferred, *it->second);
       onnx::shape_inference::mergeShapesAndTypes(inferred, it->second);
     } catch (const std::exception &e) {
+      if (!fromOnnx)
+        return;  // our own rules may be wrong; the declaration stands
       ImportProblem p;
       p.message = fmt::format("the declared type of '{}' conflicts with the type inferred from node '{}' ({}): {}",
                               name, n.name, n.opType, firstLine(e.what()));
@@ -339,7 +341,7 @@ private:
       if (np.output(static_cast<int>(i)).empty())
         continue;
       typeToProto(ctx.outputs[i], tp);
-      mergeOutput(n, np.output(static_cast<int>(i)), tp);
+      mergeOutput(n, np.output(static_cast<int>(i)), tp, /*fromOnnx=*/false);
     }
     return true;
   }
@@ -371,10 +373,8 @@ private:
         for (int i = 0; i < np->output_size(); ++i)
           if (!np->output(i).empty())
             mergeOutput(n, np->output(i), *ctx.getOutputType(static_cast<size_t>(i)));
-        if (schema && fn == functions_.end()) {
-          onnx::shape_inference::DataPropagationContextImpl dctx(*np, types_, data_, generated_);
-          schema->GetDataPropagationFunction()(dctx);
-        }
+        if (schema && fn == functions_.end())
+          propagateData(*np, *schema);
       } catch (const std::exception &e) {
         // Newer-opset nodes may trip the older library; our own rules decide.
         if (!runFallback(n, *np) && !newerThanLibrary) {
@@ -392,6 +392,17 @@ private:
     refineLoop(n, *np);
     refine(n, *np);
     fold(n, *np);
+  }
+
+  // Data propagation is best effort: ONNX 1.12's propagators reject some
+  // valid inputs (e.g. Concat of an empty shape vector), which must not make
+  // a valid model look invalid.
+  void propagateData(onnx::NodeProto &np, const onnx::OpSchema &schema) {
+    try {
+      onnx::shape_inference::DataPropagationContextImpl dctx(np, types_, data_, generated_);
+      schema.GetDataPropagationFunction()(dctx);
+    } catch (const std::exception &) {
+    }
   }
 
   void writeBack(Graph &g) {

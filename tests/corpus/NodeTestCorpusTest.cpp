@@ -179,6 +179,41 @@ void report(const std::string &label, const Tally &t, double minRate) {
 
 }  // namespace
 
+// Every corpus model is a valid ONNX model: linting it as shipped (declared
+// types kept) must not raise GL001, and nothing may be fatal.
+void expectNoFalseInvalid(const std::string &nodeDir) {
+  std::error_code ec;
+  unsigned models = 0, invalid = 0;
+  std::string first;
+  for (llvm::sys::fs::directory_iterator it(nodeDir, ec), end; it != end && !ec; it.increment(ec)) {
+    std::string path = it->path() + "/model.onnx";
+    if (!llvm::sys::fs::exists(path))
+      continue;
+    ++models;
+    FileReport r = lintFile(path, {});
+    EXPECT_FALSE(r.fatal) << path << ": " << r.fatalMessage;
+    for (const Diagnostic *d : withCode(r, "GL001")) {
+      ++invalid;
+      if (first.empty())
+        first = path + ": " + d->message;
+    }
+  }
+  std::cout << fmt::format("[{}] {} models linted, {} GL001 findings\n", nodeDir, models, invalid);
+  EXPECT_GT(models, 500u);
+  EXPECT_EQ(invalid, 0u) << first;
+}
+
+TEST(CorpusNodeTests, ValidModelsRaiseNoInvalidModel) {
+  std::string dir = GRAPHLINT_NODE_TESTS_DIR;
+  if (!llvm::sys::fs::exists(dir + "/node"))
+    GTEST_SKIP() << "node tests not generated (run ctest, whose fixture generates them with /usr/bin/python3)";
+  expectNoFalseInvalid(dir + "/node");
+  if (sharedAvailable())
+    expectNoFalseInvalid(sharedPath("corpus/onnx-backend/node"));
+  else
+    std::cout << "../shared/corpus absent: shared models skipped\n";
+}
+
 TEST(CorpusNodeTests, GeneratedFromInstalledOnnx) {
   std::string dir = GRAPHLINT_NODE_TESTS_DIR;
   if (!llvm::sys::fs::exists(dir + "/node_io_truth.jsonl"))
