@@ -50,6 +50,8 @@ private:
         tainted.insert(out);
         if (!inputsResolved || !n->op->known)
           continue;  // inherited, or GL002 already explains an opaque op
+        if (out->uses.empty() && !out->isGraphOutput())
+          continue;  // nothing reads it (e.g. an unused Dropout mask)
         unsigned downstream = countDownstream(*out);
         std::string missing = out->type.dtype == DType::Undefined && !out->type.shape.rankKnown ? "dtype and rank"
                               : out->type.dtype == DType::Undefined                             ? "dtype"
