@@ -1,0 +1,263 @@
+// The IR's building blocks as a rule author sees them: dtype names and widths
+// (float8, int4, int2 included), dims and shapes as printed in messages,
+// element counts that must not overflow, and the verifier on hand-built graphs.
+#include "TestSupport.h"
+
+#include "graphlint/ir/DType.h"
+#include "graphlint/ir/OpRegistry.h"
+#include "graphlint/ir/Type.h"
+#include "graphlint/ir/Verifier.h"
+
+#include <gtest/gtest.h>
+
+#include <climits>
+
+using namespace graphlint;
+
+namespace {
+
+TEST(DType, OnnxNamesMatchTensorProtoCodes) {
+  struct Case { int code; const char *name; const char *shortName; unsigned bits; };
+  const Case cases[] = {
+      {1, "FLOAT", "f32", 32},           {7, "INT64", "i64", 64},
+      {9, "BOOL", "bool", 8},            {10, "FLOAT16", "f16", 16},
+      {11, "DOUBLE", "f64", 64},         {15, "COMPLEX128", "c128", 128},
+      {16, "BFLOAT16", "bf16", 16},      {17, "FLOAT8E4M3FN", "f8e4m3fn", 8},
+      {18, "FLOAT8E4M3FNUZ", "f8e4m3fnuz", 8},
+      {19, "FLOAT8E5M2", "f8e5m2", 8},   {20, "FLOAT8E5M2FNUZ", "f8e5m2fnuz", 8},
+      {21, "UINT4", "u4", 4},            {22, "INT4", "i4", 4},
+      {23, "FLOAT4E2M1", "f4e2m1", 4},   {24, "FLOAT8E8M0", "f8e8m0", 8},
+      {25, "UINT2", "u2", 2},            {26, "INT2", "i2", 2},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.name);
+    auto dt = dtypeFromCode(c.code);
+    ASSERT_TRUE(dt);
+    EXPECT_EQ(dtypeName(*dt), c.name);
+    EXPECT_EQ(dtypeShortName(*dt), c.shortName);
+    EXPECT_EQ(dtypeBits(*dt), c.bits);
+    EXPECT_EQ(dtypeFromName(c.name), dt);
+    EXPECT_EQ(dtypeFromName(c.shortName), dt);
+  }
+}
+
+TEST(DType, StringAndUndefinedHaveNoWidthAndUnknownCodesAreRejected) {
+  EXPECT_EQ(dtypeBits(DType::String), 0u);
+  EXPECT_EQ(dtypeBits(DType::Undefined), 0u);
+  EXPECT_FALSE(dtypeFromCode(-1));
+  EXPECT_FALSE(dtypeFromCode(27));
+  EXPECT_FALSE(dtypeFromCode(1000));
+  EXPECT_FALSE(dtypeFromName("FLOAT128"));
+}
+
+TEST(DType, Classification) {
+  EXPECT_TRUE(isFloating(DType::Float8E4M3FN));
+  EXPECT_TRUE(isFloating(DType::BFloat16));
+  EXPECT_TRUE(isFloating(DType::Float4E2M1));
+  EXPECT_FALSE(isFloating(DType::Int4));
+  EXPECT_TRUE(isInteger(DType::Int4));
+  EXPECT_TRUE(isInteger(DType::UInt2));
+  EXPECT_FALSE(isInteger(DType::Bool));
+  EXPECT_FALSE(isInteger(DType::Float));
+}
+
+TEST(DType, SubByteTypesArePackedAndRoundedUp) {
+  EXPECT_EQ(bytesFor(DType::Int4, 3), 2u);    // 12 bits -> 2 bytes
+  EXPECT_EQ(bytesFor(DType::Int4, 4), 2u);
+  EXPECT_EQ(bytesFor(DType::UInt2, 5), 2u);   // 10 bits -> 2 bytes
+  EXPECT_EQ(bytesFor(DType::Int2, 4), 1u);
+  EXPECT_EQ(bytesFor(DType::Float8E5M2, 10), 10u);
+  EXPECT_EQ(bytesFor(DType::Float, 0), 0u);
+  EXPECT_FALSE(bytesFor(DType::String, 4));
+  EXPECT_FALSE(bytesFor(DType::Float, -1));
+  EXPECT_EQ(bytesFor(DType::Complex128, INT64_MAX), std::nullopt) << "overflows 64-bit bytes";
+}
+
+TEST(Shape, PrintsStaticSymbolicAndUnknownDims) {
+  Shape s;
+  s.rankKnown = true;
+  s.dims = {Dim::fixed(2), Dim::named("batch"), Dim::unknown(), Dim::fixed(0)};
+  EXPECT_EQ(s.str(), "[2,batch,?,0]");
+  EXPECT_EQ(Shape::unranked().str(), "?");
+  Shape scalar;
+  scalar.rankKnown = true;
+  EXPECT_EQ(scalar.str(), "[]");
+  EXPECT_EQ(scalar.numElements(), 1);
+  EXPECT_EQ(Type::tensor(DType::Float, Shape::of({1, 1000})).str(), "f32[1,1000]");
+  EXPECT_EQ(Type::tensor(DType::BFloat16, s).str(), "bf16[2,batch,?,0]");
+  EXPECT_EQ(Type().str(), "?");
+}
+
+TEST(Shape, DimEquality) {
+  EXPECT_EQ(Dim::fixed(3), Dim::fixed(3));
+  EXPECT_NE(Dim::fixed(3), Dim::fixed(4));
+  EXPECT_EQ(Dim::named("N"), Dim::named("N"));
+  EXPECT_NE(Dim::named("N"), Dim::named("M"));
+  EXPECT_NE(Dim::named("N"), Dim::unknown());
+  EXPECT_NE(Dim::fixed(0), Dim::named(""));
+}
+
+TEST(Shape, NumElementsIsNulloptOnOverflowSymbolsAndNegatives) {
+  EXPECT_EQ(Shape::of({2, 3, 4}).numElements(), 24);
+  EXPECT_EQ(Shape::of({0, INT64_MAX}).numElements(), 0);
+  EXPECT_EQ(Shape::of({INT64_MAX, 1}).numElements(), INT64_MAX);
+  EXPECT_FALSE(Shape::of({INT64_MAX, 2}).numElements());
+  EXPECT_FALSE(Shape::of({1LL << 32, 1LL << 32}).numElements());
+  EXPECT_FALSE(Shape::of({-1, 4}).numElements());
+  Shape sym = Shape::of({4});
+  sym.dims.push_back(Dim::named("batch"));
+  EXPECT_FALSE(sym.numElements());
+  EXPECT_FALSE(Shape::unranked().numElements());
+  EXPECT_FALSE(Type::tensor(DType::Float, Shape::of({1LL << 62, 2})).byteSize());
+  EXPECT_EQ(Type::tensor(DType::Float16, Shape::of({3, 5})).byteSize(), 30u);
+}
+
+// ---- Verifier on hand-built IR -------------------------------------------
+
+struct Builder {
+  Graph g;
+  Node *node(const std::string &name, const std::string &op, std::vector<Value *> ins, std::vector<std::string> outs) {
+    Node *n = g.createNode();
+    n->name = name;
+    n->opType = op;
+    n->graph = &g;
+    n->op = OpRegistry::instance().lookup("", op, 17);
+    for (Value *v : ins) {
+      v->uses.push_back({n, static_cast<unsigned>(n->inputs.size())});
+      n->inputs.push_back(v);
+    }
+    for (const std::string &o : outs) {
+      Value *v = g.createValue(o, Value::Kind::NodeOutput);
+      v->producer = n;
+      v->resultIndex = static_cast<unsigned>(n->outputs.size());
+      n->outputs.push_back(v);
+    }
+    g.renumber();
+    return n;
+  }
+  Value *input(const std::string &name) {
+    Value *v = g.createValue(name, Value::Kind::GraphInput);
+    v->type = Type::tensor(DType::Float, Shape::of({4}));
+    g.inputs.push_back(v);
+    return v;
+  }
+};
+
+std::vector<std::string> messages(const std::vector<VerifierIssue> &issues) {
+  std::vector<std::string> out;
+  for (const auto &i : issues)
+    out.push_back(i.message);
+  return out;
+}
+
+TEST(Verifier, CleanGraphHasNoIssues) {
+  Builder b;
+  Value *x = b.input("x");
+  Node *r = b.node("relu", "Relu", {x}, {"y"});
+  b.g.outputs.push_back(r->outputs[0]);
+  EXPECT_TRUE(verifyGraph(b.g).empty()) << ::testing::PrintToString(messages(verifyGraph(b.g)));
+}
+
+TEST(Verifier, DanglingInputNamesTheValueAndNode) {
+  Builder b;
+  Value *x = b.input("x");
+  Value *ghost = b.g.createValue("ghost", Value::Kind::Missing);
+  Node *add = b.node("add0", "Add", {x, ghost}, {"y"});
+  b.g.outputs.push_back(add->outputs[0]);
+  auto issues = verifyGraph(b.g);
+  ASSERT_EQ(issues.size(), 1u) << ::testing::PrintToString(messages(issues));
+  EXPECT_EQ(issues[0].node, add);
+  EXPECT_EQ(issues[0].message, "input 1 'ghost' of node 'add0' (Add) is not produced by any node, graph input or "
+                               "initializer in scope (dangling input)");
+}
+
+TEST(Verifier, DuplicateDefinitionNamesBothDefiners) {
+  Builder b;
+  Value *x = b.input("x");
+  b.node("a", "Relu", {x}, {"y"});
+  Node *second = b.node("b", "Sigmoid", {x}, {"y"});
+  auto issues = verifyGraph(b.g);
+  ASSERT_EQ(issues.size(), 1u) << ::testing::PrintToString(messages(issues));
+  EXPECT_EQ(issues[0].node, second);
+  EXPECT_EQ(issues[0].message,
+            "'y' is defined twice, by node 'a' (Relu) and by node 'b' (Sigmoid) (graphs must be in SSA form)");
+}
+
+TEST(Verifier, OutputShadowingAGraphInputIsADuplicate) {
+  Builder b;
+  Value *x = b.input("x");
+  b.node("n", "Relu", {x}, {"x"});
+  auto msgs = messages(verifyGraph(b.g));
+  ASSERT_EQ(msgs.size(), 1u);
+  EXPECT_NE(msgs[0].find("'x' is defined twice, by a graph input and by node 'n' (Relu)"), std::string::npos)
+      << msgs[0];
+}
+
+TEST(Verifier, CycleIsReportedOnceWithItsNodes) {
+  Builder b;
+  Value *x = b.input("x");
+  // a = Add(x, c); c = Relu(a): a two-node cycle.
+  Node *add = b.node("add", "Add", {x}, {"a"});
+  Node *relu = b.node("relu", "Relu", {add->outputs[0]}, {"c"});
+  add->inputs.push_back(relu->outputs[0]);
+  relu->outputs[0]->uses.push_back({add, 1});
+  auto issues = verifyGraph(b.g);
+  ASSERT_EQ(issues.size(), 1u) << ::testing::PrintToString(messages(issues));
+  EXPECT_EQ(issues[0].node, add);
+  EXPECT_EQ(issues[0].message, "the graph has a cycle through 2 node(s): 'add' (Add), 'relu' (Relu)");
+}
+
+TEST(Verifier, EachCycleIsReportedWithOnlyItsMembers) {
+  Builder b;
+  Value *x = b.input("x");
+  // A self-loop, a clean node, and a three-node cycle feeding a consumer.
+  Node *self = b.node("self", "Relu", {x}, {"s"});
+  self->inputs[0] = self->outputs[0];
+  self->outputs[0]->uses.push_back({self, 0});
+  Node *ok = b.node("ok", "Relu", {x}, {"k"});
+  Node *p = b.node("p", "Add", {ok->outputs[0]}, {"pa"});
+  Node *q = b.node("q", "Relu", {p->outputs[0]}, {"qa"});
+  Node *r = b.node("r", "Tanh", {q->outputs[0]}, {"ra"});
+  p->inputs.push_back(r->outputs[0]);
+  r->outputs[0]->uses.push_back({p, 1});
+  b.node("after", "Sigmoid", {r->outputs[0]}, {"out"});
+  auto msgs = messages(verifyGraph(b.g));
+  EXPECT_EQ(msgs, (std::vector<std::string>{"the graph has a cycle through 1 node(s): 'self' (Relu)",
+                                            "the graph has a cycle through 3 node(s): 'p' (Add), 'q' (Relu), "
+                                            "'r' (Tanh)"}));
+}
+
+TEST(Verifier, MissingGraphOutput) {
+  Builder b;
+  b.input("x");
+  b.g.outputs.push_back(b.g.createValue("nowhere", Value::Kind::Missing));
+  auto msgs = messages(verifyGraph(b.g));
+  ASSERT_EQ(msgs.size(), 1u);
+  EXPECT_EQ(msgs[0], "graph output 'nowhere' is not produced by any node, input or initializer");
+}
+
+TEST(Verifier, UnnamedNodesAreDescribedByIndex) {
+  Builder b;
+  Value *x = b.input("x");
+  Node *n = b.node("", "Relu", {x}, {"y"});
+  EXPECT_EQ(describeNode(*n), "#1 (Relu)") << "1-based, as the reporters number nodes";
+  n->name = "r";
+  EXPECT_EQ(describeNode(*n), "'r' (Relu)");
+}
+
+TEST(Verifier, ChecksNestedGraphsToo) {
+  auto m = test::importText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (bool c, float[4] x) => (float[4] y) {
+      y = If(c) <
+        then_branch = t () => (float[4] o) { o = Relu(nowhere) },
+        else_branch = e () => (float[4] o2) { o2 = Relu(x) }>
+    })");
+  ASSERT_TRUE(m);
+  auto issues = verifyGraph(*m->graph);
+  ASSERT_EQ(issues.size(), 1u) << ::testing::PrintToString(messages(issues));
+  EXPECT_NE(issues[0].message.find("'nowhere'"), std::string::npos);
+  EXPECT_EQ(issues[0].graph->path(), "main/#0:then_branch");
+}
+
+}  // namespace

@@ -1,0 +1,159 @@
+// The user's own source line and module path, recovered from what exporters
+// record on ONNX nodes: Python tracebacks, TorchScript ranges, scoped node
+// names and torch.onnx's metadata_props (NodeProto field 9, newer than the
+// installed ONNX, so these tests write it as a raw unknown field).
+#include "TestSupport.h"
+
+#include "ir/onnx/SourceInfo.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <google/protobuf/unknown_field_set.h>
+
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <sstream>
+
+using namespace graphlint;
+using namespace graphlint::test;
+
+namespace {
+
+TEST(SourceInfo, PythonTracebackFrame) {
+  SourceLoc l = onnxio::parseStackTrace(R"(File "m.py", line 3, in f)");
+  EXPECT_EQ(l.file, "m.py");
+  EXPECT_EQ(l.line, 3u);
+  EXPECT_EQ(l.function, "f");
+  EXPECT_TRUE(l.valid());
+}
+
+TEST(SourceInfo, TorchScriptRange) {
+  SourceLoc l = onnxio::parseStackTrace("m.py(3): f");
+  EXPECT_EQ(l.file, "m.py");
+  EXPECT_EQ(l.line, 3u);
+  EXPECT_EQ(l.function, "f");
+}
+
+TEST(SourceInfo, InnermostUserFrameWinsOverTorchInternals) {
+  const char *trace = R"(Traceback (most recent call last):
+  File "/home/u/train.py", line 40, in main
+    y = model(x)
+  File "/home/u/model.py", line 12, in forward
+    return self.act(self.fc(x))
+  File "/usr/lib/python3/site-packages/torch/nn/modules/linear.py", line 114, in forward
+    return F.linear(input, self.weight, self.bias)
+)";
+  SourceLoc l = onnxio::parseStackTrace(trace);
+  EXPECT_EQ(l.file, "/home/u/model.py");
+  EXPECT_EQ(l.line, 12u);
+  EXPECT_EQ(l.function, "forward");
+}
+
+TEST(SourceInfo, NoFrameGivesAnInvalidLocation) {
+  EXPECT_FALSE(onnxio::parseStackTrace("").valid());
+  EXPECT_FALSE(onnxio::parseStackTrace("just a doc string (not a trace): hello").valid());
+  EXPECT_FALSE(onnxio::parseStackTrace(R"(File "m.py", line x, in f)").valid());
+  EXPECT_FALSE(onnxio::parseStackTrace("notpython.cpp(3): f").valid());
+}
+
+TEST(SourceInfo, ModulePathFromScopedNodeName) {
+  EXPECT_EQ(onnxio::modulePathFromScopedName("/layer1/layer1.0/conv1/Conv"), "layer1.0.conv1");
+  EXPECT_EQ(onnxio::modulePathFromScopedName("/fc/Gemm"), "fc");
+  EXPECT_EQ(onnxio::modulePathFromScopedName("/Relu"), "");
+  EXPECT_EQ(onnxio::modulePathFromScopedName("Conv_12"), "");
+  EXPECT_EQ(onnxio::modulePathFromScopedName(""), "");
+}
+
+TEST(SourceInfo, RealExportCarriesModulePaths) {
+  auto m = importModelFile(sourcePath("models/resnet18.onnx"), {});
+  ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
+  bool found = false;
+  for (const auto &n : (*m)->graph->nodes())
+    if (n->name == "/layer1/layer1.0/conv1/Conv") {
+      EXPECT_EQ(n->modulePath, "layer1.0.conv1");
+      found = true;
+    }
+  EXPECT_TRUE(found);
+}
+
+// Appends metadata_props entries (field 9 of NodeProto in ONNX >= 1.16) to a
+// node as unknown fields, so the bytes look like a newer exporter's.
+std::string withNodeMetadata(const std::string &modelBytes, int nodeIndex,
+                             const std::vector<std::pair<std::string, std::string>> &props) {
+  onnx::ModelProto m;
+  EXPECT_TRUE(m.ParseFromString(modelBytes));
+  onnx::NodeProto *n = m.mutable_graph()->mutable_node(nodeIndex);
+  auto *unknown = n->GetReflection()->MutableUnknownFields(n);
+  for (const auto &[k, v] : props) {
+    onnx::StringStringEntryProto kv;
+    kv.set_key(k);
+    kv.set_value(v);
+    unknown->AddLengthDelimited(9, kv.SerializeAsString());
+  }
+  return m.SerializeAsString();
+}
+
+const char *kCustomOpModel = R"(
+  <ir_version: 8, opset_import: ["" : 17, "com.acme" : 1]>
+  g (float[N, 16] x) => (float[N, 16] y) {
+    h = Relu(x)
+    y = com.acme.FancyNorm(h)
+  })";
+
+TEST(SourceInfo, NodeMetadataStackTraceGivesSourceLoc) {
+  std::string bytes = withNodeMetadata(onnxFromText(kCustomOpModel), 1,
+                                       {{"pkg.torch.onnx.name_scopes", "['', 'encoder', 'encoder.norm']"},
+                                        {"pkg.torch.onnx.stack_trace",
+                                         "File \"model.py\", line 27, in forward\n    y = self.norm(h)"}});
+  std::string dir = tempDir();
+  auto m = importOnnxBytes(bytes, dir + "/model.onnx", {});
+  ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
+  const Node &n = *(*m)->graph->nodes()[1];
+  ASSERT_EQ(n.opType, "FancyNorm");
+  EXPECT_EQ(n.metadata.size(), 2u);
+  EXPECT_EQ(n.loc.file, "model.py");
+  EXPECT_EQ(n.loc.line, 27u);
+  EXPECT_EQ(n.loc.function, "forward");
+  EXPECT_EQ(n.modulePath, "encoder.norm");
+  // Nodes without metadata keep an invalid location.
+  EXPECT_FALSE((*m)->graph->nodes()[0]->loc.valid());
+}
+
+TEST(SourceInfo, DocStringTraceIsTheFallback) {
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(onnxFromText(kCustomOpModel)));
+  m.mutable_graph()->mutable_node(1)->set_doc_string("/src/net.py(88): forward\n");
+  auto im = importOnnxBytes(m.SerializeAsString(), tempDir() + "/model.onnx", {});
+  ASSERT_TRUE(bool(im)) << llvm::toString(im.takeError());
+  const Node &n = *(*im)->graph->nodes()[1];
+  EXPECT_EQ(n.loc.file, "/src/net.py");
+  EXPECT_EQ(n.loc.line, 88u);
+}
+
+TEST(SourceInfo, GccFormatPointsAtTheUsersLine) {
+  std::string bytes = withNodeMetadata(onnxFromText(kCustomOpModel), 1,
+                                       {{"pkg.torch.onnx.stack_trace", "File \"model.py\", line 27, in forward"}});
+  std::string path = tempDir() + "/exported.onnx";
+  writeFile(path, bytes);
+  CliResult r = runCli({"--format", "gcc", path});
+  EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+  // The GL002 finding on FancyNorm lands on the user's source line and still
+  // names the node and the model file.
+  std::regex line(R"(^model\.py:27:1: warning: operator 'FancyNorm' .* \(node '.*' in .*exported\.onnx\) \[GL002 unknown-operator\]$)");
+  bool matched = false;
+  std::istringstream in(r.out);
+  for (std::string l; std::getline(in, l);)
+    matched |= std::regex_match(l, line);
+  EXPECT_TRUE(matched) << r.out;
+
+  // The text format shows the source line under the node.
+  CliResult t = runCli({"--no-color", path});
+  EXPECT_NE(t.out.find("--> model.py:27 in forward"), std::string::npos) << t.out;
+  // JSON carries it as structured data.
+  CliResult j = runCli({"--format", "json", path});
+  EXPECT_NE(j.out.find(R"("file": "model.py")"), std::string::npos) << j.out;
+  EXPECT_NE(j.out.find(R"("line": 27)"), std::string::npos) << j.out;
+}
+
+}  // namespace
