@@ -115,8 +115,11 @@ unsigned Graph::depth() const {
 std::string Graph::path() const {
   if (!parentGraph)
     return "main";
-  std::string owner = parentNode ? (parentNode->name.empty() ? fmt::format("#{}", parentNode->index) : parentNode->name) : "?";
-  return fmt::format("{}/{}:{}", parentGraph->path(), owner, name);
+  // 1-based "#N" for unnamed owners, as reporters number nodes; exporter
+  // names such as "/If" already start with the separator.
+  std::string owner = parentNode ? (parentNode->name.empty() ? fmt::format("#{}", parentNode->index + 1) : parentNode->name) : "?";
+  llvm::StringRef o(owner);
+  return fmt::format("{}/{}:{}", parentGraph->path(), o.startswith("/") ? o.drop_front().str() : owner, name);
 }
 
 void Graph::renumber() {

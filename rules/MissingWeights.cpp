@@ -18,7 +18,8 @@ public:
       if (p.kind != ImportProblem::Kind::MissingWeights)
         continue;
       Diagnostic &d = sink.reportFile(p.message);
-      d.notes.push_back({"copy the weight file next to the model, or ignore GL004 when linting a weightless export",
+      d.notes.push_back({"place the complete weight file next to the model; weightless exports (like graphlint's "
+                         "bundled models) report this by design",
                          std::nullopt});
     }
   }

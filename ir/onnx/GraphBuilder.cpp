@@ -3,6 +3,7 @@
 #include "ProtoConvert.h"
 #include "SourceInfo.h"
 #include "graphlint/ir/OpRegistry.h"
+#include "graphlint/ir/Verifier.h"
 
 #include <fmt/format.h>
 
@@ -32,10 +33,6 @@ const onnx::GraphProto *GraphBuilder::protoOf(const Graph *g) const {
   return it == graphProtos_.end() ? nullptr : it->second;
 }
 
-static std::string nodeLabel(const Node &n) {
-  // 1-based, as the reporters number nodes.
-  return n.name.empty() ? fmt::format("#{} ({})", n.index + 1, n.opType) : fmt::format("'{}' ({})", n.name, n.opType);
-}
 
 Value *GraphBuilder::resolve(Graph &g, const std::string &name, Node &user, unsigned operand) {
   if (Value *v = g.findLocal(name))
@@ -184,7 +181,7 @@ std::unique_ptr<Graph> GraphBuilder::build(const onnx::GraphProto &gp, Graph *pa
           if (!tooDeepReported)
             problem(*g, n, fmt::format("subgraphs are nested deeper than {} levels; the bodies of node {} are not "
                                        "analysed",
-                                       kMaxGraphDepth, nodeLabel(*n)));
+                                       kMaxGraphDepth, describeNode(*n)));
           tooDeepReported = true;
           return;
         }
@@ -288,9 +285,14 @@ void GraphBuilder::sortTopologically(Graph &g) {
     for (size_t k = 0; k < n; ++k)
       if (sorted[k] != k) {
         const Node *late = nodes[sorted[k]].get();
-        problem(g, late, fmt::format("nodes are not in topological order: node {} must run before node {} that "
-                                     "comes earlier in the file (ONNX requires sorted nodes)",
-                                     nodeLabel(*late), nodeLabel(*nodes[k])));
+        // Indices are still file positions here; name them as such, since
+        // the diagnostic's location uses the sorted order.
+        problem(g, late, fmt::format("nodes are not in topological order: {} (file position {}) must run before "
+                                     "{} (file position {}); ONNX requires sorted nodes",
+                                     late->qualifiedOp() + (late->name.empty() ? "" : " '" + late->name + "'"),
+                                     late->index + 1,
+                                     nodes[k]->qualifiedOp() + (nodes[k]->name.empty() ? "" : " '" + nodes[k]->name + "'"),
+                                     k + 1));
         break;
       }
   }

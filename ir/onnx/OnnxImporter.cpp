@@ -30,13 +30,20 @@ std::string firstLine(const std::string &s) {
   return nl == std::string::npos ? s : s.substr(0, nl);
 }
 
+// True for tensors whose bytes are not inline: payloads we skipped, and
+// external data (the ONNX checker would stat its path, which we validate
+// ourselves without following hostile paths).
+bool withoutInlineData(const onnx::TensorProto &t) {
+  return onnxio::payloadRef(t).stripped || t.data_location() == onnx::TensorProto::EXTERNAL;
+}
+
 bool hasStrippedTensor(const onnx::GraphProto &g);
 bool hasStrippedTensor(const onnx::NodeProto &n) {
   for (const auto &a : n.attribute()) {
-    if (a.has_t() && onnxio::payloadRef(a.t()).stripped)
+    if (a.has_t() && withoutInlineData(a.t()))
       return true;
     for (const auto &t : a.tensors())
-      if (onnxio::payloadRef(t).stripped)
+      if (withoutInlineData(t))
         return true;
     if (a.has_g() && hasStrippedTensor(a.g()))
       return true;
@@ -48,7 +55,7 @@ bool hasStrippedTensor(const onnx::NodeProto &n) {
 }
 bool hasStrippedTensor(const onnx::GraphProto &g) {
   for (const auto &t : g.initializer())
-    if (onnxio::payloadRef(t).stripped)
+    if (withoutInlineData(t))
       return true;
   for (const auto &n : g.node())
     if (hasStrippedTensor(n))
@@ -123,11 +130,8 @@ private:
       problem("the model has no ir_version");
     else if (proto_.ir_version() < 3 && proto_.opset_import_size() > 0)
       problem(fmt::format("ir_version {} predates opset imports", proto_.ir_version()));
-    bool hasDefault = false;
     for (const auto &imp : proto_.opset_import()) {
       std::string d = isDefaultDomain(imp.domain()) ? std::string() : imp.domain();
-      if (d.empty())
-        hasDefault = true;
       if (imp.version() < 1 || imp.version() > 1000)
         problem(fmt::format("opset import '{}' has an invalid version {}", d.empty() ? "ai.onnx" : d, imp.version()));
       m.opsets.push_back({d, imp.version()});
@@ -135,12 +139,17 @@ private:
     if (proto_.opset_import_size() == 0) {
       problem("the model imports no opset (opset_import is empty); assuming ai.onnx version 1");
       m.opsets.push_back({"", 1});
-    } else if (!hasDefault) {
-      bool usesDefault = false;
-      for (const auto &n : proto_.graph().node())
-        usesDefault |= isDefaultDomain(n.domain());
-      if (usesDefault)
-        problem("nodes use the ai.onnx domain but the model does not import it");
+    } else {
+      // Every domain a node uses must be imported (ONNX checker rule).
+      std::set<std::string> imported, reported;
+      for (const auto &o : m.opsets)
+        imported.insert(o.domain);
+      for (const auto &n : proto_.graph().node()) {
+        std::string d = isDefaultDomain(n.domain()) ? std::string() : n.domain();
+        if (!imported.count(d) && reported.insert(d).second)
+          problem(fmt::format("nodes use the domain '{}' (first: {} '{}') but the model does not import it",
+                              d.empty() ? "ai.onnx" : d, n.op_type(), n.name()));
+      }
     }
   }
 
@@ -283,7 +292,9 @@ private:
           continue;
         }
         if (t.storage == TensorLiteral::Storage::Empty && *numel > 0) {
-          problem(fmt::format("initializer '{}' ({}) has no data", t.name, t.byteSize), none, &g);
+          problem(fmt::format("initializer '{}' ({}[{}], {} bytes) has no data", t.name, dtypeName(t.dtype), dimsStr(t),
+                              t.byteSize),
+                  none, &g);
           continue;
         }
         // raw_data must hold exactly dims x width bytes (sub-byte types packed).
@@ -294,8 +305,32 @@ private:
                   none, &g);
       }
     });
+    // Tensors inside attributes (Constant values) may name external data too:
+    // the same path rules apply, and nothing is ever opened.
+    forEachGraph(*model_->graph, [&](const Graph &g) {
+      for (const auto &n : g.nodes())
+        for (const Attribute &a : n->attributes)
+          for (const TensorLiteral &t : a.tensors) {
+            if (t.storage != TensorLiteral::Storage::External)
+              continue;
+            std::string why;
+            auto full = resolveExternal(t.externalPath, why);
+            if (!full) {
+              problem(fmt::format("attribute '{}' of node {} {}", a.name, describeNode(*n), why), n.get());
+              continue;
+            }
+            uint64_t size = 0;
+            if (llvm::sys::fs::file_size(*full, size)) {
+              Missing &ms = missing[t.externalPath];
+              ++ms.count;
+              ms.bytes += t.byteSize;
+              if (ms.first.empty())
+                ms.first = n->name + "." + a.name;
+            }
+          }
+    });
     for (const auto &[file, ms] : missing)
-      problem(fmt::format("{} initializer(s) ({} bytes, first '{}') are stored in external file '{}', which does not "
+      problem(fmt::format("{} tensor(s) ({} bytes, first '{}') are stored in external file '{}', which does not "
                           "exist next to the model; linting continues on shapes",
                           ms.count, ms.bytes, ms.first, file),
               nullptr, nullptr, ImportProblem::Kind::MissingWeights);

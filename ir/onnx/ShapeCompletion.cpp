@@ -4,6 +4,7 @@
 #include "FallbackInference.h"
 #include "ProtoConvert.h"
 #include "graphlint/ir/OpRegistry.h"
+#include "graphlint/ir/Verifier.h"
 
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
@@ -323,8 +324,8 @@ private:
       if (!fromOnnx)
         return;  // our own rules may be wrong; the declaration stands
       ImportProblem p;
-      p.message = fmt::format("the declared type of '{}' conflicts with the type inferred from node '{}' ({}): {}",
-                              name, n.name, n.opType, firstLine(e.what()));
+      p.message = fmt::format("the declared type of '{}' conflicts with the type inferred from node {}: {}", name,
+                              describeNode(n), firstLine(e.what()));
       p.graph = n.graph;
       p.node = &n;
       model_.problems.push_back(std::move(p));
@@ -376,10 +377,15 @@ private:
         if (schema && fn == functions_.end())
           propagateData(*np, *schema);
       } catch (const std::exception &e) {
-        // Newer-opset nodes may trip the older library; our own rules decide.
-        if (!runFallback(n, *np) && !newerThanLibrary) {
+        // Newer-opset nodes may trip the older library, and an input whose
+        // type is unknown (fed by an opaque op) is not the node's fault:
+        // GL002/GL003 explain those. Otherwise the node is inconsistent.
+        bool inputsTyped = true;
+        for (const std::string &in : np->input())
+          inputsTyped &= in.empty() || currentType(in).kind != TypeKind::Unknown;
+        if (!runFallback(n, *np) && !newerThanLibrary && inputsTyped) {
           ImportProblem p;
-          p.message = fmt::format("shape inference failed for node '{}' ({}): {}", n.name, n.opType, firstLine(e.what()));
+          p.message = fmt::format("shape inference failed for node {}: {}", describeNode(n), firstLine(e.what()));
           p.graph = n.graph;
           p.node = &n;
           model_.problems.push_back(std::move(p));

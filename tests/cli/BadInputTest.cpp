@@ -496,7 +496,7 @@ TEST(ExternalData, MissingFileIsGL004AndExitsZero) {
   EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
   auto hits = linesWith(r.out, "warning[GL004]");
   ASSERT_EQ(hits.size(), 1u) << r.out;
-  EXPECT_EQ(hits[0], c.model + ": warning[GL004] 1 initializer(s) (8 bytes, first 'w') are stored in external file "
+  EXPECT_EQ(hits[0], c.model + ": warning[GL004] 1 tensor(s) (8 bytes, first 'w') are stored in external file "
                                "'m.weights', which does not exist next to the model; linting continues on shapes "
                                "(missing-weights)");
   EXPECT_TRUE(linesWith(r.out, "[GL001]").empty()) << r.out;

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <onnx/onnx_pb.h>
+
 using namespace graphlint;
 using namespace graphlint::test;
 
@@ -29,7 +31,7 @@ TEST(Importer, TextualModelImportsWithShapes) {
 // not a schema violation of its consumer. Disabled until shape completion
 // (ir/onnx/ShapeCompletion.cpp) stops turning "input has no type" inference
 // errors downstream of opaque ops into GL001.
-TEST(Importer, DISABLED_ConsumerOfCustomOpIsNotInvalid) {
+TEST(Importer, ConsumerOfCustomOpIsNotInvalid) {
   FileReport r = lintText(R"(
     <ir_version: 8, opset_import: ["" : 17, "com.acme" : 1]>
     g (float[N, 16] x) => (float[N, 16] y) {
@@ -59,4 +61,40 @@ TEST(Importer, InitializersAreDescribedWithoutTheirBytes) {
   EXPECT_EQ(external, 27u);
   EXPECT_EQ(inlineCount, 15u);
   EXPECT_EQ(bytes, 46738848u);
+}
+
+TEST(Importer, UsedButNotImportedDomainIsInvalid) {
+  auto r = lintText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2] x) => (float[2] y) {
+      y = com.example.Fancy(x)
+    })");
+  auto gl001 = withCode(r, "GL001");
+  ASSERT_EQ(gl001.size(), 1u);
+  EXPECT_NE(gl001[0]->message.find("domain 'com.example'"), std::string::npos) << gl001[0]->message;
+}
+
+TEST(Importer, ConstantWithHostileExternalDataIsRefused) {
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(onnxFromText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[4] x) => (float[4] y) {
+      c = Constant <value = float[4] {1, 2, 3, 4}> ()
+      y = Add(x, c)
+    })")));
+  onnx::TensorProto *t = m.mutable_graph()->mutable_node(0)->mutable_attribute(0)->mutable_t();
+  t->clear_float_data();
+  t->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto *loc = t->add_external_data();
+  loc->set_key("location");
+  loc->set_value("/etc/passwd");
+  std::string bytes;
+  m.SerializeToString(&bytes);
+  auto model = importOnnxBytes(bytes, tempDir() + "/m.onnx", {});
+  ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
+  FileReport r = lintModel(**model, {});
+  auto gl001 = withCode(r, "GL001");
+  ASSERT_EQ(gl001.size(), 1u);
+  EXPECT_NE(gl001[0]->message.find("absolute external data path '/etc/passwd'; refused"), std::string::npos)
+      << gl001[0]->message;
 }

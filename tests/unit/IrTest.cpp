@@ -257,7 +257,7 @@ TEST(Verifier, ChecksNestedGraphsToo) {
   auto issues = verifyGraph(*m->graph);
   ASSERT_EQ(issues.size(), 1u) << ::testing::PrintToString(messages(issues));
   EXPECT_NE(issues[0].message.find("'nowhere'"), std::string::npos);
-  EXPECT_EQ(issues[0].graph->path(), "main/#0:then_branch");
+  EXPECT_EQ(issues[0].graph->path(), "main/#1:then_branch");
 }
 
 }  // namespace

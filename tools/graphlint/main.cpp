@@ -225,6 +225,12 @@ int runInspect(const Args &a) {
   return 0;
 }
 
+// NO_COLOR (no-color.org): set and non-empty disables colour.
+bool noColorRequested() {
+  const char *v = std::getenv("NO_COLOR");
+  return v && *v;
+}
+
 int runLint(const Args &a) {
   auto format = outputFormatFromName(a.format);
   if (!format)
@@ -245,7 +251,7 @@ int runLint(const Args &a) {
   std::vector<FileReport> reports = lintFiles(a.files, opts, jobs);
 
   bool color = a.color == "always" ||
-               (a.color == "auto" && !std::getenv("NO_COLOR") && llvm::outs().is_displayed());
+               (a.color == "auto" && !noColorRequested() && llvm::outs().is_displayed());
   switch (*format) {
   case OutputFormat::Text: renderText(reports, llvm::outs(), color); break;
   case OutputFormat::Gcc: renderGcc(reports, llvm::outs()); break;
