@@ -11,6 +11,17 @@ const Rule *makeInvalidModelRule();
 const Rule *makeUnknownOperatorRule();
 const Rule *makeUnresolvedShapeRule();
 const Rule *makeMissingWeightsRule();
+const Rule *makeDtypeMismatchRule();
+const Rule *makeRedundantCastRule();
+const Rule *makeCrossDeviceRule();
+const Rule *makeHostSyncRule();
+const Rule *makeDynamicControlFlowRule();
+const Rule *makeBranchMismatchRule();
+const Rule *makeDataDependentShapeRule();
+const Rule *makeInplaceAliasRule();
+const Rule *makeInplaceOnSavedTensorRule();
+const Rule *makeTensorCoreAlignmentRule();
+const Rule *makeLaunchBoundRule();
 
 const std::vector<const Rule *> &allRules() {
   static const std::vector<const Rule *> rules = [] {
@@ -19,6 +30,17 @@ const std::vector<const Rule *> &allRules() {
         makeUnknownOperatorRule(),   // GL002
         makeUnresolvedShapeRule(),   // GL003
         makeMissingWeightsRule(),    // GL004
+        makeDtypeMismatchRule(),         // GL101
+        makeRedundantCastRule(),         // GL102
+        makeCrossDeviceRule(),           // GL111
+        makeHostSyncRule(),              // GL112
+        makeDynamicControlFlowRule(),    // GL121
+        makeBranchMismatchRule(),        // GL122
+        makeDataDependentShapeRule(),    // GL123
+        makeInplaceAliasRule(),          // GL131
+        makeInplaceOnSavedTensorRule(),  // GL132
+        makeTensorCoreAlignmentRule(),   // GL141
+        makeLaunchBoundRule(),           // GL142
     };
     std::sort(r.begin(), r.end(), [](const Rule *a, const Rule *b) { return a->info().code < b->info().code; });
     return r;

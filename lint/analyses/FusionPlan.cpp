@@ -1,0 +1,455 @@
+// Greedy, topological fusion planning in the style of Inductor/TVM: each node
+// either joins the group of a producer it reads (when the backend's legality
+// rules allow it) or starts a new group; every producer->consumer edge between
+// two kernel groups becomes a boundary with the reason the join was refused.
+// One pass over the nodes and their inputs: linear in graph size.
+#include "graphlint/lint/FusionPlan.h"
+
+#include "graphlint/ir/OpRegistry.h"
+
+#include <fmt/format.h>
+
+#include <llvm/ADT/DenseSet.h>
+#include <llvm/ADT/StringSwitch.h>
+
+namespace graphlint {
+
+std::string_view fusionBackendName(FusionBackend b) {
+  switch (b) {
+  case FusionBackend::Inductor: return "inductor";
+  case FusionBackend::TensorRT: return "tensorrt";
+  case FusionBackend::Ort: return "ort";
+  }
+  return "inductor";
+}
+
+std::optional<FusionBackend> fusionBackendFromName(std::string_view s) {
+  if (s == "inductor") return FusionBackend::Inductor;
+  if (s == "tensorrt" || s == "trt") return FusionBackend::TensorRT;
+  if (s == "ort" || s == "onnxruntime") return FusionBackend::Ort;
+  return std::nullopt;
+}
+
+std::string_view breakReasonName(BreakReason r) {
+  switch (r) {
+  case BreakReason::DtypeMismatch: return "dtype_mismatch";
+  case BreakReason::CrossDevice: return "cross_device";
+  case BreakReason::HostSync: return "host_sync";
+  case BreakReason::ControlFlow: return "control_flow";
+  case BreakReason::DataDependentShape: return "data_dependent_shape";
+  case BreakReason::InplaceAlias: return "inplace_alias";
+  case BreakReason::OpaqueOp: return "opaque_op";
+  case BreakReason::UnknownOp: return "unknown_op";
+  case BreakReason::MultiConsumer: return "multi_consumer";
+  case BreakReason::GraphOutput: return "graph_output";
+  case BreakReason::ReductionBoundary: return "reduction_boundary";
+  case BreakReason::LayoutChange: return "layout_change";
+  }
+  return "reduction_boundary";
+}
+
+bool isFusionBreaker(BreakReason r) {
+  switch (r) {
+  case BreakReason::DtypeMismatch: case BreakReason::CrossDevice: case BreakReason::HostSync:
+  case BreakReason::ControlFlow: case BreakReason::DataDependentShape: case BreakReason::InplaceAlias:
+  case BreakReason::OpaqueOp: case BreakReason::UnknownOp:
+    return true;
+  default:
+    return false;
+  }
+}
+
+std::string_view groupKindName(GroupKind k) {
+  switch (k) {
+  case GroupKind::Pointwise: return "pointwise";
+  case GroupKind::Reduction: return "reduction";
+  case GroupKind::Contraction: return "contraction";
+  case GroupKind::ShapeOnly: return "shape-only";
+  case GroupKind::ControlFlow: return "control-flow";
+  case GroupKind::HostSync: return "host-sync";
+  case GroupKind::Opaque: return "opaque";
+  case GroupKind::Unknown: return "unknown";
+  case GroupKind::Collective: return "collective";
+  }
+  return "pointwise";
+}
+
+namespace {
+
+// The legality knobs that differ between compilers (docs/fusion.md).
+struct BackendRules {
+  bool castFuses;          // a precision-changing Cast stays inside a pointwise group
+  bool injectiveFuses;     // gather/slice/concat/pad fuse as index math
+  bool transposeFuses;     // a layout change fuses (else layout_change)
+  bool multiOutputGroups;  // a group may export an intermediate value read elsewhere
+  bool graphOutputFuses;   // a graph output may be an intermediate of a group
+  bool reductionEpilogue;  // pointwise consumers of a reduction share its kernel
+  unsigned maxEpilogue;    // pointwise ops a contraction absorbs
+};
+
+BackendRules rulesFor(FusionBackend b) {
+  switch (b) {
+  case FusionBackend::Inductor: return {true, true, true, true, true, true, 8};
+  case FusionBackend::TensorRT: return {false, false, false, false, true, true, 3};
+  case FusionBackend::Ort: return {false, false, false, false, false, true, 2};
+  }
+  return {true, true, true, true, true, true, 8};
+}
+
+bool isFloatCast(const Node &n) {
+  if (n.opType != "Cast" && n.opType != "CastLike")
+    return false;
+  const Value *in = n.inputs.empty() ? nullptr : n.inputs[0];
+  const Value *out = n.outputs.empty() ? nullptr : n.outputs[0];
+  return in && out && isFloating(in->type.dtype) && isFloating(out->type.dtype) && in->type.dtype != out->type.dtype;
+}
+
+bool isLayoutChange(const Node &n) {
+  return llvm::StringSwitch<bool>(n.opType)
+      .Cases("Transpose", "DepthToSpace", "SpaceToDepth", true)
+      .Default(false);
+}
+
+// Ops that are kernels of their own for every backend we model.
+bool isOpaque(const Node &n) {
+  return llvm::StringSwitch<bool>(n.opType)
+      .Cases("TopK", "LSTM", "GRU", "RNN", "Multinomial", "RandomNormal", "RandomUniform", true)
+      .Cases("RandomNormalLike", "RandomUniformLike", "Bernoulli", "MemcpyToHost", "MemcpyFromHost", true)
+      .Cases("Scatter", "ScatterElements", "ScatterND", "TensorScatter", "Unique", true)
+      .Cases("NonMaxSuppression", "RoiAlign", "MaxRoiPool", "Resize", "Upsample", true)
+      .Default(false);
+}
+
+bool isDeviceCopy(const Node &n) {
+  return n.opType == "MemcpyToHost" || n.opType == "MemcpyFromHost";
+}
+
+// Reductions share a kernel when they reduce the same domain (softmax,
+// layer norm): equal input shapes.
+bool sameReductionDomain(const Node &a, const Node &b) {
+  const Value *x = a.inputs.empty() ? nullptr : a.inputs[0];
+  const Value *y = b.inputs.empty() ? nullptr : b.inputs[0];
+  return x && y && x->type.shape.rankKnown && x->type.shape == y->type.shape;
+}
+
+}  // namespace
+
+FusionPlan::FusionPlan(const Model &m, AnalysisContext &ctx) : backend_(ctx.setup().backend) { plan(m); }
+FusionPlan::FusionPlan(const Model &m, FusionBackend backend) : backend_(backend) { plan(m); }
+
+void FusionPlan::plan(const Model &m) {
+  forEachGraph(*m.graph, [&](const Graph &g) { planGraph(g); });
+  // Groups emptied by merges disappear; ids are renumbered densely, members
+  // sorted by execution order.
+  std::vector<unsigned> remap(groups_.size(), 0);
+  std::vector<FusionGroup> kept;
+  for (FusionGroup &grp : groups_) {
+    if (grp.nodes.empty())
+      continue;
+    remap[grp.id] = static_cast<unsigned>(kept.size());
+    grp.id = remap[grp.id];
+    std::sort(grp.nodes.begin(), grp.nodes.end(), [](const Node *a, const Node *b) { return a->index < b->index; });
+    kept.push_back(std::move(grp));
+  }
+  groups_ = std::move(kept);
+  for (auto &entry : groupIndex_)
+    entry.second = remap[entry.second];
+  std::vector<FusionBoundary> bounds;
+  boundaryIndex_.clear();
+  for (FusionBoundary &b : boundaries_) {
+    b.fromGroup = groupIndex_.lookup(b.producer);
+    b.toGroup = groupIndex_.lookup(b.consumer);
+    if (b.fromGroup == b.toGroup)
+      continue;  // merged after the boundary was recorded
+    boundaryIndex_[b.consumer].push_back(static_cast<unsigned>(bounds.size()));
+    bounds.push_back(std::move(b));
+  }
+  boundaries_ = std::move(bounds);
+}
+
+namespace {
+
+struct GroupState {
+  const Node *lastReduction = nullptr;
+  unsigned epilogue = 0;
+  bool closed = false;
+};
+
+GroupKind kindOf(const Node &n) {
+  if (!n.op || !n.op->known)
+    return GroupKind::Unknown;
+  if (isOpaque(n))
+    return GroupKind::Opaque;
+  switch (n.op->kind) {
+  case OpKind::Pointwise: case OpKind::Broadcast: case OpKind::Injective: return GroupKind::Pointwise;
+  case OpKind::Reduction: return GroupKind::Reduction;
+  case OpKind::Contraction: return GroupKind::Contraction;
+  case OpKind::ShapeOnly: return GroupKind::ShapeOnly;
+  case OpKind::ControlFlow: return GroupKind::ControlFlow;
+  case OpKind::DataDependentOutput: return GroupKind::HostSync;
+  case OpKind::Collective: return GroupKind::Collective;
+  case OpKind::Unknown: return GroupKind::Unknown;
+  }
+  return GroupKind::Unknown;
+}
+
+// The reason a group of `kind` ends (or a node of `kind` stands alone).
+BreakReason standaloneReason(GroupKind k) {
+  switch (k) {
+  case GroupKind::ControlFlow: return BreakReason::ControlFlow;
+  case GroupKind::HostSync: return BreakReason::HostSync;
+  case GroupKind::Unknown: return BreakReason::UnknownOp;
+  case GroupKind::Opaque: case GroupKind::Collective: return BreakReason::OpaqueOp;
+  default: return BreakReason::ReductionBoundary;
+  }
+}
+
+}  // namespace
+
+void FusionPlan::planGraph(const Graph &g) {
+  const BackendRules rules = rulesFor(backend_);
+  std::vector<GroupState> state;  // indexed like groups_ (global ids)
+  state.resize(groups_.size());
+
+  auto newGroup = [&](const Node &n, GroupKind kind) {
+    FusionGroup grp;
+    grp.id = static_cast<unsigned>(groups_.size());
+    grp.kind = kind;
+    grp.graph = &g;
+    grp.kernels = kind == GroupKind::ShapeOnly || kind == GroupKind::ControlFlow ? 0 : 1;
+    groups_.push_back(std::move(grp));
+    state.emplace_back();
+    return groups_.back().id;
+  };
+  auto add = [&](unsigned gid, const Node &n) {
+    groups_[gid].nodes.push_back(&n);
+    groupIndex_[&n] = gid;
+  };
+  auto groupOfValue = [&](const Value *v) -> std::optional<unsigned> {
+    if (!v || v->kind != Value::Kind::NodeOutput || !v->producer || v->producer->graph != &g)
+      return std::nullopt;
+    return groupIndex_.lookup(v->producer);
+  };
+
+  // Why node n (of kind k) cannot join group gid through value v; nullopt if it can.
+  auto refusal = [&](unsigned gid, const Node &n, GroupKind k, const Value *v) -> std::optional<BreakReason> {
+    const FusionGroup &grp = groups_[gid];
+    const GroupState &st = state[gid];
+    if (grp.kind == GroupKind::ControlFlow) return BreakReason::ControlFlow;
+    if (grp.kind == GroupKind::HostSync) return BreakReason::HostSync;
+    if (grp.kind == GroupKind::Unknown) return BreakReason::UnknownOp;
+    if (grp.kind == GroupKind::Opaque || grp.kind == GroupKind::Collective) return BreakReason::OpaqueOp;
+    if (k == GroupKind::ControlFlow) return BreakReason::ControlFlow;
+    if (k == GroupKind::HostSync) return BreakReason::HostSync;
+    if (k == GroupKind::Unknown) return BreakReason::UnknownOp;
+    if (k == GroupKind::Opaque || k == GroupKind::Collective) return BreakReason::OpaqueOp;
+    if (isDeviceCopy(n)) return BreakReason::CrossDevice;
+    if (v->device.kind != Device::Kind::Unknown)
+      for (const Value *in : n.inputs)
+        if (in && in->device.kind != Device::Kind::Unknown && !(in->device == v->device))
+          return BreakReason::CrossDevice;
+    for (unsigned idx : n.mutatedInputs)
+      if (idx < n.inputs.size() && n.inputs[idx] == v)
+        return BreakReason::InplaceAlias;
+    if (k == GroupKind::Contraction) return BreakReason::ReductionBoundary;  // no prologue fusion
+    if (grp.kind == GroupKind::ShapeOnly) return BreakReason::ReductionBoundary;
+    if (!rules.castFuses && isFloatCast(n)) return BreakReason::DtypeMismatch;
+    if (!rules.castFuses && v->type.isTensor() && n.op && n.op->kind != OpKind::ShapeOnly)
+      for (const Value *in : n.inputs)
+        if (in && in != v && isFloating(in->type.dtype) && isFloating(v->type.dtype) && in->type.dtype != v->type.dtype)
+          return BreakReason::DtypeMismatch;
+    if (!rules.transposeFuses && isLayoutChange(n)) return BreakReason::LayoutChange;
+    if (!rules.injectiveFuses && n.op && n.op->kind == OpKind::Injective) return BreakReason::LayoutChange;
+    if (!rules.graphOutputFuses && v->isGraphOutput()) return BreakReason::GraphOutput;
+    if (!rules.multiOutputGroups || grp.kind == GroupKind::Contraction) {
+      // The value must stay inside the group: every reader must be able to join.
+      for (const Use &u : v->uses) {
+        if (u.user == &n) continue;
+        GroupKind uk = kindOf(*u.user);
+        auto it = groupIndex_.find(u.user);
+        bool elsewhere = it != groupIndex_.end() && it->second != gid;
+        if (elsewhere || uk == GroupKind::Contraction || uk == GroupKind::ControlFlow || uk == GroupKind::Opaque ||
+            uk == GroupKind::Unknown || uk == GroupKind::HostSync)
+          return BreakReason::MultiConsumer;
+      }
+    }
+    switch (grp.kind) {
+    case GroupKind::Contraction:
+      if (k != GroupKind::Pointwise || st.epilogue >= rules.maxEpilogue) return BreakReason::ReductionBoundary;
+      if (n.op && n.op->kind == OpKind::Injective && !isLayoutChange(n)) return BreakReason::ReductionBoundary;
+      if (isLayoutChange(n)) return BreakReason::LayoutChange;
+      return std::nullopt;
+    case GroupKind::Reduction:
+      if (k == GroupKind::Reduction)
+        return st.lastReduction && sameReductionDomain(*st.lastReduction, n) ? std::nullopt
+                                                                             : std::optional(BreakReason::ReductionBoundary);
+      if (!rules.reductionEpilogue) return BreakReason::ReductionBoundary;
+      return std::nullopt;
+    case GroupKind::Pointwise:
+      return std::nullopt;  // pointwise prologue into anything but a contraction
+    default:
+      return BreakReason::ReductionBoundary;
+    }
+  };
+
+  // Shape arithmetic (Shape -> Gather -> Concat -> Reshape) runs on the host
+  // from metadata and constants: it costs no kernel.
+  llvm::DenseSet<const Value *> hostValues;
+  auto hostKnown = [&](const Value *v) {
+    if (!v)
+      return true;
+    if (hostValues.count(v))
+      return true;
+    const Value *base = v->kind == Value::Kind::OuterScope && v->outer ? v->outer : v;
+    if (base->kind == Value::Kind::Param && base->param)
+      return base->param->tensor.numElements().value_or(INT64_MAX) <= 64;
+    return false;
+  };
+
+  for (const auto &np : g.nodes()) {
+    const Node &n = *np;
+    GroupKind k = kindOf(n);
+    bool host = n.opType == "Shape" || n.opType == "Size" || n.opType == "Constant";
+    if (!host && k != GroupKind::Contraction && k != GroupKind::ControlFlow && k != GroupKind::Unknown &&
+        !n.inputs.empty()) {
+      host = true;
+      for (const Value *in : n.inputs)
+        host &= hostKnown(in);
+    }
+    if (host) {
+      for (const Value *out : n.outputs)
+        if (out)
+          hostValues.insert(out);
+      add(newGroup(n, GroupKind::ShapeOnly), n);
+      continue;
+    }
+
+    // Views pass through: they join the group of their data input.
+    if (k == GroupKind::ShapeOnly) {
+      const Value *data = n.inputs.empty() ? nullptr : n.inputs[0];
+      auto pg = groupOfValue(data);
+      bool transparent = n.op && n.op->viewOfInput0 && pg && !state[*pg].closed &&
+                         groups_[*pg].kind != GroupKind::ShapeOnly && groups_[*pg].kind != GroupKind::ControlFlow &&
+                         groups_[*pg].kind != GroupKind::HostSync && groups_[*pg].kind != GroupKind::Unknown &&
+                         groups_[*pg].kind != GroupKind::Opaque;
+      add(transparent ? *pg : newGroup(n, GroupKind::ShapeOnly), n);
+      continue;
+    }
+
+    // Try the producers' groups, most recent first.
+    std::optional<unsigned> chosen;
+    for (const Value *v : n.inputs) {
+      auto pg = groupOfValue(v);
+      if (!pg || state[*pg].closed || (chosen && *pg <= *chosen))
+        continue;
+      if (!refusal(*pg, n, k, v))
+        chosen = *pg;
+    }
+    // Horizontal fusion: join a sibling pointwise group reading the same value.
+    if (!chosen && k == GroupKind::Pointwise && rules.multiOutputGroups) {
+      for (const Value *v : n.inputs) {
+        if (!v || chosen)
+          continue;
+        for (const Use &u : v->uses) {
+          auto it = groupIndex_.find(u.user);
+          if (u.user == &n || it == groupIndex_.end())
+            continue;
+          const FusionGroup &sib = groups_[it->second];
+          if (sib.kind == GroupKind::Pointwise && sib.graph == &g && !state[it->second].closed) {
+            chosen = it->second;
+            break;
+          }
+        }
+      }
+    }
+    unsigned gid;
+    if (chosen) {
+      gid = *chosen;
+      // Vertical merge: another open pointwise producer group whose every
+      // output is read only here folds into the chosen group (Inductor fuses
+      // both loads into one loop nest).
+      for (const Value *v : n.inputs) {
+        auto pg = groupOfValue(v);
+        if (!pg || *pg == gid || state[*pg].closed || groups_[*pg].kind != GroupKind::Pointwise || refusal(*pg, n, k, v))
+          continue;
+        bool onlyHere = true;
+        for (const Node *member : groups_[*pg].nodes)
+          for (const Value *out : member->outputs)
+            if (out)
+              for (const Use &u : out->uses)
+                onlyHere &= u.user == &n || groupIndex_.lookup(u.user) == *pg;
+        if (!onlyHere)
+          continue;
+        for (const Node *member : groups_[*pg].nodes) {
+          groups_[gid].nodes.push_back(member);
+          groupIndex_[member] = gid;
+        }
+        groups_[*pg].nodes.clear();
+        groups_[*pg].kernels = 0;
+        state[*pg].closed = true;
+      }
+      FusionGroup &grp = groups_[gid];
+      if (grp.kind == GroupKind::Pointwise && k == GroupKind::Reduction)
+        grp.kind = GroupKind::Reduction;
+      if (grp.kind == GroupKind::Contraction)
+        ++state[gid].epilogue;
+    } else {
+      gid = newGroup(n, k);
+    }
+    if (k == GroupKind::Reduction)
+      state[gid].lastReduction = &n;
+    if (k == GroupKind::ControlFlow || k == GroupKind::HostSync || k == GroupKind::Unknown ||
+        k == GroupKind::Opaque || k == GroupKind::Collective)
+      state[gid].closed = true;
+    add(gid, n);
+
+    // Every kernel edge into this node from another group is a boundary.
+    for (const Value *v : n.inputs) {
+      auto pg = groupOfValue(v);
+      if (!pg || *pg == gid || groups_[*pg].kind == GroupKind::ShapeOnly)
+        continue;
+      auto why = refusal(*pg, n, k, v);
+      FusionBoundary b;
+      b.fromGroup = *pg;
+      b.toGroup = gid;
+      b.producer = v->producer;
+      b.consumer = &n;
+      b.value = v;
+      b.reason = why.value_or(BreakReason::MultiConsumer);
+      if (b.reason == BreakReason::DtypeMismatch) {
+        const Value *out = n.outputs.empty() ? nullptr : n.outputs[0];
+        b.detail = fmt::format("{} -> {}", dtypeShortName(v->type.dtype),
+                               out ? dtypeShortName(out->type.dtype) : "?");
+      } else if (b.reason == BreakReason::CrossDevice) {
+        b.detail = v->device.str();
+      }
+      boundaryIndex_[&n].push_back(static_cast<unsigned>(boundaries_.size()));
+      boundaries_.push_back(std::move(b));
+    }
+  }
+}
+
+unsigned FusionPlan::kernelsPredicted() const {
+  unsigned k = 0;
+  for (const FusionGroup &g : groups_)
+    k += g.kernels;
+  return k;
+}
+
+std::map<BreakReason, unsigned> FusionPlan::boundariesByReason() const {
+  std::map<BreakReason, unsigned> m;
+  for (const FusionBoundary &b : boundaries_)
+    ++m[b.reason];
+  return m;
+}
+
+std::vector<const FusionBoundary *> FusionPlan::boundariesInto(const Node &consumer) const {
+  std::vector<const FusionBoundary *> out;
+  auto it = boundaryIndex_.find(&consumer);
+  if (it != boundaryIndex_.end())
+    for (unsigned i : it->second)
+      out.push_back(&boundaries_[i]);
+  return out;
+}
+
+}  // namespace graphlint
