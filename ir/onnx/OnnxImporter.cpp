@@ -17,7 +17,11 @@
 #include <fmt/format.h>
 
 #include <llvm/Support/FileSystem.h>
-#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/Process.h>
+
+#include <cerrno>
+#include <cstring>
+#include <unistd.h>
 #include <llvm/Support/Path.h>
 
 namespace graphlint {
@@ -67,10 +71,10 @@ class OnnxImport {
 public:
   OnnxImport(const std::string &path, const ImportOptions &opts) : path_(path), opts_(opts) {}
 
-  llvm::Expected<std::unique_ptr<Model>> run(llvm::StringRef bytes) {
-    if (bytes.empty())
+  llvm::Expected<std::unique_ptr<Model>> run(onnxio::ByteWindow &bytes) {
+    if (bytes.size() == 0)
       return fail("empty file: not an ONNX model");
-    auto stripped = onnxio::stripPayloads(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size());
+    auto stripped = onnxio::stripPayloads(bytes);
     if (!stripped.ok)
       return fail("not a valid ONNX model: " + stripped.error);
     google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t *>(stripped.stripped.data()),
@@ -351,16 +355,45 @@ private:
   std::unique_ptr<Model> model_;
 };
 
-}  // namespace
-
-llvm::Expected<std::unique_ptr<Model>> importOnnxBytes(llvm::StringRef bytes, const std::string &path,
-                                                       const ImportOptions &opts) {
+llvm::Expected<std::unique_ptr<Model>> importWindow(onnxio::ByteWindow &bytes, const std::string &path,
+                                                    const ImportOptions &opts) {
   try {
     return OnnxImport(path, opts).run(bytes);
   } catch (const std::exception &e) {
     return fail(fmt::format("internal error while importing: {}", firstLine(e.what())));
   }
 }
+
+}  // namespace
+
+llvm::Expected<std::unique_ptr<Model>> importOnnxBytes(llvm::StringRef bytes, const std::string &path,
+                                                       const ImportOptions &opts) {
+  onnxio::ByteWindow w(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size());
+  return importWindow(w, path, opts);
+}
+
+namespace {
+
+// Refuses files that are clearly not ONNX before parsing them.
+llvm::Error sniff(llvm::StringRef head) {
+  if (head.startswith("version https://git-lfs.github.com/spec/"))
+    return fail("is a Git LFS pointer file, not the model itself (run `git lfs pull` to fetch it)");
+  llvm::StringRef t = head.ltrim();
+  if (t.startswith("{") || t.startswith("["))
+    return fail("is a JSON file, not an ONNX model (FX graph import is not available in this build)");
+  return llvm::Error::success();
+}
+
+// Closes the descriptor on every path out of importModelFile.
+struct FileCloser {
+  int fd;
+  ~FileCloser() {
+    if (fd >= 0)
+      llvm::sys::Process::SafelyCloseFileDescriptor(fd);
+  }
+};
+
+}  // namespace
 
 llvm::Expected<std::unique_ptr<Model>> importModelFile(const std::string &path, const ImportOptions &opts) {
   llvm::sys::fs::file_status st;
@@ -370,17 +403,35 @@ llvm::Expected<std::unique_ptr<Model>> importModelFile(const std::string &path, 
     return fail("is a directory, not a model file");
   if (st.type() != llvm::sys::fs::file_type::regular_file)
     return fail("is not a regular file");
-  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false,
-                                         /*IsVolatile=*/false);
-  if (!buf)
-    return fail(fmt::format("cannot read: {}", buf.getError().message()));
-  llvm::StringRef bytes = (*buf)->getBuffer();
-  if (bytes.startswith("version https://git-lfs.github.com/spec/"))
-    return fail("is a Git LFS pointer file, not the model itself (run `git lfs pull` to fetch it)");
-  llvm::StringRef head = bytes.take_front(64).ltrim();
-  if (head.startswith("{") || head.startswith("["))
-    return fail("is a JSON file, not an ONNX model (FX graph import is not available in this build)");
-  return importOnnxBytes(bytes, path, opts);
+  // Read with pread through a window, never mmap: weight pages must not
+  // become part of our resident set. Small files are read whole.
+  int fd = -1;
+  if (std::error_code ec = llvm::sys::fs::openFileForRead(path, fd))
+    return fail(fmt::format("cannot read: {}", ec.message()));
+  FileCloser closer{fd};
+  uint64_t size = st.getSize();
+  char head[64];
+  ssize_t got = ::pread(fd, head, sizeof head, 0);
+  if (got < 0)
+    return fail(fmt::format("cannot read: {}", std::strerror(errno)));
+  if (llvm::Error e = sniff(llvm::StringRef(head, static_cast<size_t>(got))))
+    return std::move(e);
+  constexpr uint64_t kReadWhole = 8ull << 20;
+  if (size <= kReadWhole) {
+    std::string whole(size, '\0');
+    uint64_t done = 0;
+    while (done < size) {
+      ssize_t n = ::pread(fd, whole.data() + done, size - done, static_cast<off_t>(done));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return fail(n == 0 ? "the file shrank while being read" : fmt::format("cannot read: {}", std::strerror(errno)));
+      done += static_cast<uint64_t>(n);
+    }
+    return importOnnxBytes(whole, path, opts);
+  }
+  onnxio::ByteWindow window(fd, size);
+  return importWindow(window, path, opts);
 }
 
 }  // namespace graphlint

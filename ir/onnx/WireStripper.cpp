@@ -6,6 +6,9 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <unistd.h>
+
 namespace graphlint::onnxio {
 namespace {
 
@@ -66,9 +69,9 @@ void putVarint(std::string &out, uint64_t v) {
 
 class Stripper {
 public:
-  Stripper(const uint8_t *base, uint64_t size) : base_(base), size_(size) {}
+  explicit Stripper(ByteWindow &bytes) : bytes_(bytes) {}
 
-  bool run(std::string &out) { return message(0, size_, Msg::Model, 0, out); }
+  bool run(std::string &out) { return message(0, bytes_.size(), Msg::Model, 0, out); }
   std::string error;
   uint64_t strippedTensors = 0, strippedBytes = 0;
 
@@ -81,10 +84,17 @@ private:
 
   bool varint(uint64_t &pos, uint64_t end, uint64_t &v) {
     v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (pos >= end)
+    if (pos >= end)
+      return fail(pos, "truncated varint");
+    const uint8_t *p = bytes_.at(pos, std::min<uint64_t>(10, end - pos));
+    if (!p)
+      return fail(pos, "read error");
+    uint64_t avail = std::min<uint64_t>(10, end - pos);
+    for (int shift = 0, i = 0; shift < 64; shift += 7, ++i) {
+      if (static_cast<uint64_t>(i) >= avail)
         return fail(pos, "truncated varint");
-      uint8_t b = base_[pos++];
+      uint8_t b = p[i];
+      ++pos;
       v |= static_cast<uint64_t>(b & 0x7f) << shift;
       if (!(b & 0x80))
         return true;
@@ -164,7 +174,10 @@ private:
         continue;
       Msg child = wt == 2 ? childKind(kind, f) : Msg::Other;
       if (child == Msg::Other) {
-        out.append(reinterpret_cast<const char *>(base_ + tagBeg), pos - tagBeg);
+        const uint8_t *raw = bytes_.at(tagBeg, pos - tagBeg);
+        if (!raw)
+          return fail(tagBeg, "read error");
+        out.append(reinterpret_cast<const char *>(raw), pos - tagBeg);
         continue;
       }
       std::string body;
@@ -188,16 +201,38 @@ private:
     return true;
   }
 
-  const uint8_t *base_;
-  uint64_t size_;
+  ByteWindow &bytes_;
 };
 
 }  // namespace
 
-StripResult stripPayloads(const uint8_t *data, uint64_t size) {
+const uint8_t *ByteWindow::refill(uint64_t off, uint64_t len) {
+  if (fd_ < 0 || off > size_ || len > size_ - off)
+    return nullptr;
+  // Windows of 256 KiB: headers are read in few syscalls, weights never.
+  uint64_t want = std::max<uint64_t>(len, 256 * 1024);
+  want = std::min(want, size_ - off);
+  buf_.resize(want);
+  uint64_t done = 0;
+  while (done < want) {
+    ssize_t got = ::pread(fd_, buf_.data() + done, want - done, static_cast<off_t>(off + done));
+    if (got <= 0) {
+      if (got < 0 && errno == EINTR)
+        continue;
+      return nullptr;
+    }
+    done += static_cast<uint64_t>(got);
+  }
+  ptr_ = reinterpret_cast<const uint8_t *>(buf_.data());
+  start_ = off;
+  len_ = want;
+  return ptr_;
+}
+
+StripResult stripPayloads(ByteWindow &bytes) {
   StripResult r;
-  Stripper s(data, size);
-  r.stripped.reserve(std::min<uint64_t>(size, 1 << 20));
+  Stripper s(bytes);
+  r.stripped.reserve(std::min<uint64_t>(bytes.size(), 1 << 20));
   r.ok = s.run(r.stripped);
   r.error = s.error;
   r.strippedTensors = s.strippedTensors;

@@ -30,7 +30,37 @@ inline constexpr uint64_t kKeepPayloadBytes = 1024;
 /// A graph one level deeper still parses, so the importer names it (GL001).
 inline constexpr int kMaxMessageDepth = 1 + 3 * 32 + 4;
 
-StripResult stripPayloads(const uint8_t *data, uint64_t size);
+/// A read-only view of the model's bytes: the whole buffer in memory, or a
+/// file read through a small window with pread(). The window keeps weight
+/// pages out of the process (mmap would map them into its resident set when
+/// headers next to them are touched).
+class ByteWindow {
+public:
+  ByteWindow(const uint8_t *data, uint64_t size) : ptr_(data), start_(0), len_(size), size_(size) {}
+  /// Reads through `fd` (not owned); `size` is the file size.
+  ByteWindow(int fd, uint64_t size) : fd_(fd), size_(size) {}
+  uint64_t size() const { return size_; }
+  /// At least `len` bytes at `off` (within the size), valid until the next call;
+  /// null on a read error.
+  const uint8_t *at(uint64_t off, uint64_t len) {
+    if (off >= start_ && off + len <= start_ + len_)
+      return ptr_ + (off - start_);
+    return refill(off, len);
+  }
+
+private:
+  const uint8_t *refill(uint64_t off, uint64_t len);
+  int fd_ = -1;
+  std::string buf_;
+  const uint8_t *ptr_ = nullptr;
+  uint64_t start_ = 0, len_ = 0, size_ = 0;
+};
+
+StripResult stripPayloads(ByteWindow &bytes);
+inline StripResult stripPayloads(const uint8_t *data, uint64_t size) {
+  ByteWindow w(data, size);
+  return stripPayloads(w);
+}
 
 /// Where a stripped tensor's bytes were, read back from its marker.
 struct PayloadRef {
