@@ -24,8 +24,10 @@ void GraphBuilder::problem(const Graph &g, const Node *n, std::string msg) {
 }
 
 onnx::NodeProto *GraphBuilder::protoOf(const Node *n) const {
-  auto it = nodeProtos_.find(n);
-  return it == nodeProtos_.end() ? nullptr : it->second;
+  auto it = nodeProtos_.find(n->graph);
+  if (it == nodeProtos_.end() || n->index >= it->second.size())
+    return nullptr;
+  return it->second[n->index];
 }
 
 const onnx::GraphProto *GraphBuilder::protoOf(const Graph *g) const {
@@ -120,7 +122,6 @@ std::unique_ptr<Graph> GraphBuilder::build(const onnx::GraphProto &gp, Graph *pa
   order.reserve(gp.node_size());
   for (const auto &np : gp.node()) {
     Node *n = g->createNode();
-    nodeProtos_[n] = const_cast<onnx::NodeProto *>(&np);
     n->name = np.name();
     n->opType = np.op_type();
     n->domain = isDefaultDomain(np.domain()) ? std::string() : np.domain();
@@ -220,6 +221,11 @@ std::unique_ptr<Graph> GraphBuilder::build(const onnx::GraphProto &gp, Graph *pa
       v->type = typeFromProto(vi.type());
 
   sortTopologically(*g);
+  // Node::index is final now: map it to the proto each node came from.
+  std::vector<onnx::NodeProto *> &protos = nodeProtos_[g.get()];
+  protos.resize(g->nodes().size());
+  for (auto &[node, proto] : order)
+    protos[node->index] = const_cast<onnx::NodeProto *>(proto);
   return g;
 }
 

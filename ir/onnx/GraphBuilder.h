@@ -8,6 +8,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <unordered_map>
+#include <vector>
 
 namespace graphlint::onnxio {
 
@@ -30,7 +31,8 @@ private:
   void problem(const Graph &g, const Node *n, std::string msg);
 
   Model &model_;
-  std::unordered_map<const Node *, onnx::NodeProto *> nodeProtos_;
+  // Per graph, the proto of each node by Node::index (after sorting).
+  std::unordered_map<const Graph *, std::vector<onnx::NodeProto *>> nodeProtos_;
   std::unordered_map<const Graph *, const onnx::GraphProto *> graphProtos_;
 };
 

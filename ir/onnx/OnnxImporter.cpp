@@ -12,6 +12,7 @@
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
 
+#include <google/protobuf/arena.h>
 #include <google/protobuf/io/coded_stream.h>
 
 #include <fmt/format.h>
@@ -69,7 +70,8 @@ bool hasStrippedTensor(const onnx::GraphProto &g) {
 
 class OnnxImport {
 public:
-  OnnxImport(const std::string &path, const ImportOptions &opts) : path_(path), opts_(opts) {}
+  OnnxImport(const std::string &path, const ImportOptions &opts)
+      : path_(path), opts_(opts), proto_(*google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena_)) {}
 
   llvm::Expected<std::unique_ptr<Model>> run(onnxio::ByteWindow &bytes) {
     if (bytes.size() == 0)
@@ -183,8 +185,13 @@ private:
     ctx.set_model_dir(llvm::sys::path::parent_path(path_).str());
     onnx::checker::LexicalScopeContext lex;
     const Graph &g = *model_->graph;
-    for (const auto &v : g.values())
-      lex.add(v->name);
+    // The scope only matters to nodes with bodies (it names outer values).
+    bool anyBodies = false;
+    for (const auto &n : g.nodes())
+      anyBodies |= !n->subgraphs().empty();
+    if (anyBodies)
+      for (const auto &v : g.values())
+        lex.add(v->name);
     const OpRegistry &reg = OpRegistry::instance();
     for (const auto &n : g.nodes()) {
       if (n->op->kind == OpKind::Unknown || n->opsetVersion > reg.installedMaxOpset(n->domain) ||
@@ -350,7 +357,10 @@ private:
 
   std::string path_;
   const ImportOptions &opts_;
-  onnx::ModelProto proto_;
+  // The parsed structure lives in an arena: millions of small messages are
+  // allocated and released in bulk.
+  google::protobuf::Arena arena_;
+  onnx::ModelProto &proto_;
   std::vector<std::unique_ptr<onnx::GraphProto>> bodies_;
   std::unique_ptr<Model> model_;
 };

@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include <deque>
+#include <google/protobuf/arena.h>
 
 namespace graphlint::onnxio {
 namespace {
@@ -47,9 +47,10 @@ public:
 
 private:
   onnx::TypeProto *store(const std::string &name, const onnx::TypeProto &t) {
-    typeStore_.push_back(t);
-    types_[name] = &typeStore_.back();
-    return &typeStore_.back();
+    auto *copy = google::protobuf::Arena::CreateMessage<onnx::TypeProto>(&arena_);
+    *copy = t;
+    types_[name] = copy;
+    return copy;
   }
 
   void bindDims(Value &v) {
@@ -145,11 +146,9 @@ private:
   // (Reshape from a computed shape, Einsum, windows); our rules may know more.
   void refine(const Node &n, onnx::NodeProto &np) {
     bool incomplete = false;
-    for (int i = 0; i < np.output_size(); ++i)
-      if (!np.output(i).empty()) {
-        Type t = currentType(np.output(i));
-        incomplete |= !t.isTensor() || !t.shape.isFullyStatic() || t.dtype == DType::Undefined;
-      }
+    for (int i = 0; i < np.output_size() && !incomplete; ++i)
+      if (!np.output(i).empty())
+        incomplete = !fullyKnown(np.output(i));
     if (!incomplete)
       return;
     FallbackContext ctx = fallbackContext(n, np);
@@ -213,10 +212,32 @@ private:
     }
   }
 
+  // A tensor with element type and every dim static, read off the proto
+  // without converting it.
+  bool fullyKnown(const std::string &name) const {
+    auto it = types_.find(name);
+    if (it == types_.end() || !it->second->has_tensor_type())
+      return false;
+    const auto &tt = it->second->tensor_type();
+    if (tt.elem_type() == 0 || !tt.has_shape())
+      return false;
+    for (const auto &d : tt.shape().dim())
+      if (!d.has_dim_value())
+        return false;
+    return true;
+  }
+
   // Small integer results become known values for the nodes downstream.
   void fold(const Node &n, onnx::NodeProto &np) {
     if (np.output_size() < 1 || np.output(0).empty() || data_.count(np.output(0)))
       return;
+    if (n.opType != "Shape" && n.opType != "Size") {
+      bool anyKnown = false;
+      for (const std::string &in : np.input())
+        anyKnown = anyKnown || (!in.empty() && (data_.count(in) || generated_.count(in)));
+      if (!anyKnown)
+        return;
+    }
     std::vector<std::optional<IntTensor>> ins;
     std::vector<Type> types;
     bool any = false;
@@ -262,8 +283,7 @@ private:
       count *= d;
     if (count != static_cast<int64_t>(folded->values.size()))
       return;
-    tensorStore_.emplace_back();
-    onnx::TensorProto &t = tensorStore_.back();
+    onnx::TensorProto &t = *google::protobuf::Arena::CreateMessage<onnx::TensorProto>(&arena_);
     t.set_data_type(static_cast<int>(dt));
     for (int64_t d : dims)
       t.add_dims(d);
@@ -294,8 +314,7 @@ private:
       if (a.name() == "value" && a.has_t() && literalFromTensor(a.t()).data.known) {
         data_[np.output(0)] = &a.t();
       } else if (a.name() == "value_ints" || a.name() == "value_int") {
-        tensorStore_.emplace_back();
-        onnx::TensorProto &t = tensorStore_.back();
+        onnx::TensorProto &t = *google::protobuf::Arena::CreateMessage<onnx::TensorProto>(&arena_);
         t.set_data_type(onnx::TensorProto::INT64);
         if (a.name() == "value_ints") {
           t.add_dims(a.ints_size());
@@ -404,6 +423,8 @@ private:
   // valid inputs (e.g. Concat of an empty shape vector), which must not make
   // a valid model look invalid.
   void propagateData(onnx::NodeProto &np, const onnx::OpSchema &schema) {
+    if (!schema.has_data_propagation_function())
+      return;
     try {
       onnx::shape_inference::DataPropagationContextImpl dctx(np, types_, data_, generated_);
       schema.GetDataPropagationFunction()(dctx);
@@ -451,8 +472,7 @@ private:
   std::unordered_map<std::string, onnx::TensorShapeProto> generated_;
   onnx::shape_inference::ModelLocalFunctionsMap functions_;
   onnx::shape_inference::SymbolTableImpl symbols_;
-  std::deque<onnx::TypeProto> typeStore_;
-  std::deque<onnx::TensorProto> tensorStore_;
+  google::protobuf::Arena arena_;  // types and folded tensors, freed in bulk
 };
 
 }  // namespace
