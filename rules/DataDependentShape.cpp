@@ -1,16 +1,103 @@
-// PLACEHOLDER being written in this session: GL123 data-dependent-shape.
+// GL123 data-dependent-shape: a size computed from tensor values (NonZero,
+// Unique, NMS outputs, or contents such as ReduceMax -> Cast) reaches an op
+// that needs it: a shape/size operand, a kernel sized by it, or a graph
+// output. The sites come from the DataDependence analysis, one per node.
+#include "graphlint/ir/OpRegistry.h"
+#include "graphlint/lint/DataDependence.h"
+#include "graphlint/lint/FusionPlan.h"
 #include "graphlint/lint/Rule.h"
+
+#include <fmt/format.h>
 
 namespace graphlint {
 namespace {
+
+std::string nodeLabel(const Node &n) {
+  return fmt::format("{} '{}'", n.opType, n.name.empty() ? fmt::format("#{}", n.index + 1) : n.name);
+}
+
+// What the operand means to the op, for the message.
+std::string operandRole(const Node &n, unsigned i) {
+  llvm::StringRef op = n.opType;
+  if (op == "Range") return i == 0 ? "start" : i == 1 ? "limit" : "delta";
+  if (op == "Slice") return i == 1 ? "starts" : "ends";
+  if (op == "Resize") return i == 2 ? "scales" : i == 3 ? "sizes" : "scales";
+  if (op == "Upsample") return "scales";
+  if (op == "Tile") return "repeats";
+  if (op == "TopK") return "K";
+  if (op == "OneHot") return "depth";
+  if (op == "Pad") return "pads";
+  if (op == "Split") return "split";
+  if (op == "MaxUnpool") return "output_shape";
+  if (op == "Col2Im") return i == 1 ? "image_shape" : "block_shape";
+  return "shape";
+}
+
+std::string originText(const Taint &t) {
+  if (t.origin) {
+    bool dataOp = t.origin->op && t.origin->op->kind == OpKind::DataDependentOutput;
+    return fmt::format("{}{}", nodeLabel(*t.origin), dataOp ? " (its output size depends on values)" : "");
+  }
+  if (t.source)
+    return fmt::format("the contents of {} '{}'", t.source->graph && t.source->graph->parentGraph ? "body input" : "graph input",
+                       t.source->name);
+  return "runtime data";
+}
+
 class DataDependentShape final : public Rule {
 public:
   const RuleInfo &info() const override {
-    static const RuleInfo i{"GL123", "data-dependent-shape", Severity::Warning, "PLACEHOLDER"};
+    static const RuleInfo i{"GL123", "data-dependent-shape", Severity::Warning,
+                            "a shape computed from tensor values flows into later ops (recompiles, graph breaks)"};
     return i;
   }
-  void check(const Model &, AnalysisContext &, DiagnosticSink &) const override {}
+
+  void check(const Model &, AnalysisContext &ctx, DiagnosticSink &sink) const override {
+    const DataDependence &dd = ctx.get<DataDependence>();
+    const FusionPlan &plan = ctx.get<FusionPlan>();
+    for (const DataDependentSite &s : dd.sites()) {
+      const Node &n = *s.node;
+      unsigned path = s.taint.hops + 1;
+      std::string msg;
+      std::string hint;
+      switch (s.kind) {
+      case DataDependentSite::Kind::ShapeArgument:
+        msg = fmt::format("{} takes its {} (input {} '{}') from {}: {} from {} (path length {}), so its output dims "
+                          "are only known at runtime",
+                          nodeLabel(n), operandRole(n, s.operand), s.operand, s.value->name,
+                          s.fromContents ? "tensor values, not shapes" : "a tensor whose dims depend on data",
+                          s.fromContents ? "computed" : "sized", originText(s.taint), path);
+        hint = s.fromContents
+                   ? "derive sizes from shapes (x.shape / Shape) instead of values, or pad to a static maximum size and "
+                     "carry a mask, so the compiler can specialise the kernel once"
+                   : "pad to a static maximum size and carry a mask or a valid count instead of a data-dependent size";
+        break;
+      case DataDependentSite::Kind::DynamicConsumer:
+        msg = fmt::format("{} reads '{}', whose dims depend on data: they come from {} (path length {}); the kernel "
+                          "cannot be specialised and its output dims are unknown until runtime",
+                          nodeLabel(n), s.value ? s.value->name : "?", originText(s.taint), path);
+        hint = "keep a static size: pad to a maximum (e.g. torch.nonzero(x, size=MAX), fixed top-k) and mask the "
+               "padding instead of compacting the tensor";
+        break;
+      case DataDependentSite::Kind::GraphOutput:
+        msg = s.taint.origin == &n
+                  ? fmt::format("graph output '{}' of {} has a size that depends on tensor values", s.value->name,
+                                nodeLabel(n))
+                  : fmt::format("graph output '{}' of {} has dims that depend on data: they come from {} (path length "
+                                "{})",
+                                s.value->name, nodeLabel(n), originText(s.taint), path);
+        msg += "; every consumer of the model sees a data-dependent shape (recompiles, dynamic allocation)";
+        hint = "return a fixed-size, padded tensor with a mask or a count of valid entries";
+        break;
+      }
+      Diagnostic &d = sink.report(n, msg);
+      d.notes.push_back({hint, std::nullopt});
+      d.fusionId = plan.groupOf(n).id;
+      d.reason = std::string(breakReasonName(BreakReason::DataDependentShape));
+    }
+  }
 };
+
 }  // namespace
 
 const Rule *makeDataDependentShapeRule() {
