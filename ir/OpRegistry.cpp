@@ -248,6 +248,9 @@ const OpInfo *OpRegistry::lookup(llvm::StringRef domain, llvm::StringRef op, int
     info.kind = kindFromSchema(*s);
     info.known = true;
   }
+  info.schema = s;
+  info.schemaCurrent = installedSchemaCurrent(domain, op, version);
+  info.newerThanLibrary = version > installedMaxOpset(domain);
   impl->storage.push_back(info);
   const OpInfo *p = &impl->storage.back();
   impl->cache[k] = p;

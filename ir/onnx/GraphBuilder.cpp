@@ -243,7 +243,7 @@ void GraphBuilder::sortTopologically(Graph &g) {
   auto &nodes = g.mutableNodes();
   const size_t n = nodes.size();
   // Kahn's algorithm, stable: among ready nodes the file order wins.
-  llvm::DenseMap<const Node *, unsigned> pending;
+  std::vector<unsigned> pending(n, 0);  // by file position (Node::index)
   std::vector<std::vector<unsigned>> consumers(n);
   for (size_t i = 0; i < n; ++i) {
     llvm::SmallVector<Value *, 8> deps(nodes[i]->inputs.begin(), nodes[i]->inputs.end());
@@ -258,12 +258,12 @@ void GraphBuilder::sortTopologically(Graph &g) {
       consumers[v->producer->index].push_back(static_cast<unsigned>(i));
       ++count;
     }
-    pending[nodes[i].get()] = count;
+    pending[i] = count;
   }
   std::vector<unsigned> ready, sorted;
   sorted.reserve(n);
   for (size_t i = n; i-- > 0;)
-    if (pending[nodes[i].get()] == 0)
+    if (pending[i] == 0)
       ready.push_back(static_cast<unsigned>(i));
   // A min-heap on file index keeps the order stable.
   auto cmp = [](unsigned a, unsigned b) { return a > b; };
@@ -274,7 +274,7 @@ void GraphBuilder::sortTopologically(Graph &g) {
     ready.pop_back();
     sorted.push_back(i);
     for (unsigned c : consumers[i])
-      if (--pending[nodes[c].get()] == 0) {
+      if (--pending[c] == 0) {
         ready.push_back(c);
         std::push_heap(ready.begin(), ready.end(), cmp);
       }

@@ -371,13 +371,13 @@ private:
     onnx::NodeProto *np = builder_.protoOf(&n);
     if (!np)
       return;
-    const OpRegistry &reg = OpRegistry::instance();
-    bool newerThanLibrary = n.opsetVersion > reg.installedMaxOpset(n.domain);
-    const onnx::OpSchema *schema = reg.schema(n.domain, n.opType, n.opsetVersion);
-    auto fn = functions_.find(np->domain() + ":" + np->op_type());
+    // Per-(op, version) facts are cached in the registry entry.
+    bool newerThanLibrary = n.op->newerThanLibrary;
+    const onnx::OpSchema *schema = n.op->schema;
+    auto fn = functions_.empty() ? functions_.end() : functions_.find(np->domain() + ":" + np->op_type());
     bool useOnnx = fn != functions_.end() ||
                    (schema && schema->has_type_and_shape_inference_function() &&
-                    reg.installedSchemaCurrent(n.domain, n.opType, n.opsetVersion));
+                    n.op->schemaCurrent);
     if (useOnnx) {
       try {
         onnx::shape_inference::InferenceContextImpl ctx(*np, types_, data_, {}, &generated_, &graphCtx);

@@ -38,6 +38,12 @@ struct OpInfo {
   bool viewOfInput0 = false;
   /// Forces a device-to-host synchronisation when run on a GPU.
   bool hostSync = false;
+  /// The installed ONNX schema at this (domain, op, version), or null.
+  const onnx::OpSchema *schema = nullptr;
+  /// That schema's inference applies at this version (see installedSchemaCurrent).
+  bool schemaCurrent = false;
+  /// The version is newer than the installed ONNX library knows.
+  bool newerThanLibrary = false;
 };
 
 class OpRegistry {
