@@ -424,7 +424,7 @@ llvm::Expected<std::unique_ptr<Model>> importModelFile(const std::string &path, 
   if (got < 0)
     return fail(fmt::format("cannot read: {}", std::strerror(errno)));
   if (llvm::Error e = sniff(llvm::StringRef(head, static_cast<size_t>(got))))
-    return std::move(e);
+    return e;
   constexpr uint64_t kReadWhole = 8ull << 20;
   if (size <= kReadWhole) {
     std::string whole(size, '\0');
