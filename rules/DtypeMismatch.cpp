@@ -1,16 +1,260 @@
-// PLACEHOLDER being written in this session: GL101 dtype-mismatch.
+// GL101 dtype-mismatch: tensors of different floating dtypes meet inside what
+// would be one fusion group. Two shapes of it: a precision-changing Cast that
+// sits between compute ops (the f16 -> f32 -> f16 island around a LayerNorm or
+// Softmax), and an op that reads floating inputs of different dtypes (implicit
+// promotion, possible in FX graphs). Casts that only convert graph inputs,
+// weights or outputs are conversions at the boundary, not islands: not flagged.
+#include "graphlint/ir/OpRegistry.h"
+#include "graphlint/ir/Verifier.h"
+#include "graphlint/lint/FusionPlan.h"
 #include "graphlint/lint/Rule.h"
+
+#include <fmt/format.h>
+
+#include <llvm/ADT/DenseSet.h>
+#include <llvm/ADT/StringSwitch.h>
+
+#include <deque>
 
 namespace graphlint {
 namespace {
+
+// "aten::to", "aten.to.dtype" or domain "aten" + "to" -> "to"; "" for non-aten ops.
+std::string atenName(const Node &n) {
+  llvm::StringRef op = n.opType;
+  if (n.domain == "aten")
+    return op.split('.').first.str();
+  if (op.consume_front("aten::") || op.consume_front("aten."))
+    return op.split('.').first.str();
+  return {};
+}
+
+// An op whose purpose is to convert the element type of input 0.
+bool isConversion(const Node &n) {
+  if (isDefaultDomain(n.domain) && (n.opType == "Cast" || n.opType == "CastLike"))
+    return true;
+  return llvm::StringSwitch<bool>(atenName(n))
+      .Cases("_to_copy", "to", "type_as", "float", "half", "bfloat16", "double", true)
+      .Cases("_autocast_to_reduced_precision", "_autocast_to_full_precision", true)
+      .Default(false);
+}
+
+const Value *in0(const Node &n) { return n.inputs.empty() ? nullptr : n.inputs[0]; }
+const Value *out0(const Node &n) { return n.outputs.empty() ? nullptr : n.outputs[0]; }
+
+// Views and shape queries launch no kernel; the dtype flows through views.
+bool isView(const Node &n) { return n.op && n.op->kind == OpKind::ShapeOnly && n.op->viewOfInput0; }
+
+bool isCompute(const Node &n) {
+  return !isConversion(n) && !(n.op && n.op->kind == OpKind::ShapeOnly);
+}
+
+// Ops that fill a fresh tensor from a shape or constants: what they produce is
+// a constant in all but name, and a cast of it folds into the fill.
+bool isFactory(const Node &n) {
+  return isDefaultDomain(n.domain) && (n.opType == "ConstantOfShape" || n.opType == "Range" || n.opType == "EyeLike");
+}
+
+bool isFloatConversion(const Node &n) {
+  const Value *in = in0(n), *out = out0(n);
+  return isConversion(n) && in && out && isFloating(in->type.dtype) && isFloating(out->type.dtype) &&
+         in->type.dtype != out->type.dtype;
+}
+
+// The compute op whose result reaches `v` through views only, or null (a
+// graph input, a weight, a constant or fill, host-side shape arithmetic,
+// another conversion).
+const Node *computeProducer(const Value *v, const FusionPlan &plan) {
+  for (unsigned hops = 0; v && hops < 64; ++hops) {
+    if (v->kind != Value::Kind::NodeOutput || !v->producer)
+      return nullptr;
+    const Node &p = *v->producer;
+    if (isView(p)) {
+      v = in0(p);
+      continue;
+    }
+    return isCompute(p) && !isFactory(p) && plan.groupOf(p).kind != GroupKind::ShapeOnly ? &p : nullptr;
+  }
+  return nullptr;
+}
+
+// The first compute op that reads `v` (through views), or null.
+const Node *computeConsumer(const Value *v) {
+  std::deque<const Value *> work{v};
+  for (unsigned visited = 0; !work.empty() && visited < 64; ++visited) {
+    const Value *cur = work.front();
+    work.pop_front();
+    for (const Use &u : cur->uses) {
+      if (isView(*u.user) && u.operand == 0 && out0(*u.user))
+        work.push_back(out0(*u.user));
+      else if (isCompute(*u.user))
+        return u.user;
+    }
+  }
+  return nullptr;
+}
+
+// The conversion that closes (or opened) the island of `cast`: searching
+// forward for a conversion back to the source dtype, or backward for one from
+// the target dtype. Bounded, so long graphs stay linear.
+const Node *islandPartner(const Node &cast, bool forward) {
+  DType want = forward ? in0(cast)->type.dtype : out0(cast)->type.dtype;
+  DType from = forward ? out0(cast)->type.dtype : in0(cast)->type.dtype;
+  std::deque<const Node *> work{&cast};
+  llvm::DenseSet<const Node *> seen{&cast};
+  for (unsigned visited = 0; !work.empty() && visited < 32; ++visited) {
+    const Node *cur = work.front();
+    work.pop_front();
+    auto visit = [&](const Node *next) -> const Node * {
+      if (!next || !seen.insert(next).second)
+        return nullptr;
+      if (next != &cast && isFloatConversion(*next)) {
+        bool match = forward ? in0(*next)->type.dtype == from && out0(*next)->type.dtype == want
+                             : in0(*next)->type.dtype == want && out0(*next)->type.dtype == from;
+        return match ? next : nullptr;  // a different conversion ends the island either way
+      }
+      work.push_back(next);
+      return nullptr;
+    };
+    if (forward) {
+      for (const Value *o : cur->outputs)
+        if (o)
+          for (const Use &u : o->uses)
+            if (const Node *hit = visit(u.user))
+              return hit;
+    } else {
+      for (const Value *i : cur->inputs)
+        if (i && i->kind == Value::Kind::NodeOutput)
+          if (const Node *hit = visit(i->producer))
+            return hit;
+    }
+  }
+  return nullptr;
+}
+
+std::string tensorRef(const Value &v) { return fmt::format("'{}' ({})", v.name, dtypeShortName(v.type.dtype)); }
+
+// What the planner says about the split at `n` under the chosen backend.
+void addPlanNote(Diagnostic &d, const FusionPlan &plan, const Node &n, std::string_view what) {
+  std::string backend(fusionBackendName(plan.backend()));
+  for (const FusionBoundary *b : plan.boundariesInto(n))
+    if (b->reason == BreakReason::DtypeMismatch) {
+      d.notes.push_back({fmt::format("{}: the fusion group splits here, fusion group {} (ending at {}) and fusion "
+                                     "group {} become separate kernels ({})",
+                                     backend, b->fromGroup, describeNode(*b->producer), b->toGroup, b->detail),
+                         std::nullopt});
+      return;
+    }
+  d.notes.push_back({fmt::format("{} keeps {} inside fusion group {}, but TensorRT and ONNX Runtime split their "
+                                 "fusion there",
+                                 backend, what, plan.groupOf(n).id),
+                     std::nullopt});
+}
+
 class DtypeMismatch final : public Rule {
 public:
   const RuleInfo &info() const override {
-    static const RuleInfo i{"GL101", "dtype-mismatch", Severity::Warning, "PLACEHOLDER"};
+    static const RuleInfo i{"GL101", "dtype-mismatch", Severity::Warning,
+                            "tensors of different dtypes meet inside a would-be fusion group (mixed-precision "
+                            "island, implicit promotion)"};
     return i;
   }
-  void check(const Model &, AnalysisContext &, DiagnosticSink &) const override {}
+
+  void check(const Model &m, AnalysisContext &ctx, DiagnosticSink &sink) const override {
+    const FusionPlan &plan = ctx.get<FusionPlan>();
+    forEachGraph(*m.graph, [&](const Graph &g) {
+      for (const auto &np : g.nodes()) {
+        const Node &n = *np;
+        if (isFloatConversion(n))
+          checkCast(n, plan, sink);
+        else if (isCompute(n))
+          checkPromotion(n, plan, sink);
+      }
+    });
+  }
+
+private:
+  static void checkCast(const Node &n, const FusionPlan &plan, DiagnosticSink &sink) {
+    const Value &in = *in0(n), &out = *out0(n);
+    // A scalar (a scale factor, an epsilon) costs no bandwidth in either precision.
+    if (in.type.shape.rankKnown && in.type.shape.rank() == 0)
+      return;
+    const Node *producer = computeProducer(&in, plan);
+    const Node *consumer = computeConsumer(&out);
+    if (!producer || !consumer)
+      return;  // converts a graph input, a weight or a graph output: not an island
+    DType from = in.type.dtype, to = out.type.dtype;
+    bool up = dtypeBits(to) > dtypeBits(from);
+    Diagnostic &d = sink.report(
+        n, fmt::format("{} changes precision {} -> {} between compute ops: {} from {} becomes {} read by {}",
+                       describeNode(n), dtypeShortName(from), dtypeShortName(to), tensorRef(in),
+                       describeNode(*producer), tensorRef(out), describeNode(*consumer)));
+    d.reason = std::string(breakReasonName(BreakReason::DtypeMismatch));
+    d.fusionId = plan.groupOf(n).id;
+    if (const Node *partner = islandPartner(n, up)) {
+      d.notes.push_back({up ? fmt::format("the {} island closes at {}, which converts back to {}", dtypeShortName(to),
+                                          describeNode(*partner), dtypeShortName(from))
+                            : fmt::format("this closes the {} island opened by {}", dtypeShortName(from),
+                                          describeNode(*partner)),
+                         std::nullopt});
+    }
+    addPlanNote(d, plan, n, "the cast");
+    if (dtypeBits(from) && dtypeBits(to))
+      d.notes.push_back(
+          {fmt::format("wherever the {} tensor is written to memory it moves {}x the bytes of the {} one",
+                       dtypeShortName(up ? to : from), static_cast<double>(std::max(dtypeBits(from), dtypeBits(to))) /
+                                                           std::min(dtypeBits(from), dtypeBits(to)),
+                       dtypeShortName(up ? from : to)),
+           std::nullopt});
+    d.notes.push_back({fmt::format("keep the island in one precision: set the autocast policy (or export) so {} runs "
+                                   "in {} with {} accumulation, or let the compiler keep the conversion inside one "
+                                   "kernel",
+                                   describeNode(up ? *consumer : *producer), dtypeShortName(up ? from : to),
+                                   dtypeShortName(up ? to : from)),
+                       std::nullopt});
+  }
+
+  // Implicit promotion: one op reads floating tensors of different dtypes.
+  // Ops with an ONNX schema are skipped: within one type constraint the
+  // checker already rejects a mismatch (GL001), and inputs under different
+  // constraints (Resize scales, BatchNormalization statistics, Dropout ratio)
+  // are meant to differ. Rank-0 tensors are skipped too: like Python scalars,
+  // they do not take part in PyTorch's type promotion.
+  static void checkPromotion(const Node &n, const FusionPlan &plan, DiagnosticSink &sink) {
+    if (n.op && n.op->known && isDefaultDomain(n.domain))
+      return;
+    if (n.op && n.op->kind == OpKind::ControlFlow)
+      return;
+    const Value *first = nullptr, *other = nullptr;
+    for (const Value *v : n.inputs) {
+      if (!v || !v->type.isTensor() || !isFloating(v->type.dtype) || !v->type.shape.rankKnown ||
+          v->type.shape.rank() == 0)
+        continue;
+      if (!first)
+        first = v;
+      else if (v->type.dtype != first->type.dtype && !other)
+        other = v;
+    }
+    if (!other)
+      return;
+    const Value *wide = dtypeBits(other->type.dtype) > dtypeBits(first->type.dtype) ? other : first;
+    const Value *narrow = wide == other ? first : other;
+    const Value *out = out0(n);
+    Diagnostic &d = sink.report(
+        n, fmt::format("{} reads {} and {}: mixed floating dtypes in one op force an implicit promotion{}",
+                       describeNode(n), tensorRef(*first), tensorRef(*other),
+                       out && isFloating(out->type.dtype) ? fmt::format(" to {}", dtypeShortName(out->type.dtype))
+                                                          : std::string()));
+    d.reason = std::string(breakReasonName(BreakReason::DtypeMismatch));
+    d.fusionId = plan.groupOf(n).id;
+    addPlanNote(d, plan, n, "the promotion");
+    d.notes.push_back({fmt::format("keep both operands in one precision: produce {} in {} (or cast it once where it "
+                                   "is created) instead of promoting inside the fused region",
+                                   tensorRef(*narrow), dtypeShortName(wide->type.dtype)),
+                       std::nullopt});
+  }
 };
+
 }  // namespace
 
 const Rule *makeDtypeMismatchRule() {

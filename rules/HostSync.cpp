@@ -1,16 +1,121 @@
-// PLACEHOLDER being written in this session: GL112 host-sync.
+// GL112 host-sync: an op that makes the host wait for the GPU. Either the size
+// of its output depends on the values of its input (NonZero, Unique, Compress,
+// NonMaxSuppression, aten nonzero/masked_select/unique), so the host must read
+// a count back before it can allocate the output and launch the next kernel, or
+// it hands a tensor value to Python (aten item/_local_scalar_dense/tolist).
+// Either way the launch queue drains and fusion stops at the op.
+#include "graphlint/ir/OpRegistry.h"
+#include "graphlint/ir/Verifier.h"
+#include "graphlint/lint/FusionPlan.h"
 #include "graphlint/lint/Rule.h"
+
+#include <fmt/format.h>
+
+#include <llvm/ADT/StringSwitch.h>
 
 namespace graphlint {
 namespace {
+
+std::string atenName(const Node &n) {
+  llvm::StringRef op = n.opType;
+  if (n.domain == "aten")
+    return op.split('.').first.str();
+  if (op.consume_front("aten::") || op.consume_front("aten."))
+    return op.split('.').first.str();
+  return {};
+}
+
+enum class SyncKind { None, ReadsValue, DataDependentSize };
+
+SyncKind syncKindOf(const Node &n) {
+  std::string aten = atenName(n);
+  if (!aten.empty())
+    return llvm::StringSwitch<SyncKind>(aten)
+        .Cases("item", "_local_scalar_dense", "tolist", SyncKind::ReadsValue)
+        .Cases("nonzero", "masked_select", "unique", "_unique", "_unique2", SyncKind::DataDependentSize)
+        .Cases("unique_consecutive", "unique_dim", "argwhere", SyncKind::DataDependentSize)
+        .Default(SyncKind::None);
+  if (n.op && (n.op->hostSync || n.op->kind == OpKind::DataDependentOutput))
+    return SyncKind::DataDependentSize;
+  return SyncKind::None;
+}
+
+// Specific advice for the common syncing ops; the general one otherwise.
+std::string hintFor(const Node &n, SyncKind kind) {
+  std::string op = atenName(n);
+  if (op.empty())
+    op = n.opType;
+  if (kind == SyncKind::ReadsValue)
+    return "keep the value on the device as a 0-d tensor and compute with it there; branch on it outside the "
+           "compiled region, or read it back once per N steps";
+  return llvm::StringSwitch<std::string>(op)
+      .Cases("NonZero", "nonzero", "argwhere", "masked_select",
+             "use static-size alternatives: keep the mask and compute with torch.where(mask, x, 0) or a multiply, "
+             "or use nonzero_static / a pre-allocated maximum size")
+      .Case("Compress", "use static-size alternatives: keep the full tensor with a mask (Where) instead of dropping "
+                        "elements, or pad to a pre-allocated maximum size")
+      .Case("NonMaxSuppression", "fix the output size: a static max_output_boxes_per_class with padded, "
+                                 "score-masked results (or batched NMS in the postprocessing outside the graph)")
+      .Default("use static-size alternatives: masks instead of dropped elements, a pre-allocated maximum output "
+               "size, or move this step out of the per-step graph");
+}
+
 class HostSync final : public Rule {
 public:
   const RuleInfo &info() const override {
-    static const RuleInfo i{"GL112", "host-sync", Severity::Warning, "PLACEHOLDER"};
+    static const RuleInfo i{"GL112", "host-sync", Severity::Warning,
+                            "an op forces a device-to-host sync (.item(), nonzero, unique, data-dependent sizes)"};
     return i;
   }
-  void check(const Model &, AnalysisContext &, DiagnosticSink &) const override {}
+
+  void check(const Model &m, AnalysisContext &ctx, DiagnosticSink &sink) const override {
+    const FusionPlan &plan = ctx.get<FusionPlan>();
+    forEachGraph(*m.graph, [&](const Graph &g) {
+      for (const auto &np : g.nodes()) {
+        const Node &n = *np;
+        SyncKind kind = syncKindOf(n);
+        if (kind == SyncKind::None)
+          continue;
+        // On constants the planner evaluates the op on the host (and ONNX
+        // Runtime folds it): nothing waits for the GPU.
+        if (m.format == ModelFormat::Onnx && plan.groupOf(n).kind == GroupKind::ShapeOnly)
+          continue;
+        report(n, kind, plan, sink);
+      }
+    });
+  }
+
+private:
+  static void report(const Node &n, SyncKind kind, const FusionPlan &plan, DiagnosticSink &sink) {
+    const Value *in = n.inputs.empty() ? nullptr : n.inputs[0];
+    const Value *out = n.outputs.empty() ? nullptr : n.outputs[0];
+    std::string input = in ? fmt::format("'{}' ({})", in->name, in->type.str()) : std::string("its input");
+    std::string message;
+    if (kind == SyncKind::ReadsValue)
+      message = fmt::format("{} forces a device-to-host sync: it copies a value of {} to the host, which must wait "
+                            "for every queued kernel to finish",
+                            describeNode(n), input);
+    else
+      message = fmt::format("{} forces a device-to-host sync: the size of its output{} depends on the values of {}, "
+                            "so the host must wait for the GPU and read the size back before it can allocate the "
+                            "output and launch the next kernel",
+                            describeNode(n), out ? fmt::format(" '{}'", out->name) : std::string(), input);
+    Diagnostic &d = sink.report(n, std::move(message));
+    d.reason = std::string(breakReasonName(BreakReason::HostSync));
+    d.fusionId = plan.groupOf(n).id;
+    unsigned readers = 0;
+    for (const Value *o : n.outputs)
+      if (o)
+        readers += static_cast<unsigned>(o->uses.size());
+    if (readers)
+      d.notes.push_back({fmt::format("fusion stops here: the {} op(s) reading its output start new kernels after "
+                                     "the sync",
+                                     readers),
+                         std::nullopt});
+    d.notes.push_back({hintFor(n, kind), std::nullopt});
+  }
 };
+
 }  // namespace
 
 const Rule *makeHostSyncRule() {
