@@ -1,0 +1,99 @@
+// Hardware profiles: what the cost analyses need to know about a target GPU
+// (memory capacity and bandwidth, dense peak throughput per math precision,
+// kernel launch overhead, SM count). A built-in table compiled into the binary
+// guarantees the tool works anywhere; data/hardware.yaml (same schema, shipped
+// next to the binary or in the source tree) may override entries and add new
+// ones, and users can point GRAPHLINT_HARDWARE_FILE at their own file.
+// docs/hardware.md lists the values and their datasheet sources. Later issues
+// extend the struct (interconnects for the communication model); add fields
+// with defaults, never repurpose one.
+#pragma once
+
+#include "graphlint/ir/DType.h"
+
+#include <llvm/ADT/StringRef.h>
+#include <llvm/Support/Error.h>
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace graphlint {
+
+/// The math a kernel runs in, as datasheets list peak throughput. TF32 is the
+/// tensor-core mode fp32 matmuls and convolutions use on Ampere and later.
+enum class MathPrecision : uint8_t { FP64, FP32, TF32, FP16, BF16, FP8, INT8 };
+inline constexpr unsigned kNumMathPrecisions = 7;
+std::string_view mathPrecisionName(MathPrecision p);  // "fp32", "tf32", ...
+std::optional<MathPrecision> mathPrecisionFromName(std::string_view s);
+
+/// The precision a contraction on tensors of dtype `t` runs in, ignoring TF32
+/// (fp32 maps to FP32: TF32 use is a framework setting). nullopt for types no
+/// GPU math unit consumes directly (strings, bools, 4-bit types).
+std::optional<MathPrecision> mathPrecisionOf(DType t);
+
+struct HardwareProfile {
+  std::string name;                   // canonical: "H100-SXM"
+  std::vector<std::string> aliases;   // case-insensitive: "h100", "h100-sxm5"
+  std::string description;            // "NVIDIA H100 SXM5 80GB"
+  std::string architecture;           // "hopper"
+  unsigned computeCapability = 0;     // 90 for sm_90
+  unsigned smCount = 0;
+  double memoryBytes = 0;             // device memory (datasheet capacity, GiB-based)
+  double memoryBandwidth = 0;         // bytes/s (datasheet peak, 1e9-based GB/s)
+  double launchOverhead = 4e-6;       // seconds per kernel launch from the host
+  /// Dense (no structured sparsity) peak FLOP/s (OP/s for int8); 0 = the
+  /// precision has no hardware support worth using (e.g. bf16/tf32 on V100).
+  std::array<double, kNumMathPrecisions> peak{};
+  std::string source;                 // where the numbers come from
+
+  double peakFor(MathPrecision p) const { return peak[static_cast<unsigned>(p)]; }
+  bool supports(MathPrecision p) const { return peakFor(p) > 0; }
+  /// fp32 matmuls/convs may run on tensor cores in TF32 (Ampere and later).
+  bool supportsTf32() const { return supports(MathPrecision::TF32); }
+};
+
+/// The set of known profiles: built-ins, then the data file overriding them by
+/// name and adding new ones. Immutable once built.
+class HardwareCatalog {
+public:
+  /// Built-ins only.
+  static HardwareCatalog builtin();
+  /// Built-ins plus the first data file found (see docs/hardware.md): the
+  /// GRAPHLINT_HARDWARE_FILE environment variable, <exe>/../share/graphlint/
+  /// hardware.yaml, then the source tree's data/hardware.yaml. Loaded once.
+  static const HardwareCatalog &instance();
+
+  /// Case-insensitive lookup by name or alias; nullptr when unknown.
+  const HardwareProfile *find(std::string_view nameOrAlias) const;
+  const std::vector<HardwareProfile> &profiles() const { return profiles_; }
+  /// Adds or replaces (by canonical name, case-insensitive) profiles.
+  void merge(std::vector<HardwareProfile> more);
+  /// The file that was merged into instance(), empty if none.
+  const std::string &dataFile() const { return dataFile_; }
+  /// Why the data file was ignored (unreadable, malformed), empty if it was not.
+  const std::string &loadError() const { return loadError_; }
+
+private:
+  std::vector<HardwareProfile> profiles_;
+  std::string dataFile_;
+  std::string loadError_;
+};
+
+/// Parses the hardware.yaml schema (docs/hardware.md). `bufferName` names the
+/// file in error messages.
+llvm::Expected<std::vector<HardwareProfile>> parseHardwareYaml(llvm::StringRef text, llvm::StringRef bufferName);
+
+/// The profile Setup::target names (looked up in HardwareCatalog::instance()),
+/// or an error listing the known names.
+llvm::Expected<const HardwareProfile &> resolveHardwareTarget(std::string_view target);
+
+/// Roofline-lite kernel time (seconds), the placeholder until the cost model
+/// lands: max(flops / peak, bytes / bandwidth) at the datasheet peaks, no
+/// efficiency factors and no launch overhead. A precision the target lacks
+/// falls back to its FP32 rate.
+double rooflineSeconds(const HardwareProfile &hw, double flops, MathPrecision p, double bytes);
+
+}  // namespace graphlint

@@ -1,0 +1,372 @@
+// Hardware profiles: the built-in table (datasheet numbers, docs/hardware.md),
+// the hardware.yaml reader (llvm::yaml traits) and the catalog that merges them.
+#include "graphlint/lint/HardwareProfile.h"
+
+#include <fmt/format.h>
+
+#include <llvm/ADT/StringExtras.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/Path.h>
+#include <llvm/Support/Process.h>
+#include <llvm/Support/SourceMgr.h>
+#include <llvm/Support/YAMLTraits.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace graphlint {
+
+std::string_view mathPrecisionName(MathPrecision p) {
+  switch (p) {
+  case MathPrecision::FP64: return "fp64";
+  case MathPrecision::FP32: return "fp32";
+  case MathPrecision::TF32: return "tf32";
+  case MathPrecision::FP16: return "fp16";
+  case MathPrecision::BF16: return "bf16";
+  case MathPrecision::FP8: return "fp8";
+  case MathPrecision::INT8: return "int8";
+  }
+  return "fp32";
+}
+
+std::optional<MathPrecision> mathPrecisionFromName(std::string_view s) {
+  for (unsigned i = 0; i < kNumMathPrecisions; ++i)
+    if (mathPrecisionName(static_cast<MathPrecision>(i)) == s)
+      return static_cast<MathPrecision>(i);
+  return std::nullopt;
+}
+
+std::optional<MathPrecision> mathPrecisionOf(DType t) {
+  switch (t) {
+  case DType::Double: return MathPrecision::FP64;
+  case DType::Float: return MathPrecision::FP32;
+  case DType::Float16: return MathPrecision::FP16;
+  case DType::BFloat16: return MathPrecision::BF16;
+  case DType::Float8E4M3FN: case DType::Float8E4M3FNUZ: case DType::Float8E5M2: case DType::Float8E5M2FNUZ:
+    return MathPrecision::FP8;
+  case DType::Int8: case DType::UInt8: return MathPrecision::INT8;
+  default: return std::nullopt;
+  }
+}
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kGBps = 1e9;
+constexpr double kTera = 1e12;
+
+// Peaks in TFLOP/s (TOPS for int8), dense, in MathPrecision order:
+// fp64, fp32, tf32, fp16, bf16, fp8, int8.
+struct BuiltinRow {
+  const char *name;
+  std::vector<std::string> aliases;
+  const char *description;
+  const char *architecture;
+  unsigned cc, sms;
+  double memGiB, bwGBps, launchUs;
+  std::array<double, kNumMathPrecisions> tflops;
+  const char *source;
+};
+
+// Sources: NVIDIA datasheets and architecture whitepapers; sparse ("with
+// sparsity") figures are halved to dense. docs/hardware.md has the table.
+const std::vector<BuiltinRow> &builtinRows() {
+  static const std::vector<BuiltinRow> rows = {
+      {"V100", {"v100-sxm2", "v100-32gb", "tesla-v100"}, "NVIDIA Tesla V100 SXM2 32GB", "volta", 70, 80, 32, 900, 4.0,
+       {7.8, 15.7, 0, 125, 0, 0, 0}, "NVIDIA Tesla V100 datasheet (SXM2)"},
+      {"A100-40GB", {"a100", "a100-40g", "a100-sxm4-40gb"}, "NVIDIA A100 SXM4 40GB", "ampere", 80, 108, 40, 1555, 4.0,
+       {19.5, 19.5, 156, 312, 312, 0, 624}, "NVIDIA A100 Tensor Core GPU datasheet (SXM4 40GB)"},
+      {"A100-80GB", {"a100-80g", "a100-sxm4-80gb"}, "NVIDIA A100 SXM4 80GB", "ampere", 80, 108, 80, 2039, 4.0,
+       {19.5, 19.5, 156, 312, 312, 0, 624}, "NVIDIA A100 Tensor Core GPU datasheet (SXM4 80GB)"},
+      {"H100-SXM", {"h100", "h100-sxm5", "h100-80gb"}, "NVIDIA H100 SXM5 80GB", "hopper", 90, 132, 80, 3350, 4.0,
+       {67, 67, 494.7, 989.4, 989.4, 1978.9, 1978.9}, "NVIDIA H100 Tensor Core GPU datasheet and H100 whitepaper (SXM5)"},
+      {"H200", {"h200-sxm", "h200-141gb"}, "NVIDIA H200 SXM 141GB", "hopper", 90, 132, 141, 4800, 4.0,
+       {67, 67, 494.7, 989.4, 989.4, 1978.9, 1978.9}, "NVIDIA H200 Tensor Core GPU datasheet (SXM)"},
+      {"L4", {"nvidia-l4"}, "NVIDIA L4 24GB", "ada", 89, 58, 24, 300, 4.0,
+       {0.47, 30.3, 60, 121, 121, 242.5, 242.5}, "NVIDIA L4 Tensor Core GPU datasheet; fp64 = 1/64 fp32 (Ada)"},
+      {"RTX-4090", {"4090", "rtx4090", "geforce-rtx-4090"}, "NVIDIA GeForce RTX 4090 24GB", "ada", 89, 128, 24, 1008,
+       4.0, {1.29, 82.6, 82.6, 165.2, 165.2, 330.3, 660.6},
+       "NVIDIA Ada Lovelace architecture whitepaper, appendix (fp16/bf16/fp8 with fp32 accumulate)"},
+  };
+  return rows;
+}
+
+// "H100_SXM", "h100 sxm" and "H100-SXM" name the same profile.
+std::string normalize(std::string_view s) {
+  std::string out;
+  for (char c : s)
+    out.push_back(c == '_' || c == ' ' ? '-' : static_cast<char>(llvm::toLower(c)));
+  return out;
+}
+
+// ---- hardware.yaml -------------------------------------------------------
+
+struct NameList {
+  std::vector<std::string> names;
+  auto begin() const { return names.begin(); }  // llvm::yaml elides empty sequences
+  auto end() const { return names.end(); }
+};
+struct PeakYaml { std::array<llvm::Optional<double>, kNumMathPrecisions> tflops; };
+struct ProfileYaml {
+  std::string name, description, architecture, computeCapability, source;
+  NameList aliases;
+  unsigned smCount = 0;
+  double memoryGiB = 0, bandwidthGBps = 0;
+  llvm::Optional<double> launchOverheadUs;
+  PeakYaml peak;
+};
+struct ProfileList { std::vector<ProfileYaml> items; };
+struct HardwareFile { ProfileList profiles; };
+
+}  // namespace
+}  // namespace graphlint
+
+namespace llvm::yaml {
+using graphlint::HardwareFile;
+using graphlint::NameList;
+using graphlint::PeakYaml;
+using graphlint::ProfileList;
+using graphlint::ProfileYaml;
+
+template <> struct SequenceTraits<NameList> {
+  static size_t size(IO &, NameList &l) { return l.names.size(); }
+  static std::string &element(IO &, NameList &l, size_t i) {
+    if (i >= l.names.size()) l.names.resize(i + 1);
+    return l.names[i];
+  }
+  static const bool flow = true;
+};
+template <> struct SequenceTraits<ProfileList> {
+  static size_t size(IO &, ProfileList &l) { return l.items.size(); }
+  static ProfileYaml &element(IO &, ProfileList &l, size_t i) {
+    if (i >= l.items.size()) l.items.resize(i + 1);
+    return l.items[i];
+  }
+};
+template <> struct MappingTraits<PeakYaml> {
+  static void mapping(IO &io, PeakYaml &p) {
+    for (unsigned i = 0; i < graphlint::kNumMathPrecisions; ++i) {
+      std::string key(graphlint::mathPrecisionName(static_cast<graphlint::MathPrecision>(i)));
+      io.mapOptional(key.c_str(), p.tflops[i]);
+    }
+  }
+};
+template <> struct MappingTraits<ProfileYaml> {
+  static void mapping(IO &io, ProfileYaml &p) {
+    io.mapRequired("name", p.name);
+    io.mapOptional("aliases", p.aliases);
+    io.mapOptional("description", p.description);
+    io.mapOptional("architecture", p.architecture);
+    io.mapOptional("compute_capability", p.computeCapability);
+    io.mapRequired("sm_count", p.smCount);
+    io.mapRequired("memory_gib", p.memoryGiB);
+    io.mapRequired("memory_bandwidth_gb_per_s", p.bandwidthGBps);
+    io.mapOptional("launch_overhead_us", p.launchOverheadUs);
+    io.mapRequired("peak_tflops", p.peak);
+    io.mapOptional("source", p.source);
+  }
+};
+template <> struct MappingTraits<HardwareFile> {
+  static void mapping(IO &io, HardwareFile &f) { io.mapRequired("profiles", f.profiles); }
+};
+}  // namespace llvm::yaml
+
+namespace graphlint {
+namespace {
+
+HardwareProfile fromRow(const BuiltinRow &r) {
+  HardwareProfile p;
+  p.name = r.name;
+  p.aliases = r.aliases;
+  p.description = r.description;
+  p.architecture = r.architecture;
+  p.computeCapability = r.cc;
+  p.smCount = r.sms;
+  p.memoryBytes = r.memGiB * kGiB;
+  p.memoryBandwidth = r.bwGBps * kGBps;
+  p.launchOverhead = r.launchUs * 1e-6;
+  for (unsigned i = 0; i < kNumMathPrecisions; ++i)
+    p.peak[i] = r.tflops[i] * kTera;
+  p.source = r.source;
+  return p;
+}
+
+// "9.0" -> 90; nullopt when malformed.
+std::optional<unsigned> parseComputeCapability(llvm::StringRef s) {
+  auto [major, minor] = s.split('.');
+  unsigned ma = 0, mi = 0;
+  if (major.getAsInteger(10, ma) || (!minor.empty() && minor.getAsInteger(10, mi)) || mi > 9)
+    return std::nullopt;
+  return ma * 10 + mi;
+}
+
+}  // namespace
+
+llvm::Expected<std::vector<HardwareProfile>> parseHardwareYaml(llvm::StringRef text, llvm::StringRef bufferName) {
+  // Collect llvm::yaml's diagnostics instead of letting it print to stderr.
+  std::string diags;
+  auto handler = [](const llvm::SMDiagnostic &d, void *ctx) {
+    auto &out = *static_cast<std::string *>(ctx);
+    if (d.getKind() != llvm::SourceMgr::DK_Error)
+      return;
+    if (!out.empty())
+      out += "; ";
+    out += fmt::format("line {}: {}", d.getLineNo(), d.getMessage().str());
+  };
+  HardwareFile file;
+  llvm::yaml::Input in(text, nullptr, handler, &diags);
+  // Newer files may carry keys this binary does not know (interconnects, ...).
+  in.setAllowUnknownKeys(true);
+  in >> file;
+  auto fail = [&](const std::string &why) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s: %s", bufferName.str().c_str(), why.c_str());
+  };
+  if (in.error())
+    return fail(diags.empty() ? "not a hardware profile file" : diags);
+
+  std::vector<HardwareProfile> out;
+  for (const ProfileYaml &y : file.profiles.items) {
+    auto bad = [&](const std::string &why) { return fail(fmt::format("profile '{}': {}", y.name, why)); };
+    if (y.name.empty())
+      return fail("a profile has an empty name");
+    HardwareProfile p;
+    p.name = y.name;
+    p.aliases = y.aliases.names;
+    p.description = y.description;
+    p.architecture = y.architecture;
+    if (!y.computeCapability.empty()) {
+      auto cc = parseComputeCapability(y.computeCapability);
+      if (!cc)
+        return bad(fmt::format("compute_capability '{}' is not MAJOR.MINOR", y.computeCapability));
+      p.computeCapability = *cc;
+    }
+    if (y.smCount == 0)
+      return bad("sm_count must be positive");
+    if (!(y.memoryGiB > 0) || !(y.bandwidthGBps > 0))
+      return bad("memory_gib and memory_bandwidth_gb_per_s must be positive");
+    p.smCount = y.smCount;
+    p.memoryBytes = y.memoryGiB * kGiB;
+    p.memoryBandwidth = y.bandwidthGBps * kGBps;
+    if (y.launchOverheadUs) {
+      if (!(*y.launchOverheadUs >= 0))
+        return bad("launch_overhead_us must not be negative");
+      p.launchOverhead = *y.launchOverheadUs * 1e-6;
+    }
+    for (unsigned i = 0; i < kNumMathPrecisions; ++i) {
+      double v = y.peak.tflops[i].getValueOr(0);
+      if (!(v >= 0))
+        return bad("peak_tflops values must not be negative");
+      p.peak[i] = v * kTera;
+    }
+    if (!p.supports(MathPrecision::FP32))
+      return bad("peak_tflops.fp32 is required");
+    p.source = y.source;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+HardwareCatalog HardwareCatalog::builtin() {
+  HardwareCatalog c;
+  for (const BuiltinRow &r : builtinRows())
+    c.profiles_.push_back(fromRow(r));
+  return c;
+}
+
+const HardwareProfile *HardwareCatalog::find(std::string_view nameOrAlias) const {
+  std::string key = normalize(nameOrAlias);
+  for (const HardwareProfile &p : profiles_)
+    if (normalize(p.name) == key)
+      return &p;
+  for (const HardwareProfile &p : profiles_)
+    for (const std::string &a : p.aliases)
+      if (normalize(a) == key)
+        return &p;
+  return nullptr;
+}
+
+void HardwareCatalog::merge(std::vector<HardwareProfile> more) {
+  for (HardwareProfile &p : more) {
+    auto it = std::find_if(profiles_.begin(), profiles_.end(),
+                           [&](const HardwareProfile &q) { return normalize(q.name) == normalize(p.name); });
+    if (it != profiles_.end())
+      *it = std::move(p);
+    else
+      profiles_.push_back(std::move(p));
+  }
+  // An alias taken over by a new profile must resolve to it: drop the alias
+  // from every earlier profile that still lists it.
+  for (size_t i = 0; i < profiles_.size(); ++i)
+    for (size_t j = i + 1; j < profiles_.size(); ++j)
+      for (const std::string &a : profiles_[j].aliases)
+        llvm::erase_if(profiles_[i].aliases, [&](const std::string &b) { return normalize(a) == normalize(b); });
+}
+
+namespace {
+
+int anchor;  // an address inside this binary, for getMainExecutable
+
+std::vector<std::string> dataFileCandidates() {
+  std::vector<std::string> out;
+  if (auto env = llvm::sys::Process::GetEnv("GRAPHLINT_HARDWARE_FILE"); env && !env->empty())
+    return {*env};  // an explicit choice: no silent fallback to another file
+  std::string exe = llvm::sys::fs::getMainExecutable(nullptr, &anchor);
+  if (!exe.empty()) {
+    llvm::SmallString<256> p(llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
+    llvm::sys::path::append(p, "share", "graphlint", "hardware.yaml");
+    out.push_back(std::string(p));
+  }
+#ifdef GRAPHLINT_DATA_DIR
+  out.push_back(std::string(GRAPHLINT_DATA_DIR) + "/hardware.yaml");
+#endif
+  return out;
+}
+
+}  // namespace
+
+const HardwareCatalog &HardwareCatalog::instance() {
+  static const HardwareCatalog catalog = [] {
+    HardwareCatalog c = builtin();
+    bool explicitFile = bool(llvm::sys::Process::GetEnv("GRAPHLINT_HARDWARE_FILE"));
+    for (const std::string &path : dataFileCandidates()) {
+      if (!explicitFile && !llvm::sys::fs::exists(path))
+        continue;
+      auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+      if (!buf) {
+        c.loadError_ = fmt::format("{}: {}", path, buf.getError().message());
+        break;
+      }
+      auto parsed = parseHardwareYaml((*buf)->getBuffer(), path);
+      if (!parsed) {
+        c.loadError_ = llvm::toString(parsed.takeError());
+        break;
+      }
+      c.merge(std::move(*parsed));
+      c.dataFile_ = path;
+      break;
+    }
+    return c;
+  }();
+  return catalog;
+}
+
+llvm::Expected<const HardwareProfile &> resolveHardwareTarget(std::string_view target) {
+  const HardwareCatalog &c = HardwareCatalog::instance();
+  if (const HardwareProfile *p = c.find(target))
+    return *p;
+  std::string names;
+  for (const HardwareProfile &p : c.profiles())
+    names += (names.empty() ? "" : ", ") + p.name;
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "unknown target '%s' (known: %s)",
+                                 std::string(target).c_str(), names.c_str());
+}
+
+double rooflineSeconds(const HardwareProfile &hw, double flops, MathPrecision p, double bytes) {
+  double peak = hw.supports(p) ? hw.peakFor(p) : hw.peakFor(MathPrecision::FP32);
+  double compute = flops > 0 && peak > 0 ? flops / peak : 0;
+  double memory = bytes > 0 && hw.memoryBandwidth > 0 ? bytes / hw.memoryBandwidth : 0;
+  return std::max(compute, memory);
+}
+
+}  // namespace graphlint
