@@ -228,7 +228,11 @@ void FusionPlan::planGraph(const Graph &g) {
   auto groupOfValue = [&](const Value *v) -> std::optional<unsigned> {
     if (!v || v->kind != Value::Kind::NodeOutput || !v->producer || v->producer->graph != &g)
       return std::nullopt;
-    return groupIndex_.lookup(v->producer);
+    // A producer not planned yet only happens in a cyclic graph (GL001).
+    auto it = groupIndex_.find(v->producer);
+    if (it == groupIndex_.end())
+      return std::nullopt;
+    return it->second;
   };
 
   // Why node n (of kind k) cannot join group gid through value v; nullopt if it can.
