@@ -70,6 +70,8 @@ struct FusionBoundary {
   std::string detail;               // e.g. "f16 -> f32", "cpu -> cuda:0"
 };
 
+struct FusionGroupState;  // planner-internal
+
 class FusionPlan {
 public:
   FusionPlan(const Model &m, AnalysisContext &ctx);
@@ -88,6 +90,7 @@ public:
 private:
   void plan(const Model &m);
   void planGraph(const Graph &g);
+  void ortPatternPass(const Graph &g, std::vector<struct FusionGroupState> &state);
 
   FusionBackend backend_;
   std::vector<FusionGroup> groups_;
