@@ -158,6 +158,9 @@ const TableEntry kTable[] = {
     // Data-dependent output shapes: force a device-to-host sync.
     {"", "NonZero", K::DataDependentOutput, Sync, 0}, {"", "Unique", K::DataDependentOutput, Sync, 0},
     {"", "Compress", K::DataDependentOutput, Sync, 0}, {"", "NonMaxSuppression", K::DataDependentOutput, Sync, 0},
+    // ONNX Runtime's device copies (inserted by its graph partitioner).
+    {"", "MemcpyToHost", K::Injective, None, 1}, {"", "MemcpyFromHost", K::Injective, None, 1},
+    {"com.microsoft", "MemcpyToHost", K::Injective, None, 1}, {"com.microsoft", "MemcpyFromHost", K::Injective, None, 1},
     // Collectives (com.microsoft distributed ops).
     {"com.microsoft", "AllReduce", K::Collective, None, 0}, {"com.microsoft", "AllGather", K::Collective, None, 0},
     {"com.microsoft", "AllToAll", K::Collective, None, 0}, {"com.microsoft", "ReduceScatter", K::Collective, None, 0},

@@ -116,8 +116,8 @@ bool isOpaque(const Node &n) {
   return llvm::StringSwitch<bool>(n.opType)
       .Cases("TopK", "LSTM", "GRU", "RNN", "Multinomial", "RandomNormal", "RandomUniform", true)
       .Cases("RandomNormalLike", "RandomUniformLike", "Bernoulli", "MemcpyToHost", "MemcpyFromHost", true)
-      .Cases("Scatter", "ScatterElements", "ScatterND", "TensorScatter", "Unique", true)
-      .Cases("NonMaxSuppression", "RoiAlign", "MaxRoiPool", "Resize", "Upsample", true)
+      .Cases("Scatter", "ScatterElements", "ScatterND", "TensorScatter", true)
+      .Cases("RoiAlign", "MaxRoiPool", "Resize", "Upsample", true)
       .Default(false);
 }
 
@@ -434,6 +434,10 @@ FusionPlan::FusionPlan(const Model &m, FusionBackend backend) : backend_(backend
 
 void FusionPlan::plan(const Model &m) {
   forEachGraph(*m.graph, [&](const Graph &g) { planGraph(g); });
+  // Model-local function bodies are planned too, so every node has a group.
+  for (const auto &f : m.functions)
+    if (f->body)
+      forEachGraph(*f->body, [&](const Graph &g) { planGraph(g); });
   // Groups emptied by merges disappear; ids are renumbered densely, members
   // sorted by execution order.
   std::vector<unsigned> remap(groups_.size(), 0);
@@ -542,6 +546,13 @@ void FusionPlan::planGraph(const Graph &g) {
   auto refusal = [&](unsigned gid, const Node &n, GroupKind k, const Value *v) -> std::optional<BreakReason> {
     const FusionGroup &grp = groups_[gid];
     const GroupState &st = state[gid];
+    // Device facts come first: a copy between devices explains the boundary
+    // better than the copy op's own kind.
+    if (isDeviceCopy(n) || (v->producer && isDeviceCopy(*v->producer))) return BreakReason::CrossDevice;
+    if (v->device.kind != Device::Kind::Unknown)
+      for (const Value *out : n.outputs)
+        if (out && out->device.kind != Device::Kind::Unknown && !(out->device == v->device))
+          return BreakReason::CrossDevice;
     if (grp.kind == GroupKind::ControlFlow) return BreakReason::ControlFlow;
     if (grp.kind == GroupKind::HostSync) return BreakReason::HostSync;
     if (grp.kind == GroupKind::Unknown) return BreakReason::UnknownOp;
@@ -693,16 +704,27 @@ void FusionPlan::planGraph(const Graph &g) {
         }
       }
     // Horizontal fusion: join a sibling pointwise group reading the same value.
+    // Only through a computed tensor (a shared weight or constant says nothing
+    // about locality), only when the node's other inputs come from outside
+    // the plan (graph inputs, params, host values) so joining cannot create a
+    // dependency cycle between groups, and only where the join is legal.
     if (!chosen && k == GroupKind::Pointwise && rules.multiOutputGroups) {
+      bool othersFree = true;
+      unsigned computed = 0;
+      for (const Value *v : n.inputs)
+        if (groupOfValue(v) && !hostValues.count(v))
+          ++computed;
+      othersFree = computed <= 1;
       for (const Value *v : n.inputs) {
-        if (!v || chosen)
+        if (!v || chosen || !othersFree || !groupOfValue(v) || hostValues.count(v))
           continue;
         for (const Use &u : v->uses) {
           auto it = groupIndex_.find(u.user);
           if (u.user == &n || it == groupIndex_.end())
             continue;
           const FusionGroup &sib = groups_[it->second];
-          if (sib.kind == GroupKind::Pointwise && sib.graph == &g && !state[it->second].closed) {
+          if (sib.kind == GroupKind::Pointwise && sib.graph == &g && !state[it->second].closed &&
+              !refusal(it->second, n, k, v)) {
             chosen = it->second;
             break;
           }
@@ -724,7 +746,11 @@ void FusionPlan::planGraph(const Graph &g) {
           for (const Value *out : member->outputs)
             if (out)
               for (const Use &u : out->uses)
-                onlyHere &= u.user == &n || groupIndex_.lookup(u.user) == *pg;
+                if (u.user != &n) {
+                  // A reader not planned yet lies outside the group.
+                  auto it = groupIndex_.find(u.user);
+                  onlyHere &= it != groupIndex_.end() && it->second == *pg;
+                }
         if (!onlyHere)
           continue;
         for (const Node *member : groups_[*pg].nodes) {
