@@ -1,5 +1,6 @@
 #include "graphlint/lint/Driver.h"
 
+#include "graphlint/lint/FusionPlan.h"
 #include "graphlint/lint/Rule.h"
 
 #include <llvm/Support/ThreadPool.h>
@@ -39,6 +40,9 @@ FileReport lintModel(const Model &m, const LintOptions &opts) {
     rule->check(m, ctx, sink);
   }
   std::stable_sort(r.diagnostics.begin(), r.diagnostics.end(), diagnosticLess);
+  // The same cached plan the rules read: computed once per model.
+  if (opts.fusionSummary)
+    r.fusion = summariseFusion(m, ctx.get<FusionPlan>(), opts.fusionEdges);
   return r;
 }
 

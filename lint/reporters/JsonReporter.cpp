@@ -39,6 +39,46 @@ json::Value diagnosticToJson(const Diagnostic &d) {
   return o;
 }
 
+json::Value fusionToJson(const FusionSummary &s) {
+  if (!s.present)
+    return nullptr;
+  auto graphOf = [&](unsigned g) { return g < s.graphs.size() ? s.graphs[g].path : std::string("main"); };
+  auto nodeName = [&](unsigned n) { return n < s.nodes.size() ? s.nodes[n].label : std::string(); };
+  json::Array groups;
+  for (const FusionSummary::Group &g : s.groups) {
+    json::Array nodes;
+    for (unsigned n : g.nodes)
+      nodes.push_back(nodeName(n));
+    groups.push_back(json::Object{{"id", static_cast<int64_t>(g.id)},
+                                  {"kind", g.kind},
+                                  {"graph", graphOf(g.graph)},
+                                  {"nodes", std::move(nodes)},
+                                  {"kernels", static_cast<int64_t>(g.kernels)}});
+  }
+  json::Array bounds;
+  json::Object byReason;
+  for (const FusionSummary::Boundary &b : s.boundaries) {
+    json::Object o{{"from_group", static_cast<int64_t>(b.fromGroup)},
+                   {"to_group", static_cast<int64_t>(b.toGroup)},
+                   {"node", nodeName(b.consumer)},
+                   {"producer", nodeName(b.producer)},
+                   {"value", b.value},
+                   {"reason", b.reason},
+                   {"breaker", b.breaker},
+                   {"graph", graphOf(b.consumer < s.nodes.size() ? s.nodes[b.consumer].graph : 0)}};
+    o["detail"] = b.detail.empty() ? json::Value(nullptr) : json::Value(b.detail);
+    bounds.push_back(std::move(o));
+  }
+  for (const auto &[reason, n] : s.reasonCounts())
+    byReason[reason] = static_cast<int64_t>(n);
+  return json::Object{{"backend", s.backend},
+                      {"nodes", static_cast<int64_t>(s.nodes.size())},
+                      {"groups", std::move(groups)},
+                      {"boundaries", std::move(bounds)},
+                      {"boundaries_by_reason", std::move(byReason)},
+                      {"kernels_predicted", static_cast<int64_t>(s.kernelsPredicted)}};
+}
+
 void renderJson(const std::vector<FileReport> &reports, llvm::raw_ostream &os) {
   json::Array files;
   for (const FileReport &r : reports) {
@@ -51,6 +91,7 @@ void renderJson(const std::vector<FileReport> &reports, llvm::raw_ostream &os) {
                               {"graphs", static_cast<int64_t>(r.stats.graphs)},
                               {"params", static_cast<int64_t>(r.stats.params)},
                               {"param_bytes", static_cast<int64_t>(r.stats.paramBytes)}};
+    f["fusion"] = fusionToJson(r.fusion);
     files.push_back(std::move(f));
   }
   Totals t = totalsOf(reports);

@@ -1,5 +1,6 @@
 // The default human format: one header line per diagnostic, its place in the
 // graph (and the user's source line), its notes, and a closing summary line.
+// With --fusion, each file's fusion table follows its diagnostics (FusionText.cpp).
 #include "graphlint/lint/Reporters.h"
 
 #include <fmt/format.h>
@@ -42,7 +43,7 @@ std::string where(const Location &l) {
 
 }  // namespace
 
-void renderText(const std::vector<FileReport> &reports, llvm::raw_ostream &os, bool color) {
+void renderText(const std::vector<FileReport> &reports, llvm::raw_ostream &os, bool color, bool fusion) {
   Painter p{os, color};
   for (const FileReport &r : reports) {
     if (r.fatal) {
@@ -72,6 +73,8 @@ void renderText(const std::vector<FileReport> &reports, llvm::raw_ostream &os, b
       for (const Note &n : d.notes)
         os << "     = note: " << n.message << "\n";
     }
+    if (fusion)
+      renderFusionText(r.fusion, r.path, os);
   }
   Totals t = totalsOf(reports);
   std::string summary = fmt::format("{} checked: {}, {}, {}", plural(static_cast<unsigned>(reports.size()), "file"),

@@ -4,9 +4,12 @@
 #include "graphlint/ir/Importer.h"
 #include "graphlint/ir/Printer.h"
 #include "graphlint/lint/Driver.h"
+#include "graphlint/lint/FusionPlan.h"
 #include "graphlint/lint/Reporters.h"
 #include "graphlint/lint/Rule.h"
 
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Path.h>
 #include <llvm/Support/Process.h>
 #include <llvm/Support/Threading.h>
 #include <llvm/Support/raw_ostream.h>
@@ -45,11 +48,23 @@ LINT OPTIONS
   --color auto|always|never
                            colour text output (default auto: on a TTY unless NO_COLOR is set)
   --no-color               same as --color never
+  --backend inductor|tensorrt|ort
+                           fusion legality the planner applies (default inductor);
+                           docs/fusion.md describes each backend
+  --fusion                 text format: after each file's findings, its fusion
+                           groups and a summary line (json always has a `fusion`
+                           section; gcc ignores the flag)
+  --emit-dot FILE          write the fusion plan as Graphviz DOT to FILE; with
+                           several models, one file each: FILE's stem + '.' +
+                           the model's stem, e.g. out.dot -> out.resnet18.dot
 
 INSPECT OPTIONS
   --format text|json       text summary (default) or the JSON contract
   --print-ir               print every node with its inferred types
   -D, --dim NAME=SIZE      bind a symbolic dimension before shape completion
+  --backend, --fusion, --emit-dot FILE
+                           as for lint: the fusion plan (text: appended to the
+                           summary; json: a `fusion` field) and its DOT drawing
 
 EXIT CODES
   0  no finding at or above --fail-on
@@ -74,6 +89,9 @@ struct Args {
   bool printIr = false;
   unsigned jobs = 0;
   std::map<std::string, int64_t> dims;
+  FusionBackend backend = FusionBackend::Inductor;
+  bool fusion = false;
+  std::string emitDot;
 };
 
 std::optional<std::string> parseDim(const std::string &spec, Args &a) {
@@ -147,6 +165,19 @@ std::optional<std::string> parseArgs(int argc, char **argv, Args &a) {
       a.exitZero = true;
     } else if (arg == "--print-ir") {
       a.printIr = true;
+    } else if (arg == "--fusion") {
+      a.fusion = true;
+    } else if (arg == "--backend") {
+      if (!(err = take(v))) {
+        auto b = fusionBackendFromName(v);
+        if (!b)
+          err = "--backend must be one of inductor, tensorrt, ort, got '" + v + "'";
+        else
+          a.backend = *b;
+      }
+    } else if (arg == "--emit-dot") {
+      if (!(err = take(a.emitDot)) && a.emitDot.empty())
+        err = "--emit-dot needs a file name";
     } else if (arg == "-D" || arg == "--dim") {
       if (!(err = take(v)))
         err = parseDim(v, a);
@@ -204,6 +235,43 @@ int runRule(const Args &a) {
   return 0;
 }
 
+// --emit-dot FILE with several models: FILE's stem + "." + model stem +
+// FILE's extension, next to FILE; a repeated model stem gets "-2", "-3", ...
+std::vector<std::string> dotPaths(const std::string &base, const std::vector<std::string> &models) {
+  if (models.size() == 1)
+    return {base};
+  llvm::SmallString<256> dir(base);
+  llvm::sys::path::remove_filename(dir);
+  std::string stem = llvm::sys::path::stem(base).str(), ext = llvm::sys::path::extension(base).str();
+  std::map<std::string, unsigned> seen;
+  std::vector<std::string> out;
+  for (const std::string &m : models) {
+    std::string ms = llvm::sys::path::stem(m).str();
+    unsigned n = ++seen[ms];
+    std::string name = stem + "." + ms + (n > 1 ? "-" + std::to_string(n) : "") + ext;
+    llvm::SmallString<256> p(dir);
+    llvm::sys::path::append(p, name);
+    out.push_back(std::string(p));
+  }
+  return out;
+}
+
+bool writeDot(const std::string &path, const FusionSummary &s, const std::string &title) {
+  std::error_code ec;
+  llvm::raw_fd_ostream f(path, ec, llvm::sys::fs::OF_Text);
+  if (!ec) {
+    renderDot(s, title, f);
+    f.close();
+    ec = f.error();
+    f.clear_error();
+  }
+  if (ec) {
+    llvm::errs() << "graphlint: cannot write '" << path << "': " << ec.message() << "\n";
+    return false;
+  }
+  return true;
+}
+
 int runInspect(const Args &a) {
   if (a.files.size() != 1)
     return usage("inspect expects exactly one FILE");
@@ -216,12 +284,24 @@ int runInspect(const Args &a) {
     llvm::errs() << a.files[0] << ": error: " << llvm::toString(model.takeError()) << "\n";
     return 2;
   }
-  if (a.format == "json")
-    llvm::outs() << llvm::formatv("{0:2}", inspectJson(**model)) << "\n";
-  else if (a.printIr)
+  FusionSummary fusion;
+  if (a.fusion || !a.emitDot.empty())
+    fusion = summariseFusion(**model, FusionPlan(**model, a.backend), !a.emitDot.empty());
+  if (a.format == "json") {
+    llvm::json::Value v = inspectJson(**model);
+    if (a.fusion)
+      v.getAsObject()->insert({"fusion", fusionToJson(fusion)});
+    llvm::outs() << llvm::formatv("{0:2}", v) << "\n";
+  } else if (a.printIr) {
     printModel(**model, llvm::outs());
-  else
+  } else {
     renderInspectText(**model, llvm::outs());
+  }
+  if (a.fusion && a.format != "json")
+    renderFusionText(fusion, a.files[0], llvm::outs());
+  llvm::outs().flush();
+  if (!a.emitDot.empty() && !writeDot(a.emitDot, fusion, a.files[0]))
+    return 2;
   return 0;
 }
 
@@ -247,18 +327,27 @@ int runLint(const Args &a) {
     return usage("no input files");
   LintOptions opts;
   opts.setup.dims = a.dims;
+  opts.setup.backend = a.backend;
+  opts.fusionSummary = *format == OutputFormat::Json || (*format == OutputFormat::Text && a.fusion) || !a.emitDot.empty();
+  opts.fusionEdges = !a.emitDot.empty();
   unsigned jobs = a.jobs ? a.jobs : llvm::hardware_concurrency().compute_thread_count();
   std::vector<FileReport> reports = lintFiles(a.files, opts, jobs);
 
   bool color = a.color == "always" ||
                (a.color == "auto" && !noColorRequested() && llvm::outs().is_displayed());
   switch (*format) {
-  case OutputFormat::Text: renderText(reports, llvm::outs(), color); break;
+  case OutputFormat::Text: renderText(reports, llvm::outs(), color, a.fusion); break;
   case OutputFormat::Gcc: renderGcc(reports, llvm::outs()); break;
   case OutputFormat::Json: renderJson(reports, llvm::outs()); break;
   }
   llvm::outs().flush();
   bool fatal = false, failing = false;
+  if (!a.emitDot.empty()) {
+    std::vector<std::string> paths = dotPaths(a.emitDot, a.files);
+    for (size_t i = 0; i < reports.size(); ++i)
+      if (!reports[i].fatal && !writeDot(paths[i], reports[i].fusion, reports[i].path))
+        fatal = true;
+  }
   for (const FileReport &r : reports) {
     fatal |= r.fatal;
     if (*format != OutputFormat::Text && r.fatal)

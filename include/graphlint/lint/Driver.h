@@ -5,6 +5,7 @@
 
 #include "graphlint/ir/Importer.h"
 #include "graphlint/lint/Diagnostic.h"
+#include "graphlint/lint/FusionSummary.h"
 #include "graphlint/lint/Setup.h"
 
 #include <memory>
@@ -15,6 +16,10 @@ namespace graphlint {
 
 struct LintOptions {
   Setup setup;
+  /// Copy the fusion plan into FileReport::fusion (JSON, --fusion, --emit-dot).
+  bool fusionSummary = true;
+  /// Also record every data edge in the summary (for --emit-dot).
+  bool fusionEdges = false;
 };
 
 struct FileStats {
@@ -32,6 +37,8 @@ struct FileReport {
   std::string fatalMessage;   // one line, without the path
   std::vector<Diagnostic> diagnostics;  // sorted
   FileStats stats;
+  /// The fusion plan as plain data (present unless fatal or not requested).
+  FusionSummary fusion;
 };
 
 ImportOptions importOptionsFor(const LintOptions &opts);
