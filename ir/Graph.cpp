@@ -114,7 +114,7 @@ unsigned Graph::depth() const {
 
 std::string Graph::path() const {
   if (!parentGraph)
-    return "main";
+    return name.empty() ? "main" : name;  // "main", or "function:NAME" for function bodies
   // 1-based "#N" for unnamed owners, as reporters number nodes; exporter
   // names such as "/If" already start with the separator.
   std::string owner = parentNode ? (parentNode->name.empty() ? fmt::format("#{}", parentNode->index + 1) : parentNode->name) : "?";

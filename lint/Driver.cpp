@@ -55,7 +55,10 @@ FileReport lintFile(const std::string &path, const LintOptions &opts) {
     r.fatalMessage = llvm::toString(model.takeError());
     return r;
   }
-  return lintModel(**model, opts);
+  FileReport r = lintModel(**model, opts);
+  if (opts.skipModelTeardown)
+    (void)model->release();  // reclaimed by the OS at exit
+  return r;
 }
 
 std::vector<FileReport> lintFiles(const std::vector<std::string> &paths, const LintOptions &opts, unsigned jobs) {

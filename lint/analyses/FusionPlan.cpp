@@ -468,6 +468,7 @@ void FusionPlan::plan(const Model &m) {
 
 // Per-group planning state (internal; declared in the header for ortPatternPass).
 struct FusionGroupState {
+  llvm::SmallVector<unsigned, 4> deps;  // kernel groups this group reads
   const Node *lastReduction = nullptr;
   unsigned epilogue = 0;
   bool closed = false;
@@ -531,6 +532,34 @@ void FusionPlan::planGraph(const Graph &g) {
   auto add = [&](unsigned gid, const Node &n) {
     groups_[gid].nodes.push_back(&n);
     groupIndex_[&n] = gid;
+    // Shape/Size read metadata only: no dependency on the producer's kernel.
+    if (n.opType == "Shape" || n.opType == "Size")
+      return;
+    for (const Value *v : n.inputs)
+      if (v && v->kind == Value::Kind::NodeOutput && v->producer && v->producer->graph == &g) {
+        auto it = groupIndex_.find(v->producer);
+        if (it != groupIndex_.end() && it->second != gid)
+          state[gid].deps.push_back(it->second);
+      }
+  };
+  // Does group `from` (transitively) read group `to`? Bounded search; when
+  // the bound is hit the answer is "yes", the safe side.
+  auto reaches = [&](unsigned from, unsigned to) {
+    std::vector<unsigned> work{from};
+    llvm::DenseSet<unsigned> seen;
+    while (!work.empty()) {
+      unsigned cur = work.back();
+      work.pop_back();
+      if (cur == to)
+        return true;
+      if (!seen.insert(cur).second)
+        continue;
+      if (seen.size() > 512)
+        return true;
+      for (unsigned d : state[cur].deps)
+        work.push_back(d);
+    }
+    return false;
   };
   auto groupOfValue = [&](const Value *v) -> std::optional<unsigned> {
     if (!v || v->kind != Value::Kind::NodeOutput || !v->producer || v->producer->graph != &g)
@@ -731,6 +760,17 @@ void FusionPlan::planGraph(const Graph &g) {
         }
       }
     }
+    // Kernel order (checked last, whichever rule chose the group): joining a group must not make it read a group that reads
+    // it (e.g. a residual Add joining the residual stream's group while its
+    // other operand comes from a matmul fed by that group).
+    if (chosen)
+      for (const Value *v : n.inputs) {
+        auto pg = groupOfValue(v);
+        if (pg && *pg != *chosen && reaches(*pg, *chosen)) {
+          chosen.reset();
+          break;
+        }
+      }
     unsigned gid;
     if (chosen) {
       gid = *chosen;
@@ -757,6 +797,9 @@ void FusionPlan::planGraph(const Graph &g) {
           groups_[gid].nodes.push_back(member);
           groupIndex_[member] = gid;
         }
+        for (unsigned d : state[*pg].deps)
+          if (d != gid)
+            state[gid].deps.push_back(d);
         groups_[*pg].nodes.clear();
         groups_[*pg].kernels = 0;
         state[*pg].closed = true;
@@ -793,6 +836,11 @@ void FusionPlan::planGraph(const Graph &g) {
       state[gid].lastReduction = &n;
     if (k == GroupKind::ControlFlow || k == GroupKind::HostSync || k == GroupKind::Unknown ||
         k == GroupKind::Opaque || k == GroupKind::Collective)
+      state[gid].closed = true;
+    // Backends that run data movement as kernels of their own: a gather,
+    // split or layout change that starts a group does not grow it either.
+    if (!chosen && ((!rules.injectiveFuses && n.op && n.op->kind == OpKind::Injective) ||
+                    (!rules.transposeFuses && isLayoutChange(n))))
       state[gid].closed = true;
     add(gid, n);
 

@@ -327,6 +327,7 @@ int runLint(const Args &a) {
     return usage("no input files");
   LintOptions opts;
   opts.setup.dims = a.dims;
+  opts.skipModelTeardown = true;
   opts.setup.backend = a.backend;
   opts.fusionSummary = *format == OutputFormat::Json || (*format == OutputFormat::Text && a.fusion) || !a.emitDot.empty();
   opts.fusionEdges = !a.emitDot.empty();

@@ -20,6 +20,10 @@ struct LintOptions {
   bool fusionSummary = true;
   /// Also record every data edge in the summary (for --emit-dot).
   bool fusionEdges = false;
+  /// Keep each imported model alive instead of freeing it after linting. The
+  /// CLI sets this: it exits right after reporting, and tearing down a
+  /// million-node IR costs more than the OS reclaiming it.
+  bool skipModelTeardown = false;
 };
 
 struct FileStats {
