@@ -4,6 +4,7 @@
 #include "graphlint/ir/Importer.h"
 #include "graphlint/ir/Printer.h"
 #include "graphlint/lint/Driver.h"
+#include "graphlint/lint/HardwareProfile.h"
 #include "graphlint/lint/FusionPlan.h"
 #include "graphlint/lint/Reporters.h"
 #include "graphlint/lint/Rule.h"
@@ -51,6 +52,9 @@ LINT OPTIONS
   --backend inductor|tensorrt|ort
                            fusion legality the planner applies (default inductor);
                            docs/fusion.md describes each backend
+  --target GPU             hardware profile for GL141/GL142 (default H100-SXM):
+                           V100, A100-40GB, A100-80GB, H100-SXM, H200, L4,
+                           RTX-4090, or one from hardware.yaml (docs/hardware.md)
   --fusion                 text format: after each file's findings, its fusion
                            groups and a summary line (json always has a `fusion`
                            section; gcc ignores the flag)
@@ -90,6 +94,7 @@ struct Args {
   unsigned jobs = 0;
   std::map<std::string, int64_t> dims;
   FusionBackend backend = FusionBackend::Inductor;
+  std::string target = "H100-SXM";
   bool fusion = false;
   std::string emitDot;
 };
@@ -174,6 +179,12 @@ std::optional<std::string> parseArgs(int argc, char **argv, Args &a) {
           err = "--backend must be one of inductor, tensorrt, ort, got '" + v + "'";
         else
           a.backend = *b;
+      }
+    } else if (arg == "--target") {
+      if (!(err = take(a.target))) {
+        auto profile = resolveHardwareTarget(a.target);
+        if (!profile)
+          err = "--target: " + llvm::toString(profile.takeError());
       }
     } else if (arg == "--emit-dot") {
       if (!(err = take(a.emitDot)) && a.emitDot.empty())
@@ -329,6 +340,7 @@ int runLint(const Args &a) {
   opts.setup.dims = a.dims;
   opts.skipModelTeardown = true;
   opts.setup.backend = a.backend;
+  opts.setup.target = a.target;
   opts.fusionSummary = *format == OutputFormat::Json || (*format == OutputFormat::Text && a.fusion) || !a.emitDot.empty();
   opts.fusionEdges = !a.emitDot.empty();
   unsigned jobs = a.jobs ? a.jobs : llvm::hardware_concurrency().compute_thread_count();
