@@ -76,6 +76,15 @@ std::string Node::qualifiedOp() const {
   return domain + "::" + opType;
 }
 
+std::string Node::atenName() const {
+  llvm::StringRef op = opType;
+  if (domain == "aten")
+    return op.split('.').first.str();
+  if (op.consume_front("aten::") || op.consume_front("aten."))
+    return op.split('.').first.str();
+  return {};
+}
+
 Value *Graph::createValue(std::string n, Value::Kind kind) {
   values_.push_back(std::make_unique<Value>());
   Value *v = values_.back().get();

@@ -19,21 +19,11 @@
 namespace graphlint {
 namespace {
 
-// "aten::to", "aten.to.dtype" or domain "aten" + "to" -> "to"; "" for non-aten ops.
-std::string atenName(const Node &n) {
-  llvm::StringRef op = n.opType;
-  if (n.domain == "aten")
-    return op.split('.').first.str();
-  if (op.consume_front("aten::") || op.consume_front("aten."))
-    return op.split('.').first.str();
-  return {};
-}
-
 // An op whose purpose is to convert the element type of input 0.
 bool isConversion(const Node &n) {
   if (isDefaultDomain(n.domain) && (n.opType == "Cast" || n.opType == "CastLike"))
     return true;
-  return llvm::StringSwitch<bool>(atenName(n))
+  return llvm::StringSwitch<bool>(n.atenName())
       .Cases("_to_copy", "to", "type_as", "float", "half", "bfloat16", "double", true)
       .Cases("_autocast_to_reduced_precision", "_autocast_to_full_precision", true)
       .Default(false);

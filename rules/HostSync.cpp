@@ -16,19 +16,10 @@
 namespace graphlint {
 namespace {
 
-std::string atenName(const Node &n) {
-  llvm::StringRef op = n.opType;
-  if (n.domain == "aten")
-    return op.split('.').first.str();
-  if (op.consume_front("aten::") || op.consume_front("aten."))
-    return op.split('.').first.str();
-  return {};
-}
-
 enum class SyncKind { None, ReadsValue, DataDependentSize };
 
 SyncKind syncKindOf(const Node &n) {
-  std::string aten = atenName(n);
+  std::string aten = n.atenName();
   if (!aten.empty())
     return llvm::StringSwitch<SyncKind>(aten)
         .Cases("item", "_local_scalar_dense", "tolist", SyncKind::ReadsValue)
@@ -42,7 +33,7 @@ SyncKind syncKindOf(const Node &n) {
 
 // Specific advice for the common syncing ops; the general one otherwise.
 std::string hintFor(const Node &n, SyncKind kind) {
-  std::string op = atenName(n);
+  std::string op = n.atenName();
   if (op.empty())
     op = n.opType;
   if (kind == SyncKind::ReadsValue)

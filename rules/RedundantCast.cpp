@@ -21,15 +21,6 @@
 namespace graphlint {
 namespace {
 
-std::string atenName(const Node &n) {
-  llvm::StringRef op = n.opType;
-  if (n.domain == "aten")
-    return op.split('.').first.str();
-  if (op.consume_front("aten::") || op.consume_front("aten."))
-    return op.split('.').first.str();
-  return {};
-}
-
 const Value *in0(const Node &n) { return n.inputs.empty() ? nullptr : n.inputs[0]; }
 const Value *out0(const Node &n) { return n.outputs.empty() ? nullptr : n.outputs[0]; }
 
@@ -44,7 +35,7 @@ bool isPureConversion(const Node &n) {
     return false;
   if (isDefaultDomain(n.domain) && (n.opType == "Cast" || n.opType == "CastLike"))
     return true;
-  bool aten = llvm::StringSwitch<bool>(atenName(n))
+  bool aten = llvm::StringSwitch<bool>(n.atenName())
                   .Cases("_to_copy", "to", "type_as", "float", "half", "bfloat16", "double", true)
                   .Default(false);
   return aten && knownDevice(*in) && knownDevice(*out) && in->device == out->device;

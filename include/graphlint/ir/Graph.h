@@ -148,6 +148,9 @@ public:
   const std::vector<std::unique_ptr<Graph>> &subgraphs() const { return subgraphs_; }
   /// "domain::Op" for non-default domains, otherwise "Op".
   std::string qualifiedOp() const;
+  /// The aten op a PyTorch node runs, without overload: "aten::to",
+  /// "aten.to.dtype" or domain "aten" + "to" all give "to"; "" otherwise.
+  std::string atenName() const;
 
 private:
   std::vector<std::unique_ptr<Graph>> subgraphs_;
