@@ -501,17 +501,6 @@ GroupKind kindOf(const Node &n) {
   return GroupKind::Unknown;
 }
 
-// The reason a group of `kind` ends (or a node of `kind` stands alone).
-BreakReason standaloneReason(GroupKind k) {
-  switch (k) {
-  case GroupKind::ControlFlow: return BreakReason::ControlFlow;
-  case GroupKind::HostSync: return BreakReason::HostSync;
-  case GroupKind::Unknown: return BreakReason::UnknownOp;
-  case GroupKind::Opaque: case GroupKind::Collective: return BreakReason::OpaqueOp;
-  default: return BreakReason::ReductionBoundary;
-  }
-}
-
 }  // namespace
 
 void FusionPlan::planGraph(const Graph &g) {

@@ -50,9 +50,11 @@ void expectExecutable(const Model &m, FusionBackend b, const std::string &label)
     color[g] = 2;
     return false;
   };
-  for (const FusionGroup &grp : plan.groups())
-    if (color[grp.id] == 0)
+  for (const FusionGroup &grp : plan.groups()) {
+    if (color[grp.id] == 0) {
       EXPECT_FALSE(cyclic(grp.id)) << label << ": groups depend on each other (no kernel order exists)";
+    }
+  }
 }
 
 }  // namespace
