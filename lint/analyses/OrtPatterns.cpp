@@ -1,0 +1,387 @@
+// ONNX Runtime's fusion patterns for the ort profile: which epilogues,
+// prologues and normalizations ORT's graph transformers rewrite into one
+// kernel (onnxruntime/core/optimizer), and the post-pass that folds prologues.
+#include "OrtPatterns.h"
+
+#include "graphlint/ir/OpRegistry.h"
+
+#include <llvm/ADT/StringSwitch.h>
+
+namespace graphlint {
+namespace fusion_detail {
+
+bool isLayoutChange(const Node &n) {
+  return llvm::StringSwitch<bool>(n.opType)
+      .Cases("Transpose", "DepthToSpace", "SpaceToDepth", true)
+      .Default(false);
+}
+
+bool isFloatCast(const Node &n) {
+  if (n.opType != "Cast" && n.opType != "CastLike")
+    return false;
+  const Value *in = n.inputs.empty() ? nullptr : n.inputs[0];
+  const Value *out = n.outputs.empty() ? nullptr : n.outputs[0];
+  return in && out && isFloating(in->type.dtype) && isFloating(out->type.dtype) && in->type.dtype != out->type.dtype;
+}
+
+// --- ONNX Runtime's fusion patterns (onnxruntime/core/optimizer) -----------
+// The ort profile fuses what ORT's graph transformers rewrite into one kernel
+// (union of the CPU and CUDA EPs): Conv/MatMul/Gemm with folded affine
+// epilogues (BN, constant Mul/Add), one residual sum and one activation;
+// Pad/Transpose/scalar-scale prologues; decomposed normalizations with their
+// Casts; attention and embedding+LayerNorm blocks (see ortPatternPass).
+
+// A value ORT folds at session init: an initializer, a Constant, or a view /
+// cast of one (Unsqueeze of a bias, ...).
+bool isConstantValue(const Value *v, int depth) {
+  if (!v || depth > 4)
+    return false;
+  const Value *base = v->kind == Value::Kind::OuterScope && v->outer ? v->outer : v;
+  if (base->kind == Value::Kind::Param && base->param)
+    return true;
+  if (base->kind != Value::Kind::NodeOutput || !base->producer)
+    return false;
+  const Node &p = *base->producer;
+  if (p.opType == "Constant")
+    return true;
+  if (p.opType == "Unsqueeze" || p.opType == "Squeeze" || p.opType == "Reshape" || p.opType == "Cast" ||
+      p.opType == "Identity" || p.opType == "Flatten") {
+    for (const Value *in : p.inputs)
+      if (in && !isConstantValue(in, depth + 1))
+        return false;
+    return true;
+  }
+  return false;
+}
+
+std::optional<int64_t> constantElements(const Value *v) {
+  if (!isConstantValue(v))
+    return std::nullopt;
+  const Value *base = v->kind == Value::Kind::OuterScope && v->outer ? v->outer : v;
+  if (base->kind == Value::Kind::Param)
+    return base->param->tensor.numElements();
+  return base->type.shape.numElements();
+}
+
+bool isOrtActivation(const Node &n) {
+  return llvm::StringSwitch<bool>(n.opType)
+      .Cases("Relu", "Clip", "Sigmoid", "Tanh", "LeakyRelu", "HardSigmoid", true)
+      .Default(false);
+}
+
+bool isConvLike(const Node &n) { return n.opType == "Conv" || n.opType == "ConvTranspose"; }
+bool isGemmLike(const Node &n) { return n.opType == "MatMul" || n.opType == "Gemm"; }
+
+bool onlyFirstOutputUsed(const Node &n) {
+  for (size_t i = 1; i < n.outputs.size(); ++i)
+    if (n.outputs[i] && (!n.outputs[i]->uses.empty() || n.outputs[i]->isGraphOutput()))
+      return false;
+  return true;
+}
+
+// Right-aligned unidirectional broadcast of `b` onto `out`, all dims known.
+bool broadcastsOnto(const Shape &b, const Shape &out) {
+  if (!b.rankKnown || !out.rankKnown || b.rank() > out.rank())
+    return false;
+  for (size_t i = 0; i < b.rank(); ++i) {
+    const Dim &bd = b.dims[b.rank() - 1 - i];
+    const Dim &od = out.dims[out.rank() - 1 - i];
+    if (bd.isStatic() && bd.value == 1)
+      continue;
+    if (bd.isUnknown() || od.isUnknown() || !(bd == od))
+      return false;
+  }
+  return true;
+}
+
+const Value *otherOperand(const Node &n, const Value *v) {
+  for (const Value *in : n.inputs)
+    if (in != v)
+      return in;
+  return nullptr;
+}
+
+
+// Why `n` (reading `v`, the contraction group's current output) cannot join
+// an ORT contraction group anchored at `anchor` at epilogue stage `stage`.
+std::optional<BreakReason> ortEpilogueRefusal(const Node &anchor, unsigned stage, const Node &n, const Value *v,
+                                              unsigned *nextStage) {
+  *nextStage = stage;
+  const Value *out = n.outputs.empty() ? nullptr : n.outputs[0];
+  if (n.opType == "BatchNormalization") {
+    // ConvBNFusion / MatmulBNFusion fold inference BN into the weights.
+    if (stage != kFold || !onlyFirstOutputUsed(n) || n.inputs.empty() || n.inputs[0] != v)
+      return BreakReason::ReductionBoundary;
+    for (size_t i = 1; i < n.inputs.size(); ++i)
+      if (!isConstantValue(n.inputs[i]))
+        return BreakReason::ReductionBoundary;
+    return std::nullopt;
+  }
+  bool binary = n.opType == "Add" || n.opType == "Mul" || n.opType == "Sub" || n.opType == "Div" || n.opType == "Sum";
+  if (binary) {
+    if (n.inputs.size() != 2 || n.inputs[0] == n.inputs[1])
+      return BreakReason::ReductionBoundary;
+    const Value *o = otherOperand(n, v);
+    if (!o)
+      return BreakReason::ReductionBoundary;
+    bool scalar = constantElements(o).value_or(0) == 1;
+    if (n.opType == "Mul" || (n.opType == "Div" && n.inputs[1] == o)) {
+      // ConvMulFusion folds per-channel/scalar constants; MatMulScaleFusion
+      // only scalars (FusedMatMul alpha).
+      if (stage != kFold || !isConstantValue(o) || (!isConvLike(anchor) && !scalar))
+        return BreakReason::ReductionBoundary;
+      if (isConvLike(anchor) && !scalar && (!out || !broadcastsOnto(o->type.shape, out->type.shape)))
+        return BreakReason::ReductionBoundary;
+      return std::nullopt;
+    }
+    if (n.opType == "Div" || n.opType == "Sub")
+      return BreakReason::ReductionBoundary;
+    // Add / Sum: a bias (ConvAddFusion, MatMulAddFusion, GemmSumFusion) or a
+    // residual sum (ConvAddActivationFusion's FusedConv Z input).
+    if (!out || !out->type.shape.rankKnown || !o->type.shape.rankKnown)
+      return BreakReason::ReductionBoundary;
+    if (isConvLike(anchor)) {
+      if (isConstantValue(o) && stage == kFold)
+        return broadcastsOnto(o->type.shape, out->type.shape) ? std::nullopt
+                                                               : std::optional(BreakReason::ReductionBoundary);
+      if (stage != kFold || !(o->type.shape == out->type.shape))
+        return BreakReason::ReductionBoundary;
+      *nextStage = kSummed;
+      return std::nullopt;
+    }
+    // MatMul/Gemm: the addend becomes Gemm's C, once.
+    bool hasC = anchor.opType == "Gemm" && anchor.inputs.size() > 2 && anchor.inputs[2];
+    if (stage != kFold || hasC)
+      return BreakReason::ReductionBoundary;
+    const Shape &os = v->type.shape;  // C must broadcast onto the product, not onto the sum
+    bool fits = os.rank() == 2 ? broadcastsOnto(o->type.shape, os)
+                               : o->type.shape.rank() == 1 && broadcastsOnto(o->type.shape, os);
+    if (!fits)
+      return BreakReason::ReductionBoundary;
+    *nextStage = kSummed;
+    return std::nullopt;
+  }
+  if (isOrtActivation(n) && stage != kActivated) {
+    // FusedConv / FusedGemm activation (Clip needs constant bounds).
+    if (n.opType == "Clip")
+      for (size_t i = 1; i < n.inputs.size(); ++i)
+        if (n.inputs[i] && !isConstantValue(n.inputs[i]))
+          return BreakReason::ReductionBoundary;
+    *nextStage = kActivated;
+    return std::nullopt;
+  }
+  if (n.opType == "Transpose" && stage == kFold && out) {
+    // MatmulBNFusion looks through Reshape/Transpose to the BN;
+    // GemmTransposeFusion folds a 2-D output transpose into Gemm.
+    bool toBN = out->uses.size() == 1 && out->uses[0].user->opType == "BatchNormalization";
+    bool gemm2d = anchor.opType == "Gemm" && out->type.shape.rankKnown && out->type.shape.rank() == 2;
+    if ((anchor.opType == "MatMul" && toBN) || gemm2d)
+      return std::nullopt;
+  }
+  if (isLayoutChange(n))
+    return BreakReason::LayoutChange;
+  return BreakReason::ReductionBoundary;
+}
+
+// MatMulIntegerToFloatFusion: MatMulInteger -> Cast(to float) -> Mul(scales) [-> Add(bias)].
+std::optional<BreakReason> ortIntegerEpilogueRefusal(unsigned stage, const Node &n, unsigned *nextStage) {
+  *nextStage = stage;
+  const Value *out = n.outputs.empty() ? nullptr : n.outputs[0];
+  if (n.opType == "Cast" && stage == 0 && out && isFloating(out->type.dtype)) {
+    *nextStage = 1;
+    return std::nullopt;
+  }
+  if (n.opType == "Mul" && stage >= 1 && stage <= 2) {
+    *nextStage = stage + 1;
+    return std::nullopt;
+  }
+  if (n.opType == "Add" && stage >= 2 && stage <= 3) {
+    *nextStage = 4;
+    return std::nullopt;
+  }
+  return BreakReason::ReductionBoundary;
+}
+
+bool isFloatingValue(const Value *v) { return v && isFloating(v->type.dtype); }
+
+// First ops of ORT's normalization/IsAllFinite patterns, which accept (and
+// absorb) a precision Cast on their input.
+bool isNormalizationEntry(const Node &n) {
+  return llvm::StringSwitch<bool>(n.opType)
+      .Cases("ReduceMean", "Sub", "Pow", "Mul", "Div", true)
+      .Cases("LayerNormalization", "SimplifiedLayerNormalization", "IsInf", true)
+      .Default(false);
+}
+bool isNormalizationHead(const Node &n) {
+  return n.opType == "ReduceMean" || n.opType == "LayerNormalization" || n.opType == "SimplifiedLayerNormalization" ||
+         n.opType == "Pow";
+}
+// A precision Cast whose readers all start a normalization (LayerNormFusion,
+// SkipLayerNormFusion and SimplifiedLayerNormFusion absorb it).
+bool feedsNormalization(const Node &cast) {
+  const Value *out = cast.outputs.empty() ? nullptr : cast.outputs[0];
+  if (!out || out->uses.empty())
+    return false;
+  bool head = false;
+  for (const Use &u : out->uses) {
+    if (!isNormalizationEntry(*u.user))
+      return false;
+    head |= isNormalizationHead(*u.user);
+  }
+  return head;
+}
+
+// PadFusion: a constant zero Pad on spatial dims folds into Conv/MaxPool/AveragePool.
+bool ortPadFolds(const Node &pad, const Node &consumer) {
+  if (!(consumer.opType == "Conv" || consumer.opType == "MaxPool" || consumer.opType == "AveragePool"))
+    return false;
+  if (const Attribute *mode = pad.attr("mode"); mode && mode->s != "constant")
+    return false;
+  if (consumer.opType == "AveragePool" && consumer.attrInt("count_include_pad").value_or(0) == 0)
+    if (const Attribute *cp = consumer.attr("pads"))
+      for (int64_t x : cp->ints)
+        if (x != 0)
+          return false;  // explicit pool padding excluded from the average: a Pad cannot merge
+  if (pad.inputs.size() > 2 && pad.inputs[2] && !isConstantValue(pad.inputs[2]))
+    return false;
+  std::vector<int64_t> pads;
+  if (const Attribute *a = pad.attr("pads"))
+    pads = a->ints;
+  else if (pad.inputs.size() > 1 && isConstantValue(pad.inputs[1])) {
+    const Value *p = pad.inputs[1];
+    if (p->param->tensor.data.known)
+      pads = p->param->tensor.data.ints;
+  }
+  if (pads.size() < 4 || pads.size() % 2)
+    return false;
+  size_t r = pads.size() / 2;
+  for (size_t i = 0; i < pads.size(); ++i)
+    if (pads[i] < 0 || ((i % r) < 2 && pads[i] != 0))
+      return false;  // only non-negative spatial padding folds
+  return true;
+}
+
+// MatmulTransposeFusion / GemmTransposeFusion: a float Transpose that swaps
+// the last two dims (or moves the batch dim, FusedMatMul's transBatch) folds
+// into MatMul/Gemm.
+bool ortTransposeFolds(const Node &tr, const Node &mm) {
+  if (!isGemmLike(mm) || tr.inputs.empty() || !isFloatingValue(tr.inputs[0]))
+    return false;
+  const Value *in = tr.inputs[0];
+  if (!in->type.shape.rankKnown)
+    return false;
+  size_t r = in->type.shape.rank();
+  if (r < 2)
+    return false;
+  std::vector<int64_t> perm;
+  if (const Attribute *a = tr.attr("perm"))
+    perm = a->ints;
+  else
+    for (size_t i = 0; i < r; ++i)
+      perm.push_back(static_cast<int64_t>(r - 1 - i));
+  if (perm.size() != r)
+    return false;
+  if (mm.opType == "Gemm")
+    return r == 2;
+  bool swapLast = perm[r - 1] == static_cast<int64_t>(r - 2) && perm[r - 2] == static_cast<int64_t>(r - 1);
+  for (size_t i = 0; i + 2 < r && swapLast; ++i)
+    swapLast = perm[i] == static_cast<int64_t>(i);
+  if (swapLast)
+    return true;
+  // transBatch: [1, .., r-2, 0, r-1] or [1, .., r-1, 0]; both MatMul inputs of one rank.
+  for (const Value *o : mm.inputs)
+    if (!o || !o->type.shape.rankKnown || o->type.shape.rank() != r)
+      return false;
+  bool rotA = true, rotB = true;
+  for (size_t i = 0; i + 2 < r; ++i)
+    rotA &= perm[i] == static_cast<int64_t>(i + 1);
+  rotA &= perm[r - 2] == 0 && perm[r - 1] == static_cast<int64_t>(r - 1);
+  for (size_t i = 0; i + 1 < r; ++i)
+    rotB &= perm[i] == static_cast<int64_t>(i + 1);
+  rotB &= perm[r - 1] == 0;
+  return r >= 3 && (rotA || rotB);
+}
+
+// MatMulScaleFusion: x * c or x / c with a constant scalar c feeding MatMul.
+bool ortScaleFolds(const Node &s, const Value *v, const Node &mm) {
+  if (!(mm.opType == "MatMul") || s.inputs.size() != 2 || !isFloatingValue(v))
+    return false;
+  const Value *scale = s.opType == "Mul" ? (isConstantValue(s.inputs[1]) ? s.inputs[1] : s.inputs[0])
+                       : s.opType == "Div" ? s.inputs[1]
+                                           : nullptr;
+  if (!scale || constantElements(scale).value_or(0) != 1)
+    return false;
+  const Value *x = otherOperand(s, scale);
+  return x && !isConstantValue(x) && x->type.shape == v->type.shape;
+}
+
+
+}  // namespace fusion_detail
+
+using namespace fusion_detail;
+
+// ORT's prologue folds, applied after the greedy pass: a single-use Pad into
+// Conv/MaxPool/AveragePool (PadFusion), a Transpose (optionally followed by a
+// precision Cast) into MatMul/Gemm (MatmulTransposeFusion, GemmTransposeFusion),
+// a scalar scale into MatMul (MatMulScaleFusion). One pass over the nodes.
+void FusionPlan::ortPatternPass(const Graph &g, std::vector<GroupState> &state) {
+  auto merge = [&](unsigned into, unsigned from) {
+    if (into == from)
+      return;
+    for (const Node *member : groups_[from].nodes) {
+      groups_[into].nodes.push_back(member);
+      groupIndex_[member] = into;
+    }
+    groups_[from].nodes.clear();
+    groups_[from].kernels = 0;
+    state[from].closed = true;
+  };
+  auto alone = [&](const Node &p) { return groups_[groupIndex_.lookup(&p)].nodes.size() == 1; };
+  auto singleUse = [&](const Value *v) {
+    return v && v->kind == Value::Kind::NodeOutput && v->producer && v->producer->graph == &g && v->uses.size() == 1 &&
+           !v->isGraphOutput();
+  };
+  for (const auto &np : g.nodes()) {
+    const Node &n = *np;
+    for (const Value *v : n.inputs) {
+      if (!singleUse(v))
+        continue;
+      const Node &p = *v->producer;
+      unsigned gn = groupIndex_.lookup(&n), gp = groupIndex_.lookup(&p);
+      if (gn == gp || !alone(p) || groups_[gn].kind == GroupKind::ShapeOnly)
+        continue;
+      if (p.opType == "Pad" && ortPadFolds(p, n)) {
+        merge(gn, gp);
+      } else if (p.opType == "Transpose" && ortTransposeFolds(p, n)) {
+        merge(gn, gp);
+      } else if ((p.opType == "Mul" || p.opType == "Div") && ortScaleFolds(p, v, n)) {
+        merge(gn, gp);
+      } else if (p.opType == "Mul" && state[gn].anchor && state[gn].anchor->opType == "MatMulInteger" &&
+                 groups_[gp].kind == GroupKind::Pointwise) {
+        merge(gn, gp);  // MatMulIntegerToFloat: the product of the input scales
+      } else if (p.opType == "DynamicQuantizeLinear" && n.opType == "MatMulInteger") {
+        merge(gn, gp);  // DynamicQuantizeMatMulFusion, with the scale product feeding the epilogue
+        for (const Value *o : p.outputs)
+          for (const Use &u : o ? o->uses : llvm::SmallVector<Use, 2>{}) {
+            unsigned gu = groupIndex_.lookup(u.user);
+            if (gu == gn || !alone(*u.user) || groups_[gu].kind != GroupKind::Pointwise || u.user->outputs.empty() ||
+                !u.user->outputs[0])
+              continue;
+            bool intoGn = true;
+            for (const Use &w : u.user->outputs[0]->uses)
+              intoGn &= groupIndex_.lookup(w.user) == gn;
+            if (intoGn)
+              merge(gn, gu);
+          }
+      } else if (isFloatCast(p) && isGemmLike(n) && singleUse(p.inputs[0])) {
+        const Node &t = *p.inputs[0]->producer;
+        if (t.opType == "Transpose" && alone(t) && ortTransposeFolds(t, n)) {
+          merge(gn, gp);
+          merge(gn, groupIndex_.lookup(&t));
+        }
+      }
+    }
+  }
+}
+
+}  // namespace graphlint
