@@ -9,6 +9,10 @@ std::optional<OutputFormat> outputFormatFromName(std::string_view s) {
     return OutputFormat::Gcc;
   if (s == "json")
     return OutputFormat::Json;
+  if (s == "sarif")
+    return OutputFormat::Sarif;
+  if (s == "github")
+    return OutputFormat::Github;
   return std::nullopt;
 }
 

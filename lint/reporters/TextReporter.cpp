@@ -5,6 +5,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
+
 namespace graphlint {
 namespace {
 
@@ -43,7 +46,7 @@ std::string where(const Location &l) {
 
 }  // namespace
 
-void renderText(const std::vector<FileReport> &reports, llvm::raw_ostream &os, bool color, bool fusion) {
+void renderText(const std::vector<FileReport> &reports, llvm::raw_ostream &os, bool color, bool fusion, bool quiet) {
   Painter p{os, color};
   for (const FileReport &r : reports) {
     if (r.fatal) {
@@ -53,6 +56,8 @@ void renderText(const std::vector<FileReport> &reports, llvm::raw_ostream &os, b
       continue;
     }
     for (const Diagnostic &d : r.diagnostics) {
+      if (quiet)
+        break;
       p.paint(llvm::raw_ostream::WHITE, true, d.location.file + ": ");
       p.paint(severityColor(d.severity), true, fmt::format("{}[{}]", severityName(d.severity), d.code));
       os << " " << d.message << " ";
@@ -84,6 +89,17 @@ void renderText(const std::vector<FileReport> &reports, llvm::raw_ostream &os, b
   p.paint(t.errors || t.fatal ? llvm::raw_ostream::RED : t.warnings ? llvm::raw_ostream::MAGENTA : llvm::raw_ostream::GREEN,
           true, summary);
   os << "\n";
+}
+
+void renderStatistics(const std::vector<FileReport> &reports, llvm::raw_ostream &os) {
+  std::map<std::pair<std::string, std::string>, unsigned> counts;
+  for (const FileReport &r : reports)
+    for (const Diagnostic &d : r.diagnostics)
+      ++counts[{d.code, d.name}];
+  std::vector<std::pair<std::pair<std::string, std::string>, unsigned>> rows(counts.begin(), counts.end());
+  std::stable_sort(rows.begin(), rows.end(), [](const auto &a, const auto &b) { return a.second > b.second; });
+  for (const auto &[rule, n] : rows)
+    os << fmt::format("{:>6}  {} {}\n", n, rule.first, rule.second);
 }
 
 }  // namespace graphlint

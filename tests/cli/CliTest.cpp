@@ -143,7 +143,7 @@ TEST(Cli, UsageErrorsExitTwo) {
   const Case cases[] = {
       {{}, "no input files"},
       {{"--frobnicate", m}, "unknown option '--frobnicate'"},
-      {{"--format", "xml", m}, "--format must be one of text, gcc, json"},
+      {{"--format", "xml", m}, "--format must be one of text, gcc, json, sarif, github"},
       {{"--fail-on", "fatal", m}, "--fail-on must be one of error, warning, note, never"},
       {{"--color", "sometimes", m}, "--color must be auto, always or never"},
       {{"-j", "0", m}, "--jobs expects a positive integer, got '0'"},

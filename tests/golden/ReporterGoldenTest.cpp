@@ -1,4 +1,5 @@
-// Snapshot tests of every output format (text without colour, gcc, json) over
+// Snapshot tests of every output format (text without colour, gcc, json, sarif,
+// github) over
 // fixture models that produce GL001-GL004 findings. The goldens are what a
 // user sees; review their diff when a change alters them:
 //
@@ -57,6 +58,17 @@ public:
   const std::vector<std::string> &files() const { return files_; }
 
   std::string normalise(std::string out) const {
+    // SARIF URIs: relative to the current directory when under it, else file://.
+    llvm::SmallString<256> cwd;
+    if (!llvm::sys::fs::current_path(cwd)) {
+      std::string prefix = std::string(cwd) + "/";
+      for (const std::string &abs : {dir_ + "/", sourcePath("")})
+        if (abs.rfind(prefix, 0) == 0 && abs.size() > prefix.size())
+          replaceAll(out, "\"uri\": \"" + abs.substr(prefix.size()),
+                     "\"uri\": \"" + std::string(abs == dir_ + "/" ? "tests/fixtures/" : ""));
+    }
+    replaceAll(out, "file://" + dir_ + "/", "tests/fixtures/");
+    replaceAll(out, "file://" + sourcePath(""), "");
     replaceAll(out, dir_ + "/", "tests/fixtures/");
     replaceAll(out, sourcePath(""), "");
     replaceAll(out, std::string("\"") + GRAPHLINT_VERSION + "\"", "\"<version>\"");
@@ -137,6 +149,16 @@ TEST(ReporterGolden, Gcc) {
 TEST(ReporterGolden, Json) {
   GoldenFixtures fx;
   expectGolden("lint.json.golden", lint(fx, {"--format", "json"}, 2));
+}
+
+TEST(ReporterGolden, Sarif) {
+  GoldenFixtures fx;
+  expectGolden("lint.sarif.golden", lint(fx, {"--format", "sarif"}, 2));
+}
+
+TEST(ReporterGolden, Github) {
+  GoldenFixtures fx;
+  expectGolden("lint.github.golden", lint(fx, {"--format", "github"}, 2));
 }
 
 TEST(ReporterGolden, EveryRuleAppears) {

@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,11 +37,21 @@ USAGE
   graphlint --help | --version
 
 LINT OPTIONS
-  --format text|gcc|json   output format (default text). gcc prints
+  --format text|gcc|json|sarif|github
+                           output format (default text). gcc prints
                            `path:line:col: severity: message [CODE name]` where
                            path:line is the user's source when the exporter
                            recorded it, else the model file and the 1-based node
-                           index; json is documented in docs/output-formats.md
+                           index; sarif is SARIF 2.1.0 (GitHub code scanning);
+                           github prints Actions workflow commands
+                           (::error file=...,line=...,title=...::message);
+                           all are documented in docs/output-formats.md
+  -o, --output FILE        write the report to FILE instead of stdout (exit 2
+                           if FILE cannot be written)
+  --statistics             text format: after the report, the number of
+                           findings per rule, most frequent first
+  -q, --quiet              text format: print only fatal-file lines and the
+                           summary line (other formats ignore it)
   --fail-on error|warning|note|never
                            lowest severity that makes the exit code 1 (default error)
   --exit-zero              exit 0 even when findings exist (unreadable files still exit 2)
@@ -97,6 +108,9 @@ struct Args {
   std::string target = "H100-SXM";
   bool fusion = false;
   std::string emitDot;
+  std::string output;
+  bool statistics = false;
+  bool quiet = false;
 };
 
 std::optional<std::string> parseDim(const std::string &spec, Args &a) {
@@ -170,6 +184,13 @@ std::optional<std::string> parseArgs(int argc, char **argv, Args &a) {
       a.exitZero = true;
     } else if (arg == "--print-ir") {
       a.printIr = true;
+    } else if (arg == "--statistics") {
+      a.statistics = true;
+    } else if (arg == "-q" || arg == "--quiet") {
+      a.quiet = true;
+    } else if (arg == "-o" || arg == "--output") {
+      if (!(err = take(a.output)) && a.output.empty())
+        err = "--output needs a file name";
     } else if (arg == "--fusion") {
       a.fusion = true;
     } else if (arg == "--backend") {
@@ -325,7 +346,7 @@ bool noColorRequested() {
 int runLint(const Args &a) {
   auto format = outputFormatFromName(a.format);
   if (!format)
-    return usage("--format must be one of text, gcc, json");
+    return usage("--format must be one of text, gcc, json, sarif, github");
   std::optional<Severity> failOn;
   if (a.failOn != "never") {
     failOn = severityFromName(a.failOn);
@@ -343,17 +364,42 @@ int runLint(const Args &a) {
   opts.setup.target = a.target;
   opts.fusionSummary = *format == OutputFormat::Json || (*format == OutputFormat::Text && a.fusion) || !a.emitDot.empty();
   opts.fusionEdges = !a.emitDot.empty();
+  // Open --output before linting so an unwritable path fails fast.
+  std::unique_ptr<llvm::raw_fd_ostream> file;
+  if (!a.output.empty()) {
+    std::error_code ec;
+    file = std::make_unique<llvm::raw_fd_ostream>(a.output, ec, llvm::sys::fs::OF_Text);
+    if (ec) {
+      llvm::errs() << "graphlint: cannot write '" << a.output << "': " << ec.message() << "\n";
+      return 2;
+    }
+  }
+  llvm::raw_ostream &out = file ? static_cast<llvm::raw_ostream &>(*file) : llvm::outs();
   unsigned jobs = a.jobs ? a.jobs : llvm::hardware_concurrency().compute_thread_count();
   std::vector<FileReport> reports = lintFiles(a.files, opts, jobs);
 
   bool color = a.color == "always" ||
-               (a.color == "auto" && !noColorRequested() && llvm::outs().is_displayed());
+               (a.color == "auto" && !file && !noColorRequested() && llvm::outs().is_displayed());
   switch (*format) {
-  case OutputFormat::Text: renderText(reports, llvm::outs(), color, a.fusion); break;
-  case OutputFormat::Gcc: renderGcc(reports, llvm::outs()); break;
-  case OutputFormat::Json: renderJson(reports, llvm::outs()); break;
+  case OutputFormat::Text:
+    renderText(reports, out, color, a.fusion, a.quiet);
+    if (a.statistics)
+      renderStatistics(reports, out);
+    break;
+  case OutputFormat::Gcc: renderGcc(reports, out); break;
+  case OutputFormat::Json: renderJson(reports, out); break;
+  case OutputFormat::Sarif: renderSarif(reports, out); break;
+  case OutputFormat::Github: renderGithub(reports, out); break;
   }
-  llvm::outs().flush();
+  out.flush();
+  if (file) {
+    file->close();
+    if (std::error_code ec = file->error()) {
+      file->clear_error();
+      llvm::errs() << "graphlint: cannot write '" << a.output << "': " << ec.message() << "\n";
+      return 2;
+    }
+  }
   bool fatal = false, failing = false;
   if (!a.emitDot.empty()) {
     std::vector<std::string> paths = dotPaths(a.emitDot, a.files);

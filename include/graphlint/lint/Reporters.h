@@ -12,7 +12,7 @@
 
 namespace graphlint {
 
-enum class OutputFormat { Text, Gcc, Json };
+enum class OutputFormat { Text, Gcc, Json, Sarif, Github };
 std::optional<OutputFormat> outputFormatFromName(std::string_view s);
 
 struct Totals {
@@ -24,10 +24,30 @@ Totals totalsOf(const std::vector<FileReport> &reports);
 inline constexpr int kJsonFormatVersion = 1;
 
 /// `fusion`: after each file's diagnostics, its fusion table (--fusion).
-void renderText(const std::vector<FileReport> &reports, llvm::raw_ostream &os, bool color, bool fusion = false);
+/// `quiet` (--quiet): only fatal-file lines and the summary line (and the
+/// fusion tables when `fusion`).
+void renderText(const std::vector<FileReport> &reports, llvm::raw_ostream &os, bool color, bool fusion = false,
+                bool quiet = false);
+/// --statistics: one line per rule that fired, `COUNT  CODE name`, by count
+/// (descending) then code.
+void renderStatistics(const std::vector<FileReport> &reports, llvm::raw_ostream &os);
 void renderGcc(const std::vector<FileReport> &reports, llvm::raw_ostream &os);
 void renderJson(const std::vector<FileReport> &reports, llvm::raw_ostream &os);
 llvm::json::Value diagnosticToJson(const Diagnostic &d);
+/// SARIF 2.1.0 (GitHub code scanning): docs/output-formats.md#sarif.
+void renderSarif(const std::vector<FileReport> &reports, llvm::raw_ostream &os);
+/// A path as a SARIF artifact URI: relative to the current directory when
+/// under it, '/'-separated, percent-encoded; else an absolute file:// URI.
+std::string sarifUri(const std::string &path);
+/// partialFingerprints["graphlintNode/v1"]: FNV-1a 64 (hex) of code, graph
+/// path, node name and op type; stable across weight changes.
+std::string fingerprintOf(const Diagnostic &d);
+/// The first prose paragraph of a rule doc page (headings skipped).
+std::string firstParagraph(std::string_view doc);
+/// GitHub Actions workflow commands (::error file=...,line=...::message).
+void renderGithub(const std::vector<FileReport> &reports, llvm::raw_ostream &os);
+std::string githubEscapeData(const std::string &s);
+std::string githubEscapeProperty(const std::string &s);
 
 /// The `fusion` section of a JSON file entry (null when not present).
 llvm::json::Value fusionToJson(const FusionSummary &s);
