@@ -17,7 +17,7 @@ BUILD_TYPE=${BUILD_TYPE:-Release}
 PACKAGES=(cmake ninja-build g++ pkg-config
           libonnx-dev libprotobuf-dev protobuf-compiler
           llvm-14-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
-          python3-onnx python3-numpy pre-commit)
+          python3-onnx python3-numpy pre-commit python3-jsonschema)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
