@@ -41,6 +41,12 @@ Location Location::ofNode(std::string file, const Node &n) {
   return l;
 }
 
+EditorPosition editorPosition(const Location &l) {
+  if (l.source.valid())
+    return {l.source.file, l.source.line, l.source.col ? l.source.col : 1};
+  return {l.file, l.nodeIndex ? *l.nodeIndex + 1 : 1, 1};
+}
+
 bool diagnosticLess(const Diagnostic &a, const Diagnostic &b) {
   auto key = [](const Diagnostic &d) {
     return std::tie(d.location.file, d.location.graphPath, d.location.nodeIndex, d.code, d.message);

@@ -10,14 +10,8 @@ namespace graphlint {
 
 static void gccLine(llvm::raw_ostream &os, const Location &l, std::string_view sev, const std::string &msg,
                     const std::string &tag) {
-  std::string file = l.file;
-  unsigned line = l.nodeIndex ? *l.nodeIndex + 1 : 1, col = 1;
-  if (l.source.valid()) {
-    file = l.source.file;
-    line = l.source.line;
-    col = l.source.col ? l.source.col : 1;
-  }
-  os << fmt::format("{}:{}:{}: {}: {}", file, line, col, sev, msg);
+  EditorPosition p = editorPosition(l);
+  os << fmt::format("{}:{}:{}: {}: {}", p.file, p.line, p.col, sev, msg);
   if (!tag.empty())
     os << " [" << tag << "]";
   os << "\n";

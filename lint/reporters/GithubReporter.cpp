@@ -40,14 +40,8 @@ std::string githubEscapeProperty(const std::string &s) {
 
 static void command(llvm::raw_ostream &os, std::string_view kind, const Location &l, const std::string &title,
                     const std::string &msg) {
-  std::string file = l.file;
-  unsigned line = l.nodeIndex ? *l.nodeIndex + 1 : 1, col = 1;
-  if (l.source.valid()) {
-    file = l.source.file;
-    line = l.source.line;
-    col = l.source.col ? l.source.col : 1;
-  }
-  os << fmt::format("::{} file={},line={},col={},title={}::{}\n", kind, githubEscapeProperty(file), line, col,
+  EditorPosition p = editorPosition(l);
+  os << fmt::format("::{} file={},line={},col={},title={}::{}\n", kind, githubEscapeProperty(p.file), p.line, p.col,
                     githubEscapeProperty(title), githubEscapeData(msg));
 }
 

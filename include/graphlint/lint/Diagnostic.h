@@ -28,6 +28,16 @@ struct Location {
   static Location ofNode(std::string file, const Node &n);
 };
 
+/// Where an editor or CI system should point for a location: the user's
+/// source file:line:col when the exporter recorded it, else the model file
+/// and the 1-based node index as the line (1 for whole-file findings).
+struct EditorPosition {
+  std::string file;
+  unsigned line = 1;
+  unsigned col = 1;
+};
+EditorPosition editorPosition(const Location &l);
+
 struct Note {
   std::string message;
   std::optional<Location> location;
