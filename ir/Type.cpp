@@ -74,6 +74,17 @@ std::optional<uint64_t> bytesFor(DType t, int64_t numel) {
   return static_cast<uint64_t>(b);
 }
 
+std::optional<int64_t> Type::staticDim(int idx) const {
+  if (!isTensor() || !shape.rankKnown)
+    return std::nullopt;
+  int r = static_cast<int>(shape.rank());
+  if (idx < 0)
+    idx += r;
+  if (idx < 0 || idx >= r || !shape.dims[idx].isStatic())
+    return std::nullopt;
+  return shape.dims[idx].value;
+}
+
 std::optional<uint64_t> Type::byteSize() const {
   if (!isTensor())
     return std::nullopt;

@@ -34,16 +34,7 @@ unsigned alignmentFor(DType t, const HardwareProfile &hw) {
 
 const Value *in(const Node &n, unsigned i) { return i < n.inputs.size() ? n.inputs[i] : nullptr; }
 
-std::optional<int64_t> dimAt(const Value *v, int idx) {
-  if (!v || !v->type.isTensor() || !v->type.shape.rankKnown)
-    return std::nullopt;
-  int r = static_cast<int>(v->type.shape.rank());
-  if (idx < 0)
-    idx += r;
-  if (idx < 0 || idx >= r || !v->type.shape.dims[idx].isStatic())
-    return std::nullopt;
-  return v->type.shape.dims[idx].value;
-}
+std::optional<int64_t> dimAt(const Value *v, int idx) { return v ? v->type.staticDim(idx) : std::nullopt; }
 
 int rankOf(const Value *v) {
   return v && v->type.isTensor() && v->type.shape.rankKnown ? static_cast<int>(v->type.shape.rank()) : -1;

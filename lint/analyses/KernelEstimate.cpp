@@ -18,16 +18,7 @@ std::optional<double> numel(const Value *v) {
   return e ? std::optional<double>(static_cast<double>(*e)) : std::nullopt;
 }
 
-std::optional<int64_t> staticDim(const Value *v, int idx) {
-  if (!v || !v->type.isTensor() || !v->type.shape.rankKnown)
-    return std::nullopt;
-  int r = static_cast<int>(v->type.shape.rank());
-  if (idx < 0)
-    idx += r;
-  if (idx < 0 || idx >= r || !v->type.shape.dims[idx].isStatic())
-    return std::nullopt;
-  return v->type.shape.dims[idx].value;
-}
+std::optional<int64_t> staticDim(const Value *v, int idx) { return v ? v->type.staticDim(idx) : std::nullopt; }
 
 // C/group x kernel spatial size: the reduction length per output element.
 std::optional<double> convReduction(const Value *w) {

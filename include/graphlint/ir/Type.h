@@ -57,6 +57,10 @@ struct Type {
   bool isTensor() const { return kind == TypeKind::Tensor || kind == TypeKind::SparseTensor; }
   /// Known enough for analyses: a tensor with known dtype and rank.
   bool isResolvedTensor() const { return isTensor() && dtype != DType::Undefined && shape.rankKnown; }
+  /// The static size of dim `idx` (negative counts from the back), or
+  /// nullopt when this is not a ranked tensor, `idx` is out of range or the
+  /// dim is not static.
+  std::optional<int64_t> staticDim(int idx) const;
   /// Size in bytes when the shape is static (packed for sub-byte types).
   std::optional<uint64_t> byteSize() const;
   std::string str() const;  // "f32[1,3,224,224]", "seq(f32[?])", "?"
