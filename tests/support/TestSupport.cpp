@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 namespace graphlint::test {
@@ -72,6 +73,38 @@ std::vector<const Diagnostic *> withCode(const FileReport &r, const std::string 
     if (d.code == code)
       out.push_back(&d);
   return out;
+}
+
+static bool updatingGoldens() {
+  const char *v = std::getenv("GRAPHLINT_UPDATE_GOLDENS");
+  return v && *v && std::string(v) != "0";
+}
+
+// First differing line, so a failure reads like a diff hunk.
+static std::string firstDifference(const std::string &want, const std::string &got) {
+  std::istringstream a(want), b(got);
+  std::string la, lb;
+  for (unsigned line = 1;; ++line) {
+    bool ha = static_cast<bool>(std::getline(a, la)), hb = static_cast<bool>(std::getline(b, lb));
+    if (!ha && !hb)
+      return "(only trailing bytes differ)";
+    if (!ha || !hb || la != lb)
+      return "line " + std::to_string(line) + ":\n  golden: " + (ha ? la : "<end>") + "\n  actual: " +
+             (hb ? lb : "<end>");
+  }
+}
+
+void expectGolden(const std::string &name, const std::string &actual) {
+  std::string path = sourcePath("tests/golden/" + name);
+  if (updatingGoldens()) {
+    writeFile(path, actual);
+    std::cerr << "updated " << path << "\n";
+    return;
+  }
+  ASSERT_TRUE(llvm::sys::fs::exists(path)) << path << " is missing; run with GRAPHLINT_UPDATE_GOLDENS=1";
+  std::string want = readFile(path);
+  EXPECT_TRUE(want == actual) << name << " differs from the golden at " << firstDifference(want, actual)
+                              << "\nIf the change is intended: GRAPHLINT_UPDATE_GOLDENS=1 and review git diff.";
 }
 
 CliResult runCli(const std::vector<std::string> &args) {

@@ -26,6 +26,10 @@ std::unique_ptr<Model> importText(const std::string &text, const ImportOptions &
 FileReport lintText(const std::string &text, const LintOptions &opts = {});
 std::vector<const Diagnostic *> withCode(const FileReport &r, const std::string &code);
 
+/// Compares `actual` with tests/golden/NAME, or rewrites the golden when
+/// GRAPHLINT_UPDATE_GOLDENS is set (review the diff afterwards).
+void expectGolden(const std::string &name, const std::string &actual);
+
 struct CliResult {
   int exitCode = -1;
   std::string out;
