@@ -15,9 +15,11 @@
 namespace graphlint {
 namespace {
 
-/// Shortest run reported. Fewer tiny kernels cost a few launch overheads,
-/// which is noise next to any real step.
-constexpr size_t kMinRun = 4;
+/// Shortest run reported (option `min-kernels`). Fewer tiny kernels cost a
+/// few launch overheads, which is noise next to any real step.
+constexpr RuleOptionInfo kOptions[] = {
+    {"min-kernels", 4, 2, 1e6, "shortest run of tiny kernels reported"},
+};
 
 std::string micros(double s) {
   return s < 1e-6 ? fmt::format("{:.2f} us", s * 1e6) : fmt::format("{:.1f} us", s * 1e6);
@@ -29,7 +31,7 @@ class LaunchBound final : public Rule {
 public:
   const RuleInfo &info() const override {
     static const RuleInfo i{"GL142", "launch-bound", Severity::Warning,
-                            "a run of tiny kernels whose predicted time is below launch overhead"};
+                            "a run of tiny kernels whose predicted time is below launch overhead", kOptions};
     return i;
   }
 
@@ -38,6 +40,7 @@ public:
     if (!hw)
       return;
     const FusionPlan &plan = ctx.get<FusionPlan>();
+    const auto minRun = static_cast<size_t>(ctx.setup().ruleOption("GL142", "min-kernels", kOptions[0].defaultValue));
     forEachGraph(*m.graph, [&](const Graph &g) {
       // The graph's kernels in execution order (of their first node).
       std::vector<const FusionGroup *> kernels;
@@ -51,7 +54,7 @@ public:
       struct Tiny { const FusionGroup *grp; KernelEstimate est; };
       std::vector<Tiny> run;
       auto flush = [&] {
-        if (run.size() >= kMinRun)
+        if (run.size() >= minRun)
           report(run.front().grp, run, *hw, sink);
         run.clear();
       };

@@ -6,16 +6,30 @@
 #include "graphlint/lint/Analysis.h"
 #include "graphlint/lint/Diagnostic.h"
 
+#include <llvm/ADT/ArrayRef.h>
+
 #include <string_view>
 #include <vector>
 
 namespace graphlint {
+
+/// A numeric option a rule reads through Setup::ruleOption (a threshold), set
+/// per rule in .graphlint.yaml (docs/configuration.md). The config loader
+/// rejects names a rule does not declare and values outside [min, max].
+struct RuleOptionInfo {
+  std::string_view name;      // "threshold"
+  double defaultValue;
+  double min;
+  double max;
+  std::string_view help;      // one line for docs and `config --dump`
+};
 
 struct RuleInfo {
   std::string_view code;      // "GL001": a public contract, never reused
   std::string_view name;      // "invalid-model"
   Severity severity;          // default severity
   std::string_view summary;   // one line for `graphlint rules`
+  llvm::ArrayRef<RuleOptionInfo> options = {};
 };
 
 class Rule {

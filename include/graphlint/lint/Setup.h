@@ -1,7 +1,8 @@
-// What the user states about the run: symbolic dim bindings, the fusion backend
-// and, for later cost analyses, the training setup and target hardware. One
-// struct, filled from the command line (and later the config file), read by
-// importers and analyses.
+// What the user states about the run: symbolic dim bindings, the fusion
+// backend, the training setup and the target hardware, plus per-rule options.
+// One struct, filled from the defaults, then the nearest .graphlint.yaml, then
+// the command line (docs/configuration.md); read by importers, analyses and
+// rules through AnalysisContext::setup().
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,26 @@ enum class FusionBackend : uint8_t { Inductor, TensorRT, Ort };
 std::string_view fusionBackendName(FusionBackend b);
 std::optional<FusionBackend> fusionBackendFromName(std::string_view s);
 
+/// --optimizer: what the optimizer keeps per parameter (docs/configuration.md).
+enum class Optimizer : uint8_t { SGD, Momentum, Adam, AdamW };
+std::string_view optimizerName(Optimizer o);
+std::optional<Optimizer> optimizerFromName(std::string_view s);
+
+/// --precision: fp32 everywhere; fp16/bf16 mixed (16-bit compute, fp32 master
+/// weights in the optimizer); pure bf16 (no fp32 copy).
+enum class Precision : uint8_t { FP32, FP16Mixed, BF16Mixed, BF16 };
+std::string_view precisionName(Precision p);
+std::optional<Precision> precisionFromName(std::string_view s);
+
+/// --recompute: activation checkpointing.
+enum class Recompute : uint8_t { None, Full };
+std::string_view recomputeName(Recompute r);
+std::optional<Recompute> recomputeFromName(std::string_view s);
+
+/// Options a rule reads (thresholds), keyed by rule code then option name; the
+/// values were checked against the rule's RuleInfo::options when loaded.
+using RuleOptionValues = std::map<std::string, std::map<std::string, double>>;
+
 struct Setup {
   /// --dim NAME=SIZE: binds named symbolic dims before shape completion.
   std::map<std::string, int64_t> dims;
@@ -24,6 +45,29 @@ struct Setup {
   FusionBackend backend = FusionBackend::Inductor;
   /// --target: a hardware profile name (docs/hardware.md).
   std::string target = "H100-SXM";
+
+  // The training setup the memory and communication analyses assume.
+  /// --train: a training step (forward, backward, optimizer) instead of inference.
+  bool train = false;
+  Optimizer optimizer = Optimizer::Adam;
+  Precision precision = Precision::FP32;
+  /// --zero 0|1|2|3 (--fsdp = 3): how model states are sharded across ranks.
+  unsigned zero = 0;
+  /// --world-size N: data-parallel ranks.
+  unsigned worldSize = 1;
+  Recompute recompute = Recompute::None;
+  /// --gpus-per-node G: ranks that share the intra-node interconnect.
+  unsigned gpusPerNode = 8;
+  /// --intra / --inter: interconnect names (docs/hardware.md); empty = the
+  /// target's default.
+  std::string intra;
+  std::string inter;
+
+  /// Per-rule options (thresholds) from the config file.
+  RuleOptionValues ruleOptions;
+  /// The value of a rule's option, or `fallback` (the rule's documented
+  /// default) when the configuration does not set it.
+  double ruleOption(std::string_view code, std::string_view option, double fallback) const;
 };
 
 }  // namespace graphlint
