@@ -6,6 +6,7 @@
 #include <llvm/Support/ThreadPool.h>
 
 #include <algorithm>
+#include <mutex>
 
 namespace graphlint {
 
@@ -36,10 +37,13 @@ FileReport lintModel(const Model &m, const LintOptions &opts) {
   DiagnosticSink sink(m.path, r.diagnostics);
   for (const Rule *rule : allRules()) {
     const RuleInfo &info = rule->info();
+    if (!opts.policy.isEnabled(std::string(info.code)))
+      continue;
     sink.setRule(std::string(info.code), std::string(info.name), info.severity);
     rule->check(m, ctx, sink);
   }
   std::stable_sort(r.diagnostics.begin(), r.diagnostics.end(), diagnosticLess);
+  r.suppressed = applyRulePolicy(m, opts.policy, r.diagnostics, r.usedIgnores);
   // The same cached plan the rules read: computed once per model.
   if (opts.fusionSummary)
     r.fusion = summariseFusion(m, ctx.get<FusionPlan>(), opts.fusionEdges);
@@ -62,15 +66,29 @@ FileReport lintFile(const std::string &path, const LintOptions &opts) {
 }
 
 std::vector<FileReport> lintFiles(const std::vector<std::string> &paths, const LintOptions &opts, unsigned jobs) {
+  return lintFiles(paths, std::vector<LintOptions>(paths.size(), opts), jobs);
+}
+
+std::vector<FileReport> lintFiles(const std::vector<std::string> &paths, const std::vector<LintOptions> &opts,
+                                  unsigned jobs, const ProgressFn &progress) {
   std::vector<FileReport> out(paths.size());
+  std::mutex mu;
+  size_t done = 0;
+  auto one = [&](size_t i) {
+    out[i] = lintFile(paths[i], opts[i]);
+    if (progress) {
+      std::lock_guard<std::mutex> lock(mu);
+      progress(++done, paths.size(), paths[i]);
+    }
+  };
   if (paths.size() <= 1 || jobs <= 1) {
     for (size_t i = 0; i < paths.size(); ++i)
-      out[i] = lintFile(paths[i], opts);
+      one(i);
     return out;
   }
   llvm::ThreadPool pool(llvm::hardware_concurrency(jobs));
   for (size_t i = 0; i < paths.size(); ++i)
-    pool.async([&, i] { out[i] = lintFile(paths[i], opts); });
+    pool.async([&, i] { one(i); });
   pool.wait();
   return out;
 }

@@ -11,6 +11,7 @@ const Rule *makeInvalidModelRule();
 const Rule *makeUnknownOperatorRule();
 const Rule *makeUnresolvedShapeRule();
 const Rule *makeMissingWeightsRule();
+const Rule *makeUnusedSuppressionRule();
 const Rule *makeDtypeMismatchRule();
 const Rule *makeRedundantCastRule();
 const Rule *makeCrossDeviceRule();
@@ -30,6 +31,7 @@ const std::vector<const Rule *> &allRules() {
         makeUnknownOperatorRule(),   // GL002
         makeUnresolvedShapeRule(),   // GL003
         makeMissingWeightsRule(),    // GL004
+        makeUnusedSuppressionRule(), // GL005
         makeDtypeMismatchRule(),         // GL101
         makeRedundantCastRule(),         // GL102
         makeCrossDeviceRule(),           // GL111

@@ -20,6 +20,8 @@ Totals totalsOf(const std::vector<FileReport> &reports) {
   Totals t;
   for (const FileReport &r : reports) {
     t.fatal += r.fatal;
+    t.suppressed += r.suppressed;
+    t.baselined += r.baselined;
     for (const Diagnostic &d : r.diagnostics) {
       if (d.severity == Severity::Error)
         ++t.errors;

@@ -87,6 +87,8 @@ void renderJson(const std::vector<FileReport> &reports, llvm::raw_ostream &os) {
       diags.push_back(diagnosticToJson(d));
     json::Object f{{"path", r.path}, {"status", r.fatal ? "fatal" : "linted"}, {"diagnostics", std::move(diags)}};
     f["error"] = r.fatal ? json::Value(r.fatalMessage) : json::Value(nullptr);
+    f["suppressed"] = r.suppressed;
+    f["baselined"] = r.baselined;
     f["stats"] = json::Object{{"nodes", static_cast<int64_t>(r.stats.nodes)},
                               {"graphs", static_cast<int64_t>(r.stats.graphs)},
                               {"params", static_cast<int64_t>(r.stats.params)},
@@ -102,7 +104,9 @@ void renderJson(const std::vector<FileReport> &reports, llvm::raw_ostream &os) {
                                              {"errors", t.errors},
                                              {"warnings", t.warnings},
                                              {"notes", t.notes},
-                                             {"fatal", t.fatal}}}};
+                                             {"fatal", t.fatal},
+                                             {"suppressed", t.suppressed},
+                                             {"baselined", t.baselined}}}};
   os << llvm::formatv("{0:2}", json::Value(std::move(root))) << "\n";
 }
 

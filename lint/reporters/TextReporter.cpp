@@ -86,6 +86,10 @@ void renderText(const std::vector<FileReport> &reports, llvm::raw_ostream &os, b
                                     plural(t.errors, "error"), plural(t.warnings, "warning"), plural(t.notes, "note"));
   if (t.fatal)
     summary += fmt::format(", {} could not be linted", plural(t.fatal, "file"));
+  if (t.suppressed)
+    summary += fmt::format(" ({} suppressed)", t.suppressed);
+  if (t.baselined)
+    summary += fmt::format(" ({} in the baseline)", t.baselined);
   p.paint(t.errors || t.fatal ? llvm::raw_ostream::RED : t.warnings ? llvm::raw_ostream::MAGENTA : llvm::raw_ostream::GREEN,
           true, summary);
   os << "\n";

@@ -146,7 +146,7 @@ TEST(Cli, UsageErrorsExitTwo) {
       {{"--format", "xml", m}, "--format must be one of text, gcc, json, sarif, github"},
       {{"--fail-on", "fatal", m}, "--fail-on must be one of error, warning, note, never"},
       {{"--color", "sometimes", m}, "--color must be auto, always or never"},
-      {{"-j", "0", m}, "--jobs expects a positive integer, got '0'"},
+      {{"-j", "0", m}, "--jobs expects an integer from 1 to 1024, got '0'"},
       {{"--dim", "batch", m}, "--dim expects NAME=SIZE, got 'batch'"},
       {{"--dim", "batch=-1", m}, "--dim batch: '-1' is not a non-negative integer"},
       {{"--format"}, "--format needs a value"},

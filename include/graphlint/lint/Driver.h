@@ -4,11 +4,14 @@
 #pragma once
 
 #include "graphlint/ir/Importer.h"
+#include "graphlint/lint/Config.h"
 #include "graphlint/lint/Diagnostic.h"
 #include "graphlint/lint/FusionSummary.h"
 #include "graphlint/lint/Setup.h"
 
+#include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -16,6 +19,8 @@ namespace graphlint {
 
 struct LintOptions {
   Setup setup;
+  /// Which rules run, severity overrides and suppressions (from Config).
+  RulePolicy policy = RulePolicy::allRules();
   /// Copy the fusion plan into FileReport::fusion (JSON, --fusion, --emit-dot).
   bool fusionSummary = true;
   /// Also record every data edge in the summary (for --emit-dot).
@@ -39,7 +44,11 @@ struct FileReport {
   /// The file could not be linted at all (unreadable, not a model).
   bool fatal = false;
   std::string fatalMessage;   // one line, without the path
-  std::vector<Diagnostic> diagnostics;  // sorted
+  std::vector<Diagnostic> diagnostics;  // sorted; suppressed and baselined ones removed
+  unsigned suppressed = 0;   // dropped by per-file/per-node ignores and node metadata
+  unsigned baselined = 0;    // dropped because the --baseline accepts them
+  /// Origins ("file:line") of config ignore entries that suppressed something.
+  std::set<std::string> usedIgnores;
   FileStats stats;
   /// The fusion plan as plain data (present unless fatal or not requested).
   FusionSummary fusion;
@@ -50,5 +59,12 @@ FileStats statsOf(const Model &m);
 FileReport lintModel(const Model &m, const LintOptions &opts);
 FileReport lintFile(const std::string &path, const LintOptions &opts);
 std::vector<FileReport> lintFiles(const std::vector<std::string> &paths, const LintOptions &opts, unsigned jobs);
+
+/// Called after each file is linted, from the thread that linted it (calls
+/// are serialised): files done so far, total, the file just finished.
+using ProgressFn = std::function<void(size_t done, size_t total, const std::string &path)>;
+/// One LintOptions per file (each file's own configuration).
+std::vector<FileReport> lintFiles(const std::vector<std::string> &paths, const std::vector<LintOptions> &opts,
+                                  unsigned jobs, const ProgressFn &progress = {});
 
 }  // namespace graphlint

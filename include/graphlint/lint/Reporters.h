@@ -17,6 +17,7 @@ std::optional<OutputFormat> outputFormatFromName(std::string_view s);
 
 struct Totals {
   unsigned errors = 0, warnings = 0, notes = 0, fatal = 0;
+  unsigned suppressed = 0, baselined = 0;
 };
 Totals totalsOf(const std::vector<FileReport> &reports);
 

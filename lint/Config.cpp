@@ -1,0 +1,515 @@
+#include "graphlint/lint/Config.h"
+
+#include "graphlint/lint/HardwareProfile.h"
+#include "graphlint/lint/Rule.h"
+
+#include <fmt/format.h>
+
+#include <llvm/ADT/StringExtras.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/GlobPattern.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/Path.h>
+#include <llvm/Support/SourceMgr.h>
+#include <llvm/Support/YAMLParser.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <cmath>
+
+namespace graphlint {
+
+namespace yaml = llvm::yaml;
+
+std::vector<std::string> resolveRuleSelector(llvm::StringRef selector) {
+  std::vector<std::string> out;
+  std::string upper = selector.upper();
+  for (const Rule *r : allRules()) {
+    const RuleInfo &i = r->info();
+    llvm::StringRef code(i.code.data(), i.code.size());
+    bool prefix = upper.size() >= 2 && upper.size() <= code.size() && code.startswith(upper) &&
+                  llvm::all_of(llvm::StringRef(upper).drop_front(2), llvm::isDigit);
+    if (upper == "ALL" || prefix || selector == llvm::StringRef(i.name.data(), i.name.size()))
+      out.emplace_back(i.code);
+  }
+  return out;
+}
+
+RulePolicy RulePolicy::allRules() {
+  RulePolicy p;
+  for (const Rule *r : graphlint::allRules())
+    p.enabled.emplace(r->info().code);
+  return p;
+}
+
+namespace {
+
+/// Reads one config file's YAML into a layer; the first error wins.
+class ConfigParser {
+public:
+  ConfigParser(llvm::StringRef text, std::string path) : path_(std::move(path)) {
+    sm_.setDiagHandler(
+        [](const llvm::SMDiagnostic &d, void *ctx) {
+          auto *self = static_cast<ConfigParser *>(ctx);
+          if (self->error_.empty())
+            self->error_ = fmt::format("{}:{}: {}", self->path_, d.getLineNo(), d.getMessage().str());
+        },
+        this);
+    stream_ = std::make_unique<yaml::Stream>(text, sm_);
+  }
+
+  llvm::Expected<ConfigLayer> parse() {
+    layer_.origin = path_;
+    llvm::SmallString<256> dir(path_);
+    llvm::sys::fs::make_absolute(dir);
+    llvm::sys::path::remove_filename(dir);
+    layer_.baseDir = std::string(dir);
+    auto doc = stream_->begin();
+    if (doc != stream_->end()) {
+      yaml::Node *root = doc->getRoot();
+      if (root && !llvm::isa<yaml::NullNode>(root)) {
+        if (auto *map = llvm::dyn_cast<yaml::MappingNode>(root))
+          parseTop(*map);
+        else if (error_.empty())
+          fail(root, "the file must be a mapping of keys (select, ignore, rules, setup, ...)");
+      }
+      if (error_.empty() && ++doc != stream_->end())
+        fail(nullptr, "only one YAML document is allowed");
+    }
+    if (!error_.empty())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), error_);
+    return std::move(layer_);
+  }
+
+private:
+  unsigned lineOf(const yaml::Node *n) const {
+    return n ? sm_.FindLineNumber(n->getSourceRange().Start) : 1;
+  }
+  std::string where(const yaml::Node *n) const { return fmt::format("{}:{}", path_, lineOf(n)); }
+  void fail(const yaml::Node *n, const std::string &why) {
+    if (error_.empty())
+      error_ = fmt::format("{}: {}", where(n), why);
+  }
+
+  std::optional<std::string> scalar(yaml::Node *n, const std::string &key) {
+    if (auto *s = llvm::dyn_cast_or_null<yaml::ScalarNode>(n)) {
+      llvm::SmallString<64> buf;
+      return s->getValue(buf).str();
+    }
+    fail(n, fmt::format("'{}' expects a single value", key));
+    return std::nullopt;
+  }
+
+  // A list of scalars; a lone scalar counts as a one-element list.
+  std::optional<std::vector<std::string>> list(yaml::Node *n, const std::string &key) {
+    std::vector<std::string> out;
+    if (llvm::isa_and_nonnull<yaml::ScalarNode>(n)) {
+      auto v = scalar(n, key);
+      if (!v)
+        return std::nullopt;
+      out.push_back(*v);
+      return out;
+    }
+    auto *seq = llvm::dyn_cast_or_null<yaml::SequenceNode>(n);
+    if (!seq) {
+      fail(n, fmt::format("'{}' expects a list", key));
+      return std::nullopt;
+    }
+    for (yaml::Node &item : *seq) {
+      auto v = scalar(&item, key);
+      if (!v)
+        return std::nullopt;
+      out.push_back(*v);
+    }
+    return out;
+  }
+
+  // Rule selectors to codes; an unknown selector is an error.
+  std::optional<std::vector<std::string>> rules(yaml::Node *n, const std::string &key) {
+    auto names = list(n, key);
+    if (!names)
+      return std::nullopt;
+    std::vector<std::string> codes;
+    for (const std::string &s : *names) {
+      std::vector<std::string> c = resolveRuleSelector(s);
+      if (c.empty()) {
+        fail(n, fmt::format("unknown rule '{}' in '{}' (see 'graphlint rules')", s, key));
+        return std::nullopt;
+      }
+      codes.insert(codes.end(), c.begin(), c.end());
+    }
+    return codes;
+  }
+
+  std::optional<bool> boolean(yaml::Node *n, const std::string &key) {
+    auto v = scalar(n, key);
+    if (!v)
+      return std::nullopt;
+    std::string s = llvm::StringRef(*v).lower();
+    if (s == "true" || s == "yes" || s == "on")
+      return true;
+    if (s == "false" || s == "no" || s == "off")
+      return false;
+    fail(n, fmt::format("'{}' expects true or false, got '{}'", key, *v));
+    return std::nullopt;
+  }
+
+  std::optional<int64_t> integer(yaml::Node *n, const std::string &key, int64_t lo, int64_t hi) {
+    auto v = scalar(n, key);
+    if (!v)
+      return std::nullopt;
+    int64_t x = 0;
+    if (llvm::StringRef(*v).getAsInteger(10, x) || x < lo || x > hi) {
+      fail(n, fmt::format("'{}' expects an integer from {} to {}, got '{}'", key, lo, hi, *v));
+      return std::nullopt;
+    }
+    return x;
+  }
+
+  template <typename E, typename FromName>
+  std::optional<E> choice(yaml::Node *n, const std::string &key, FromName fromName, const char *allowed) {
+    auto v = scalar(n, key);
+    if (!v)
+      return std::nullopt;
+    auto e = fromName(*v);
+    if (!e)
+      fail(n, fmt::format("'{}' must be one of {}, got '{}'", key, allowed, *v));
+    return e;
+  }
+
+  template <typename Fn> void forEachKey(yaml::MappingNode &map, Fn fn) {
+    for (yaml::KeyValueNode &kv : map) {
+      if (!error_.empty())
+        return;
+      auto key = scalar(kv.getKey(), "key");
+      if (!key)
+        return;
+      fn(*key, kv.getKey(), kv.getValue());
+    }
+  }
+
+  yaml::MappingNode *mapping(yaml::Node *n, const std::string &key) {
+    auto *m = llvm::dyn_cast_or_null<yaml::MappingNode>(n);
+    if (!m)
+      fail(n, fmt::format("'{}' expects a mapping", key));
+    return m;
+  }
+
+  void parseTop(yaml::MappingNode &map) {
+    forEachKey(map, [&](const std::string &key, yaml::Node *keyNode, yaml::Node *v) {
+      if (key == "select") {
+        if (auto c = rules(v, key)) layer_.select = *c;
+      } else if (key == "extend-select") {
+        if (auto c = rules(v, key)) layer_.extendSelect = *c;
+      } else if (key == "ignore") {
+        if (auto c = rules(v, key)) layer_.ignore = *c;
+      } else if (key == "fail-on") {
+        auto s = scalar(v, key);
+        if (s && *s == "never")
+          layer_.failOn = std::optional<Severity>();
+        else if (s && severityFromName(*s))
+          layer_.failOn = severityFromName(*s);
+        else if (s)
+          fail(v, fmt::format("'fail-on' must be one of error, warning, note, never, got '{}'", *s));
+      } else if (key == "report-unused-ignores") {
+        if (auto b = boolean(v, key)) layer_.reportUnusedIgnores = *b;
+      } else if (key == "rules") {
+        if (auto *m = mapping(v, key)) parseRules(*m);
+      } else if (key == "per-file-ignores") {
+        if (auto *m = mapping(v, key)) parseIgnores(*m, key, layer_.perFileIgnores);
+      } else if (key == "per-node-ignores") {
+        if (auto *m = mapping(v, key)) parseIgnores(*m, key, layer_.perNodeIgnores);
+      } else if (key == "setup") {
+        if (auto *m = mapping(v, key)) parseSetup(*m);
+      } else {
+        fail(keyNode, fmt::format("unknown key '{}' (known: select, extend-select, ignore, fail-on, "
+                                  "report-unused-ignores, rules, per-file-ignores, per-node-ignores, setup)",
+                                  key));
+      }
+    });
+  }
+
+  void parseRules(yaml::MappingNode &map) {
+    forEachKey(map, [&](const std::string &sel, yaml::Node *keyNode, yaml::Node *v) {
+      const Rule *rule = findRule(sel);
+      if (!rule) {
+        fail(keyNode, fmt::format("unknown rule '{}' in 'rules' (see 'graphlint rules')", sel));
+        return;
+      }
+      const RuleInfo &info = rule->info();
+      std::string code(info.code);
+      auto *m = mapping(v, "rules: " + sel);
+      if (!m)
+        return;
+      forEachKey(*m, [&](const std::string &key, yaml::Node *optKey, yaml::Node *val) {
+        if (key == "severity") {
+          auto s = scalar(val, key);
+          if (s && *s == "off")
+            layer_.disabled.insert(code);
+          else if (s && severityFromName(*s))
+            layer_.severity[code] = *severityFromName(*s);
+          else if (s)
+            fail(val, fmt::format("'severity' of {} must be one of error, warning, note, off, got '{}'", code, *s));
+          return;
+        }
+        const RuleOptionInfo *opt = nullptr;
+        for (const RuleOptionInfo &o : info.options)
+          if (o.name == key)
+            opt = &o;
+        if (!opt) {
+          std::string known = "severity";
+          for (const RuleOptionInfo &o : info.options)
+            known += ", " + std::string(o.name);
+          fail(optKey, fmt::format("unknown option '{}' for {} {} (known: {})", key, code, info.name, known));
+          return;
+        }
+        auto s = scalar(val, key);
+        double x = 0;
+        if (!s)
+          return;
+        if (llvm::StringRef(*s).getAsDouble(x) || !std::isfinite(x) || x < opt->min || x > opt->max) {
+          fail(val, fmt::format("option '{}' of {} expects a number from {} to {}, got '{}'", key, code, opt->min,
+                                opt->max, *s));
+          return;
+        }
+        layer_.options[code][key] = x;
+      });
+    });
+  }
+
+  void parseIgnores(yaml::MappingNode &map, const std::string &key, std::vector<IgnoreEntry> &out) {
+    forEachKey(map, [&](const std::string &pattern, yaml::Node *keyNode, yaml::Node *v) {
+      if (auto g = llvm::GlobPattern::create(pattern); !g) {
+        fail(keyNode, fmt::format("'{}': bad glob '{}': {}", key, pattern, llvm::toString(g.takeError())));
+        return;
+      }
+      auto selectors = list(v, key + ": " + pattern);
+      if (auto codes = rules(v, key + ": " + pattern))
+        out.push_back({pattern, *codes, *selectors, where(keyNode)});
+    });
+  }
+
+  void parseSetup(yaml::MappingNode &map) {
+    forEachKey(map, [&](const std::string &key, yaml::Node *keyNode, yaml::Node *v) {
+      if (key == "dims") {
+        if (auto *m = mapping(v, key))
+          forEachKey(*m, [&](const std::string &name, yaml::Node *, yaml::Node *size) {
+            if (auto x = integer(size, "dims: " + name, 0, INT64_MAX)) layer_.dims[name] = *x;
+          });
+      } else if (key == "backend") {
+        if (auto b = choice<FusionBackend>(v, key, fusionBackendFromName, "inductor, tensorrt, ort")) layer_.backend = b;
+      } else if (key == "target") {
+        auto t = scalar(v, key);
+        if (!t)
+          return;
+        if (auto hw = resolveHardwareTarget(*t); !hw)
+          fail(v, "'target': " + llvm::toString(hw.takeError()));
+        else
+          layer_.target = *t;
+      } else if (key == "train") {
+        if (auto b = boolean(v, key)) layer_.train = b;
+      } else if (key == "optimizer") {
+        if (auto o = choice<Optimizer>(v, key, optimizerFromName, "sgd, momentum, adam, adamw")) layer_.optimizer = o;
+      } else if (key == "precision") {
+        if (auto p = choice<Precision>(v, key, precisionFromName, "fp32, fp16-mixed, bf16-mixed, bf16"))
+          layer_.precision = p;
+      } else if (key == "zero") {
+        if (auto z = integer(v, key, 0, 3)) layer_.zero = static_cast<unsigned>(*z);
+      } else if (key == "world-size") {
+        if (auto n = integer(v, key, 1, 1 << 20)) layer_.worldSize = static_cast<unsigned>(*n);
+      } else if (key == "recompute") {
+        if (auto r = choice<Recompute>(v, key, recomputeFromName, "none, full")) layer_.recompute = r;
+      } else if (key == "gpus-per-node") {
+        if (auto n = integer(v, key, 1, 1024)) layer_.gpusPerNode = static_cast<unsigned>(*n);
+      } else if (key == "intra") {
+        if (auto s = scalar(v, key)) layer_.intra = *s;
+      } else if (key == "inter") {
+        if (auto s = scalar(v, key)) layer_.inter = *s;
+      } else {
+        fail(keyNode, fmt::format("unknown key 'setup: {}' (known: dims, backend, target, train, optimizer, "
+                                  "precision, zero, world-size, recompute, gpus-per-node, intra, inter)",
+                                  key));
+      }
+    });
+  }
+
+  std::string path_;
+  llvm::SourceMgr sm_;
+  std::unique_ptr<yaml::Stream> stream_;
+  ConfigLayer layer_;
+  std::string error_;
+};
+
+std::string absolute(const std::string &p) {
+  llvm::SmallString<256> a(p);
+  llvm::sys::fs::make_absolute(a);
+  llvm::sys::path::remove_dots(a, /*remove_dot_dot=*/true);
+  return std::string(a);
+}
+
+// A per-file-ignores glob matches the model's path relative to the config
+// file's directory; a glob without '/' also matches the bare file name.
+bool fileGlobMatches(const IgnoreEntry &e, const std::string &baseDir, const std::string &modelPath) {
+  auto glob = llvm::GlobPattern::create(e.pattern);
+  if (!glob)
+    return false;
+  std::string abs = absolute(modelPath);
+  llvm::StringRef rel(abs);
+  std::string base = baseDir;
+  if (!base.empty() && base.back() != '/')
+    base += '/';
+  if (!base.empty() && rel.startswith(base))
+    rel = rel.drop_front(base.size());
+  if (glob->match(rel))
+    return true;
+  return e.pattern.find('/') == std::string::npos && glob->match(llvm::sys::path::filename(abs));
+}
+
+}  // namespace
+
+llvm::Expected<ConfigLayer> parseConfigYaml(llvm::StringRef text, const std::string &path) {
+  return ConfigParser(text, path).parse();
+}
+
+llvm::Expected<ConfigLayer> loadConfigFile(const std::string &path) {
+  if (llvm::sys::fs::is_directory(path))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s: is a directory, not a config file",
+                                   path.c_str());
+  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buf)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s: cannot read config file: %s", path.c_str(),
+                                   buf.getError().message().c_str());
+  return parseConfigYaml((*buf)->getBuffer(), path);
+}
+
+std::string findConfigFile(const std::string &modelPath) {
+  llvm::SmallString<256> dir(absolute(modelPath));
+  llvm::sys::path::remove_filename(dir);
+  while (!dir.empty()) {
+    llvm::SmallString<256> candidate(dir);
+    llvm::sys::path::append(candidate, kConfigFileName);
+    if (llvm::sys::fs::is_regular_file(candidate)) {
+      // Report the path the way the user wrote the model's: relative when
+      // the model path was relative and the config is under the cwd.
+      llvm::SmallString<256> cwd;
+      if (!llvm::sys::path::is_absolute(modelPath) && !llvm::sys::fs::current_path(cwd)) {
+        llvm::StringRef c(candidate);
+        std::string prefix = std::string(cwd) + "/";
+        if (c.startswith(prefix))
+          return c.drop_front(prefix.size()).str();
+      }
+      return std::string(candidate);
+    }
+    llvm::StringRef parent = llvm::sys::path::parent_path(dir);
+    if (parent == dir)
+      break;
+    dir = parent;
+  }
+  return {};
+}
+
+Config resolveConfig(const std::vector<const ConfigLayer *> &layers, const std::string &modelPath) {
+  Config c;
+  Setup &s = c.setup;
+  for (const ConfigLayer *l : layers) {
+    if (l->origin != "command line")
+      c.file = l->origin;
+    std::set<std::string> &on = c.policy.enabled;
+    if (l->select)
+      on = std::set<std::string>(l->select->begin(), l->select->end());
+    on.insert(l->extendSelect.begin(), l->extendSelect.end());
+    for (const std::string &code : l->ignore)
+      on.erase(code);
+    for (const std::string &code : l->disabled)
+      on.erase(code);
+    for (const auto &[code, sev] : l->severity)
+      c.policy.severity[code] = sev;
+    for (const auto &[code, opts] : l->options)
+      for (const auto &[name, v] : opts)
+        s.ruleOptions[code][name] = v;
+    for (const IgnoreEntry &e : l->perFileIgnores)
+      if (fileGlobMatches(e, l->baseDir, modelPath))
+        c.policy.fileIgnores.push_back(e);
+    c.policy.nodeIgnores.insert(c.policy.nodeIgnores.end(), l->perNodeIgnores.begin(), l->perNodeIgnores.end());
+    if (l->failOn)
+      c.failOn = *l->failOn;
+    if (l->reportUnusedIgnores)
+      c.policy.reportUnusedIgnores = *l->reportUnusedIgnores;
+    for (const auto &[name, v] : l->dims)
+      s.dims[name] = v;
+    if (l->backend) s.backend = *l->backend;
+    if (l->target) s.target = *l->target;
+    if (l->train) s.train = *l->train;
+    if (l->optimizer) s.optimizer = *l->optimizer;
+    if (l->precision) s.precision = *l->precision;
+    if (l->zero) s.zero = *l->zero;
+    if (l->worldSize) s.worldSize = *l->worldSize;
+    if (l->recompute) s.recompute = *l->recompute;
+    if (l->gpusPerNode) s.gpusPerNode = *l->gpusPerNode;
+    if (l->intra) s.intra = *l->intra;
+    if (l->inter) s.inter = *l->inter;
+  }
+  return c;
+}
+
+namespace {
+
+std::string yamlQuote(const std::string &s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\')
+      out += '\\';
+    out += ch;
+  }
+  return out + "\"";
+}
+
+std::string flowList(const std::vector<std::string> &items) {
+  return "[" + llvm::join(items, ", ") + "]";
+}
+
+}  // namespace
+
+void dumpConfig(const Config &c, const std::string &modelPath, llvm::raw_ostream &os) {
+  const Setup &s = c.setup;
+  os << "# effective configuration for " << modelPath << "\n";
+  os << "# config file: " << (c.file.empty() ? "none (built-in defaults)" : c.file) << "\n";
+  std::vector<std::string> on(c.policy.enabled.begin(), c.policy.enabled.end());
+  os << "select: " << flowList(on) << "\n";
+  os << "fail-on: " << (c.failOn ? severityName(*c.failOn) : "never") << "\n";
+  os << "report-unused-ignores: " << (c.policy.reportUnusedIgnores ? "true" : "false") << "\n";
+  os << "rules:\n";
+  for (const Rule *r : allRules()) {
+    const RuleInfo &i = r->info();
+    std::string code(i.code);
+    auto sev = c.policy.severity.find(code);
+    os << "  " << code << ":  # " << i.name << (c.policy.isEnabled(code) ? "" : " (not selected)") << "\n";
+    os << "    severity: " << severityName(sev == c.policy.severity.end() ? i.severity : sev->second) << "\n";
+    for (const RuleOptionInfo &o : i.options)
+      os << "    " << o.name << ": " << fmt::format("{}", s.ruleOption(code, o.name, o.defaultValue)) << "  # "
+         << o.help << "\n";
+  }
+  auto ignores = [&](const char *key, const std::vector<IgnoreEntry> &entries) {
+    os << key << ":" << (entries.empty() ? " {}" : "") << "\n";
+    for (const IgnoreEntry &e : entries)
+      os << "  " << yamlQuote(e.pattern) << ": " << flowList(e.selectors) << "  # " << e.origin << "\n";
+  };
+  ignores("per-file-ignores", c.policy.fileIgnores);
+  ignores("per-node-ignores", c.policy.nodeIgnores);
+  os << "setup:\n";
+  os << "  target: " << s.target << "\n";
+  os << "  backend: " << fusionBackendName(s.backend) << "\n";
+  os << "  dims:" << (s.dims.empty() ? " {}" : "") << "\n";
+  for (const auto &[name, v] : s.dims)
+    os << "    " << yamlQuote(name) << ": " << v << "\n";
+  os << "  train: " << (s.train ? "true" : "false") << "\n";
+  os << "  optimizer: " << optimizerName(s.optimizer) << "\n";
+  os << "  precision: " << precisionName(s.precision) << "\n";
+  os << "  zero: " << s.zero << "\n";
+  os << "  world-size: " << s.worldSize << "\n";
+  os << "  recompute: " << recomputeName(s.recompute) << "\n";
+  os << "  gpus-per-node: " << s.gpusPerNode << "\n";
+  os << "  intra: " << yamlQuote(s.intra) << (s.intra.empty() ? "  # the target's default" : "") << "\n";
+  os << "  inter: " << yamlQuote(s.inter) << (s.inter.empty() ? "  # the target's default" : "") << "\n";
+}
+
+}  // namespace graphlint

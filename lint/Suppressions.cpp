@@ -1,0 +1,166 @@
+// The suppression pass: after the rules ran, the driver applies the file's
+// RulePolicy (docs/configuration.md#suppressions). Rules never see it.
+#include "graphlint/lint/Config.h"
+#include "graphlint/lint/Rule.h"
+
+#include <fmt/format.h>
+
+#include <llvm/ADT/StringExtras.h>
+#include <llvm/Support/GlobPattern.h>
+
+#include <map>
+
+namespace graphlint {
+
+namespace {
+
+const RuleInfo &unusedSuppressionInfo() { return findRule("GL005")->info(); }
+
+Diagnostic unusedSuppression(Location loc, std::string message, const RulePolicy &p) {
+  const RuleInfo &i = unusedSuppressionInfo();
+  Diagnostic d;
+  d.code = std::string(i.code);
+  d.name = std::string(i.name);
+  auto sev = p.severity.find(d.code);
+  d.severity = sev == p.severity.end() ? i.severity : sev->second;
+  d.location = std::move(loc);
+  d.message = std::move(message);
+  return d;
+}
+
+bool globMatches(const std::string &pattern, llvm::StringRef text) {
+  auto g = llvm::GlobPattern::create(pattern);
+  return g && !text.empty() && g->match(text);
+}
+
+bool contains(const std::vector<std::string> &codes, const std::string &code) {
+  return std::find(codes.begin(), codes.end(), code) != codes.end();
+}
+
+}  // namespace
+
+std::optional<NodeSuppression> nodeSuppressionOf(const Node &n) {
+  std::optional<NodeSuppression> out;
+  for (const auto &[key, value] : n.metadata) {
+    if (key != kIgnoreMetadataKey)
+      continue;
+    if (!out)
+      out.emplace();
+    llvm::SmallVector<llvm::StringRef, 4> parts;
+    llvm::StringRef(value).split(parts, ',', -1, /*KeepEmpty=*/false);
+    for (llvm::StringRef part : parts) {
+      std::string token = part.trim().str();
+      if (token.empty())
+        continue;
+      std::vector<std::string> codes = resolveRuleSelector(token);
+      if (codes.empty())
+        out->unknown.push_back(token);
+      else
+        out->tokens.push_back(token);
+      out->codes.insert(out->codes.end(), codes.begin(), codes.end());
+    }
+  }
+  return out;
+}
+
+unsigned applyRulePolicy(const Model &m, const RulePolicy &p, std::vector<Diagnostic> &diags,
+                         std::set<std::string> &usedEntries) {
+  // Nodes by (graph path, index), for their metadata.
+  std::map<std::string, const Graph *> graphs;
+  forEachGraph(*m.graph, [&](const Graph &g) { graphs.emplace(g.path(), &g); });
+  auto nodeOf = [&](const Location &l) -> const Node * {
+    if (!l.nodeIndex)
+      return nullptr;
+    auto g = graphs.find(l.graphPath.empty() ? "main" : l.graphPath);
+    if (g == graphs.end() || *l.nodeIndex >= g->second->nodes().size())
+      return nullptr;
+    return g->second->nodes()[*l.nodeIndex].get();
+  };
+  // Node suppressions: which of their tokens suppressed something.
+  std::map<const Node *, std::pair<NodeSuppression, std::set<std::string>>> nodeSupp;
+
+  unsigned suppressed = 0;
+  std::vector<Diagnostic> kept;
+  kept.reserve(diags.size());
+  for (Diagnostic &d : diags) {
+    auto sev = p.severity.find(d.code);
+    if (sev != p.severity.end())
+      d.severity = sev->second;
+    bool drop = false;
+    for (const IgnoreEntry &e : p.fileIgnores)
+      if (contains(e.codes, d.code)) {
+        usedEntries.insert(e.origin);
+        drop = true;
+      }
+    if (const Node *n = nodeOf(d.location)) {
+      auto it = nodeSupp.find(n);
+      if (it == nodeSupp.end()) {
+        auto s = nodeSuppressionOf(*n);
+        it = nodeSupp.emplace(n, std::make_pair(s ? *s : NodeSuppression{}, std::set<std::string>())).first;
+      }
+      for (const std::string &token : it->second.first.tokens)
+        if (contains(resolveRuleSelector(token), d.code)) {
+          it->second.second.insert(token);
+          drop = true;
+        }
+    }
+    for (const IgnoreEntry &e : p.nodeIgnores)
+      if (contains(e.codes, d.code) &&
+          (globMatches(e.pattern, d.location.nodeName) || globMatches(e.pattern, d.location.modulePath))) {
+        usedEntries.insert(e.origin);
+        drop = true;
+      }
+    if (drop)
+      ++suppressed;
+    else
+      kept.push_back(std::move(d));
+  }
+  diags = std::move(kept);
+
+  if (p.reportUnusedIgnores && p.isEnabled("GL005")) {
+    forEachGraph(*m.graph, [&](const Graph &g) {
+      for (const auto &n : g.nodes()) {
+        auto s = nodeSuppressionOf(*n);
+        if (!s)
+          continue;
+        auto it = nodeSupp.find(n.get());
+        for (const std::string &token : s->tokens)
+          if (it == nodeSupp.end() || !it->second.second.count(token))
+            diags.push_back(unusedSuppression(
+                Location::ofNode(m.path, *n),
+                fmt::format("'{}' in this node's {} metadata suppresses nothing", token, kIgnoreMetadataKey), p));
+      }
+    });
+    std::stable_sort(diags.begin(), diags.end(), diagnosticLess);
+  }
+  return suppressed;
+}
+
+std::vector<Diagnostic> unusedConfigIgnores(const std::vector<const ConfigLayer *> &layers,
+                                            const std::set<std::string> &used, const RulePolicy &p) {
+  std::vector<Diagnostic> out;
+  std::set<std::string> seen;
+  auto check = [&](const ConfigLayer &l, const IgnoreEntry &e, const char *key) {
+    if (used.count(e.origin) || !seen.insert(e.origin).second)
+      return;
+    Location loc = Location::ofFile(l.origin);
+    // origin is "FILE:LINE": point editors at the entry.
+    size_t colon = e.origin.rfind(':');
+    loc.source.file = l.origin;
+    loc.source.line = colon == std::string::npos ? 1 : static_cast<unsigned>(std::stoul(e.origin.substr(colon + 1)));
+    out.push_back(unusedSuppression(
+        std::move(loc),
+        fmt::format("{} entry '{}' ({}) suppresses nothing in the files linted", key, e.pattern,
+                    llvm::join(e.selectors, ", ")),
+        p));
+  };
+  for (const ConfigLayer *l : layers) {
+    for (const IgnoreEntry &e : l->perFileIgnores)
+      check(*l, e, "per-file-ignores");
+    for (const IgnoreEntry &e : l->perNodeIgnores)
+      check(*l, e, "per-node-ignores");
+  }
+  return out;
+}
+
+}  // namespace graphlint

@@ -1,0 +1,42 @@
+// GL005 unused-suppression: a suppression that cannot or did not suppress
+// anything. This check reports graphlint.ignore node metadata naming no rule;
+// the driver's suppression pass (lint/Suppressions.cpp) adds, under
+// --report-unused-ignores, the suppressions that suppressed no finding.
+#include "graphlint/lint/Config.h"
+#include "graphlint/lint/Rule.h"
+
+#include <fmt/format.h>
+
+namespace graphlint {
+namespace {
+
+class UnusedSuppression final : public Rule {
+public:
+  const RuleInfo &info() const override {
+    static const RuleInfo i{"GL005", "unused-suppression", Severity::Warning,
+                            "a suppression names no rule, or (--report-unused-ignores) suppresses nothing"};
+    return i;
+  }
+
+  void check(const Model &m, AnalysisContext &, DiagnosticSink &sink) const override {
+    forEachGraph(*m.graph, [&](const Graph &g) {
+      for (const auto &n : g.nodes()) {
+        auto s = nodeSuppressionOf(*n);
+        if (!s)
+          continue;
+        for (const std::string &token : s->unknown)
+          sink.report(*n, fmt::format("'{}' in this node's {} metadata names no rule (see 'graphlint rules')", token,
+                                      kIgnoreMetadataKey));
+      }
+    });
+  }
+};
+
+}  // namespace
+
+const Rule *makeUnusedSuppressionRule() {
+  static const UnusedSuppression r;
+  return &r;
+}
+
+}  // namespace graphlint
