@@ -123,13 +123,18 @@ private:
     return out;
   }
 
-  // Rule selectors to codes; an unknown selector is an error.
+  // Rule selectors to codes; an unknown selector is an error. (A YAML node
+  // can be read once only: callers that need the selectors as written use
+  // codesOf() on the list.)
   std::optional<std::vector<std::string>> rules(yaml::Node *n, const std::string &key) {
     auto names = list(n, key);
-    if (!names)
-      return std::nullopt;
+    return names ? codesOf(*names, n, key) : std::nullopt;
+  }
+
+  std::optional<std::vector<std::string>> codesOf(const std::vector<std::string> &names, yaml::Node *n,
+                                                  const std::string &key) {
     std::vector<std::string> codes;
-    for (const std::string &s : *names) {
+    for (const std::string &s : names) {
       std::vector<std::string> c = resolveRuleSelector(s);
       if (c.empty()) {
         fail(n, fmt::format("unknown rule '{}' in '{}' (see 'graphlint rules')", s, key));
@@ -283,7 +288,9 @@ private:
         return;
       }
       auto selectors = list(v, key + ": " + pattern);
-      if (auto codes = rules(v, key + ": " + pattern))
+      if (!selectors)
+        return;
+      if (auto codes = codesOf(*selectors, v, key + ": " + pattern))
         out.push_back({pattern, *codes, *selectors, where(keyNode)});
     });
   }
