@@ -15,6 +15,8 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <cstdlib>
+
 using namespace graphlint;
 using namespace graphlint::test;
 
@@ -461,6 +463,36 @@ TEST(Baseline, BadBaselineFileIsExitTwo) {
   CliResult r = runCli({"--baseline", root + "/nope.json", m});
   EXPECT_EQ(r.exitCode, 2);
   EXPECT_NE(r.err.find("cannot read baseline"), std::string::npos);
+}
+
+// Runs the CLI under a pseudo-terminal with util-linux `script`; both
+// streams come back together, as a user sees them.
+std::string runOnTerminal(const std::vector<std::string> &args) {
+  std::string cmd = std::string("script -qec '") + GRAPHLINT_CLI;
+  for (const std::string &a : args)
+    cmd += " " + a;
+  std::string out = tempDir() + "/tty.out";
+  cmd += "' /dev/null > " + out + " 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  return readFile(out);
+}
+
+TEST(Progress, ProgressLineOnATerminalIsErasedBeforeTheReport) {
+  if (std::system("command -v script >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "util-linux 'script' is not installed: cannot run under a pseudo-terminal";
+  std::string root = tempDir();
+  std::string a = writeModel(root, "a.onnx", modelBytes(kModel));
+  std::string b = writeModel(root, "b.onnx", modelBytes(kModel));
+  std::string out = runOnTerminal({"--format", "gcc", "--exit-zero", a, b});
+  EXPECT_NE(out.find("[1/2] "), std::string::npos) << out;
+  EXPECT_NE(out.find("[2/2] "), std::string::npos) << out;
+  // Erased (carriage return + erase-line) before the first report line.
+  size_t report = out.find(a + ":1:1: warning");
+  ASSERT_NE(report, std::string::npos) << out;
+  EXPECT_EQ(out.rfind("\r\x1b[K", report), report - 4) << out;
+  // One file, or --quiet: no progress line.
+  EXPECT_EQ(runOnTerminal({"--format", "gcc", "--exit-zero", a}).find("[1/1]"), std::string::npos);
+  EXPECT_EQ(runOnTerminal({"--quiet", "--exit-zero", a, b}).find("[1/2]"), std::string::npos);
 }
 
 TEST(Progress, NoProgressLineWhenStderrIsNotATerminal) {

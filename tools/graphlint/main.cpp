@@ -36,6 +36,7 @@ USAGE
   graphlint inspect [OPTIONS] FILE       print a model's structure, types and parameters
   graphlint rules [--format text|json]   list every rule
   graphlint rule CODE|NAME               print a rule's documentation
+  graphlint config --dump FILE [OPTIONS] print the effective configuration for FILE
   graphlint --help | --version
 
 LINT OPTIONS
@@ -55,10 +56,13 @@ LINT OPTIONS
   -q, --quiet              text format: print only fatal-file lines and the
                            summary line (other formats ignore it)
   --fail-on error|warning|note|never
-                           lowest severity that makes the exit code 1 (default error)
+                           lowest severity that makes the exit code 1 (default
+                           error, or the config file's fail-on)
   --exit-zero              exit 0 even when findings exist (unreadable files still exit 2)
   -D, --dim NAME=SIZE      bind a symbolic dimension (repeatable), e.g. -D batch=8
-  -j, --jobs N             lint N files in parallel (default: number of cores)
+  -j, --jobs N             lint N files in parallel (default: number of cores);
+                           with several files and stderr on a terminal, a
+                           progress line shows on stderr (not with --quiet)
   --color auto|always|never
                            colour text output (default auto: on a TTY unless NO_COLOR is set)
   --no-color               same as --color never
@@ -75,6 +79,32 @@ LINT OPTIONS
                            several models, one file each: FILE's stem + '.' +
                            the model's stem, e.g. out.dot -> out.resnet18.dot
 
+CONFIGURATION (docs/configuration.md)
+  --config FILE            use FILE instead of the nearest .graphlint.yaml found
+                           by walking up from each model file; the command line
+                           overrides the file, the file the defaults
+  --select RULES           run only these rules (comma-separated codes, names,
+                           prefixes like GL1, or ALL); replaces the file's select
+  --extend-select RULES    add rules to the selection
+  --ignore RULES           remove rules from the selection
+  --report-unused-ignores  report suppressions that suppress nothing (GL005):
+                           graphlint.ignore node metadata, per-file-ignores and
+                           per-node-ignores entries
+  --baseline FILE          drop findings FILE accepts; only new ones count
+                           toward the exit code; stale entries go to stderr
+  --write-baseline FILE    write every finding to FILE as a baseline and exit 0
+
+TRAINING SETUP (for the cost analyses; config key setup:)
+  --train                  a training step (forward, backward, optimizer)
+  --optimizer sgd|momentum|adam|adamw      (default adam)
+  --precision fp32|fp16-mixed|bf16-mixed|bf16   (default fp32)
+  --zero 0|1|2|3           ZeRO stage (default 0); --fsdp is --zero 3
+  --world-size N           data-parallel ranks (default 1)
+  --recompute none|full    activation checkpointing (default none)
+  --gpus-per-node G        ranks per node (default 8)
+  --intra NAME, --inter NAME
+                           interconnect inside / between nodes (docs/hardware.md)
+
 INSPECT OPTIONS
   --format text|json       text summary (default) or the JSON contract
   --print-ir               print every node with its inferred types
@@ -86,9 +116,11 @@ INSPECT OPTIONS
 EXIT CODES
   0  no finding at or above --fail-on
   1  at least one finding at or above --fail-on
-  2  usage error, or a file could not be read or is not a model
+  2  usage error, an invalid config or baseline file, or a file could not
+     be read or is not a model
 
-Docs: docs/ (one page per rule in docs/rules/, output formats in docs/output-formats.md).
+Docs: docs/ (one page per rule in docs/rules/, output formats in docs/output-formats.md,
+configuration, suppressions and baselines in docs/configuration.md).
 )";
 
 int usage(const std::string &msg) {
