@@ -86,6 +86,11 @@ unsigned applyRulePolicy(const Model &m, const RulePolicy &p, std::vector<Diagno
     auto sev = p.severity.find(d.code);
     if (sev != p.severity.end())
       d.severity = sev->second;
+    // GL005 reports suppressions; it is never suppressed by one.
+    if (d.code == unusedSuppressionInfo().code) {
+      kept.push_back(std::move(d));
+      continue;
+    }
     bool drop = false;
     for (const IgnoreEntry &e : p.fileIgnores)
       if (contains(e.codes, d.code)) {

@@ -294,6 +294,17 @@ setup:
   EXPECT_EQ(r.exitCode, 2);
 }
 
+// Every key through `config --dump`, with command-line overrides on top.
+TEST(Config, DumpGolden) {
+  std::string dir = sourcePath("tests/fixtures/config");
+  CliResult r = runCli({"config", "--dump", dir + "/legacy/model.onnx", "--world-size", "16", "-D", "batch=4"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  std::string out = r.out;
+  for (size_t at; (at = out.find(dir)) != std::string::npos;)
+    out.replace(at, dir.size(), "<fixtures/config>");
+  expectGolden("config.dump.golden", out);
+}
+
 TEST(Config, SeverityAndOptionsReachRules) {
   std::string root = tempDir();
   std::string m = writeModel(root, "m.onnx", modelBytes(kModel));
@@ -360,6 +371,11 @@ TEST(Suppressions, UnknownAndUnusedAreGL005) {
   EXPECT_NE(r.out.find(m + ":2:1: warning: 'GL1O1' in this node's graphlint.ignore metadata names no rule"),
             std::string::npos)
       << r.out;
+
+  // Not even ALL silences it.
+  m = writeModel(root, "all.onnx", modelBytes(kModel, 0, "graphlint.ignore", "ALL, GL1O1"));
+  r = runCli({"--format", "gcc", m});
+  EXPECT_EQ(codesIn(r.out), std::vector<std::string>{"GL005"}) << r.out;
 
   // An entry that suppresses nothing: reported only when asked.
   m = writeModel(root, "unused.onnx", modelBytes(kModel, 0, "graphlint.ignore", "GL102, GL141"));
