@@ -157,12 +157,16 @@ void renderSarif(const std::vector<FileReport> &reports, llvm::raw_ostream &os) 
           region["startColumn"] = static_cast<int64_t>(l.source.col);
         phys["region"] = std::move(region);
         locs.push_back(json::Object{{"physicalLocation", std::move(phys)}});
-        json::Array related;
-        json::Value model = artifact(l.file, modelLine);
-        (*model.getAsObject())["id"] = 0;
-        (*model.getAsObject())["message"] = json::Object{{"text", "model file"}};
-        related.push_back(std::move(model));
-        res["relatedLocations"] = std::move(related);
+        // The model as a related location, unless the finding is about a
+        // line of that same file (GL005 on a config entry).
+        if (l.source.file != l.file) {
+          json::Array related;
+          json::Value model = artifact(l.file, modelLine);
+          (*model.getAsObject())["id"] = 0;
+          (*model.getAsObject())["message"] = json::Object{{"text", "model file"}};
+          related.push_back(std::move(model));
+          res["relatedLocations"] = std::move(related);
+        }
       } else {
         locs.push_back(artifact(l.file, modelLine));
       }

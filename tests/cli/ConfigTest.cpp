@@ -401,6 +401,21 @@ TEST(Suppressions, UnknownAndUnusedAreGL005) {
   EXPECT_NE(r.out.find(root + "/.graphlint.yaml:6:1: warning: per-node-ignores entry 'decoder.*'"), std::string::npos)
       << r.out;
   EXPECT_EQ(codesIn(r.out), (std::vector<std::string>{"GL005", "GL005"})) << r.out;
+  // SARIF points at the config file's line, without the config as a
+  // "model file" related location.
+  r = runCli({"--format", "sarif", clean});
+  auto sarif = llvm::json::parse(r.out);
+  ASSERT_TRUE(static_cast<bool>(sarif)) << r.out;
+  const llvm::json::Array &results =
+      *(*sarif->getAsObject()->getArray("runs"))[0].getAsObject()->getArray("results");
+  ASSERT_EQ(results.size(), 2u);
+  const llvm::json::Object &res = *results[0].getAsObject();
+  EXPECT_EQ(res.getString("ruleId").getValueOr(""), "GL005");
+  EXPECT_EQ(res.get("relatedLocations"), nullptr);
+  const llvm::json::Object &phys =
+      *(*res.getArray("locations"))[0].getAsObject()->getObject("physicalLocation");
+  EXPECT_TRUE(phys.getObject("artifactLocation")->getString("uri").getValueOr("").endswith(".graphlint.yaml"));
+  EXPECT_EQ(phys.getObject("region")->getInteger("startLine").getValueOr(0), 4);
   r = runCli({"--format", "gcc", "--ignore", "GL005", clean});
   EXPECT_EQ(codesIn(r.out), std::vector<std::string>{}) << r.out;
 }
