@@ -72,6 +72,11 @@ LINT OPTIONS
   --emit-dot FILE          write the fusion plan as Graphviz DOT to FILE; with
                            several models, one file each: FILE's stem + '.' +
                            the model's stem, e.g. out.dot -> out.resnet18.dot
+  --cost                   text format: after each file's findings, its predicted
+                           step: forward, backward, optimizer, communication and
+                           step time, MFU, collectives and gradient buckets (json
+                           always has `compute` and `communication` sections);
+                           docs/cost-model.md
 
 INSPECT OPTIONS
   --format text|json       text summary (default) or the JSON contract
@@ -107,6 +112,7 @@ struct Args {
   FusionBackend backend = FusionBackend::Inductor;
   std::string target = "H100-SXM";
   bool fusion = false;
+  bool cost = false;
   std::string emitDot;
   std::string output;
   bool statistics = false;
@@ -193,6 +199,8 @@ std::optional<std::string> parseArgs(int argc, char **argv, Args &a) {
         err = "--output needs a file name";
     } else if (arg == "--fusion") {
       a.fusion = true;
+    } else if (arg == "--cost") {
+      a.cost = true;
     } else if (arg == "--backend") {
       if (!(err = take(v))) {
         auto b = fusionBackendFromName(v);
@@ -364,6 +372,7 @@ int runLint(const Args &a) {
   opts.setup.target = a.target;
   opts.fusionSummary = *format == OutputFormat::Json || (*format == OutputFormat::Text && a.fusion) || !a.emitDot.empty();
   opts.fusionEdges = !a.emitDot.empty();
+  opts.costSummary = *format == OutputFormat::Json || (*format == OutputFormat::Text && a.cost);
   // Open --output before linting so an unwritable path fails fast.
   std::unique_ptr<llvm::raw_fd_ostream> file;
   if (!a.output.empty()) {
@@ -382,7 +391,7 @@ int runLint(const Args &a) {
                (a.color == "auto" && !file && !noColorRequested() && llvm::outs().is_displayed());
   switch (*format) {
   case OutputFormat::Text:
-    renderText(reports, out, color, a.fusion, a.quiet);
+    renderText(reports, out, color, a.fusion, a.quiet, a.cost);
     if (a.statistics)
       renderStatistics(reports, out);
     break;
