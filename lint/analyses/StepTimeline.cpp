@@ -222,12 +222,20 @@ StepTimeline::StepTimeline(const Model &, AnalysisContext &ctx) {
     for (int u = 0; u < U; ++u)  // forward all-gathers, prefetching one ahead
       pending.push_back({collective(CollectiveKind::AllGather, buckets_[units[u]].bytes, "forward"),
                          u == 0 ? -1 : first[u - 1], false, first[u], -1});
-    for (int k = 0; k < U; ++k) {  // backward: units in reverse
+    // Backward: units in reverse. The next unit's gather is issued before this
+    // unit's reduce-scatter (FSDP's backward prefetch), so it hides behind
+    // this unit's backward.
+    auto backwardGather = [&](int k, int release, bool atEnd) {
       int u = U - 1 - k;
-      int gate = backwardSegment(last[u]);
-      int release = k == 0 ? F - 1 : backwardSegment(last[u + 1]);
-      pending.push_back({collective(CollectiveKind::AllGather, buckets_[units[u]].bytes, "backward"), release,
-                         k == 0, gate, -1});
+      pending.push_back({collective(CollectiveKind::AllGather, buckets_[units[u]].bytes, "backward"), release, atEnd,
+                         backwardSegment(last[u]), -1});
+    };
+    if (U > 0)
+      backwardGather(0, F - 1, true);
+    for (int k = 0; k < U; ++k) {
+      int u = U - 1 - k;
+      if (k + 1 < U)
+        backwardGather(k + 1, backwardSegment(last[u]), false);
       pending.push_back({collective(CollectiveKind::ReduceScatter, buckets_[units[u]].bytes, "backward"),
                          backwardSegment(first[u]), true, -1, units[u]});
     }

@@ -7,13 +7,17 @@
 
 #include "graphlint/lint/Collectives.h"
 #include "graphlint/lint/ComputeModel.h"
+#include "graphlint/lint/Reporters.h"
 #include "graphlint/lint/StepTimeline.h"
+
+#include <fmt/format.h>
 
 #include <llvm/Support/FileSystem.h>
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 
 using namespace graphlint;
 using namespace graphlint::test;
@@ -402,4 +406,37 @@ TEST(FlopCounts, ExportedModelsMatchPublishedFigures) {
   }
   if (!ran)
     GTEST_SKIP() << "no exported models in " << dir << " (run /usr/bin/python3 models/export_cost_validation.py)";
+}
+
+// docs/cost-model.md's worked example: the GPT-2-small-sized decoder on 8
+// GPUs of one node, DDP and ZeRO-3, A100 and H100 over NVLink. The volumes
+// are the closed forms; GRAPHLINT_PRINT_COST=1 prints the tables the page shows.
+TEST(WorkedExample, Gpt2SmallOnEightGpus) {
+  std::string path = binaryPath("tmp/cost-validation/gpt2_small.onnx");
+  if (!llvm::sys::fs::exists(path))
+    GTEST_SKIP() << "run /usr/bin/python3 models/export_cost_validation.py --only gpt2_small";
+  auto m = importPath(path, {{"batch", 8}, {"seq", 1024}});
+  ASSERT_TRUE(m);
+  for (const char *target : {"A100-80GB", "H100-SXM"})
+    for (unsigned zero : {0u, 3u}) {
+      SCOPED_TRACE(testing::Message() << target << " zero " << zero);
+      graphlint::Setup s = training(8, zero);
+      s.target = target;
+      s.precision = Precision::BF16Mixed;
+      AnalysisContext ctx(*m, s);
+      CostSummary c = summariseCost(*m, ctx);
+      const StepTimeline &st = ctx.get<StepTimeline>();
+      double psi = ctx.get<ComputeModel>().paramElements();
+      // DDP reduces the fp32 gradients autocast leaves on the parameters;
+      // ZeRO-3 moves bf16 parameters and gradients.
+      double expected = zero == 3 ? 3.0 * 7 / 8 * psi * 2 : 2.0 * 7 / 8 * psi * 4;
+      EXPECT_NEAR(st.bytesPerRank(), expected, 1e-9 * expected);
+      EXPECT_GT(st.mfu(), 0.2);
+      EXPECT_LT(st.mfu(), 0.7);
+      if (std::getenv("GRAPHLINT_PRINT_COST")) {
+        std::string title = fmt::format("gpt2_small.onnx ({}, zero {})", target, zero);
+        renderCostText(c, title, llvm::outs());
+        llvm::outs().flush();
+      }
+    }
 }

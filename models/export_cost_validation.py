@@ -1,0 +1,79 @@
+#!/usr/bin/python3
+"""Export the models the compute model's FLOP counts are validated on
+(docs/cost-model.md, "Validation") into a scratch directory, weightless
+(default build/tmp/cost-validation; never committed):
+
+  /usr/bin/python3 models/export_cost_validation.py [--out DIR] [--only NAME ...]
+
+  resnet50, vit_b_16  torchvision, fp32, opset 17, input [batch, 3, 224, 224]
+  gpt2_small          the GPT-style decoder of export_models.py at GPT-2 small
+                      size: vocab 50257, d_model 768, 12 heads, 12 layers,
+                      max_seq 1024, untied LM head; input_ids [batch, seq]
+
+tests/unit/CostModelTest.cpp (FlopCounts.ExportedModelsMatchPublishedFigures)
+lints them when present. Needs torch 1.13 / torchvision 0.14 / onnx 1.12, no
+network (weights=None; FLOPs do not depend on weight values).
+"""
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+import onnx
+import torch
+
+SCRIPT_DIR = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, SCRIPT_DIR)
+import export_models  # noqa: E402  (GPTTiny, make_weightless)
+import export_validation  # noqa: E402  (classifier, export)
+
+
+def gpt2_small(path):
+    torch.manual_seed(0)
+    model = export_models.GPTTiny(vocab=50257, d_model=768, n_head=12, n_layer=12, max_seq=1024)
+    ids = torch.randint(0, 50257, (1, 128), dtype=torch.int64)
+    return export_validation.export(model, (ids,), path, 17, input_names=["input_ids"], output_names=["logits"],
+                                    dynamic_axes={"input_ids": {0: "batch", 1: "seq"},
+                                                  "logits": {0: "batch", 1: "seq"}})
+
+
+MODELS = {
+    "resnet50": export_validation.classifier("resnet50"),
+    "vit_b_16": export_validation.classifier("vit_b_16"),
+    "gpt2_small": gpt2_small,
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.path.join(SCRIPT_DIR, "..", "build", "tmp", "cost-validation"))
+    ap.add_argument("--only", nargs="*")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    failed = 0
+    for name, build in MODELS.items():
+        if args.only and name not in args.only:
+            continue
+        path = os.path.join(args.out, name + ".onnx")
+        t0 = time.time()
+        scratch = tempfile.mkdtemp()
+        try:
+            full = build(os.path.join(scratch, name + ".onnx"))
+            weightless, n_ext, _ = export_models.make_weightless(full, name, scratch)
+            onnx.save(weightless, path)
+            print(f"{name}: {len(weightless.graph.node)} nodes, {n_ext} external tensors, "
+                  f"{time.time() - t0:.0f}s -> {path}", flush=True)
+        except Exception as e:  # report and go on
+            failed += 1
+            print(f"{name}: EXPORT FAILED: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
+                  flush=True)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
