@@ -50,7 +50,7 @@ public:
       if (!tail || c.endSeconds > tail->endSeconds)
         tail = &c;
     if (tail)
-      d.notes.push_back({fmt::format("the last collective, a {} of {:.1f} MB ({}, {}), ends at {} of the step",
+      d.notes.push_back({fmt::format("the last collective ({} of {:.1f} MB, {} algorithm, {}) ends at {} of the step",
                                      collectiveKindName(tail->kind), tail->bytes / 1e6, collectiveAlgoName(tail->algo),
                                      tail->phase, ms(tail->endSeconds)),
                          std::nullopt});

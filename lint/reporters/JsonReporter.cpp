@@ -83,19 +83,21 @@ json::Value computeToJson(const CostSummary &s) {
   if (!s.present)
     return nullptr;
   json::Array groups;
+  // A group of unknown cost has no numbers, rather than zeros that look measured.
+  auto known = [](bool k, double v) { return k ? json::Value(v) : json::Value(nullptr); };
   for (const CostSummary::Group &g : s.groups) {
     json::Object o{{"id", static_cast<int64_t>(g.id)},
                    {"kind", g.kind},
                    {"node", g.node},
                    {"kernels", static_cast<int64_t>(g.kernels)},
                    {"known", g.known},
-                   {"flops_forward", g.flopsForward},
-                   {"bytes_forward", g.bytesForward},
-                   {"time_forward_s", g.secondsForward}};
+                   {"flops_forward", known(g.known, g.flopsForward)},
+                   {"bytes_forward", known(g.known, g.bytesForward)},
+                   {"time_forward_s", known(g.known, g.secondsForward)}};
     if (s.train) {
-      o["flops_backward"] = g.flopsBackward;
-      o["bytes_backward"] = g.bytesBackward;
-      o["time_backward_s"] = g.secondsBackward;
+      o["flops_backward"] = known(g.known, g.flopsBackward);
+      o["bytes_backward"] = known(g.known, g.bytesBackward);
+      o["time_backward_s"] = known(g.known, g.secondsBackward);
     }
     groups.push_back(std::move(o));
   }

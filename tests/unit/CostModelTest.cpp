@@ -265,6 +265,8 @@ TEST(RulesExposedCommunication, SlowInterconnectExposesTheReduction) {
   s.inter = "hdr";
   auto l = lintWith(mlp(8, 2048, 8), s);
   auto d = withCode(l.report, "GL301");
+  if (std::getenv("GRAPHLINT_PRINT_COST"))  // the example of docs/rules/GL301-exposed-communication.md
+    renderText({l.report}, llvm::outs(), false);
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0]->severity, Severity::Warning);
   EXPECT_HAS(d[0]->message, "exposed communication");
