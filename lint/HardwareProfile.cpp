@@ -225,6 +225,8 @@ template <> struct MappingTraits<ProfileYaml> {
     io.mapOptional("inter_node", p.interNode);
   }
 };
+// The same shape as the profile mapping with other keys: llvm::yaml wants one
+// MappingTraits per type.
 template <> struct MappingTraits<LinkYaml> {
   static void mapping(IO &io, LinkYaml &l) {
     io.mapRequired("name", l.name);

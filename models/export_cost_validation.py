@@ -15,12 +15,10 @@ lints them when present. Needs torch 1.13 / torchvision 0.14 / onnx 1.12, no
 network (weights=None; FLOPs do not depend on weight values).
 """
 
-import argparse
 import os
 import shutil
 import sys
 import tempfile
-import time
 
 import onnx
 import torch
@@ -40,40 +38,28 @@ def gpt2_small(path):
                                                   "logits": {0: "batch", 1: "seq"}})
 
 
+def weightless(build):
+    """build(path) -> the same model written weightless (payloads dropped;
+    the external file named in it does not exist)."""
+    def build_weightless(path):
+        scratch = tempfile.mkdtemp()
+        try:
+            name = os.path.splitext(os.path.basename(path))[0]
+            full = build(os.path.join(scratch, name + ".onnx"))
+            m, _, _ = export_models.make_weightless(full, name, scratch)
+            onnx.save(m, path)
+            return m
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    return build_weightless
+
+
 MODELS = {
-    "resnet50": export_validation.classifier("resnet50"),
-    "vit_b_16": export_validation.classifier("vit_b_16"),
-    "gpt2_small": gpt2_small,
+    "resnet50": weightless(export_validation.classifier("resnet50")),
+    "vit_b_16": weightless(export_validation.classifier("vit_b_16")),
+    "gpt2_small": weightless(gpt2_small),
 }
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default=os.path.join(SCRIPT_DIR, "..", "build", "tmp", "cost-validation"))
-    ap.add_argument("--only", nargs="*")
-    args = ap.parse_args()
-    os.makedirs(args.out, exist_ok=True)
-    failed = 0
-    for name, build in MODELS.items():
-        if args.only and name not in args.only:
-            continue
-        path = os.path.join(args.out, name + ".onnx")
-        t0 = time.time()
-        scratch = tempfile.mkdtemp()
-        try:
-            full = build(os.path.join(scratch, name + ".onnx"))
-            weightless, n_ext, _ = export_models.make_weightless(full, name, scratch)
-            onnx.save(weightless, path)
-            print(f"{name}: {len(weightless.graph.node)} nodes, {n_ext} external tensors, "
-                  f"{time.time() - t0:.0f}s -> {path}", flush=True)
-        except Exception as e:  # report and go on
-            failed += 1
-            print(f"{name}: EXPORT FAILED: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
-                  flush=True)
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(export_validation.run(MODELS, os.path.join(SCRIPT_DIR, "..", "build", "tmp", "cost-validation")))

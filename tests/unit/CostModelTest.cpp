@@ -329,6 +329,17 @@ std::unique_ptr<Model> importPath(const std::string &path, std::map<std::string,
   return std::move(*m);
 }
 
+// A training step's contraction FLOPs over 6 x non-embedding parameters x
+// tokens (Kaplan et al. 2020).
+double ratioToSixNT(const ComputeModel &cm, double tokens) {
+  double embeddings = 0;
+  for (const TrainableParam &p : cm.params())
+    if (contains(p.value->name, "emb"))
+      embeddings += p.elements;
+  double step = cm.forwardTotal().matmulFlops + cm.backwardTotal().matmulFlops;
+  return step / (6 * (cm.paramElements() - embeddings) * tokens);
+}
+
 }  // namespace
 
 // torchvision's table: resnet18 1.81 GFLOPS (fvcore counts a multiply-add as
@@ -355,15 +366,7 @@ TEST(FlopCounts, BundledGptTinyTrainingStepIsSixTimesParamsTimesTokens) {
   graphlint::Setup s = training(1);
   std::unique_ptr<AnalysisContext> keep;
   const ComputeModel *cm = computeOf(*m, s, keep);
-  double embeddings = 0;
-  for (const TrainableParam &p : cm->params())
-    if (contains(p.value->name, "emb"))
-      embeddings += p.elements;
-  double nonEmbedding = cm->paramElements() - embeddings;
-  double tokens = batch * seq;
-  double step = cm->forwardTotal().matmulFlops + cm->backwardTotal().matmulFlops;
-  double kaplan = 6 * nonEmbedding * tokens;
-  EXPECT_NEAR(step / kaplan, 1.0, 0.02) << step << " vs " << kaplan;
+  EXPECT_NEAR(ratioToSixNT(*cm, batch * seq), 1.0, 0.02);
   EXPECT_NEAR(cm->backwardTotal().matmulFlops / cm->forwardTotal().matmulFlops, 2.0, 1e-9);
 }
 
@@ -398,13 +401,7 @@ TEST(FlopCounts, ExportedModelsMatchPublishedFigures) {
     ASSERT_TRUE(m);
     graphlint::Setup s = training(1);
     std::unique_ptr<AnalysisContext> keep;
-    const ComputeModel *cm = computeOf(*m, s, keep);
-    double embeddings = 0;
-    for (const TrainableParam &p : cm->params())
-      if (contains(p.value->name, "emb"))
-        embeddings += p.elements;
-    double step = cm->forwardTotal().matmulFlops + cm->backwardTotal().matmulFlops;
-    EXPECT_NEAR(step / (6 * (cm->paramElements() - embeddings) * 8 * 128), 1.0, 0.02);
+    EXPECT_NEAR(ratioToSixNT(*computeOf(*m, s, keep), 8 * 128), 1.0, 0.02);
   }
   if (!ran)
     GTEST_SKIP() << "no exported models in " << dir << " (run /usr/bin/python3 models/export_cost_validation.py)";
