@@ -268,12 +268,14 @@ StepTimeline::StepTimeline(const Model &, AnalysisContext &ctx) {
       issue(pending[next], *r);
     }
   };
+  std::vector<std::vector<size_t>> gatedBy(S);  // segment -> the collectives it waits for
+  for (size_t c = 0; c < pending.size(); ++c)
+    if (pending[c].gates >= 0 && pending[c].gates < S)
+      gatedBy[pending[c].gates].push_back(c);
   for (int j = 0; j < S; ++j) {
     issueReleased();
     double ready = t;
-    for (size_t c = 0; c < pending.size(); ++c) {
-      if (pending[c].gates != j)
-        continue;
+    for (size_t c : gatedBy[j]) {
       while (next <= c)  // a gating collective stuck behind unreleased ones: issue now
         issue(pending[next++], t);
       ready = std::max(ready, pending[c].call.endSeconds);
