@@ -169,7 +169,9 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
       timeKernel(c.forward, *hw_, c.precision);
       timeKernel(c.backward, *hw_, c.precision);
     }
-    if (g.graph == &main && g.kernels > 0 && !g.nodes.empty())
+    // Control-flow nodes stay in the schedule (as unknown cost) so the totals
+    // say that something was left out.
+    if (g.graph == &main && !g.nodes.empty() && (g.kernels > 0 || g.kind == GroupKind::ControlFlow))
       schedule_.push_back(static_cast<unsigned>(gi));
   }
   std::stable_sort(schedule_.begin(), schedule_.end(), [&](unsigned a, unsigned b) {

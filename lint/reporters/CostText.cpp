@@ -38,7 +38,8 @@ void renderCostText(const CostSummary &s, const std::string &title, llvm::raw_os
     os << fmt::format("  {:<14} {:>8} {:>12} {:>10} {:>11}  MFU {:.1f}%\n", "step", "", "", "", ms(c.stepSeconds),
                       c.mfu * 100);
   if (s.unknownGroups)
-    os << fmt::format("  {} kernel(s) of unknown cost left out (bind symbolic dims with --dim)\n", s.unknownGroups);
+    os << fmt::format("  {} kernel(s) of unknown cost left out: a symbolic size (bind it with --dim), an op without a FLOP "
+                      "formula, or control flow\n", s.unknownGroups);
   if (!c.present || c.strategy == "single") {
     for (const std::string &n : c.notes)
       os << "  note: " << n << "\n";

@@ -57,8 +57,8 @@ public:
   MathPrecision matmulPrecision() const { return matmulPrecision_; }
   /// One entry per FusionPlan group, same index.
   const std::vector<GroupCost> &groups() const { return groups_; }
-  /// Indices into groups() of the main graph's kernels in execution order;
-  /// backward runs them in reverse.
+  /// Indices into groups() of the main graph's kernels (and control-flow
+  /// nodes, of unknown cost) in execution order; backward runs them in reverse.
   const std::vector<unsigned> &schedule() const { return schedule_; }
   const std::vector<TrainableParam> &params() const { return params_; }
   double paramElements() const { return paramElements_; }
