@@ -147,7 +147,9 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
           c.backward.matmulFlops += bwd;
           gradOperands = std::max(gradOperands, static_cast<unsigned>(bwd / fwd + 0.5));
         }
-        backward |= bwd > 0;
+        // Data movement (transposes, gathers, concats) has no FLOPs but its
+        // backward still moves the gradients.
+        backward |= bwd > 0 || std::any_of(n->inputs.begin(), n->inputs.end(), grad);
       }
     }
     c.forward.kernels = g.kernels;
