@@ -439,3 +439,102 @@ TEST(WorkedExample, Gpt2SmallOnEightGpus) {
       }
     }
 }
+
+// ---- interconnect profiles ---------------------------------------------------
+
+TEST(Interconnects, ShippedYamlMatchesBuiltinTable) {
+  std::string text = readFile(sourcePath("data/hardware.yaml"));
+  auto links = parseInterconnectYaml(text, "hardware.yaml");
+  ASSERT_TRUE(bool(links)) << llvm::toString(links.takeError());
+  HardwareCatalog builtin = HardwareCatalog::builtin();
+  ASSERT_EQ(links->size(), builtin.interconnects().size());
+  for (size_t i = 0; i < links->size(); ++i) {
+    const Interconnect &y = (*links)[i], &b = builtin.interconnects()[i];
+    SCOPED_TRACE(b.name);
+    EXPECT_EQ(y.name, b.name);
+    EXPECT_EQ(y.aliases, b.aliases);
+    EXPECT_EQ(y.description, b.description);
+    EXPECT_DOUBLE_EQ(y.bandwidth, b.bandwidth);
+    EXPECT_DOUBLE_EQ(y.efficiency, b.efficiency);
+    EXPECT_DOUBLE_EQ(y.latency, b.latency);
+    EXPECT_DOUBLE_EQ(y.halfBandwidthBytes, b.halfBandwidthBytes);
+    EXPECT_EQ(y.source, b.source);
+  }
+  // The profiles' cost-model fields too.
+  auto profiles = parseHardwareYaml(text, "hardware.yaml");
+  ASSERT_TRUE(bool(profiles));
+  for (size_t i = 0; i < profiles->size(); ++i) {
+    const HardwareProfile &y = (*profiles)[i], &b = builtin.profiles()[i];
+    SCOPED_TRACE(b.name);
+    EXPECT_EQ(y.intraNode, b.intraNode);
+    EXPECT_EQ(y.interNode, b.interNode);
+    EXPECT_DOUBLE_EQ(y.computeEfficiency, b.computeEfficiency);
+    EXPECT_DOUBLE_EQ(y.memoryEfficiency, b.memoryEfficiency);
+    EXPECT_TRUE(builtin.findInterconnect(b.intraNode)) << b.intraNode;
+    EXPECT_TRUE(builtin.findInterconnect(b.interNode)) << b.interNode;
+  }
+  const HardwareProfile &h100 = *builtin.find("h100");
+  EXPECT_EQ(h100.intraNode, "nvlink4");
+  EXPECT_EQ(h100.interNode, "ndr");
+  EXPECT_DOUBLE_EQ(builtin.findInterconnect("NVLink-4")->bandwidth, 450e9);  // 900 GB/s both directions
+  EXPECT_DOUBLE_EQ(builtin.findInterconnect("ib_ndr")->bandwidth, 50e9);     // 400 Gb/s
+}
+
+TEST(Interconnects, UserFileAddsLinksAndTheTimelineUsesThem) {
+  const char *yaml = R"(
+profiles:
+  - name: MI300X
+    sm_count: 304
+    memory_gib: 192
+    memory_bandwidth_gb_per_s: 5300
+    peak_tflops: { fp32: 163.4, bf16: 1307.4 }
+    compute_efficiency: 0.6
+    intra_node: xgmi
+interconnects:
+  - name: xgmi
+    aliases: [infinity-fabric]
+    bandwidth_gb_per_s: 64
+    latency_us: 2
+)";
+  auto links = parseInterconnectYaml(yaml, "user.yaml");
+  ASSERT_TRUE(bool(links)) << llvm::toString(links.takeError());
+  ASSERT_EQ(links->size(), 1u);
+  EXPECT_DOUBLE_EQ((*links)[0].efficiency, 0.8);  // default
+  EXPECT_DOUBLE_EQ((*links)[0].latency, 2e-6);
+  EXPECT_DOUBLE_EQ((*links)[0].halfBandwidthBytes, 65536);
+  auto profiles = parseHardwareYaml(yaml, "user.yaml");
+  ASSERT_TRUE(bool(profiles));
+  EXPECT_EQ((*profiles)[0].intraNode, "xgmi");
+  EXPECT_EQ((*profiles)[0].interNode, "hdr");  // default
+  EXPECT_DOUBLE_EQ((*profiles)[0].computeEfficiency, 0.6);
+  HardwareCatalog c = HardwareCatalog::builtin();
+  c.mergeInterconnects(std::move(*links));
+  EXPECT_EQ(c.findInterconnect("infinity fabric")->name, "xgmi");
+  EXPECT_TRUE(c.findInterconnect("nvlink3"));
+
+  auto bad = parseInterconnectYaml("profiles: []\ninterconnects:\n  - name: x\n    bandwidth_gb_per_s: 10\n"
+                                   "    efficiency: 1.5\n",
+                                   "bad.yaml");
+  ASSERT_FALSE(bool(bad));
+  std::string msg = llvm::toString(bad.takeError());
+  EXPECT_HAS(msg, "bad.yaml");
+  EXPECT_HAS(msg, "interconnect 'x'");
+  auto missing = parseInterconnectYaml("profiles: []\ninterconnects:\n  - name: x\n", "m.yaml");
+  ASSERT_FALSE(bool(missing));
+  EXPECT_HAS(llvm::toString(missing.takeError()), "bandwidth_gb_per_s");
+}
+
+TEST(Interconnects, UnknownNamesFallBackToTheTargetsDefaultWithANote) {
+  auto m = mlp(2, 256, 8);
+  graphlint::Setup s = training(8);
+  s.intra = "nvlink9";
+  AnalysisContext ctx(*m, s);
+  const StepTimeline &st = ctx.get<StepTimeline>();
+  EXPECT_EQ(st.topology().intra.name, "nvlink4");
+  ASSERT_EQ(st.notes().size(), 1u);
+  EXPECT_HAS(st.notes()[0], "unknown intra-node interconnect 'nvlink9'");
+  s.intra = "pcie5";
+  AnalysisContext ctx2(*m, s);
+  EXPECT_EQ(ctx2.get<StepTimeline>().topology().intra.name, "pcie5");
+  EXPECT_TRUE(ctx2.get<StepTimeline>().notes().empty());
+}
