@@ -105,6 +105,10 @@ TEST(HardwareProfile, ShippedYamlMatchesBuiltinTable) {
     for (unsigned p = 0; p < kNumMathPrecisions; ++p)
       EXPECT_DOUBLE_EQ(y.peak[p], b.peak[p]) << mathPrecisionName(static_cast<MathPrecision>(p));
     EXPECT_EQ(y.source, b.source);
+    EXPECT_DOUBLE_EQ(y.computeEfficiency, b.computeEfficiency);
+    EXPECT_DOUBLE_EQ(y.memoryEfficiency, b.memoryEfficiency);
+    EXPECT_EQ(y.intraNode, b.intraNode);
+    EXPECT_EQ(y.interNode, b.interNode);
   }
   // The catalog the rules use loaded it from the source tree.
   EXPECT_TRUE(HardwareCatalog::instance().loadError().empty()) << HardwareCatalog::instance().loadError();
