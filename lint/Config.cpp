@@ -327,10 +327,14 @@ private:
         if (auto r = choice<Recompute>(v, key, recomputeFromName, "none, full")) layer_.recompute = r;
       } else if (key == "gpus-per-node") {
         if (auto n = integer(v, key, 1, 1024)) layer_.gpusPerNode = static_cast<unsigned>(*n);
-      } else if (key == "intra") {
-        if (auto s = scalar(v, key)) layer_.intra = *s;
-      } else if (key == "inter") {
-        if (auto s = scalar(v, key)) layer_.inter = *s;
+      } else if (key == "intra" || key == "inter") {
+        auto s = scalar(v, key);
+        if (!s)
+          return;
+        if (auto link = resolveInterconnect(*s); !s->empty() && !link)
+          fail(v, fmt::format("'{}': {}", key, llvm::toString(link.takeError())));
+        else
+          (key == "intra" ? layer_.intra : layer_.inter) = *s;
       } else {
         fail(keyNode, fmt::format("unknown key 'setup: {}' (known: dims, backend, target, train, optimizer, "
                                   "precision, zero, world-size, recompute, gpus-per-node, intra, inter)",

@@ -47,6 +47,8 @@ FileReport lintModel(const Model &m, const LintOptions &opts) {
   // The same cached plan the rules read: computed once per model.
   if (opts.fusionSummary)
     r.fusion = summariseFusion(m, ctx.get<FusionPlan>(), opts.fusionEdges);
+  if (opts.costSummary)
+    r.cost = summariseCost(m, ctx);
   return r;
 }
 

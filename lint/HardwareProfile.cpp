@@ -67,6 +67,7 @@ struct BuiltinRow {
   double memGiB, bwGBps, launchUs;
   std::array<double, kNumMathPrecisions> tflops;
   const char *source;
+  const char *intra, *inter;  // default interconnects
 };
 
 // Sources: NVIDIA datasheets and architecture whitepapers; sparse ("with
@@ -74,22 +75,59 @@ struct BuiltinRow {
 const std::vector<BuiltinRow> &builtinRows() {
   static const std::vector<BuiltinRow> rows = {
       {"V100", {"v100-sxm2", "v100-32gb", "tesla-v100"}, "NVIDIA Tesla V100 SXM2 32GB", "volta", 70, 80, 32, 900, 4.0,
-       {7.8, 15.7, 0, 125, 0, 0, 0}, "NVIDIA Tesla V100 datasheet (SXM2)"},
+       {7.8, 15.7, 0, 125, 0, 0, 0}, "NVIDIA Tesla V100 datasheet (SXM2)", "nvlink2", "hdr"},
       {"A100-40GB", {"a100", "a100-40g", "a100-sxm4-40gb"}, "NVIDIA A100 SXM4 40GB", "ampere", 80, 108, 40, 1555, 4.0,
-       {19.5, 19.5, 156, 312, 312, 0, 624}, "NVIDIA A100 Tensor Core GPU datasheet (SXM4 40GB)"},
+       {19.5, 19.5, 156, 312, 312, 0, 624}, "NVIDIA A100 Tensor Core GPU datasheet (SXM4 40GB)", "nvlink3", "hdr"},
       {"A100-80GB", {"a100-80g", "a100-sxm4-80gb"}, "NVIDIA A100 SXM4 80GB", "ampere", 80, 108, 80, 2039, 4.0,
-       {19.5, 19.5, 156, 312, 312, 0, 624}, "NVIDIA A100 Tensor Core GPU datasheet (SXM4 80GB)"},
+       {19.5, 19.5, 156, 312, 312, 0, 624}, "NVIDIA A100 Tensor Core GPU datasheet (SXM4 80GB)", "nvlink3", "hdr"},
       {"H100-SXM", {"h100", "h100-sxm5", "h100-80gb"}, "NVIDIA H100 SXM5 80GB", "hopper", 90, 132, 80, 3350, 4.0,
-       {67, 67, 494.7, 989.4, 989.4, 1978.9, 1978.9}, "NVIDIA H100 Tensor Core GPU datasheet and H100 whitepaper (SXM5)"},
+       {67, 67, 494.7, 989.4, 989.4, 1978.9, 1978.9}, "NVIDIA H100 Tensor Core GPU datasheet and H100 whitepaper (SXM5)", "nvlink4",
+       "ndr"},
       {"H200", {"h200-sxm", "h200-141gb"}, "NVIDIA H200 SXM 141GB", "hopper", 90, 132, 141, 4800, 4.0,
-       {67, 67, 494.7, 989.4, 989.4, 1978.9, 1978.9}, "NVIDIA H200 Tensor Core GPU datasheet (SXM)"},
+       {67, 67, 494.7, 989.4, 989.4, 1978.9, 1978.9}, "NVIDIA H200 Tensor Core GPU datasheet (SXM)", "nvlink4", "ndr"},
       {"L4", {"nvidia-l4"}, "NVIDIA L4 24GB", "ada", 89, 58, 24, 300, 4.0,
-       {0.47, 30.3, 60, 121, 121, 242.5, 242.5}, "NVIDIA L4 Tensor Core GPU datasheet; fp64 = 1/64 fp32 (Ada)"},
+       {0.47, 30.3, 60, 121, 121, 242.5, 242.5}, "NVIDIA L4 Tensor Core GPU datasheet; fp64 = 1/64 fp32 (Ada)", "pcie4", "hdr"},
       {"RTX-4090", {"4090", "rtx4090", "geforce-rtx-4090"}, "NVIDIA GeForce RTX 4090 24GB", "ada", 89, 128, 24, 1008,
        4.0, {1.29, 82.6, 82.6, 165.2, 165.2, 330.3, 660.6},
-       "NVIDIA Ada Lovelace architecture whitepaper, appendix (fp16/bf16/fp8 with fp32 accumulate)"},
+       "NVIDIA Ada Lovelace architecture whitepaper, appendix (fp16/bf16/fp8 with fp32 accumulate)", "pcie4", "hdr"},
   };
   return rows;
+}
+
+// Per GPU and per direction; docs/hardware.md has the sources. Efficiency,
+// latency and the half-bandwidth step size are typical nccl-tests figures,
+// not calibrated on this project's hardware (no GPU was available).
+const std::vector<Interconnect> &builtinInterconnects() {
+  static const std::vector<Interconnect> links = [] {
+    auto link = [](const char *name, std::vector<std::string> aliases, const char *desc, double gbps, double eff,
+                   double latencyUs, double halfKiB, const char *source) {
+      Interconnect l;
+      l.name = name;
+      l.aliases = std::move(aliases);
+      l.description = desc;
+      l.bandwidth = gbps * kGBps;
+      l.efficiency = eff;
+      l.latency = latencyUs * 1e-6;
+      l.halfBandwidthBytes = halfKiB * 1024;
+      l.source = source;
+      return l;
+    };
+    return std::vector<Interconnect>{
+        link("nvlink2", {"nvlink-2", "v100-nvlink"}, "NVLink 2 (V100 SXM2, 6 links)", 150, 0.8, 1.0, 64,
+             "NVIDIA Tesla V100 datasheet: 300 GB/s NVLink (both directions)"),
+        link("nvlink3", {"nvlink-3", "a100-nvlink"}, "NVLink 3 through NVSwitch (A100 SXM4, 12 links)", 300, 0.8, 1.0, 64,
+             "NVIDIA A100 datasheet: 600 GB/s NVLink (both directions)"),
+        link("nvlink4", {"nvlink-4", "h100-nvlink"}, "NVLink 4 through NVSwitch (H100/H200 SXM, 18 links)", 450, 0.8, 1.0,
+             64, "NVIDIA H100 datasheet: 900 GB/s NVLink (both directions)"),
+        link("pcie4", {"pcie-gen4", "pcie-4"}, "PCIe Gen4 x16", 32, 0.7, 3.0, 64, "PCI-SIG: 16 GT/s x16, ~32 GB/s per direction"),
+        link("pcie5", {"pcie-gen5", "pcie-5"}, "PCIe Gen5 x16", 64, 0.7, 3.0, 64, "PCI-SIG: 32 GT/s x16, ~64 GB/s per direction"),
+        link("hdr", {"ib-hdr", "infiniband-hdr", "hdr200"}, "InfiniBand HDR, one 200 Gb/s NIC per GPU", 25, 0.9, 5.0, 128,
+             "NVIDIA ConnectX-6 / Quantum HDR: 200 Gb/s per port"),
+        link("ndr", {"ib-ndr", "infiniband-ndr", "ndr400"}, "InfiniBand NDR, one 400 Gb/s NIC per GPU", 50, 0.9, 5.0, 128,
+             "NVIDIA ConnectX-7 / Quantum-2 NDR: 400 Gb/s per port"),
+    };
+  }();
+  return links;
 }
 
 // "H100_SXM", "h100 sxm" and "H100-SXM" name the same profile.
@@ -113,17 +151,31 @@ struct ProfileYaml {
   NameList aliases;
   unsigned smCount = 0;
   double memoryGiB = 0, bandwidthGBps = 0;
-  llvm::Optional<double> launchOverheadUs;
+  llvm::Optional<double> launchOverheadUs, computeEfficiency, memoryEfficiency;
+  std::string intraNode, interNode;
   PeakYaml peak;
 };
 struct ProfileList { std::vector<ProfileYaml> items; };
-struct HardwareFile { ProfileList profiles; };
+struct LinkYaml {
+  std::string name, description, source;
+  NameList aliases;
+  double bandwidthGBps = 0;
+  llvm::Optional<double> efficiency, latencyUs, halfBandwidthKiB;
+};
+struct LinkList {
+  std::vector<LinkYaml> items;
+  auto begin() const { return items.begin(); }  // mapOptional compares with the default
+  auto end() const { return items.end(); }
+};
+struct HardwareFile { ProfileList profiles; LinkList interconnects; };
 
 }  // namespace
 }  // namespace graphlint
 
 namespace llvm::yaml {
 using graphlint::HardwareFile;
+using graphlint::LinkList;
+using graphlint::LinkYaml;
 using graphlint::NameList;
 using graphlint::PeakYaml;
 using graphlint::ProfileList;
@@ -137,13 +189,15 @@ template <> struct SequenceTraits<NameList> {
   }
   static const bool flow = true;
 };
-template <> struct SequenceTraits<ProfileList> {
-  static size_t size(IO &, ProfileList &l) { return l.items.size(); }
-  static ProfileYaml &element(IO &, ProfileList &l, size_t i) {
+template <typename List> struct ItemSequence {
+  static size_t size(IO &, List &l) { return l.items.size(); }
+  static auto &element(IO &, List &l, size_t i) {
     if (i >= l.items.size()) l.items.resize(i + 1);
     return l.items[i];
   }
 };
+template <> struct SequenceTraits<ProfileList> : ItemSequence<ProfileList> {};
+template <> struct SequenceTraits<LinkList> : ItemSequence<LinkList> {};
 template <> struct MappingTraits<PeakYaml> {
   static void mapping(IO &io, PeakYaml &p) {
     for (unsigned i = 0; i < graphlint::kNumMathPrecisions; ++i) {
@@ -165,10 +219,31 @@ template <> struct MappingTraits<ProfileYaml> {
     io.mapOptional("launch_overhead_us", p.launchOverheadUs);
     io.mapRequired("peak_tflops", p.peak);
     io.mapOptional("source", p.source);
+    io.mapOptional("compute_efficiency", p.computeEfficiency);
+    io.mapOptional("memory_efficiency", p.memoryEfficiency);
+    io.mapOptional("intra_node", p.intraNode);
+    io.mapOptional("inter_node", p.interNode);
+  }
+};
+// The same shape as the profile mapping with other keys: llvm::yaml wants one
+// MappingTraits per type.
+template <> struct MappingTraits<LinkYaml> {
+  static void mapping(IO &io, LinkYaml &l) {
+    io.mapRequired("name", l.name);
+    io.mapOptional("aliases", l.aliases);
+    io.mapOptional("description", l.description);
+    io.mapRequired("bandwidth_gb_per_s", l.bandwidthGBps);
+    io.mapOptional("efficiency", l.efficiency);
+    io.mapOptional("latency_us", l.latencyUs);
+    io.mapOptional("half_bandwidth_kib", l.halfBandwidthKiB);
+    io.mapOptional("source", l.source);
   }
 };
 template <> struct MappingTraits<HardwareFile> {
-  static void mapping(IO &io, HardwareFile &f) { io.mapRequired("profiles", f.profiles); }
+  static void mapping(IO &io, HardwareFile &f) {
+    io.mapRequired("profiles", f.profiles);
+    io.mapOptional("interconnects", f.interconnects);
+  }
 };
 }  // namespace llvm::yaml
 
@@ -189,6 +264,8 @@ HardwareProfile fromRow(const BuiltinRow &r) {
   for (unsigned i = 0; i < kNumMathPrecisions; ++i)
     p.peak[i] = r.tflops[i] * kTera;
   p.source = r.source;
+  p.intraNode = r.intra;
+  p.interNode = r.inter;
   return p;
 }
 
@@ -203,7 +280,15 @@ std::optional<unsigned> parseComputeCapability(llvm::StringRef s) {
 
 }  // namespace
 
-llvm::Expected<std::vector<HardwareProfile>> parseHardwareYaml(llvm::StringRef text, llvm::StringRef bufferName) {
+namespace {
+
+llvm::Error fileError(llvm::StringRef bufferName, const std::string &why) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s: %s", bufferName.str().c_str(), why.c_str());
+}
+
+// One llvm::yaml pass over the whole file; profiles and interconnects are
+// validated by their own readers below.
+llvm::Expected<HardwareFile> readHardwareFile(llvm::StringRef text, llvm::StringRef bufferName) {
   // Collect llvm::yaml's diagnostics instead of letting it print to stderr.
   std::string diags;
   auto handler = [](const llvm::SMDiagnostic &d, void *ctx) {
@@ -216,14 +301,51 @@ llvm::Expected<std::vector<HardwareProfile>> parseHardwareYaml(llvm::StringRef t
   };
   HardwareFile file;
   llvm::yaml::Input in(text, nullptr, handler, &diags);
-  // Newer files may carry keys this binary does not know (interconnects, ...).
+  // Newer files may carry keys this binary does not know.
   in.setAllowUnknownKeys(true);
   in >> file;
-  auto fail = [&](const std::string &why) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s: %s", bufferName.str().c_str(), why.c_str());
-  };
   if (in.error())
-    return fail(diags.empty() ? "not a hardware profile file" : diags);
+    return fileError(bufferName, diags.empty() ? "not a hardware profile file" : diags);
+  return file;
+}
+
+}  // namespace
+
+llvm::Expected<std::vector<Interconnect>> parseInterconnectYaml(llvm::StringRef text, llvm::StringRef bufferName) {
+  auto file = readHardwareFile(text, bufferName);
+  if (!file)
+    return file.takeError();
+  std::vector<Interconnect> out;
+  for (const LinkYaml &y : file->interconnects.items) {
+    auto bad = [&](const std::string &why) { return fileError(bufferName, fmt::format("interconnect '{}': {}", y.name, why)); };
+    if (y.name.empty())
+      return fileError(bufferName, "an interconnect has an empty name");
+    Interconnect l;
+    l.name = y.name;
+    l.aliases = y.aliases.names;
+    l.description = y.description;
+    l.source = y.source;
+    if (!(y.bandwidthGBps > 0))
+      return bad("bandwidth_gb_per_s must be positive");
+    l.bandwidth = y.bandwidthGBps * kGBps;
+    l.efficiency = y.efficiency.getValueOr(l.efficiency);
+    l.latency = y.latencyUs ? *y.latencyUs * 1e-6 : l.latency;
+    l.halfBandwidthBytes = y.halfBandwidthKiB ? *y.halfBandwidthKiB * 1024 : l.halfBandwidthBytes;
+    if (!(l.efficiency > 0 && l.efficiency <= 1))
+      return bad("efficiency must be in (0, 1]");
+    if (!(l.latency >= 0) || !(l.halfBandwidthBytes >= 0))
+      return bad("latency_us and half_bandwidth_kib must not be negative");
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+llvm::Expected<std::vector<HardwareProfile>> parseHardwareYaml(llvm::StringRef text, llvm::StringRef bufferName) {
+  auto parsedFile = readHardwareFile(text, bufferName);
+  if (!parsedFile)
+    return parsedFile.takeError();
+  const HardwareFile &file = *parsedFile;
+  auto fail = [&](const std::string &why) { return fileError(bufferName, why); };
 
   std::vector<HardwareProfile> out;
   for (const ProfileYaml &y : file.profiles.items) {
@@ -262,6 +384,14 @@ llvm::Expected<std::vector<HardwareProfile>> parseHardwareYaml(llvm::StringRef t
     if (!p.supports(MathPrecision::FP32))
       return bad("peak_tflops.fp32 is required");
     p.source = y.source;
+    p.computeEfficiency = y.computeEfficiency.getValueOr(p.computeEfficiency);
+    p.memoryEfficiency = y.memoryEfficiency.getValueOr(p.memoryEfficiency);
+    if (!(p.computeEfficiency > 0 && p.computeEfficiency <= 1) || !(p.memoryEfficiency > 0 && p.memoryEfficiency <= 1))
+      return bad("compute_efficiency and memory_efficiency must be in (0, 1]");
+    if (!y.intraNode.empty())
+      p.intraNode = y.intraNode;
+    if (!y.interNode.empty())
+      p.interNode = y.interNode;
     out.push_back(std::move(p));
   }
   return out;
@@ -271,36 +401,65 @@ HardwareCatalog HardwareCatalog::builtin() {
   HardwareCatalog c;
   for (const BuiltinRow &r : builtinRows())
     c.profiles_.push_back(fromRow(r));
+  c.interconnects_ = builtinInterconnects();
   return c;
 }
 
-const HardwareProfile *HardwareCatalog::find(std::string_view nameOrAlias) const {
+namespace {
+
+// Profiles and interconnects are looked up and replaced the same way: by
+// canonical name first, then by alias, case-insensitively.
+template <typename T> const T *findByName(const std::vector<T> &items, std::string_view nameOrAlias) {
   std::string key = normalize(nameOrAlias);
-  for (const HardwareProfile &p : profiles_)
-    if (normalize(p.name) == key)
-      return &p;
-  for (const HardwareProfile &p : profiles_)
-    for (const std::string &a : p.aliases)
+  for (const T &x : items)
+    if (normalize(x.name) == key)
+      return &x;
+  for (const T &x : items)
+    for (const std::string &a : x.aliases)
       if (normalize(a) == key)
-        return &p;
+        return &x;
   return nullptr;
 }
 
-void HardwareCatalog::merge(std::vector<HardwareProfile> more) {
-  for (HardwareProfile &p : more) {
-    auto it = std::find_if(profiles_.begin(), profiles_.end(),
-                           [&](const HardwareProfile &q) { return normalize(q.name) == normalize(p.name); });
-    if (it != profiles_.end())
-      *it = std::move(p);
+template <typename T> void replaceByName(std::vector<T> &items, std::vector<T> more) {
+  for (T &x : more) {
+    auto it = std::find_if(items.begin(), items.end(), [&](const T &q) { return normalize(q.name) == normalize(x.name); });
+    if (it != items.end())
+      *it = std::move(x);
     else
-      profiles_.push_back(std::move(p));
+      items.push_back(std::move(x));
   }
+}
+
+}  // namespace
+
+const HardwareProfile *HardwareCatalog::find(std::string_view nameOrAlias) const {
+  return findByName(profiles_, nameOrAlias);
+}
+
+void HardwareCatalog::merge(std::vector<HardwareProfile> more) {
+  replaceByName(profiles_, std::move(more));
   // An alias taken over by a new profile must resolve to it: drop the alias
   // from every earlier profile that still lists it.
   for (size_t i = 0; i < profiles_.size(); ++i)
     for (size_t j = i + 1; j < profiles_.size(); ++j)
       for (const std::string &a : profiles_[j].aliases)
         llvm::erase_if(profiles_[i].aliases, [&](const std::string &b) { return normalize(a) == normalize(b); });
+}
+
+const Interconnect *HardwareCatalog::findInterconnect(std::string_view nameOrAlias) const {
+  return findByName(interconnects_, nameOrAlias);
+}
+
+void HardwareCatalog::mergeInterconnects(std::vector<Interconnect> more) {
+  replaceByName(interconnects_, std::move(more));
+}
+
+double Interconnect::busBandwidth(double chunkBytes) const {
+  double peak = bandwidth * efficiency;
+  if (!(chunkBytes > 0))
+    return peak;
+  return peak * chunkBytes / (chunkBytes + halfBandwidthBytes);
 }
 
 namespace {
@@ -342,7 +501,13 @@ const HardwareCatalog &HardwareCatalog::instance() {
         c.loadError_ = llvm::toString(parsed.takeError());
         break;
       }
+      auto links = parseInterconnectYaml((*buf)->getBuffer(), path);
+      if (!links) {
+        c.loadError_ = llvm::toString(links.takeError());
+        break;
+      }
       c.merge(std::move(*parsed));
+      c.mergeInterconnects(std::move(*links));
       c.dataFile_ = path;
       break;
     }
@@ -360,6 +525,17 @@ llvm::Expected<const HardwareProfile &> resolveHardwareTarget(std::string_view t
     names += (names.empty() ? "" : ", ") + p.name;
   return llvm::createStringError(llvm::inconvertibleErrorCode(), "unknown target '%s' (known: %s)",
                                  std::string(target).c_str(), names.c_str());
+}
+
+llvm::Expected<const Interconnect &> resolveInterconnect(std::string_view name) {
+  const HardwareCatalog &c = HardwareCatalog::instance();
+  if (const Interconnect *i = c.findInterconnect(name))
+    return *i;
+  std::string names;
+  for (const Interconnect &i : c.interconnects())
+    names += (names.empty() ? "" : ", ") + i.name;
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "unknown interconnect '%s' (known: %s)",
+                                 std::string(name).c_str(), names.c_str());
 }
 
 double rooflineSeconds(const HardwareProfile &hw, double flops, MathPrecision p, double bytes) {

@@ -136,14 +136,16 @@ MODELS = {
 }
 
 
-def main():
+def run(models, default_out):
+    """Export each of `models` (name -> build(path) returning the ModelProto
+    written to path) into --out; a failed export is reported, not fatal."""
     ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default=os.path.join(SCRIPT_DIR, "..", "build", "tmp", "validation"))
+    ap.add_argument("--out", default=default_out)
     ap.add_argument("--only", nargs="*")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     failed = 0
-    for name, build in MODELS.items():
+    for name, build in models.items():
         if args.only and name not in args.only:
             continue
         path = os.path.join(args.out, name + ".onnx")
@@ -158,6 +160,10 @@ def main():
             print(f"{name}: EXPORT FAILED: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
                   flush=True)
     return 1 if failed else 0
+
+
+def main():
+    return run(MODELS, os.path.join(SCRIPT_DIR, "..", "build", "tmp", "validation"))
 
 
 if __name__ == "__main__":

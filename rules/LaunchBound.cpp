@@ -1,11 +1,8 @@
 // GL142 launch-bound: a run of consecutive kernels (fusion groups) each
 // predicted to finish faster than the target's kernel launch overhead, so the
 // GPU waits on the host. One diagnostic per run, at its first node. The
-// per-kernel time is the roofline-lite estimate (lint/analyses/
-// KernelEstimate.cpp) until the cost model replaces it.
-#include "graphlint/lint/FusionPlan.h"
-#include "graphlint/lint/HardwareProfile.h"
-#include "graphlint/lint/KernelEstimate.h"
+// per-kernel GPU time is the compute model's roofline (ComputeModel.h).
+#include "graphlint/lint/ComputeModel.h"
 #include "graphlint/lint/Rule.h"
 
 #include <fmt/format.h>
@@ -36,36 +33,39 @@ public:
   }
 
   void check(const Model &m, AnalysisContext &ctx, DiagnosticSink &sink) const override {
-    const HardwareProfile *hw = HardwareCatalog::instance().find(ctx.setup().target);
+    const ComputeModel &cost = ctx.get<ComputeModel>();
+    const HardwareProfile *hw = cost.hardware();
     if (!hw)
       return;
-    const FusionPlan &plan = ctx.get<FusionPlan>();
     const auto minRun = static_cast<size_t>(ctx.setup().ruleOption("GL142", "min-kernels", kOptions[0].defaultValue));
     forEachGraph(*m.graph, [&](const Graph &g) {
       // The graph's kernels in execution order (of their first node).
-      std::vector<const FusionGroup *> kernels;
-      for (const FusionGroup &grp : plan.groups())
-        if (grp.graph == &g && grp.kernels > 0 && !grp.nodes.empty())
-          kernels.push_back(&grp);
-      std::stable_sort(kernels.begin(), kernels.end(), [](const FusionGroup *a, const FusionGroup *b) {
-        return a->nodes.front()->index < b->nodes.front()->index;
+      std::vector<const GroupCost *> kernels;
+      for (const GroupCost &c : cost.groups())
+        if (c.group->graph == &g && c.group->kernels > 0 && !c.group->nodes.empty())
+          kernels.push_back(&c);
+      std::stable_sort(kernels.begin(), kernels.end(), [](const GroupCost *a, const GroupCost *b) {
+        return a->group->nodes.front()->index < b->group->nodes.front()->index;
       });
 
-      struct Tiny { const FusionGroup *grp; KernelEstimate est; };
+      struct Tiny { const FusionGroup *grp; double seconds; };
       std::vector<Tiny> run;
       auto flush = [&] {
         if (run.size() >= minRun)
           report(run.front().grp, run, *hw, sink);
         run.clear();
       };
-      for (const FusionGroup *grp : kernels) {
+      for (const GroupCost *c : kernels) {
         // Only compute kernels are timed; collectives, host syncs and unknown
-        // ops have costs this estimate cannot see, so they end a run.
-        bool timed = grp->kind == GroupKind::Pointwise || grp->kind == GroupKind::Reduction ||
-                     grp->kind == GroupKind::Contraction || grp->kind == GroupKind::Opaque;
-        auto est = timed ? estimateGroup(*grp, *hw) : std::nullopt;
-        if (est && est->seconds < hw->launchOverhead)
-          run.push_back({grp, *est});
+        // ops have costs the model cannot see, so they end a run.
+        GroupKind kind = c->group->kind;
+        bool timed = c->known && (kind == GroupKind::Pointwise || kind == GroupKind::Reduction ||
+                                  kind == GroupKind::Contraction || kind == GroupKind::Opaque);
+        // One kernel's GPU time against one launch (a multi-kernel group
+        // averages over its kernels).
+        double perKernel = c->forward.gpuSeconds / std::max(1u, c->group->kernels);
+        if (timed && perKernel < hw->launchOverhead)
+          run.push_back({c->group, c->forward.gpuSeconds});
         else
           flush();
       }
@@ -78,7 +78,7 @@ private:
   static void report(const FusionGroup *first, const Run &run, const HardwareProfile &hw, DiagnosticSink &sink) {
     double work = 0;
     for (const auto &t : run)
-      work += t.est.seconds;
+      work += t.seconds;
     double launches = hw.launchOverhead * static_cast<double>(run.size());
     const Node &start = *first->nodes.front();
     const Node &end = *run.back().grp->nodes.back();
@@ -95,14 +95,15 @@ private:
       const FusionGroup &grp = *run[i].grp;
       kernels += fmt::format("{}{} '{}'{} {}", i ? ", " : "", grp.nodes.front()->opType, nodeName(*grp.nodes.front()),
                              grp.nodes.size() > 1 ? fmt::format(" (+{} fused)", grp.nodes.size() - 1) : "",
-                             micros(run[i].est.seconds));
+                             micros(run[i].seconds));
     }
     if (run.size() > 6)
       kernels += ", ...";
     d.notes.push_back({"predicted kernel times: " + kernels, std::nullopt});
-    d.notes.push_back({fmt::format("estimate: bytes moved / {:.0f} GB/s vs FLOPs / datasheet peak, whichever is "
-                                   "larger, from static shapes; bind symbolic dims with --dim to check other sizes",
-                                   hw.memoryBandwidth / 1e9),
+    d.notes.push_back({fmt::format("estimate: bytes moved / ({:.0f} GB/s x {:g}) vs FLOPs / (peak x {:g}), whichever "
+                                   "is larger, from static shapes (docs/cost-model.md); bind symbolic dims with --dim "
+                                   "to check other sizes",
+                                   hw.memoryBandwidth / 1e9, hw.memoryEfficiency, hw.computeEfficiency),
                        std::nullopt});
   }
 };

@@ -23,6 +23,8 @@ const Rule *makeInplaceAliasRule();
 const Rule *makeInplaceOnSavedTensorRule();
 const Rule *makeTensorCoreAlignmentRule();
 const Rule *makeLaunchBoundRule();
+const Rule *makeExposedCommunicationRule();
+const Rule *makeOversizedParameterRule();
 
 const std::vector<const Rule *> &allRules() {
   static const std::vector<const Rule *> rules = [] {
@@ -43,6 +45,8 @@ const std::vector<const Rule *> &allRules() {
         makeInplaceOnSavedTensorRule(),  // GL132
         makeTensorCoreAlignmentRule(),   // GL141
         makeLaunchBoundRule(),           // GL142
+        makeExposedCommunicationRule(),  // GL301
+        makeOversizedParameterRule(),    // GL302
     };
     std::sort(r.begin(), r.end(), [](const Rule *a, const Rule *b) { return a->info().code < b->info().code; });
     return r;

@@ -79,6 +79,90 @@ json::Value fusionToJson(const FusionSummary &s) {
                       {"kernels_predicted", static_cast<int64_t>(s.kernelsPredicted)}};
 }
 
+json::Value computeToJson(const CostSummary &s) {
+  if (!s.present)
+    return nullptr;
+  json::Array groups;
+  // A group of unknown cost has no numbers, rather than zeros that look measured.
+  auto known = [](bool k, double v) { return k ? json::Value(v) : json::Value(nullptr); };
+  for (const CostSummary::Group &g : s.groups) {
+    json::Object o{{"id", static_cast<int64_t>(g.id)},
+                   {"kind", g.kind},
+                   {"node", g.node},
+                   {"kernels", static_cast<int64_t>(g.kernels)},
+                   {"known", g.known},
+                   {"flops_forward", known(g.known, g.flopsForward)},
+                   {"bytes_forward", known(g.known, g.bytesForward)},
+                   {"time_forward_s", known(g.known, g.secondsForward)}};
+    if (s.train) {
+      o["flops_backward"] = known(g.known, g.flopsBackward);
+      o["bytes_backward"] = known(g.known, g.bytesBackward);
+      o["time_backward_s"] = known(g.known, g.secondsBackward);
+    }
+    groups.push_back(std::move(o));
+  }
+  json::Object o{{"target", s.target.empty() ? json::Value(nullptr) : json::Value(s.target)},
+                 {"precision", s.precision},
+                 {"matmul_math", s.matmulMath},
+                 {"train", s.train},
+                 {"params", s.params},
+                 {"flops_forward", s.flopsForward},
+                 {"flops_backward", s.flopsBackward},
+                 {"matmul_flops_forward", s.matmulFlopsForward},
+                 {"matmul_flops_backward", s.matmulFlopsBackward},
+                 {"bytes_forward", s.bytesForward},
+                 {"bytes_backward", s.bytesBackward},
+                 {"time_forward_s", s.secondsForward},
+                 {"time_backward_s", s.secondsBackward},
+                 {"kernels_forward", static_cast<int64_t>(s.kernelsForward)},
+                 {"kernels_backward", static_cast<int64_t>(s.kernelsBackward)},
+                 {"unknown_groups", static_cast<int64_t>(s.unknownGroups)},
+                 {"groups", std::move(groups)}};
+  return o;
+}
+
+json::Value communicationToJson(const CostSummary &s) {
+  const CostSummary::Communication &c = s.communication;
+  if (!s.present || !c.present)
+    return nullptr;
+  json::Array collectives, buckets, notes;
+  for (const CostSummary::Collective &x : c.collectives)
+    collectives.push_back(json::Object{{"kind", x.kind},
+                                       {"algorithm", x.algorithm},
+                                       {"phase", x.phase},
+                                       {"bytes", x.bytes},
+                                       {"count", static_cast<int64_t>(x.count)},
+                                       {"time_s", x.seconds}});
+  for (const CostSummary::Bucket &b : c.buckets)
+    buckets.push_back(json::Object{{"index", static_cast<int64_t>(b.index)},
+                                   {"params", static_cast<int64_t>(b.params)},
+                                   {"bytes", b.bytes},
+                                   {"ready_s", b.ready},
+                                   {"start_s", b.start},
+                                   {"end_s", b.end}});
+  for (const std::string &n : c.notes)
+    notes.push_back(n);
+  return json::Object{{"strategy", c.strategy},
+                      {"world_size", static_cast<int64_t>(c.worldSize)},
+                      {"gpus_per_node", static_cast<int64_t>(c.gpusPerNode)},
+                      {"intra", c.intra},
+                      {"inter", c.inter},
+                      {"element_bytes", c.elementBytes},
+                      {"bytes_per_rank", c.bytesPerRank},
+                      {"collectives", std::move(collectives)},
+                      {"buckets", std::move(buckets)},
+                      {"comm_s", c.commSeconds},
+                      {"exposed_s", c.exposedSeconds},
+                      {"overlap_ratio", c.overlapRatio},
+                      {"forward_s", c.forwardSeconds},
+                      {"backward_s", c.backwardSeconds},
+                      {"optimizer_s", c.optimizerSeconds},
+                      {"step_time_s", c.stepSeconds},
+                      {"model_flops", c.modelFlops},
+                      {"mfu", c.mfu},
+                      {"notes", std::move(notes)}};
+}
+
 void renderJson(const std::vector<FileReport> &reports, llvm::raw_ostream &os) {
   json::Array files;
   for (const FileReport &r : reports) {
@@ -94,6 +178,8 @@ void renderJson(const std::vector<FileReport> &reports, llvm::raw_ostream &os) {
                               {"params", static_cast<int64_t>(r.stats.params)},
                               {"param_bytes", static_cast<int64_t>(r.stats.paramBytes)}};
     f["fusion"] = fusionToJson(r.fusion);
+    f["compute"] = computeToJson(r.cost);
+    f["communication"] = communicationToJson(r.cost);
     files.push_back(std::move(f));
   }
   Totals t = totalsOf(reports);

@@ -46,7 +46,8 @@ std::string where(const Location &l) {
 
 }  // namespace
 
-void renderText(const std::vector<FileReport> &reports, llvm::raw_ostream &os, bool color, bool fusion, bool quiet) {
+void renderText(const std::vector<FileReport> &reports, llvm::raw_ostream &os, bool color, bool fusion, bool quiet,
+                bool cost) {
   Painter p{os, color};
   for (const FileReport &r : reports) {
     if (r.fatal) {
@@ -80,6 +81,8 @@ void renderText(const std::vector<FileReport> &reports, llvm::raw_ostream &os, b
     }
     if (fusion)
       renderFusionText(r.fusion, r.path, os);
+    if (cost)
+      renderCostText(r.cost, r.path, os);
   }
   Totals t = totalsOf(reports);
   std::string summary = fmt::format("{} checked: {}, {}, {}", plural(static_cast<unsigned>(reports.size()), "file"),

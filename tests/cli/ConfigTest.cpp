@@ -181,6 +181,7 @@ TEST(Config, ErrorsNameFileLineAndKey) {
       {"setup:\n  optimizer: lion\n", "'optimizer' must be one of sgd, momentum, adam, adamw"},
       {"setup:\n  dims: {batch: -1}\n", "'dims: batch' expects an integer"},
       {"setup:\n  gpus: 8\n", "unknown key 'setup: gpus'"},
+      {"setup:\n  intra: warp-drive\n", "cfg/.graphlint.yaml:2: 'intra': unknown interconnect 'warp-drive' (known: "},
       {"setup: [1, 2]\n", "'setup' expects a mapping"},
       {"per-node-ignores:\n  \"a[\": [GL101]\n", "bad glob 'a['"},
       {"- just\n- a list\n", "the file must be a mapping"},
@@ -292,6 +293,9 @@ setup:
 
   r = runCli({"config", m});
   EXPECT_EQ(r.exitCode, 2);
+  r = runCli({m, "--inter", "carrier-pigeon"});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("--inter: unknown interconnect 'carrier-pigeon' (known: "), std::string::npos) << r.err;
 }
 
 // Every key through `config --dump`, with command-line overrides on top.

@@ -4,7 +4,8 @@
 
 #include "graphlint/lint/FusionPlan.h"
 #include "graphlint/lint/HardwareProfile.h"
-#include "graphlint/lint/KernelEstimate.h"
+#include "graphlint/lint/ComputeModel.h"
+#include "graphlint/lint/OpFlops.h"
 
 #include <gtest/gtest.h>
 
@@ -104,6 +105,10 @@ TEST(HardwareProfile, ShippedYamlMatchesBuiltinTable) {
     for (unsigned p = 0; p < kNumMathPrecisions; ++p)
       EXPECT_DOUBLE_EQ(y.peak[p], b.peak[p]) << mathPrecisionName(static_cast<MathPrecision>(p));
     EXPECT_EQ(y.source, b.source);
+    EXPECT_DOUBLE_EQ(y.computeEfficiency, b.computeEfficiency);
+    EXPECT_DOUBLE_EQ(y.memoryEfficiency, b.memoryEfficiency);
+    EXPECT_EQ(y.intraNode, b.intraNode);
+    EXPECT_EQ(y.interNode, b.interNode);
   }
   // The catalog the rules use loaded it from the source tree.
   EXPECT_TRUE(HardwareCatalog::instance().loadError().empty()) << HardwareCatalog::instance().loadError();
@@ -176,25 +181,32 @@ TEST(HardwareProfile, RooflineIsTheSlowerOfMathAndMemory) {
   EXPECT_NEAR(rooflineSeconds(v, 15.7e9, MathPrecision::BF16, 0), 1e-3, 1e-9);
 }
 
-TEST(KernelEstimate, GroupReadsInputsAndWritesOutputsOnce) {
+TEST(ComputeModel, GroupReadsInputsAndWritesOutputsOnce) {
   auto m = importText(R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float16[64, 128] x, float16[128, 256] w) => (float16[64, 256] y) {
       h = MatMul(x, w)
       y = Relu(h)
     })");
-  FusionPlan plan(*m, FusionBackend::Inductor);
+  graphlint::Setup setup;
+  AnalysisContext ctx(*m, setup);
+  const ComputeModel &cm = ctx.get<ComputeModel>();
+  const FusionPlan &plan = ctx.get<FusionPlan>();
   const FusionGroup &grp = plan.groupOf(*m->graph->nodes()[0]);
   ASSERT_EQ(grp.nodes.size(), 2u);  // Relu is the MatMul's epilogue
-  auto e = estimateGroup(grp, *HardwareCatalog::builtin().find("H100-SXM"));
-  ASSERT_TRUE(e);
-  EXPECT_DOUBLE_EQ(e->bytes, (64 * 128 + 128 * 256 + 64 * 256) * 2.0);
-  EXPECT_DOUBLE_EQ(e->flops, 2.0 * 64 * 128 * 256);
-  EXPECT_EQ(e->precision, MathPrecision::FP16);
-  EXPECT_DOUBLE_EQ(e->seconds, e->bytes / 3.35e12);
+  const GroupCost &c = cm.groups()[grp.id];
+  ASSERT_TRUE(c.known);
+  EXPECT_DOUBLE_EQ(c.forward.bytes, (64 * 128 + 128 * 256 + 64 * 256) * 2.0);
+  EXPECT_DOUBLE_EQ(c.forward.matmulFlops, 2.0 * 64 * 128 * 256);
+  EXPECT_DOUBLE_EQ(c.forward.flops, 2.0 * 64 * 128 * 256 + 64 * 256);  // + one per Relu output
+  EXPECT_EQ(c.precision, MathPrecision::FP16);
+  // Memory-bound: bytes / (3.35 TB/s x 0.8); the launch (4 us) is longer still.
+  EXPECT_DOUBLE_EQ(c.forward.gpuSeconds, c.forward.bytes / (3.35e12 * 0.8));
+  EXPECT_DOUBLE_EQ(c.forward.seconds, 4e-6);
+  EXPECT_DOUBLE_EQ(c.backward.flops, 0);  // inference: no backward
 }
 
-TEST(KernelEstimate, ConvFlopsAndUnknownSizes) {
+TEST(ComputeModel, ConvFlopsAndUnknownSizes) {
   auto m = importText(R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2, 16, 8, 8] x, float[32, 8, 3, 3] w, float[N, 4] z) => (float[2, 32, 8, 8] y, float[N, 4] r) {
@@ -205,8 +217,11 @@ TEST(KernelEstimate, ConvFlopsAndUnknownSizes) {
   auto f = contractionFlops(conv);
   ASSERT_TRUE(f);
   EXPECT_DOUBLE_EQ(*f, 2.0 * (2 * 32 * 8 * 8) * (8 * 3 * 3));
-  FusionPlan plan(*m, FusionBackend::Inductor);
-  EXPECT_FALSE(estimateGroup(plan.groupOf(*m->graph->nodes()[1]), *HardwareCatalog::builtin().find("H100")));
+  graphlint::Setup setup;
+  AnalysisContext ctx(*m, setup);
+  const ComputeModel &cm = ctx.get<ComputeModel>();
+  EXPECT_FALSE(cm.groups()[ctx.get<FusionPlan>().groupOf(*m->graph->nodes()[1]).id].known);
+  EXPECT_EQ(cm.unknownGroups(), 1u);
 }
 
 // ---- GL141 tensor-core-alignment ------------------------------------------

@@ -78,6 +78,11 @@ LINT OPTIONS
   --emit-dot FILE          write the fusion plan as Graphviz DOT to FILE; with
                            several models, one file each: FILE's stem + '.' +
                            the model's stem, e.g. out.dot -> out.resnet18.dot
+  --cost                   text format: after each file's findings, its predicted
+                           step: forward, backward, optimizer, communication and
+                           step time, MFU, collectives and gradient buckets (json
+                           always has `compute` and `communication` sections);
+                           docs/cost-model.md
 
 CONFIGURATION (docs/configuration.md)
   --config FILE            use FILE instead of the nearest .graphlint.yaml found
@@ -138,6 +143,7 @@ struct Args {
   bool dump = false;
   unsigned jobs = 0;
   bool fusion = false;
+  bool cost = false;
   std::string emitDot;
   std::string output;
   bool statistics = false;
@@ -301,6 +307,8 @@ std::optional<std::string> parseArgs(int argc, char **argv, Args &a) {
       cli.reportUnusedIgnores = true;
     } else if (arg == "--fusion") {
       a.fusion = true;
+    } else if (arg == "--cost") {
+      a.cost = true;
     } else if (arg == "--backend") {
       if (!(err = take(v)))
         err = parseChoice(arg, v, fusionBackendFromName, "inductor, tensorrt, ort", cli.backend);
@@ -334,12 +342,13 @@ std::optional<std::string> parseArgs(int argc, char **argv, Args &a) {
     } else if (arg == "--recompute") {
       if (!(err = take(v)))
         err = parseChoice(arg, v, recomputeFromName, "none, full", cli.recompute);
-    } else if (arg == "--intra") {
-      if (!(err = take(v)))
-        cli.intra = v;
-    } else if (arg == "--inter") {
-      if (!(err = take(v)))
-        cli.inter = v;
+    } else if (arg == "--intra" || arg == "--inter") {
+      if (!(err = take(v))) {
+        if (auto link = resolveInterconnect(v); !link)
+          err = arg + ": " + llvm::toString(link.takeError());
+        else
+          (arg == "--intra" ? cli.intra : cli.inter) = v;
+      }
     } else if (arg == "--emit-dot") {
       err = takeFile(a.emitDot);
     } else if (arg == "-D" || arg == "--dim") {
@@ -577,6 +586,7 @@ int runLint(const Args &a) {
     opts.skipModelTeardown = true;
     opts.fusionSummary = *format == OutputFormat::Json || (*format == OutputFormat::Text && a.fusion) || !a.emitDot.empty();
     opts.fusionEdges = !a.emitDot.empty();
+    opts.costSummary = *format == OutputFormat::Json || (*format == OutputFormat::Text && a.cost);
     fileConfigs.push_back(std::move(*config));
     fileOpts.push_back(std::move(opts));
   }
@@ -646,7 +656,7 @@ int runLint(const Args &a) {
                (a.color == "auto" && !file && !noColorRequested() && llvm::outs().is_displayed());
   switch (*format) {
   case OutputFormat::Text:
-    renderText(reports, out, color, a.fusion, a.quiet);
+    renderText(reports, out, color, a.fusion, a.quiet, a.cost);
     if (a.statistics)
       renderStatistics(reports, out);
     break;

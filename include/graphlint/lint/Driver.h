@@ -5,6 +5,7 @@
 
 #include "graphlint/ir/Importer.h"
 #include "graphlint/lint/Config.h"
+#include "graphlint/lint/CostSummary.h"
 #include "graphlint/lint/Diagnostic.h"
 #include "graphlint/lint/FusionSummary.h"
 #include "graphlint/lint/Setup.h"
@@ -25,6 +26,9 @@ struct LintOptions {
   bool fusionSummary = true;
   /// Also record every data edge in the summary (for --emit-dot).
   bool fusionEdges = false;
+  /// Copy the compute model and step timeline into FileReport::cost (JSON
+  /// `compute` / `communication`, --cost).
+  bool costSummary = true;
   /// Keep each imported model alive instead of freeing it after linting. The
   /// CLI sets this: it exits right after reporting, and tearing down a
   /// million-node IR costs more than the OS reclaiming it.
@@ -52,6 +56,9 @@ struct FileReport {
   FileStats stats;
   /// The fusion plan as plain data (present unless fatal or not requested).
   FusionSummary fusion;
+  /// The compute and communication model as plain data (present unless fatal
+  /// or not requested).
+  CostSummary cost;
 };
 
 ImportOptions importOptionsFor(const LintOptions &opts);

@@ -4,9 +4,10 @@
 // guarantees the tool works anywhere; data/hardware.yaml (same schema, shipped
 // next to the binary or in the source tree) may override entries and add new
 // ones, and users can point GRAPHLINT_HARDWARE_FILE at their own file.
-// docs/hardware.md lists the values and their datasheet sources. Later issues
-// extend the struct (interconnects for the communication model); add fields
-// with defaults, never repurpose one.
+// docs/hardware.md lists the values and their datasheet sources. Interconnects
+// (NVLink, PCIe, InfiniBand) are a second table in the same catalog and file,
+// read by the communication model (docs/cost-model.md). Add fields with
+// defaults, never repurpose one.
 #pragma once
 
 #include "graphlint/ir/DType.h"
@@ -48,11 +49,38 @@ struct HardwareProfile {
   /// precision has no hardware support worth using (e.g. bf16/tf32 on V100).
   std::array<double, kNumMathPrecisions> peak{};
   std::string source;                 // where the numbers come from
+  /// Share of the datasheet peaks real kernels reach (docs/cost-model.md):
+  /// contractions (cuBLAS/cuDNN at training sizes) and memory-bound kernels.
+  double computeEfficiency = 0.7;
+  double memoryEfficiency = 0.8;
+  /// The interconnects a multi-GPU job on this part uses by default (names in
+  /// the interconnect table): inside a node, and between nodes per GPU.
+  std::string intraNode = "pcie4";
+  std::string interNode = "hdr";
 
   double peakFor(MathPrecision p) const { return peak[static_cast<unsigned>(p)]; }
   bool supports(MathPrecision p) const { return peakFor(p) > 0; }
   /// fp32 matmuls/convs may run on tensor cores in TF32 (Ampere and later).
   bool supportsTf32() const { return supports(MathPrecision::TF32); }
+};
+
+/// A link between GPUs as the α-β collective model sees it (docs/hardware.md):
+/// per GPU and per direction. The bus bandwidth a transfer reaches grows with
+/// its size, busBW(c) = bandwidth * efficiency * c / (c + halfBandwidthBytes),
+/// for c the bytes one step of the collective moves; every step also pays
+/// `latency` (α).
+struct Interconnect {
+  std::string name;                   // canonical: "nvlink4"
+  std::vector<std::string> aliases;   // "nvlink-4", "h100-nvlink"
+  std::string description;
+  double bandwidth = 0;               // bytes/s per GPU per direction (datasheet)
+  double efficiency = 0.8;            // share of `bandwidth` large messages reach
+  double latency = 5e-6;              // seconds per step (α)
+  double halfBandwidthBytes = 65536;  // step size reaching half the bus bandwidth
+  std::string source;
+
+  /// Bus bandwidth (bytes/s) for a step moving `chunkBytes`.
+  double busBandwidth(double chunkBytes) const;
 };
 
 /// The set of known profiles: built-ins, then the data file overriding them by
@@ -71,6 +99,10 @@ public:
   const std::vector<HardwareProfile> &profiles() const { return profiles_; }
   /// Adds or replaces (by canonical name, case-insensitive) profiles.
   void merge(std::vector<HardwareProfile> more);
+  /// Interconnects (NVLink, PCIe, InfiniBand): case-insensitive name or alias.
+  const Interconnect *findInterconnect(std::string_view nameOrAlias) const;
+  const std::vector<Interconnect> &interconnects() const { return interconnects_; }
+  void mergeInterconnects(std::vector<Interconnect> more);
   /// The file that was merged into instance(), empty if none.
   const std::string &dataFile() const { return dataFile_; }
   /// Why the data file was ignored (unreadable, malformed), empty if it was not.
@@ -78,6 +110,7 @@ public:
 
 private:
   std::vector<HardwareProfile> profiles_;
+  std::vector<Interconnect> interconnects_;
   std::string dataFile_;
   std::string loadError_;
 };
@@ -85,10 +118,15 @@ private:
 /// Parses the hardware.yaml schema (docs/hardware.md). `bufferName` names the
 /// file in error messages.
 llvm::Expected<std::vector<HardwareProfile>> parseHardwareYaml(llvm::StringRef text, llvm::StringRef bufferName);
+/// The `interconnects:` list of the same file (empty when it has none).
+llvm::Expected<std::vector<Interconnect>> parseInterconnectYaml(llvm::StringRef text, llvm::StringRef bufferName);
 
 /// The profile Setup::target names (looked up in HardwareCatalog::instance()),
 /// or an error listing the known names.
 llvm::Expected<const HardwareProfile &> resolveHardwareTarget(std::string_view target);
+/// The interconnect a --intra/--inter name (or alias) names, or an error
+/// listing the known names.
+llvm::Expected<const Interconnect &> resolveInterconnect(std::string_view name);
 
 /// Roofline-lite kernel time (seconds), the placeholder until the cost model
 /// lands: max(flops / peak, bytes / bandwidth) at the datasheet peaks, no

@@ -24,11 +24,12 @@ Totals totalsOf(const std::vector<FileReport> &reports);
 /// Version of the JSON report format; bumped on incompatible changes.
 inline constexpr int kJsonFormatVersion = 1;
 
-/// `fusion`: after each file's diagnostics, its fusion table (--fusion).
+/// `fusion`: after each file's diagnostics, its fusion table (--fusion);
+/// `cost`: then its cost table (--cost).
 /// `quiet` (--quiet): only fatal-file lines and the summary line (and the
 /// fusion tables when `fusion`).
 void renderText(const std::vector<FileReport> &reports, llvm::raw_ostream &os, bool color, bool fusion = false,
-                bool quiet = false);
+                bool quiet = false, bool cost = false);
 /// --statistics: one line per rule that fired, `COUNT  CODE name`, by count
 /// (descending) then code.
 void renderStatistics(const std::vector<FileReport> &reports, llvm::raw_ostream &os);
@@ -60,6 +61,14 @@ std::string fusionSummaryLine(const FusionSummary &s);
 /// `--emit-dot`: the model's fusion plan as a Graphviz digraph (needs the
 /// summary's edges). docs/output-formats.md describes the drawing.
 void renderDot(const FusionSummary &s, const std::string &title, llvm::raw_ostream &os);
+
+/// The `compute` and `communication` sections of a JSON file entry (null when
+/// not present; communication only for a training step).
+llvm::json::Value computeToJson(const CostSummary &s);
+llvm::json::Value communicationToJson(const CostSummary &s);
+/// `--cost` in the text format: the per-step table of one model, headed by
+/// `title` (the file).
+void renderCostText(const CostSummary &s, const std::string &title, llvm::raw_ostream &os);
 
 /// `graphlint inspect`: the model's structure as JSON (a documented contract)
 /// or as a readable summary.

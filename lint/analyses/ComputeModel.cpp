@@ -1,0 +1,207 @@
+// The compute roofline per fusion group (docs/cost-model.md "Compute"). Only
+// static shapes are used: a group touching a tensor of unknown size, or an op
+// without a FLOP formula, has an unknown cost and is left out of the totals.
+#include "graphlint/lint/ComputeModel.h"
+
+#include "graphlint/ir/OpRegistry.h"
+#include "graphlint/lint/OpFlops.h"
+
+#include <llvm/ADT/DenseMap.h>
+#include <llvm/ADT/DenseSet.h>
+
+#include <algorithm>
+
+namespace graphlint {
+namespace {
+
+bool sixteenBit(Precision p) { return p != Precision::FP32; }
+
+// Bytes of a tensor as the run stores it: under --precision *-mixed or bf16,
+// fp32 activations and weights are moved as 16-bit values.
+std::optional<double> storedBytes(const Value &v, Precision p) {
+  auto b = v.type.byteSize();
+  if (!b)
+    return std::nullopt;
+  double bytes = static_cast<double>(*b);
+  return v.type.dtype == DType::Float && sixteenBit(p) ? bytes / 2 : bytes;
+}
+
+MathPrecision contractionPrecision(const Node &n, Precision p) {
+  if (p == Precision::FP16Mixed)
+    return MathPrecision::FP16;
+  if (p == Precision::BF16Mixed || p == Precision::BF16)
+    return MathPrecision::BF16;
+  // fp32 counts at the CUDA-core rate, not TF32: PyTorch's default for matmuls
+  // (torch.backends.cuda.matmul.allow_tf32 = False).
+  const Value *a = n.inputs.empty() ? nullptr : n.inputs[0];
+  auto m = a ? mathPrecisionOf(a->type.dtype) : std::nullopt;
+  return m.value_or(MathPrecision::FP32);
+}
+
+bool isBatchNormStatistic(const Use &u) { return u.user->opType == "BatchNormalization" && u.operand >= 3; }
+
+void add(KernelTime &into, const KernelTime &k) {
+  into.flops += k.flops;
+  into.matmulFlops += k.matmulFlops;
+  into.bytes += k.bytes;
+  into.kernels += k.kernels;
+  into.gpuSeconds += k.gpuSeconds;
+  into.seconds += k.seconds;
+}
+
+}  // namespace
+
+void timeKernel(KernelTime &k, const HardwareProfile &hw, MathPrecision matmul) {
+  double matmulPeak = (hw.supports(matmul) ? hw.peakFor(matmul) : hw.peakFor(MathPrecision::FP32)) * hw.computeEfficiency;
+  double scalarPeak = hw.peakFor(MathPrecision::FP32) * hw.computeEfficiency;
+  double math = (matmulPeak > 0 ? k.matmulFlops / matmulPeak : 0) +
+                (scalarPeak > 0 ? (k.flops - k.matmulFlops) / scalarPeak : 0);
+  double bw = hw.memoryBandwidth * hw.memoryEfficiency;
+  double memory = bw > 0 ? k.bytes / bw : 0;
+  k.gpuSeconds = std::max(math, memory);
+  // Launches are asynchronous: the host queues kernel i+1 while kernel i runs,
+  // so the stream is held up by launches only when kernels are shorter.
+  k.seconds = std::max(k.gpuSeconds, hw.launchOverhead * k.kernels);
+}
+
+ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
+  const Setup &setup = ctx.setup();
+  hw_ = HardwareCatalog::instance().find(setup.target);
+  const FusionPlan &plan = ctx.get<FusionPlan>();
+  const Graph &main = *m.graph;
+  if (sixteenBit(setup.precision))
+    matmulPrecision_ = setup.precision == Precision::FP16Mixed ? MathPrecision::FP16 : MathPrecision::BF16;
+
+  // Trainable parameters: an FX graph says which; for ONNX, every floating
+  // initializer of rank >= 1 that is not only BatchNorm running statistics.
+  bool fxFlags = false;
+  for (const auto &p : main.params())
+    fxFlags |= p->value && p->value->requiresGrad;
+  llvm::DenseSet<const Value *> needsGrad;
+  for (const auto &p : main.params()) {
+    const Value *v = p->value;
+    if (!v || !isFloating(p->tensor.dtype) || p->tensor.dims.empty())
+      continue;
+    bool trainable = fxFlags ? v->requiresGrad
+                             : v->uses.empty() || std::any_of(v->uses.begin(), v->uses.end(),
+                                                              [](const Use &u) { return !isBatchNormStatistic(u); });
+    auto elements = p->tensor.numElements();
+    if (!trainable || !elements)
+      continue;
+    needsGrad.insert(v);
+    params_.push_back({v, static_cast<double>(*elements), static_cast<unsigned>(params_.size()), -1});
+    paramElements_ += static_cast<double>(*elements);
+  }
+  // Gradients flow back through every floating value computed from a parameter.
+  if (setup.train)
+    for (const auto &n : main.nodes()) {
+      bool any = std::any_of(n->inputs.begin(), n->inputs.end(), [&](const Value *v) { return needsGrad.count(v); });
+      for (const Value *o : n->outputs)
+        if (any && o && isFloating(o->type.dtype))
+          needsGrad.insert(o);
+    }
+  auto grad = [&](const Value *v) { return v && needsGrad.count(v) > 0; };
+
+  groups_.resize(plan.groups().size());
+  for (size_t gi = 0; gi < plan.groups().size(); ++gi) {
+    const FusionGroup &g = plan.groups()[gi];
+    GroupCost &c = groups_[gi];
+    c.group = &g;
+    c.known = true;
+    llvm::DenseSet<const Node *> members(g.nodes.begin(), g.nodes.end());
+    llvm::DenseSet<const Value *> counted;
+    auto addBytes = [&](const Value *v) {
+      auto b = storedBytes(*v, setup.precision);
+      c.known &= b.has_value();
+      c.forward.bytes += b.value_or(0);
+    };
+    std::optional<MathPrecision> precision;
+    bool backward = false;
+    unsigned gradOperands = 1;
+    for (const Node *n : g.nodes) {
+      for (const Value *v : n->inputs)
+        if (v && !(v->kind == Value::Kind::NodeOutput && members.count(v->producer)) && counted.insert(v).second)
+          addBytes(v);
+      for (const Value *v : n->outputs) {
+        if (!v)
+          continue;
+        bool leaves = v->isGraphOutput();
+        for (const Use &u : v->uses)
+          leaves |= !members.count(u.user);
+        if (leaves)
+          addBytes(v);
+      }
+      auto f = nodeFlops(*n);
+      c.known &= f.has_value();
+      double fwd = f.value_or(0);
+      c.forward.flops += fwd;
+      if (n->op && n->op->kind == OpKind::Contraction) {
+        c.forward.matmulFlops += fwd;
+        if (!precision)
+          precision = contractionPrecision(*n, setup.precision);
+      }
+      if (setup.train) {
+        double bwd = backwardFlops(*n, fwd, grad);
+        c.backward.flops += bwd;
+        if (n->op && n->op->kind == OpKind::Contraction && fwd > 0) {
+          c.backward.matmulFlops += bwd;
+          gradOperands = std::max(gradOperands, static_cast<unsigned>(bwd / fwd + 0.5));
+        }
+        // Data movement (transposes, gathers, concats) has no FLOPs but its
+        // backward still moves the gradients.
+        backward |= bwd > 0 || std::any_of(n->inputs.begin(), n->inputs.end(), grad);
+      }
+    }
+    c.forward.kernels = g.kernels;
+    if (backward) {
+      // Backward reads each output's gradient and the saved inputs and writes
+      // each input's gradient: about twice the forward traffic; a contraction
+      // launches one kernel per operand gradient (dX, dW).
+      c.backward.bytes = 2 * c.forward.bytes;
+      c.backward.kernels = g.kernels * gradOperands;
+      if (setup.recompute == Recompute::Full) {  // the forward runs again first
+        c.backward.flops += c.forward.flops;
+        c.backward.matmulFlops += c.forward.matmulFlops;
+        c.backward.bytes += c.forward.bytes;
+        c.backward.kernels += c.forward.kernels;
+      }
+    }
+    c.precision = precision.value_or(MathPrecision::FP32);
+    if (hw_) {
+      timeKernel(c.forward, *hw_, c.precision);
+      timeKernel(c.backward, *hw_, c.precision);
+    }
+    // Control-flow nodes stay in the schedule (as unknown cost) so the totals
+    // say that something was left out.
+    if (g.graph == &main && !g.nodes.empty() && (g.kernels > 0 || g.kind == GroupKind::ControlFlow))
+      schedule_.push_back(static_cast<unsigned>(gi));
+  }
+  std::stable_sort(schedule_.begin(), schedule_.end(), [&](unsigned a, unsigned b) {
+    return plan.groups()[a].nodes.front()->index < plan.groups()[b].nodes.front()->index;
+  });
+
+  llvm::DenseMap<unsigned, int> position;  // group index -> place in the schedule
+  bool precisionSeen = sixteenBit(setup.precision);
+  for (size_t i = 0; i < schedule_.size(); ++i) {
+    position[schedule_[i]] = static_cast<int>(i);
+    const GroupCost &c = groups_[schedule_[i]];
+    if (!precisionSeen && c.forward.matmulFlops > 0) {
+      matmulPrecision_ = c.precision;  // the graph's first contraction
+      precisionSeen = true;
+    }
+    if (!c.known) {
+      ++unknownGroups_;
+      continue;
+    }
+    add(forward_, c.forward);
+    add(backward_, c.backward);
+  }
+  for (TrainableParam &p : params_)
+    for (const Use &u : p.value->uses) {
+      auto it = position.find(static_cast<unsigned>(&plan.groupOf(*u.user) - plan.groups().data()));
+      if (it != position.end() && (p.firstGroup < 0 || it->second < p.firstGroup))
+        p.firstGroup = it->second;
+    }
+}
+
+}  // namespace graphlint

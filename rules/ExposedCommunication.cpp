@@ -1,0 +1,71 @@
+// GL301 exposed-communication: in a data-parallel training step, the share of
+// the predicted step time during which the GPU only communicates (gradient
+// reductions no backward compute hides, ZeRO parameter gathers a kernel
+// waits for) exceeds a threshold. One file-level diagnostic from the step
+// timeline (StepTimeline.h), with the numbers behind it as notes.
+#include "graphlint/lint/Rule.h"
+#include "graphlint/lint/StepTimeline.h"
+
+#include <fmt/format.h>
+
+namespace graphlint {
+namespace {
+
+constexpr RuleOptionInfo kOptions[] = {
+    {"threshold", 0.1, 0, 1, "exposed communication as a share of step time that is reported"},
+};
+
+std::string ms(double s) { return fmt::format("{:.2f} ms", s * 1e3); }
+
+class ExposedCommunication final : public Rule {
+public:
+  const RuleInfo &info() const override {
+    static const RuleInfo i{"GL301", "exposed-communication", Severity::Warning,
+                            "predicted non-overlapped communication exceeds a share of step time", kOptions};
+    return i;
+  }
+
+  void check(const Model &, AnalysisContext &ctx, DiagnosticSink &sink) const override {
+    const StepTimeline &st = ctx.get<StepTimeline>();
+    if (!st.active() || st.strategy() == ParallelStrategy::Single || !(st.stepSeconds() > 0))
+      return;
+    double threshold = ctx.setup().ruleOption("GL301", "threshold", kOptions[0].defaultValue);
+    double share = st.exposedSeconds() / st.stepSeconds();
+    if (share <= threshold)
+      return;
+    const Topology &t = st.topology();
+    Diagnostic &d = sink.reportFile(fmt::format(
+        "{:.0f}% of the predicted {} training step is exposed communication: {} of {} communication on {} ranks "
+        "({}, {} inside a node, {} between nodes) is not hidden behind compute (threshold {:.0f}%)",
+        share * 100, ms(st.stepSeconds()), ms(st.exposedSeconds()), ms(st.commSeconds()), t.ranks,
+        strategyName(st.strategy()), t.intra.name, t.nodes() > 1 ? t.inter.name : "none", threshold * 100));
+    d.notes.push_back({fmt::format("step: forward {}, backward {}, optimizer {}; {:.1f} MB sent per rank; overlap "
+                                   "ratio {:.2f}; MFU {:.1f}%",
+                                   ms(st.forwardSeconds()), ms(st.backwardSeconds()), ms(st.optimizerSeconds()),
+                                   st.bytesPerRank() / 1e6, st.overlapRatio(), st.mfu() * 100),
+                       std::nullopt});
+    // The collective that ends last after compute is idle says where the time goes.
+    const CollectiveCall *tail = nullptr;
+    for (const CollectiveCall &c : st.collectives())
+      if (!tail || c.endSeconds > tail->endSeconds)
+        tail = &c;
+    if (tail)
+      d.notes.push_back({fmt::format("the last collective ({} of {:.1f} MB, {} algorithm, {}) ends at {} of the step",
+                                     collectiveKindName(tail->kind), tail->bytes / 1e6, collectiveAlgoName(tail->algo),
+                                     tail->phase, ms(tail->endSeconds)),
+                         std::nullopt});
+    d.notes.push_back({"raise the per-GPU batch (more compute per byte), use bf16 gradients (DDP comm hook "
+                       "bf16_compress_hook), a faster interconnect or fewer nodes, or for ZeRO-3 a lower stage; "
+                       "see docs/cost-model.md",
+                       std::nullopt});
+  }
+};
+
+}  // namespace
+
+const Rule *makeExposedCommunicationRule() {
+  static const ExposedCommunication r;
+  return &r;
+}
+
+}  // namespace graphlint

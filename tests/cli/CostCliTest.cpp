@@ -1,0 +1,38 @@
+// `--cost` on the command line: the per-step table after the findings, and the
+// JSON `compute` section with or without it (docs/output-formats.md).
+#include "TestSupport.h"
+
+#include <gtest/gtest.h>
+
+#include <llvm/Support/JSON.h>
+
+using namespace graphlint;
+using namespace graphlint::test;
+
+TEST(CostCli, TextTableFollowsTheFindings) {
+  CliResult r = runCli({"--no-color", "--cost", "-D", "batch=1", sourcePath("models/resnet18.onnx")});
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  size_t table = r.out.find("cost of " + sourcePath("models/resnet18.onnx") + " on H100-SXM");
+  ASSERT_NE(table, std::string::npos) << r.out;
+  EXPECT_GT(table, r.out.find("warning[GL004]"));
+  // 1.814 GMACs: 3.63 GFLOP with the pointwise work, one forward row.
+  EXPECT_NE(r.out.find("  forward              23        3.633"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("backward"), std::string::npos);  // inference: no training step
+  // Without --cost, no table.
+  CliResult plain = runCli({"--no-color", "-D", "batch=1", sourcePath("models/resnet18.onnx")});
+  EXPECT_EQ(plain.out.find("cost of "), std::string::npos);
+}
+
+TEST(CostCli, JsonAlwaysHasTheComputeSection) {
+  CliResult r = runCli({"--format", "json", "-D", "batch=1", sourcePath("models/resnet18.onnx")});
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  auto v = llvm::json::parse(r.out);
+  ASSERT_TRUE(bool(v)) << llvm::toString(v.takeError());
+  const llvm::json::Object &file = *(*v->getAsObject()->getArray("files"))[0].getAsObject();
+  const llvm::json::Object *compute = file.getObject("compute");
+  ASSERT_TRUE(compute);
+  EXPECT_NEAR(*compute->getNumber("matmul_flops_forward") / 2, 1.814e9, 0.001e9);
+  EXPECT_EQ(*compute->getString("target"), "H100-SXM");
+  EXPECT_EQ(compute->getArray("groups")->size(), 23u);
+  EXPECT_EQ(file.get("communication")->kind(), llvm::json::Value::Null);  // not a training step
+}
