@@ -1,6 +1,7 @@
 #include "graphlint/lint/Driver.h"
 
 #include "graphlint/lint/FusionPlan.h"
+#include "graphlint/lint/MemoryPlan.h"
 #include "graphlint/lint/Rule.h"
 
 #include <llvm/Support/ThreadPool.h>
@@ -43,6 +44,8 @@ FileReport lintModel(const Model &m, const LintOptions &opts) {
   // The same cached plan the rules read: computed once per model.
   if (opts.fusionSummary)
     r.fusion = summariseFusion(m, ctx.get<FusionPlan>(), opts.fusionEdges);
+  if (opts.memorySummary)
+    r.memory = ctx.get<MemoryPlan>().summary();
   return r;
 }
 

@@ -22,6 +22,9 @@ const Rule *makeInplaceAliasRule();
 const Rule *makeInplaceOnSavedTensorRule();
 const Rule *makeTensorCoreAlignmentRule();
 const Rule *makeLaunchBoundRule();
+const Rule *makeExceedsDeviceMemoryRule();
+const Rule *makeActivationHotspotRule();
+const Rule *makeAllocatorFragmentationRule();
 
 const std::vector<const Rule *> &allRules() {
   static const std::vector<const Rule *> rules = [] {
@@ -41,6 +44,9 @@ const std::vector<const Rule *> &allRules() {
         makeInplaceOnSavedTensorRule(),  // GL132
         makeTensorCoreAlignmentRule(),   // GL141
         makeLaunchBoundRule(),           // GL142
+        makeExceedsDeviceMemoryRule(),   // GL201
+        makeActivationHotspotRule(),     // GL202
+        makeAllocatorFragmentationRule(),  // GL203
     };
     std::sort(r.begin(), r.end(), [](const Rule *a, const Rule *b) { return a->info().code < b->info().code; });
     return r;

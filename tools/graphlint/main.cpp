@@ -9,6 +9,7 @@
 #include "graphlint/lint/Reporters.h"
 #include "graphlint/lint/Rule.h"
 
+#include <llvm/ADT/STLExtras.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
 #include <llvm/Support/Process.h>
@@ -72,6 +73,14 @@ LINT OPTIONS
   --emit-dot FILE          write the fusion plan as Graphviz DOT to FILE; with
                            several models, one file each: FILE's stem + '.' +
                            the model's stem, e.g. out.dot -> out.resnet18.dot
+  --memory                 text format: after the report, each model's predicted
+                           memory per GPU (params, grads, optimizer state,
+                           activations, peak allocated/reserved, capacity,
+                           headroom) and the largest tensors at the peak (json
+                           always has a `memory` section); docs/memory.md
+  --memory-plot FILE.svg   draw live memory over the step as an SVG chart
+                           (phases shaded, peak and device capacity marked);
+                           several models: FILE's stem + '.' + the model's stem
 
 INSPECT OPTIONS
   --format text|json       text summary (default) or the JSON contract
@@ -111,6 +120,8 @@ struct Args {
   std::string output;
   bool statistics = false;
   bool quiet = false;
+  bool memory = false;
+  std::string memoryPlot;
 };
 
 std::optional<std::string> parseDim(const std::string &spec, Args &a) {
@@ -191,6 +202,11 @@ std::optional<std::string> parseArgs(int argc, char **argv, Args &a) {
     } else if (arg == "-o" || arg == "--output") {
       if (!(err = take(a.output)) && a.output.empty())
         err = "--output needs a file name";
+    } else if (arg == "--memory") {
+      a.memory = true;
+    } else if (arg == "--memory-plot") {
+      if (!(err = take(a.memoryPlot)) && a.memoryPlot.empty())
+        err = "--memory-plot needs a file name";
     } else if (arg == "--fusion") {
       a.fusion = true;
     } else if (arg == "--backend") {
@@ -288,11 +304,11 @@ std::vector<std::string> dotPaths(const std::string &base, const std::vector<std
   return out;
 }
 
-bool writeDot(const std::string &path, const FusionSummary &s, const std::string &title) {
+bool writeOutputFile(const std::string &path, llvm::function_ref<void(llvm::raw_ostream &)> render) {
   std::error_code ec;
   llvm::raw_fd_ostream f(path, ec, llvm::sys::fs::OF_Text);
   if (!ec) {
-    renderDot(s, title, f);
+    render(f);
     f.close();
     ec = f.error();
     f.clear_error();
@@ -302,6 +318,14 @@ bool writeDot(const std::string &path, const FusionSummary &s, const std::string
     return false;
   }
   return true;
+}
+
+bool writeDot(const std::string &path, const FusionSummary &s, const std::string &title) {
+  return writeOutputFile(path, [&](llvm::raw_ostream &os) { renderDot(s, title, os); });
+}
+
+bool writeMemoryPlot(const std::string &path, const MemorySummary &s, const std::string &title) {
+  return writeOutputFile(path, [&](llvm::raw_ostream &os) { renderMemorySvg(s, title, os); });
 }
 
 int runInspect(const Args &a) {
@@ -364,6 +388,7 @@ int runLint(const Args &a) {
   opts.setup.target = a.target;
   opts.fusionSummary = *format == OutputFormat::Json || (*format == OutputFormat::Text && a.fusion) || !a.emitDot.empty();
   opts.fusionEdges = !a.emitDot.empty();
+  opts.memorySummary = *format == OutputFormat::Json || a.memory || !a.memoryPlot.empty();
   // Open --output before linting so an unwritable path fails fast.
   std::unique_ptr<llvm::raw_fd_ostream> file;
   if (!a.output.empty()) {
@@ -385,6 +410,9 @@ int runLint(const Args &a) {
     renderText(reports, out, color, a.fusion, a.quiet);
     if (a.statistics)
       renderStatistics(reports, out);
+    if (a.memory)
+      for (const FileReport &r : reports)
+        renderMemoryText(r.memory, r.path, out);
     break;
   case OutputFormat::Gcc: renderGcc(reports, out); break;
   case OutputFormat::Json: renderJson(reports, out); break;
@@ -405,6 +433,12 @@ int runLint(const Args &a) {
     std::vector<std::string> paths = dotPaths(a.emitDot, a.files);
     for (size_t i = 0; i < reports.size(); ++i)
       if (!reports[i].fatal && !writeDot(paths[i], reports[i].fusion, reports[i].path))
+        fatal = true;
+  }
+  if (!a.memoryPlot.empty()) {
+    std::vector<std::string> paths = dotPaths(a.memoryPlot, a.files);
+    for (size_t i = 0; i < reports.size(); ++i)
+      if (!reports[i].fatal && !writeMemoryPlot(paths[i], reports[i].memory, reports[i].path))
         fatal = true;
   }
   for (const FileReport &r : reports) {

@@ -6,6 +6,7 @@
 #include "graphlint/ir/Importer.h"
 #include "graphlint/lint/Diagnostic.h"
 #include "graphlint/lint/FusionSummary.h"
+#include "graphlint/lint/MemorySummary.h"
 #include "graphlint/lint/Setup.h"
 
 #include <memory>
@@ -20,6 +21,8 @@ struct LintOptions {
   bool fusionSummary = true;
   /// Also record every data edge in the summary (for --emit-dot).
   bool fusionEdges = false;
+  /// Copy the memory plan into FileReport::memory (JSON, --memory, --memory-plot).
+  bool memorySummary = true;
   /// Keep each imported model alive instead of freeing it after linting. The
   /// CLI sets this: it exits right after reporting, and tearing down a
   /// million-node IR costs more than the OS reclaiming it.
@@ -43,6 +46,8 @@ struct FileReport {
   FileStats stats;
   /// The fusion plan as plain data (present unless fatal or not requested).
   FusionSummary fusion;
+  /// The memory plan as plain data (present unless fatal or not requested).
+  MemorySummary memory;
 };
 
 ImportOptions importOptionsFor(const LintOptions &opts);
