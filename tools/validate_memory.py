@@ -121,10 +121,13 @@ def measure_inference(model, x):
     return {"peak_allocated_bytes": mode.peak, "peak_op": mode.peak_op, "ops": len(mode.samples)}
 
 
-def train_step(model, opt, x):
+def train_step(model, opt, x, mode=None):
     out = model(x)
     out.backward(torch.ones_like(out))
     del out
+    if mode is not None:
+        mode.sample("backward-end")
+        mode.backward_end = len(mode.samples)
     opt.step()
     opt.zero_grad(set_to_none=True)
 
@@ -139,9 +142,10 @@ def measure_training(model, x):
     mode.track(list(model.parameters()) + list(model.buffers()) + [x] + state)
     mode.sample("start")
     with mode:
-        train_step(model, opt, x)
+        train_step(model, opt, x, mode)
     params = storages_bytes(list(model.parameters()))
     return {"peak_allocated_bytes": mode.peak, "peak_op": mode.peak_op, "ops": len(mode.samples),
+            "forward_backward_peak_bytes": max(b for _, b in mode.samples[:mode.backward_end]),
             "params_bytes": params, "optimizer_bytes": storages_bytes(state)}
 
 
