@@ -74,6 +74,7 @@ private:
   std::map<uint32_t, int64_t> savedUntil_;
   std::vector<uint32_t> extraSaved_;      // per node: synthetic saved buffer or kNone
   std::vector<int> segment_;              // recompute segment per node
+  size_t segLen_ = 1;
   llvm::DenseMap<const Value *, uint32_t> paramGrad_;
 };
 
@@ -337,9 +338,9 @@ void PlanBuilder::forward(bool training) {
   // Recompute segments: ~sqrt(n) nodes each (Chen et al.'s checkpointing).
   segment_.assign(nodes.size(), 0);
   if (training && s_.recompute == Recompute::Full && !nodes.empty()) {
-    auto len = static_cast<size_t>(std::max(1.0, std::ceil(std::sqrt(static_cast<double>(nodes.size())))));
+    segLen_ = static_cast<size_t>(std::max(1.0, std::ceil(std::sqrt(static_cast<double>(nodes.size())))));
     for (size_t i = 0; i < nodes.size(); ++i)
-      segment_[i] = static_cast<int>(i / len);
+      segment_[i] = static_cast<int>(i / segLen_);
   }
   extraSaved_.assign(nodes.size(), kNone);
 
@@ -484,6 +485,11 @@ void PlanBuilder::backward() {
     it->second = sum;
   };
 
+  // Saved tensors by the node whose backward frees them.
+  std::vector<llvm::SmallVector<uint32_t, 2>> releaseAt(nodes.size());
+  for (const auto &[st, node] : savedUntil_)
+    releaseAt[static_cast<size_t>(node)].push_back(st);
+
   // The loss gradient: one buffer per graph output.
   for (const Value *o : g_.outputs)
     if (o && needsGrad_.count(o))
@@ -493,10 +499,8 @@ void PlanBuilder::backward() {
   int currentSegment = -1;
   std::map<int64_t, std::vector<uint32_t>> rebuilt;  // node -> storages to free at its backward
   auto rebuildSegment = [&](int seg) {
-    for (const auto &np : nodes) {
-      const Node &n = *np;
-      if (segment_[n.index] != seg)
-        continue;
+    for (size_t i = static_cast<size_t>(seg) * segLen_; i < nodes.size() && segment_[i] == seg; ++i) {
+      const Node &n = *nodes[i];
       Saved sv = savedOf(n);
       for (const Value *v : sv.values)
         if (v && v->producer && segment_[v->producer->index] == seg && storageOf_.count(v) &&
@@ -552,16 +556,9 @@ void PlanBuilder::backward() {
         unref(p->second);
         pending.erase(p);
       }
-    for (auto s = savedUntil_.begin(); s != savedUntil_.end();) {
-      if (s->second == idx) {
-        uint32_t st = s->first;
-        s = savedUntil_.erase(s);
-        if (lastUse_[st] <= static_cast<int64_t>(nodes.size()))
-          t_.release(st);
-      } else {
-        ++s;
-      }
-    }
+    for (uint32_t st : releaseAt[n.index])
+      if (lastUse_[st] <= static_cast<int64_t>(nodes.size()))
+        t_.release(st);
     if (auto r = rebuilt.find(idx); r != rebuilt.end()) {
       for (uint32_t st : r->second)
         t_.release(st);
