@@ -475,8 +475,14 @@ void PlanBuilder::backward() {
       return;
     }
     uint32_t old = it->second;
+    // InputBuffer::accumulate adds into whichever buffer it alone holds.
     if (refs[old] == 1 && old != incoming) {
-      unref(incoming);  // InputBuffer adds in place
+      unref(incoming);
+      return;
+    }
+    if (refs[incoming] == 1 && old != incoming) {
+      unref(old);
+      it->second = incoming;
       return;
     }
     uint32_t sum = newGrad(t_.storages[incoming].bytes, v);

@@ -285,7 +285,8 @@ std::vector<Measured> loadMeasured(const std::string &dir) {
 double compareWithMeasured(const std::string &dir, double tolerance) {
   std::vector<Measured> ms = loadMeasured(dir);
   double worst = 0;
-  std::printf("%-28s %-9s %14s %14s %8s\n", "model", "mode", "measured", "predicted", "error");
+  std::printf("%-28s %-9s %14s %14s %8s  %s\n", "model", "mode", "measured", "predicted", "error",
+              "predicted peak at");
   for (const Measured &m : ms) {
     for (bool train : {false, true}) {
       LintOptions o;
@@ -309,9 +310,9 @@ double compareWithMeasured(const std::string &dir, double tolerance) {
       for (const Row &row : rows) {
         double err = (static_cast<double>(row.predicted) - static_cast<double>(row.truth)) /
                      static_cast<double>(row.truth);
-        std::printf("%-28s %-9s %14llu %14llu %+7.2f%%\n", m.name.c_str(), row.mode,
+        std::printf("%-28s %-9s %14llu %14llu %+7.2f%%  %s %s\n", m.name.c_str(), row.mode,
                     static_cast<unsigned long long>(row.truth), static_cast<unsigned long long>(row.predicted),
-                    100 * err);
+                    100 * err, r.memory.peakPhase.c_str(), r.memory.peakNode.c_str());
         EXPECT_LE(std::abs(err), tolerance) << m.name << " " << row.mode;
         worst = std::max(worst, std::abs(err));
       }
