@@ -202,8 +202,8 @@ SMALL = {
     "gpt_small": (gpt(vocab=256, d_model=64, n_head=4, n_layer=2, seq=32), [2]),
     # One and two decoder layers: their difference is one layer's saved
     # activations (the 34sbh + 5as^2b check of the C++ test).
-    "gpt_layer1": (gpt(vocab=256, d_model=256, n_head=4, n_layer=1, seq=128), [2]),
-    "gpt_layer2": (gpt(vocab=256, d_model=256, n_head=4, n_layer=2, seq=128), [2]),
+    "gpt_layer1": (gpt(vocab=256, d_model=256, n_head=4, n_layer=1, seq=64), [2]),
+    "gpt_layer2": (gpt(vocab=256, d_model=256, n_head=4, n_layer=2, seq=64), [2]),
 }
 
 

@@ -5,6 +5,7 @@
 
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/DenseSet.h>
+#include <llvm/ADT/StringMap.h>
 #include <llvm/ADT/StringSet.h>
 
 #include <algorithm>
@@ -322,9 +323,42 @@ void PlanBuilder::forward(bool training) {
       }
     }
   };
+  // PyTorch exporters name nodes after their module scope
+  // ("/blocks.0/mlp/fc/MatMul"). A module's forward holds its arguments (and
+  // its caller's variable holds them too) until it returns: a value read
+  // inside a scope it was not produced in lives until that scope's last node.
+  llvm::StringMap<int64_t> scopeEnd;
+  auto scopesOf = [](const Node &n, llvm::SmallVectorImpl<llvm::StringRef> &out) {
+    llvm::StringRef name = n.name;
+    if (!name.startswith("/"))
+      return;
+    for (size_t slash = name.find('/', 1); slash != llvm::StringRef::npos; slash = name.find('/', slash + 1))
+      out.push_back(name.take_front(slash));
+  };
+  llvm::SmallVector<llvm::StringRef, 8> scopes;
+  for (const auto &np : nodes) {
+    scopes.clear();
+    scopesOf(*np, scopes);
+    for (llvm::StringRef sc : scopes)
+      scopeEnd[sc] = static_cast<int64_t>(np->index);
+  }
+  auto noteScopes = [&](const Node &user) {
+    scopes.clear();
+    scopesOf(user, scopes);
+    for (const Value *v : user.inputs) {
+      if (!v || v->kind != Value::Kind::NodeOutput || !v->producer)
+        continue;
+      llvm::StringRef from = v->producer->name;
+      int64_t &lu = lastUse[v];
+      for (llvm::StringRef sc : scopes)
+        if (!(from.startswith(sc) && from.size() > sc.size() && from[sc.size()] == '/'))
+          lu = std::max(lu, scopeEnd.lookup(sc));
+    }
+  };
   for (const auto &np : nodes) {
     auto at = static_cast<int64_t>(np->index);
     noteUses(*np, at);
+    noteScopes(*np);
     if (auto c = compositeInput_.find(np.get()); c != compositeInput_.end()) {
       int64_t &lu = lastUse[c->second];
       lu = std::max(lu, at);
@@ -349,9 +383,15 @@ void PlanBuilder::forward(bool training) {
     if (!inserted)
       it->second = std::min(it->second, node);
   };
+  // Storages to look at after each node: their last use may be a node that
+  // does not read them (the end of a module scope).
+  std::vector<llvm::SmallVector<uint32_t, 2>> dueAt(nodes.size());
   auto extendUse = [&](uint32_t st, int64_t at) {
-    if (st < lastUse_.size() && lastUse_[st] >= 0)
+    if (st < lastUse_.size() && lastUse_[st] >= 0) {
       lastUse_[st] = std::max(lastUse_[st], at);
+      if (lastUse_[st] < end)
+        dueAt[static_cast<size_t>(lastUse_[st])].push_back(st);
+    }
   };
 
   for (const auto &np : nodes) {
@@ -428,6 +468,9 @@ void PlanBuilder::forward(bool training) {
       freeIfDone(o);
     if (auto c = compositeInput_.find(&n); c != compositeInput_.end())
       freeIfDone(c->second);
+    for (uint32_t st : dueAt[n.index])
+      if (lastUse_[st] >= 0 && lastUse_[st] <= idx && !savedUntil_.count(st))
+        t_.release(st);
   }
 }
 
