@@ -64,7 +64,8 @@ LINT OPTIONS
   --backend inductor|tensorrt|ort
                            fusion legality the planner applies (default inductor);
                            docs/fusion.md describes each backend
-  --target GPU             hardware profile for GL141/GL142 (default H100-SXM):
+  --target GPU             hardware profile for GL141/GL142 and the memory
+                           capacity of GL201 (default H100-SXM):
                            V100, A100-40GB, A100-80GB, H100-SXM, H200, L4,
                            RTX-4090, or one from hardware.yaml (docs/hardware.md)
   --fusion                 text format: after each file's findings, its fusion
