@@ -528,7 +528,7 @@ void PlanBuilder::backward() {
       it->second = incoming;
       return;
     }
-    uint32_t sum = newGrad(t_.storages[incoming].bytes, v);
+    uint32_t sum = newGrad(bytesOf(v, true), v);  // the value's size: incoming may be a view of a larger gradient
     unref(old);
     unref(incoming);
     it->second = sum;
