@@ -1,6 +1,7 @@
 #include "graphlint/lint/Driver.h"
 
 #include "graphlint/lint/FusionPlan.h"
+#include "graphlint/lint/MemoryPlan.h"
 #include "graphlint/lint/Rule.h"
 
 #include <llvm/Support/ThreadPool.h>
@@ -49,6 +50,8 @@ FileReport lintModel(const Model &m, const LintOptions &opts) {
     r.fusion = summariseFusion(m, ctx.get<FusionPlan>(), opts.fusionEdges);
   if (opts.costSummary)
     r.cost = summariseCost(m, ctx);
+  if (opts.memorySummary)
+    r.memory = ctx.get<MemoryPlan>().summary();
   return r;
 }
 

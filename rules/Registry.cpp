@@ -25,6 +25,9 @@ const Rule *makeTensorCoreAlignmentRule();
 const Rule *makeLaunchBoundRule();
 const Rule *makeExposedCommunicationRule();
 const Rule *makeOversizedParameterRule();
+const Rule *makeExceedsDeviceMemoryRule();
+const Rule *makeActivationHotspotRule();
+const Rule *makeAllocatorFragmentationRule();
 
 const std::vector<const Rule *> &allRules() {
   static const std::vector<const Rule *> rules = [] {
@@ -45,8 +48,11 @@ const std::vector<const Rule *> &allRules() {
         makeInplaceOnSavedTensorRule(),  // GL132
         makeTensorCoreAlignmentRule(),   // GL141
         makeLaunchBoundRule(),           // GL142
-        makeExposedCommunicationRule(),  // GL301
-        makeOversizedParameterRule(),    // GL302
+        makeExceedsDeviceMemoryRule(),     // GL201
+        makeActivationHotspotRule(),       // GL202
+        makeAllocatorFragmentationRule(),  // GL203
+        makeExposedCommunicationRule(),    // GL301
+        makeOversizedParameterRule(),      // GL302
     };
     std::sort(r.begin(), r.end(), [](const Rule *a, const Rule *b) { return a->info().code < b->info().code; });
     return r;

@@ -163,6 +163,49 @@ json::Value communicationToJson(const CostSummary &s) {
                       {"notes", std::move(notes)}};
 }
 
+json::Value memoryToJson(const MemorySummary &s) {
+  if (!s.present)
+    return nullptr;
+  auto bytes = [](uint64_t b) { return static_cast<int64_t>(b); };
+  json::Array timeline;
+  for (const MemorySummary::Point &p : s.timeline)
+    timeline.push_back(json::Object{{"node", p.node}, {"phase", p.phase}, {"live_bytes", bytes(p.liveBytes)}});
+  json::Array top;
+  for (const MemorySummary::Contributor &c : s.topAtPeak) {
+    json::Object o{{"kind", c.kind}, {"bytes", bytes(c.bytes)}};
+    o["tensor"] = c.tensor.empty() ? json::Value(nullptr) : json::Value(c.tensor);
+    o["node"] = c.node.empty() ? json::Value(nullptr) : json::Value(c.node);
+    top.push_back(std::move(o));
+  }
+  json::Array assumed;
+  for (const std::string &d : s.assumedDims)
+    assumed.push_back(d);
+  json::Object o{{"mode", s.mode},
+                 {"setup", json::Object{{"optimizer", s.optimizer},
+                                        {"precision", s.precision},
+                                        {"zero", static_cast<int64_t>(s.zero)},
+                                        {"world_size", static_cast<int64_t>(s.worldSize)},
+                                        {"recompute", s.recompute},
+                                        {"target", s.target}}},
+                 {"params_bytes", bytes(s.paramsBytes)},
+                 {"grads_bytes", bytes(s.gradsBytes)},
+                 {"optimizer_bytes", bytes(s.optimizerBytes)},
+                 {"inputs_bytes", bytes(s.inputsBytes)},
+                 {"activations_bytes", bytes(s.activationsBytes)},
+                 {"peak_allocated_bytes", bytes(s.peakAllocatedBytes)},
+                 {"peak_reserved_bytes", bytes(s.peakReservedBytes)},
+                 {"fragmentation", s.fragmentation()},
+                 {"timeline", std::move(timeline)},
+                 {"top_at_peak", std::move(top)},
+                 {"assumed_dims", std::move(assumed)},
+                 {"unsized_tensors", bytes(s.unsizedTensors)}};
+  o["peak_node"] = s.peakNode.empty() ? json::Value(nullptr) : json::Value(s.peakNode);
+  o["peak_phase"] = s.peakPhase.empty() ? json::Value(nullptr) : json::Value(s.peakPhase);
+  o["device_capacity_bytes"] = s.capacityBytes > 0 ? json::Value(static_cast<int64_t>(s.capacityBytes))
+                                                   : json::Value(nullptr);
+  return o;
+}
+
 void renderJson(const std::vector<FileReport> &reports, llvm::raw_ostream &os) {
   json::Array files;
   for (const FileReport &r : reports) {
@@ -180,6 +223,7 @@ void renderJson(const std::vector<FileReport> &reports, llvm::raw_ostream &os) {
     f["fusion"] = fusionToJson(r.fusion);
     f["compute"] = computeToJson(r.cost);
     f["communication"] = communicationToJson(r.cost);
+    f["memory"] = memoryToJson(r.memory);
     files.push_back(std::move(f));
   }
   Totals t = totalsOf(reports);

@@ -11,6 +11,7 @@
 #include "graphlint/lint/Reporters.h"
 #include "graphlint/lint/Rule.h"
 
+#include <llvm/ADT/STLExtras.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
 #include <llvm/Support/Process.h>
@@ -69,7 +70,8 @@ LINT OPTIONS
   --backend inductor|tensorrt|ort
                            fusion legality the planner applies (default inductor);
                            docs/fusion.md describes each backend
-  --target GPU             hardware profile for GL141/GL142 (default H100-SXM):
+  --target GPU             hardware profile for GL141/GL142 and the memory
+                           capacity of GL201 (default H100-SXM):
                            V100, A100-40GB, A100-80GB, H100-SXM, H200, L4,
                            RTX-4090, or one from hardware.yaml (docs/hardware.md)
   --fusion                 text format: after each file's findings, its fusion
@@ -83,6 +85,14 @@ LINT OPTIONS
                            step time, MFU, collectives and gradient buckets (json
                            always has `compute` and `communication` sections);
                            docs/cost-model.md
+  --memory                 text format: after the report, each model's predicted
+                           memory per GPU (params, grads, optimizer state,
+                           activations, peak allocated/reserved, capacity,
+                           headroom) and the largest tensors at the peak (json
+                           always has a `memory` section); docs/memory.md
+  --memory-plot FILE.svg   draw live memory over the step as an SVG chart
+                           (phases shaded, peak and device capacity marked);
+                           several models: FILE's stem + '.' + the model's stem
 
 CONFIGURATION (docs/configuration.md)
   --config FILE            use FILE instead of the nearest .graphlint.yaml found
@@ -154,6 +164,8 @@ struct Args {
   /// Everything the command line says that a config file can say too; it is
   /// the last layer, so it wins.
   ConfigLayer cli;
+  bool memory = false;
+  std::string memoryPlot;
 };
 
 std::optional<std::string> parseDim(const std::string &spec, Args &a) {
@@ -305,6 +317,10 @@ std::optional<std::string> parseArgs(int argc, char **argv, Args &a) {
         err = parseRuleList(arg, v, cli.ignore);
     } else if (arg == "--report-unused-ignores") {
       cli.reportUnusedIgnores = true;
+    } else if (arg == "--memory") {
+      a.memory = true;
+    } else if (arg == "--memory-plot") {
+      err = takeFile(a.memoryPlot);
     } else if (arg == "--fusion") {
       a.fusion = true;
     } else if (arg == "--cost") {
@@ -459,11 +475,11 @@ std::vector<std::string> dotPaths(const std::string &base, const std::vector<std
   return out;
 }
 
-bool writeDot(const std::string &path, const FusionSummary &s, const std::string &title) {
+bool writeOutputFile(const std::string &path, llvm::function_ref<void(llvm::raw_ostream &)> render) {
   std::error_code ec;
   llvm::raw_fd_ostream f(path, ec, llvm::sys::fs::OF_Text);
   if (!ec) {
-    renderDot(s, title, f);
+    render(f);
     f.close();
     ec = f.error();
     f.clear_error();
@@ -473,6 +489,14 @@ bool writeDot(const std::string &path, const FusionSummary &s, const std::string
     return false;
   }
   return true;
+}
+
+bool writeDot(const std::string &path, const FusionSummary &s, const std::string &title) {
+  return writeOutputFile(path, [&](llvm::raw_ostream &os) { renderDot(s, title, os); });
+}
+
+bool writeMemoryPlot(const std::string &path, const MemorySummary &s, const std::string &title) {
+  return writeOutputFile(path, [&](llvm::raw_ostream &os) { renderMemorySvg(s, title, os); });
 }
 
 int runInspect(const Args &a) {
@@ -587,6 +611,7 @@ int runLint(const Args &a) {
     opts.fusionSummary = *format == OutputFormat::Json || (*format == OutputFormat::Text && a.fusion) || !a.emitDot.empty();
     opts.fusionEdges = !a.emitDot.empty();
     opts.costSummary = *format == OutputFormat::Json || (*format == OutputFormat::Text && a.cost);
+    opts.memorySummary = *format == OutputFormat::Json || a.memory || !a.memoryPlot.empty();
     fileConfigs.push_back(std::move(*config));
     fileOpts.push_back(std::move(opts));
   }
@@ -659,6 +684,9 @@ int runLint(const Args &a) {
     renderText(reports, out, color, a.fusion, a.quiet, a.cost);
     if (a.statistics)
       renderStatistics(reports, out);
+    if (a.memory)
+      for (const FileReport &r : reports)
+        renderMemoryText(r.memory, r.path, out);
     break;
   case OutputFormat::Gcc: renderGcc(reports, out); break;
   case OutputFormat::Json: renderJson(reports, out); break;
@@ -679,6 +707,12 @@ int runLint(const Args &a) {
     std::vector<std::string> paths = dotPaths(a.emitDot, a.files);
     for (size_t i = 0; i < reports.size(); ++i)
       if (!reports[i].fatal && !writeDot(paths[i], reports[i].fusion, reports[i].path))
+        fatal = true;
+  }
+  if (!a.memoryPlot.empty()) {
+    std::vector<std::string> paths = dotPaths(a.memoryPlot, a.files);
+    for (size_t i = 0; i < reports.size(); ++i)
+      if (!reports[i].fatal && !writeMemoryPlot(paths[i], reports[i].memory, reports[i].path))
         fatal = true;
   }
   for (size_t i = 0; i < reports.size(); ++i) {

@@ -8,6 +8,7 @@
 #include "graphlint/lint/CostSummary.h"
 #include "graphlint/lint/Diagnostic.h"
 #include "graphlint/lint/FusionSummary.h"
+#include "graphlint/lint/MemorySummary.h"
 #include "graphlint/lint/Setup.h"
 
 #include <functional>
@@ -29,6 +30,8 @@ struct LintOptions {
   /// Copy the compute model and step timeline into FileReport::cost (JSON
   /// `compute` / `communication`, --cost).
   bool costSummary = true;
+  /// Copy the memory plan into FileReport::memory (JSON, --memory, --memory-plot).
+  bool memorySummary = true;
   /// Keep each imported model alive instead of freeing it after linting. The
   /// CLI sets this: it exits right after reporting, and tearing down a
   /// million-node IR costs more than the OS reclaiming it.
@@ -59,6 +62,8 @@ struct FileReport {
   /// The compute and communication model as plain data (present unless fatal
   /// or not requested).
   CostSummary cost;
+  /// The memory plan as plain data (present unless fatal or not requested).
+  MemorySummary memory;
 };
 
 ImportOptions importOptionsFor(const LintOptions &opts);

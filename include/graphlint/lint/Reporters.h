@@ -69,6 +69,17 @@ llvm::json::Value communicationToJson(const CostSummary &s);
 /// `--cost` in the text format: the per-step table of one model, headed by
 /// `title` (the file).
 void renderCostText(const CostSummary &s, const std::string &title, llvm::raw_ostream &os);
+/// The `memory` section of a JSON file entry (null when not present);
+/// docs/memory.md describes the fields.
+llvm::json::Value memoryToJson(const MemorySummary &s);
+/// `--memory` in the text format: the model-state/peak table and the largest
+/// storages live at the peak, headed by `title` (the file).
+void renderMemoryText(const MemorySummary &s, const std::string &title, llvm::raw_ostream &os);
+/// `--memory-plot`: live bytes over the step as an SVG line chart, phases
+/// shaded, the peak and the device capacity marked.
+void renderMemorySvg(const MemorySummary &s, const std::string &title, llvm::raw_ostream &os);
+/// "1.25 GiB", "512.0 MiB", "3.0 KiB", "17 B".
+std::string formatBytes(double bytes);
 
 /// `graphlint inspect`: the model's structure as JSON (a documented contract)
 /// or as a readable summary.

@@ -1,0 +1,64 @@
+// A replay of PyTorch's CUDA caching allocator (c10/cuda/CUDACachingAllocator.cpp,
+// default settings, one stream): requests rounded up to 512 B; blocks of at
+// most 1 MiB come from a small pool of 2 MiB segments, larger ones from a
+// large pool of 20 MiB segments (requests under 10 MiB) or of their own size
+// rounded up to 2 MiB; the best-fitting free block of the pool is reused and
+// split when the rest is worth keeping (>= 512 B small, > 1 MiB large); freed
+// blocks merge with free neighbours of the same segment; segments are never
+// returned (no empty_cache). Replaying the memory plan's alloc/free trace
+// gives the peak reserved bytes and the fragmentation (docs/memory.md).
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+namespace graphlint {
+
+class AllocatorSim {
+public:
+  static constexpr uint64_t kMinBlockSize = 512;
+  static constexpr uint64_t kSmallSize = 1 << 20;        // largest small-pool block
+  static constexpr uint64_t kSmallBuffer = 2 << 20;      // small-pool segment
+  static constexpr uint64_t kLargeBuffer = 20 << 20;     // large-pool segment
+  static constexpr uint64_t kMinLargeAlloc = 10 << 20;   // below: a 20 MiB segment
+  static constexpr uint64_t kRoundLarge = 2 << 20;       // larger: rounded to 2 MiB
+
+  /// The block size a request of `bytes` gets (512 B multiples, at least 512).
+  static uint64_t roundSize(uint64_t bytes);
+  /// The segment cudaMalloc'd when no cached block fits a rounded request.
+  static uint64_t segmentSize(uint64_t rounded);
+
+  /// Allocates the storage `id` (ids are the caller's, unique while live).
+  void allocate(uint64_t id, uint64_t bytes);
+  /// Frees `id`; unknown ids are ignored.
+  void release(uint64_t id);
+
+  uint64_t allocated() const { return allocated_; }
+  uint64_t reserved() const { return reserved_; }
+  uint64_t peakAllocated() const { return peakAllocated_; }
+  uint64_t peakReserved() const { return peakReserved_; }
+  uint64_t segments() const { return segments_; }
+
+private:
+  struct Block {
+    uint64_t segment = 0, offset = 0, size = 0;
+    int prev = -1, next = -1;   // neighbours in the segment
+    bool small = false, used = false;
+  };
+  // Free blocks per pool ordered like PyTorch's BlockComparator: size, then address.
+  using FreeSet = std::set<std::tuple<uint64_t, uint64_t, uint64_t, int>>;
+  FreeSet &poolOf(const Block &b) { return b.small ? small_ : large_; }
+  void insertFree(int b);
+  void eraseFree(int b);
+
+  std::vector<Block> blocks_;
+  std::vector<int> spare_;      // recycled entries of blocks_
+  FreeSet small_, large_;
+  std::unordered_map<uint64_t, int> live_;
+  uint64_t allocated_ = 0, reserved_ = 0, peakAllocated_ = 0, peakReserved_ = 0, segments_ = 0;
+};
+
+}  // namespace graphlint

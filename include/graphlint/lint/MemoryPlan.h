@@ -1,0 +1,72 @@
+// The memory plan: the bytes one GPU holds over an inference pass or a
+// training step (forward, backward, optimizer step), predicted from the graph
+// and the Setup (train, optimizer, precision, ZeRO stage, world size,
+// recompute, target). Liveness over the main graph's execution order gives an
+// alloc/free trace of storages (views share their base's storage); training
+// adds model states per rank, the tensors each op saves for backward (per-op
+// rules that follow PyTorch autograd, or the FX frontend's
+// outputSavedForBackward facts), the backward pass's gradient buffers and the
+// optimizer step's temporaries. Replaying the trace through AllocatorSim gives
+// the reserved bytes. GL201-GL203 read it; docs/memory.md is the model.
+#pragma once
+
+#include "graphlint/lint/Analysis.h"
+#include "graphlint/lint/MemorySummary.h"
+
+#include <llvm/ADT/ArrayRef.h>
+#include <llvm/ADT/SmallVector.h>
+
+#include <string_view>
+#include <vector>
+
+namespace graphlint {
+
+/// The part of a training step a point of the timeline belongs to.
+enum class MemoryPhase : uint8_t { Forward, Backward, Optimizer };
+
+/// What a storage holds.
+enum class MemoryKind : uint8_t { Param, Grad, OptimizerState, Input, Activation, Saved, Gradient, Temporary };
+std::string_view memoryKindName(MemoryKind k);
+
+/// What autograd keeps of one node for its backward, per PyTorch's
+/// derivatives (tools/autograd/derivatives.yaml): the operands and results it
+/// saves, plus buffers that are not graph values (max-pool indices, norm
+/// statistics, dropout masks) in bytes. `needsGrad[i]`: input i needs a
+/// gradient (it is, or depends on, a trainable parameter).
+struct SavedForBackward {
+  llvm::SmallVector<unsigned, 2> inputs;
+  llvm::SmallVector<unsigned, 1> outputs;
+  uint64_t extraBytes = 0;
+};
+SavedForBackward savedForBackward(const Node &n, llvm::ArrayRef<bool> needsGrad);
+
+/// How the gradient of input `i` comes out of a node's backward: a view of
+/// the output's gradient (Add, views, Concat's pieces) or a new buffer.
+bool gradPassesThrough(const Node &n, unsigned input);
+
+class MemoryPlan {
+public:
+  MemoryPlan(const Model &m, AnalysisContext &ctx);
+
+  const MemorySummary &summary() const { return summary_; }
+  /// The node running at the peak (nullptr when the peak is the optimizer
+  /// step or before any node).
+  const Node *peakNode() const { return peakNode_; }
+
+  /// One storage live at the peak, with the node that produced it.
+  struct Contributor {
+    const Value *value = nullptr;
+    const Node *producer = nullptr;
+    MemoryKind kind = MemoryKind::Activation;
+    uint64_t bytes = 0;
+  };
+  /// Every storage live at the peak, largest first.
+  const std::vector<Contributor> &atPeak() const { return atPeak_; }
+
+private:
+  MemorySummary summary_;
+  const Node *peakNode_ = nullptr;
+  std::vector<Contributor> atPeak_;
+};
+
+}  // namespace graphlint

@@ -1,0 +1,58 @@
+// A plain-data copy of a model's MemoryPlan (docs/memory.md), taken by the
+// driver while the model is alive and carried in the FileReport to the
+// reporters: the JSON `memory` section, the `--memory` text table and the
+// `--memory-plot` SVG chart render this, never the plan or the model.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace graphlint {
+
+struct MemorySummary {
+  /// One point of the timeline: the bytes allocated while a step runs (its
+  /// own peak), a step being one node of the forward pass, one node's
+  /// backward, or the optimizer step.
+  struct Point {
+    std::string node;             // node label; "optimizer.step" for the optimizer
+    std::string phase;            // "forward", "backward", "optimizer"
+    uint64_t liveBytes = 0;
+  };
+  /// One storage live at the peak.
+  struct Contributor {
+    std::string tensor;           // value name ("" for synthetic buffers)
+    std::string node;             // producer label, or "" for params/inputs
+    std::string kind;             // memoryKindName
+    uint64_t bytes = 0;
+  };
+
+  bool present = false;           // false for fatal files or when not requested
+  std::string mode;               // "inference" or "training"
+  // The setup the prediction assumes.
+  std::string optimizer, precision, recompute, target;
+  unsigned zero = 0, worldSize = 1;
+
+  uint64_t paramsBytes = 0;       // per rank, after ZeRO-3 sharding
+  uint64_t gradsBytes = 0;        // per rank (0 in inference)
+  uint64_t optimizerBytes = 0;    // per rank: moments and fp32 master weights
+  uint64_t inputsBytes = 0;       // graph inputs
+  uint64_t activationsBytes = 0;  // training: saved for backward at the start of
+                                  // backward; inference: peak live activations
+  uint64_t peakAllocatedBytes = 0;
+  uint64_t peakReservedBytes = 0; // the caching-allocator replay
+  uint64_t allocatorPeakAllocatedBytes = 0;  // same replay, 512 B-rounded blocks
+  uint64_t segments = 0;          // segments the replay reserved at its end
+  std::string peakNode;
+  std::string peakPhase;
+  double capacityBytes = 0;       // the target's memory, 0 when unknown
+  std::vector<Point> timeline;
+  std::vector<Contributor> topAtPeak;  // largest first, at most 10
+  std::vector<std::string> assumedDims;  // "batch=1": unbound symbolic dims taken as 1
+  uint64_t unsizedTensors = 0;    // tensors whose size is unknown (counted as 0)
+
+  /// (peak reserved - peak allocated in blocks) / peak reserved.
+  double fragmentation() const;
+};
+
+}  // namespace graphlint

@@ -1,0 +1,149 @@
+// The memory plan (docs/memory.md): replays the alloc/free trace of
+// MemoryTrace.cpp for the live-byte timeline, the peak and what is live
+// there, and through AllocatorSim for the reserved bytes.
+#include "graphlint/lint/MemoryPlan.h"
+
+#include "MemoryTrace.h"
+
+#include "graphlint/lint/CachingAllocator.h"
+#include "graphlint/lint/HardwareProfile.h"
+
+#include <algorithm>
+
+namespace graphlint {
+
+std::string_view memoryKindName(MemoryKind k) {
+  switch (k) {
+  case MemoryKind::Param: return "param";
+  case MemoryKind::Grad: return "grad";
+  case MemoryKind::OptimizerState: return "optimizer_state";
+  case MemoryKind::Input: return "input";
+  case MemoryKind::Activation: return "activation";
+  case MemoryKind::Saved: return "saved";
+  case MemoryKind::Gradient: return "activation_grad";
+  case MemoryKind::Temporary: return "temporary";
+  }
+  return "?";
+}
+
+double MemorySummary::fragmentation() const {
+  if (peakReservedBytes == 0)
+    return 0;
+  uint64_t used = std::min(allocatorPeakAllocatedBytes, peakReservedBytes);
+  return static_cast<double>(peakReservedBytes - used) / static_cast<double>(peakReservedBytes);
+}
+
+namespace {
+
+using memory::Trace;
+using memory::nodeLabel;
+
+std::string_view phaseName(MemoryPhase p) {
+  switch (p) {
+  case MemoryPhase::Forward: return "forward";
+  case MemoryPhase::Backward: return "backward";
+  case MemoryPhase::Optimizer: return "optimizer";
+  }
+  return "?";
+}
+
+
+}  // namespace
+
+MemoryPlan::MemoryPlan(const Model &m, AnalysisContext &ctx) {
+  const Setup &s = ctx.setup();
+  MemorySummary &sum = summary_;
+  sum.present = true;
+  sum.mode = s.train ? "training" : "inference";
+  sum.optimizer = std::string(optimizerName(s.optimizer));
+  sum.precision = std::string(precisionName(s.precision));
+  sum.recompute = std::string(recomputeName(s.recompute));
+  sum.zero = s.zero;
+  sum.worldSize = s.worldSize;
+  sum.target = s.target;
+  if (const HardwareProfile *hw = HardwareCatalog::instance().find(s.target))
+    sum.capacityBytes = hw->memoryBytes;
+  if (!m.graph)
+    return;
+  Trace t = memory::buildTrace(m, s, sum);
+  if (!s.train) {
+    sum.gradsBytes = 0;
+    sum.optimizerBytes = 0;
+  }
+
+  // Replay: live bytes, each step's own peak, the global peak's event.
+  AllocatorSim alloc;
+  uint64_t live = 0, stepPeak = 0, peak = 0;
+  size_t peakEvent = 0;
+  int peakStep = -1;
+  bool peakPending = false;
+  for (size_t e = 0; e < t.events.size(); ++e) {
+    const Trace::Event &ev = t.events[e];
+    const Trace::Storage *st = ev.op == Trace::Op::Mark ? nullptr : &t.storages[ev.id];
+    switch (ev.op) {
+    case Trace::Op::Alloc:
+      live += st->bytes;
+      alloc.allocate(ev.id, st->bytes);
+      stepPeak = std::max(stepPeak, live);
+      if (live > peak) {
+        peak = live;
+        peakEvent = e;
+        peakPending = true;
+      }
+      break;
+    case Trace::Op::Free:
+      live -= st->bytes;
+      alloc.release(ev.id);
+      break;
+    case Trace::Op::Mark: {
+      const Trace::Step &step = t.steps[ev.id];
+      sum.timeline.push_back({step.label, std::string(phaseName(step.phase)), stepPeak});
+      if (peakPending) {
+        peakStep = static_cast<int>(ev.id);
+        peakPending = false;
+      }
+      stepPeak = live;
+      break;
+    }
+    }
+  }
+  sum.peakAllocatedBytes = peak;
+  sum.peakReservedBytes = alloc.peakReserved();
+  sum.allocatorPeakAllocatedBytes = alloc.peakAllocated();
+  sum.segments = alloc.segments();
+  if (peakStep >= 0) {
+    const Trace::Step &step = t.steps[peakStep];
+    peakNode_ = step.node;
+    sum.peakNode = step.label;
+    sum.peakPhase = std::string(phaseName(step.phase));
+  }
+
+  // What is live at the peak.
+  std::vector<bool> liveAt(t.storages.size(), false);
+  for (size_t e = 0; e <= peakEvent && e < t.events.size(); ++e) {
+    const Trace::Event &ev = t.events[e];
+    if (ev.op != Trace::Op::Mark)
+      liveAt[ev.id] = ev.op == Trace::Op::Alloc;
+  }
+  uint64_t resident = 0;
+  for (size_t i = 0; i < t.storages.size(); ++i) {
+    if (!liveAt[i] || t.storages[i].bytes == 0)
+      continue;
+    const Trace::Storage &st = t.storages[i];
+    if (st.kind == MemoryKind::Param || st.kind == MemoryKind::Input)
+      resident += st.bytes;
+    atPeak_.push_back({st.value, st.value ? st.value->producer : nullptr, st.kind, st.bytes});
+  }
+  std::stable_sort(atPeak_.begin(), atPeak_.end(),
+                   [](const Contributor &a, const Contributor &b) { return a.bytes > b.bytes; });
+  if (!s.train)
+    sum.activationsBytes = peak > resident ? peak - resident : 0;
+  for (size_t i = 0; i < atPeak_.size() && i < 10; ++i) {
+    const Contributor &c = atPeak_[i];
+    sum.topAtPeak.push_back({c.value ? c.value->name : std::string(), c.producer ? nodeLabel(*c.producer) : "",
+                             std::string(memoryKindName(c.kind)), c.bytes});
+  }
+}
+
+
+}  // namespace graphlint

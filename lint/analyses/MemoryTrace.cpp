@@ -1,0 +1,708 @@
+// Builds the memory plan's alloc/free trace (MemoryTrace.h, docs/memory.md).
+#include "MemoryTrace.h"
+
+#include "graphlint/ir/OpRegistry.h"
+
+#include <llvm/ADT/DenseMap.h>
+#include <llvm/ADT/DenseSet.h>
+#include <llvm/ADT/StringMap.h>
+#include <llvm/ADT/StringSet.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+namespace graphlint::memory {
+namespace {
+
+constexpr uint32_t kNone = ~0u;
+
+/// Builds the trace of one model under one Setup.
+class PlanBuilder {
+public:
+  PlanBuilder(const Model &m, const Setup &s) : m_(m), s_(s), g_(*m.graph) {}
+
+  Trace build(MemorySummary &sum);
+
+private:
+  bool sixteenBit() const { return s_.precision != Precision::FP32; }
+  unsigned shards(bool sharded) const { return sharded ? std::max(1u, s_.worldSize) : 1u; }
+  /// Bytes of one tensor value: symbolic dims left unbound count as 1.
+  uint64_t bytesOf(const Value *v, bool activation);
+  bool isBuffer(const Value *p) const;
+  void classifyParams();
+  void computeNeedsGrad();
+  void forward(bool training);
+  void backward();
+  void optimizerStep();
+  /// The storage `o` (output `oi` of `n`) shares, or kNone when it is new.
+  uint32_t viewStorage(const Node &n, unsigned oi);
+  void gatherZero3(const Node &n, llvm::SmallVectorImpl<uint32_t> &temps);
+  void findComposites();
+  /// What `n`'s backward keeps (composites included), as values.
+  struct Saved {
+    llvm::SmallVector<const Value *, 3> values;
+    uint64_t extraBytes = 0;
+  };
+  Saved savedOf(const Node &n);
+
+  const Model &m_;
+  const Setup &s_;
+  const Graph &g_;
+  Trace t_;
+  MemorySummary *sum_ = nullptr;
+  std::set<std::string> assumed_;
+  uint64_t unsized_ = 0;
+
+  llvm::DenseMap<const Value *, uint32_t> storageOf_;
+  llvm::DenseSet<const Value *> nonContiguous_;
+  llvm::DenseSet<const Value *> permuted_;
+  // Exporters decompose some single PyTorch kernels (GELU into Div, Erf, Add,
+  // Mul, Mul): the pieces' outputs never exist in PyTorch; the last piece
+  // stands for the kernel and reads the chain's input.
+  llvm::DenseSet<const Node *> compositeInner_;
+  llvm::DenseMap<const Node *, const Value *> compositeInput_;
+  // Activations torchvision-style modules run in place (inplace=True).
+  llvm::DenseSet<const Node *> inplaceActivation_;
+  uint32_t inplaceStorage(const Node &n, int64_t idx);
+  llvm::DenseSet<const Value *> trainable_;
+  llvm::DenseSet<const Value *> needsGrad_;
+  std::vector<const Value *> trainableOrder_;
+  // Forward release points: node index after which a storage is freed.
+  std::vector<int64_t> lastUse_;
+  // Training: storages held for backward, released at that node's backward.
+  std::map<uint32_t, int64_t> savedUntil_;
+  std::vector<uint32_t> extraSaved_;      // per node: synthetic saved buffer or kNone
+  std::vector<int> segment_;              // recompute segment per node
+  size_t segLen_ = 1;
+  llvm::DenseMap<const Value *, uint32_t> paramGrad_;
+};
+
+uint64_t PlanBuilder::bytesOf(const Value *v, bool activation) {
+  if (!v || !v->type.isTensor() || (v->producer && compositeInner_.count(v->producer)))
+    return 0;
+  const Shape &sh = v->type.shape;
+  unsigned bits = dtypeBits(v->type.dtype);
+  if (!sh.rankKnown || bits == 0) {
+    ++unsized_;
+    return 0;
+  }
+  uint64_t n = 1;
+  for (const Dim &d : sh.dims) {
+    if (d.isStatic())
+      n *= static_cast<uint64_t>(std::max<int64_t>(d.value, 0));
+    else if (d.isSymbolic())
+      assumed_.insert(d.symbol);
+    else {
+      ++unsized_;
+      return 0;
+    }
+  }
+  // 16-bit training and inference keep fp32 activations in 16 bits.
+  if (activation && sixteenBit() && v->type.dtype == DType::Float)
+    bits = 16;
+  return (n * bits + 7) / 8;
+}
+
+/// Initializers that are not trained: integer/bool tensors, scalars folded
+/// into initializers, and BatchNormalization running statistics.
+bool PlanBuilder::isBuffer(const Value *p) const {
+  if (!isFloating(p->type.dtype))
+    return true;
+  auto numel = p->type.shape.numElements();
+  if (numel && *numel <= 1)
+    return true;
+  if (p->uses.empty())
+    return true;
+  for (const Use &u : p->uses)
+    if (!(u.user->opType == "BatchNormalization" && u.operand >= 3))
+      return false;
+  return true;
+}
+
+void PlanBuilder::classifyParams() {
+  for (const auto &p : g_.params())
+    if (p->value && !isBuffer(p->value) && trainable_.insert(p->value).second)
+      trainableOrder_.push_back(p->value);
+  for (const Value *in : g_.inputs)
+    if (in->requiresGrad)
+      needsGrad_.insert(in);
+}
+
+void PlanBuilder::computeNeedsGrad() {
+  for (const Value *p : trainableOrder_)
+    needsGrad_.insert(p);
+  for (const auto &n : g_.nodes()) {
+    bool any = false;
+    for (const Value *in : n->inputs)
+      any |= in && needsGrad_.count(in);
+    if (!any)
+      continue;
+    for (const Value *o : n->outputs)
+      if (o && o->type.isTensor() && isFloating(o->type.dtype))
+        needsGrad_.insert(o);
+  }
+}
+
+/// The MatMul output a bias Add (an exported nn.Linear on a 3-d input)
+/// updates in place, or nullptr.
+const Value *biasedMatMul(const Node &n) {
+  if (n.opType != "Add" || n.inputs.size() != 2)
+    return nullptr;
+  for (unsigned k = 0; k < 2; ++k) {
+    const Value *a = n.inputs[k], *b = n.inputs[1 - k];
+    if (a && b && a->producer && a->producer->opType == "MatMul" && a->uses.size() == 1 && !a->isGraphOutput() &&
+        b->kind == Value::Kind::Param && b->type.shape.rankKnown && b->type.shape.dims.size() == 1)
+      return a;
+  }
+  return nullptr;
+}
+
+uint32_t PlanBuilder::viewStorage(const Node &n, unsigned oi) {
+  const Value *o = n.outputs[oi];
+  auto from = [&](unsigned i) -> const Value * { return i < n.inputs.size() ? n.inputs[i] : nullptr; };
+  const Value *base = nullptr;
+  bool strided = false, reshape = false, permuted = false;
+  if (oi < n.outputAliasesInput.size() && n.outputAliasesInput[oi] >= 0) {
+    base = from(static_cast<unsigned>(n.outputAliasesInput[oi]));
+  } else if (oi == 0 && (n.opType == "Squeeze" || n.opType == "Unsqueeze" || n.opType == "Identity" ||
+                         (n.opType == "Dropout" && (n.outputs.size() < 2 || !n.outputs[1])))) {
+    base = from(0);
+  } else if (oi == 0 && (n.opType == "Reshape" || n.opType == "Flatten" || n.op->viewOfInput0)) {
+    base = from(0);
+    reshape = true;
+  } else if (const Value *mm = biasedMatMul(n); mm && oi == 0) {
+    base = mm;  // linear(): addmm, or matmul then add_ of the bias
+  } else if (n.opType == "Transpose" || n.opType == "Expand") {
+    base = from(0);
+    strided = true;
+    permuted = true;
+  } else if (n.opType == "Slice" || n.opType == "Split") {
+    base = from(0);
+    strided = true;
+  } else if (n.opType == "Gather" && from(1) && from(1)->type.shape.rankKnown && from(1)->type.shape.dims.empty() &&
+             from(0) && from(0)->kind != Value::Kind::Param) {
+    base = from(0);  // x[:, i]: a select, a view
+    strided = true;
+  }
+  if (!base || !o)
+    return kNone;
+  auto it = storageOf_.find(base);
+  if (it == storageOf_.end())
+    return kNone;
+  // PyTorch's reshape copies a permuted or expanded tensor; slices along the
+  // split dim still view.
+  if (reshape && permuted_.count(base))
+    return kNone;
+  if (strided || nonContiguous_.count(base))
+    nonContiguous_.insert(o);
+  if (permuted || (!reshape && permuted_.count(base)))
+    permuted_.insert(o);
+  return it->second;
+}
+
+void PlanBuilder::findComposites() {
+  auto soleUser = [](const Value *v) -> const Node * {
+    return v && v->uses.size() == 1 && !v->isGraphOutput() ? v->uses[0].user : nullptr;
+  };
+  auto isConst = [](const Value *v) {
+    return v && (v->kind == Value::Kind::Param || (v->producer && v->producer->opType == "Constant"));
+  };
+  auto other = [](const Node *n, const Value *v) -> const Value * {
+    return n->inputs.size() == 2 ? (n->inputs[0] == v ? n->inputs[1] : n->inputs[0]) : nullptr;
+  };
+  for (const auto &np : g_.nodes()) {
+    // SiLU: x * Sigmoid(x).
+    const Node &sig = *np;
+    if (sig.opType == "Sigmoid" && !sig.inputs.empty() && sig.inputs[0]) {
+      const Node *mul = soleUser(sig.outputs.empty() ? nullptr : sig.outputs[0]);
+      if (mul && mul->opType == "Mul" && other(mul, sig.outputs[0]) == sig.inputs[0]) {
+        compositeInner_.insert(&sig);
+        compositeInput_[mul] = sig.inputs[0];
+        inplaceActivation_.insert(mul);
+      }
+    }
+  }
+  for (const auto &np : g_.nodes()) {
+    const Node &erf = *np;
+    if (erf.opType != "Erf" || erf.inputs.empty() || !erf.inputs[0] || !erf.inputs[0]->producer)
+      continue;
+    const Node *div = erf.inputs[0]->producer;
+    if ((div->opType != "Div" && div->opType != "Mul") || div->inputs.size() != 2 || !isConst(div->inputs[1]))
+      continue;
+    const Value *x = div->inputs[0];
+    const Node *add = soleUser(erf.outputs[0]);
+    if (!add || add->opType != "Add" || !isConst(other(add, erf.outputs[0])))
+      continue;
+    const Node *mul = soleUser(add->outputs[0]);
+    if (!mul || mul->opType != "Mul" || other(mul, add->outputs[0]) != x)
+      continue;
+    const Node *last = mul;
+    if (const Node *half = soleUser(mul->outputs[0]);
+        half && half->opType == "Mul" && isConst(other(half, mul->outputs[0])))
+      last = half;
+    for (const Node *inner : {div, &erf, add, mul})
+      if (inner != last)
+        compositeInner_.insert(inner);
+    compositeInput_[last] = x;
+  }
+}
+
+PlanBuilder::Saved PlanBuilder::savedOf(const Node &n) {
+  Saved out;
+  if (compositeInner_.count(&n))
+    return out;
+  if (auto c = compositeInput_.find(&n); c != compositeInput_.end()) {
+    if (needsGrad_.count(c->second))
+      out.values.push_back(c->second);  // gelu keeps its input
+    return out;
+  }
+  llvm::SmallVector<bool, 4> ng;
+  bool any = false;
+  for (const Value *in : n.inputs) {
+    ng.push_back(in && needsGrad_.count(in));
+    any |= ng.back();
+  }
+  if (!any)
+    return out;
+  SavedForBackward sv = savedForBackward(n, ng);
+  for (unsigned i : sv.inputs)
+    out.values.push_back(n.inputs[i]);
+  for (unsigned o : sv.outputs)
+    if (o < n.outputs.size())
+      out.values.push_back(n.outputs[o]);
+  out.extraBytes = sv.extraBytes;
+  return out;
+}
+
+/// Inference: an activation whose input dies here overwrites it, as the
+/// inplace=True activations of torchvision's blocks do (ReLU, ReLU6,
+/// Hardswish, SiLU).
+uint32_t PlanBuilder::inplaceStorage(const Node &n, int64_t idx) {
+  static const llvm::StringSet<> kInplace = {"Relu", "Clip", "HardSwish", "HardSigmoid", "LeakyRelu"};
+  const Value *x = nullptr;
+  if (inplaceActivation_.count(&n))
+    x = compositeInput_.lookup(&n);
+  else if (kInplace.count(n.opType) && !n.inputs.empty())
+    x = n.inputs[0];
+  auto it = x ? storageOf_.find(x) : storageOf_.end();
+  if (it == storageOf_.end() || n.outputs.empty() || !n.outputs[0])
+    return kNone;
+  uint32_t st = it->second;
+  const Trace::Storage &k = t_.storages[st];
+  if (k.kind != MemoryKind::Activation || st >= lastUse_.size() || lastUse_[st] != idx || nonContiguous_.count(x) ||
+      k.bytes != bytesOf(n.outputs[0], true))
+    return kNone;
+  return st;
+}
+
+void PlanBuilder::gatherZero3(const Node &n, llvm::SmallVectorImpl<uint32_t> &temps) {
+  if (s_.zero < 3 || s_.worldSize <= 1)
+    return;
+  for (const Value *in : n.inputs)
+    if (in && trainable_.count(in)) {
+      uint64_t full = bytesOf(in, true);
+      temps.push_back(t_.alloc(full - full / s_.worldSize, MemoryKind::Temporary, in));
+    }
+}
+
+void PlanBuilder::forward(bool training) {
+  const auto &nodes = g_.nodes();
+  int64_t end = static_cast<int64_t>(nodes.size());
+  // Last use of each value, nested-body uses counted at their main-graph node.
+  llvm::DenseMap<const Value *, int64_t> lastUse;
+  auto noteUses = [&](const Node &n, int64_t at) {
+    for (const Value *in : n.inputs) {
+      const Value *v = in;
+      while (v && v->kind == Value::Kind::OuterScope && v->outer)
+        v = v->outer;
+      if (v) {
+        int64_t &lu = lastUse[v];
+        lu = std::max(lu, at);
+      }
+    }
+  };
+  // PyTorch exporters name nodes after their module scope
+  // ("/blocks.0/mlp/fc/MatMul"). A module's forward holds its arguments (and
+  // its caller's variable holds them too) until it returns: a value read
+  // inside a scope it was not produced in lives until that scope's last node.
+  llvm::StringMap<int64_t> scopeEnd;
+  auto scopesOf = [](const Node &n, llvm::SmallVectorImpl<llvm::StringRef> &out) {
+    llvm::StringRef name = n.name;
+    if (!name.startswith("/"))
+      return;
+    for (size_t slash = name.find('/', 1); slash != llvm::StringRef::npos; slash = name.find('/', slash + 1))
+      out.push_back(name.take_front(slash));
+  };
+  llvm::SmallVector<llvm::StringRef, 8> scopes;
+  for (const auto &np : nodes) {
+    scopes.clear();
+    scopesOf(*np, scopes);
+    for (llvm::StringRef sc : scopes)
+      scopeEnd[sc] = static_cast<int64_t>(np->index);
+  }
+  auto noteScopes = [&](const Node &user) {
+    scopes.clear();
+    scopesOf(user, scopes);
+    for (const Value *v : user.inputs) {
+      if (!v || v->kind != Value::Kind::NodeOutput || !v->producer)
+        continue;
+      llvm::StringRef from = v->producer->name;
+      int64_t &lu = lastUse[v];
+      for (llvm::StringRef sc : scopes)
+        if (!(from.startswith(sc) && from.size() > sc.size() && from[sc.size()] == '/'))
+          lu = std::max(lu, scopeEnd.lookup(sc));
+    }
+  };
+  for (const auto &np : nodes) {
+    auto at = static_cast<int64_t>(np->index);
+    noteUses(*np, at);
+    noteScopes(*np);
+    if (auto c = compositeInput_.find(np.get()); c != compositeInput_.end()) {
+      int64_t &lu = lastUse[c->second];
+      lu = std::max(lu, at);
+    }
+    for (const auto &sub : np->subgraphs())
+      forEachGraph(*sub, [&](const Graph &gr) {
+        for (const auto &n : gr.nodes())
+          noteUses(*n, at);
+      });
+  }
+  // Recompute segments: ~sqrt(n) nodes each (Chen et al.'s checkpointing).
+  segment_.assign(nodes.size(), 0);
+  if (training && s_.recompute == Recompute::Full && !nodes.empty()) {
+    segLen_ = static_cast<size_t>(std::max(1.0, std::ceil(std::sqrt(static_cast<double>(nodes.size())))));
+    for (size_t i = 0; i < nodes.size(); ++i)
+      segment_[i] = static_cast<int>(i / segLen_);
+  }
+  extraSaved_.assign(nodes.size(), kNone);
+
+  auto holdUntil = [&](uint32_t st, int64_t node) {
+    auto [it, inserted] = savedUntil_.emplace(st, node);
+    if (!inserted)
+      it->second = std::min(it->second, node);
+  };
+  // Storages to look at after each node: their last use may be a node that
+  // does not read them (the end of a module scope).
+  std::vector<llvm::SmallVector<uint32_t, 2>> dueAt(nodes.size());
+  auto extendUse = [&](uint32_t st, int64_t at) {
+    if (st < lastUse_.size() && lastUse_[st] >= 0) {
+      lastUse_[st] = std::max(lastUse_[st], at);
+      if (lastUse_[st] < end)
+        dueAt[static_cast<size_t>(lastUse_[st])].push_back(st);
+    }
+  };
+
+  for (const auto &np : nodes) {
+    const Node &n = *np;
+    auto idx = static_cast<int64_t>(n.index);
+    llvm::SmallVector<uint32_t, 2> temps;
+    gatherZero3(n, temps);
+    for (unsigned oi = 0; oi < n.outputs.size(); ++oi) {
+      const Value *o = n.outputs[oi];
+      if (!o)
+        continue;
+      uint32_t st = viewStorage(n, oi);
+      if (st == kNone && !training && oi == 0)
+        st = inplaceStorage(n, idx);
+      if (st == kNone) {
+        st = t_.alloc(bytesOf(o, true), MemoryKind::Activation, o);
+        lastUse_.resize(t_.storages.size(), -1);
+        lastUse_[st] = idx;
+      }
+      storageOf_[o] = st;
+      auto lu = lastUse.find(o);
+      extendUse(st, lu == lastUse.end() ? idx : lu->second);
+      if (o->isGraphOutput())
+        lastUse_[st] = end + 1;  // the caller holds the outputs
+    }
+    if (training) {
+      Saved sv = savedOf(n);
+      auto save = [&](const Value *v) {
+        auto it = v ? storageOf_.find(v) : storageOf_.end();
+        if (it == storageOf_.end() || t_.storages[it->second].kind != MemoryKind::Activation)
+          return;  // params and inputs are resident anyway
+        const Node *prod = v->producer;
+        // Under full recompute only a segment's inputs are kept; what it
+        // saves inside is rebuilt before its backward.
+        if (prod && s_.recompute == Recompute::Full && segment_[prod->index] == segment_[n.index])
+          return;
+        holdUntil(it->second, idx);
+      };
+      for (const Value *v : sv.values)
+        save(v);
+      if (sv.extraBytes && s_.recompute == Recompute::None) {
+        uint32_t st = t_.alloc(sv.extraBytes, MemoryKind::Saved, nullptr);
+        lastUse_.resize(t_.storages.size(), -1);
+        extraSaved_[n.index] = st;
+        holdUntil(st, idx);
+      }
+      if (s_.recompute == Recompute::Full)
+        for (const Value *in : n.inputs) {
+          auto it = in ? storageOf_.find(in) : storageOf_.end();
+          if (it != storageOf_.end() && t_.storages[it->second].kind == MemoryKind::Activation && in->producer &&
+              segment_[in->producer->index] != segment_[n.index])
+            holdUntil(it->second, idx);
+        }
+    }
+    t_.mark(&n, nodeLabel(n), MemoryPhase::Forward);
+    for (uint32_t tmp : temps)
+      t_.release(tmp);
+    // Free every storage whose last reader this node was, unless saved.
+    auto freeIfDone = [&](const Value *v) {
+      auto it = v ? storageOf_.find(v) : storageOf_.end();
+      if (it == storageOf_.end())
+        return;
+      uint32_t st = it->second;
+      if (st < lastUse_.size() && lastUse_[st] >= 0 && lastUse_[st] <= idx && !savedUntil_.count(st))
+        t_.release(st);
+    };
+    for (const Value *in : n.inputs) {
+      const Value *v = in;
+      while (v && v->kind == Value::Kind::OuterScope && v->outer)
+        v = v->outer;
+      freeIfDone(v);
+    }
+    for (const Value *o : n.outputs)
+      freeIfDone(o);
+    if (auto c = compositeInput_.find(&n); c != compositeInput_.end())
+      freeIfDone(c->second);
+    for (uint32_t st : dueAt[n.index])
+      if (lastUse_[st] >= 0 && lastUse_[st] <= idx && !savedUntil_.count(st))
+        t_.release(st);
+  }
+}
+
+void PlanBuilder::backward() {
+  const auto &nodes = g_.nodes();
+  sum_->activationsBytes = t_.liveBytes({MemoryKind::Activation, MemoryKind::Saved});
+  // Gradients pending per value; a buffer may be shared (pass-through).
+  llvm::DenseMap<const Value *, uint32_t> pending;
+  std::vector<unsigned> refs;
+  auto newGrad = [&](uint64_t bytes, const Value *v) {
+    uint32_t st = t_.alloc(bytes, MemoryKind::Gradient, v);
+    refs.resize(t_.storages.size(), 0);
+    refs[st] = 1;
+    return st;
+  };
+  auto unref = [&](uint32_t st) {
+    if (st < refs.size() && refs[st] > 0 && --refs[st] == 0)
+      t_.release(st);
+  };
+  auto paramGradBytes = [&](const Value *p) {
+    uint64_t b = bytesOf(p, false);
+    if (sixteenBit() && p->type.dtype == DType::Float)
+      b /= 2;
+    return b / shards(s_.zero >= 2);
+  };
+  auto deliver = [&](const Value *v, uint32_t incoming) {
+    if (trainable_.count(v)) {
+      auto it = paramGrad_.find(v);
+      if (it == paramGrad_.end()) {
+        // AccumulateGrad steals a buffer nobody else holds, else clones it.
+        bool steal = refs[incoming] == 1;
+        if (steal)
+          unref(incoming);
+        paramGrad_[v] = t_.alloc(paramGradBytes(v), MemoryKind::Grad, v);
+        if (!steal)
+          unref(incoming);
+      } else {
+        unref(incoming);  // accumulated in place
+      }
+      return;
+    }
+    auto it = pending.find(v);
+    if (it == pending.end()) {
+      pending[v] = incoming;
+      return;
+    }
+    uint32_t old = it->second;
+    // InputBuffer::accumulate adds into whichever buffer it alone holds.
+    if (refs[old] == 1 && old != incoming) {
+      unref(incoming);
+      return;
+    }
+    if (refs[incoming] == 1 && old != incoming) {
+      unref(old);
+      it->second = incoming;
+      return;
+    }
+    uint32_t sum = newGrad(bytesOf(v, true), v);  // the value's size: incoming may be a view of a larger gradient
+    unref(old);
+    unref(incoming);
+    it->second = sum;
+  };
+
+  // Saved tensors by the node whose backward frees them.
+  std::vector<llvm::SmallVector<uint32_t, 2>> releaseAt(nodes.size());
+  for (const auto &[st, node] : savedUntil_)
+    releaseAt[static_cast<size_t>(node)].push_back(st);
+
+  // The loss gradient: one buffer per graph output.
+  for (const Value *o : g_.outputs)
+    if (o && needsGrad_.count(o))
+      pending[o] = newGrad(bytesOf(o, true), o);
+
+  // Recomputed saved tensors per segment, rebuilt before its backward.
+  int currentSegment = -1;
+  std::map<int64_t, std::vector<uint32_t>> rebuilt;  // node -> storages to free at its backward
+  auto rebuildSegment = [&](int seg) {
+    for (size_t i = static_cast<size_t>(seg) * segLen_; i < nodes.size() && segment_[i] == seg; ++i) {
+      const Node &n = *nodes[i];
+      Saved sv = savedOf(n);
+      for (const Value *v : sv.values)
+        if (v && v->producer && segment_[v->producer->index] == seg && storageOf_.count(v) &&
+            t_.storages[storageOf_[v]].kind == MemoryKind::Activation)
+          rebuilt[n.index].push_back(t_.alloc(bytesOf(v, true), MemoryKind::Saved, v));
+      if (sv.extraBytes)
+        rebuilt[n.index].push_back(t_.alloc(sv.extraBytes, MemoryKind::Saved, nullptr));
+    }
+  };
+
+  for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+    const Node &n = **it;
+    auto idx = static_cast<int64_t>(n.index);
+    if (s_.recompute == Recompute::Full && segment_[n.index] != currentSegment) {
+      currentSegment = segment_[n.index];
+      rebuildSegment(currentSegment);
+    }
+    bool hasGrad = false;
+    for (const Value *o : n.outputs)
+      hasGrad |= o && pending.count(o);
+    if (hasGrad) {
+      llvm::SmallVector<uint32_t, 2> temps;
+      gatherZero3(n, temps);
+      uint32_t outGrad = n.outputs.empty() || !n.outputs[0] || !pending.count(n.outputs[0])
+                             ? kNone
+                             : pending[n.outputs[0]];
+      auto composite = compositeInput_.find(&n);
+      for (unsigned i = 0; i < n.inputs.size() && !compositeInner_.count(&n); ++i) {
+        const Value *in = n.inputs[i];
+        if (composite != compositeInput_.end()) {
+          if (i > 0 || !needsGrad_.count(composite->second))
+            break;
+          deliver(composite->second, newGrad(bytesOf(composite->second, true), composite->second));
+          break;
+        }
+        if (!in || !needsGrad_.count(in))
+          continue;
+        uint32_t g;
+        if (outGrad != kNone && gradPassesThrough(n, i)) {
+          g = outGrad;
+          ++refs[g];
+        } else {
+          g = newGrad(bytesOf(in, true), in);
+        }
+        deliver(in, g);
+      }
+      t_.mark(&n, nodeLabel(n), MemoryPhase::Backward);
+      for (uint32_t tmp : temps)
+        t_.release(tmp);
+    }
+    for (const Value *o : n.outputs)
+      if (auto p = o ? pending.find(o) : pending.end(); p != pending.end()) {
+        unref(p->second);
+        pending.erase(p);
+      }
+    for (uint32_t st : releaseAt[n.index])
+      if (lastUse_[st] <= static_cast<int64_t>(nodes.size()))
+        t_.release(st);
+    if (auto r = rebuilt.find(idx); r != rebuilt.end()) {
+      for (uint32_t st : r->second)
+        t_.release(st);
+      rebuilt.erase(r);
+    }
+  }
+  // The step is over: the caller drops the outputs; leftovers go.
+  for (auto &[v, st] : pending)
+    unref(st);
+  for (uint32_t st = 0; st < t_.storages.size(); ++st) {
+    MemoryKind k = t_.storages[st].kind;
+    if (k == MemoryKind::Activation || k == MemoryKind::Saved || k == MemoryKind::Gradient)
+      t_.release(st);
+  }
+}
+
+void PlanBuilder::optimizerStep() {
+  // torch.optim.Adam(W), single-tensor path: denom = exp_avg_sq.sqrt() / c
+  // allocates two state-sized temporaries per parameter, one after another.
+  if (s_.optimizer == Optimizer::Adam || s_.optimizer == Optimizer::AdamW) {
+    unsigned width = s_.precision == Precision::BF16 ? 2 : 4;
+    for (const Value *p : trainableOrder_) {
+      auto numel = bytesOf(p, false) * 8 / std::max(1u, dtypeBits(p->type.dtype));
+      uint64_t b = numel * width / shards(s_.zero >= 1);
+      uint32_t sq = t_.alloc(b, MemoryKind::Temporary, p);
+      uint32_t dn = t_.alloc(b, MemoryKind::Temporary, p);
+      t_.release(sq);
+      t_.release(dn);
+    }
+  }
+  t_.mark(nullptr, "optimizer.step", MemoryPhase::Optimizer);
+  for (auto &[p, st] : paramGrad_)
+    t_.release(st);  // zero_grad(set_to_none=True)
+}
+
+Trace PlanBuilder::build(MemorySummary &sum) {
+  sum_ = &sum;
+  bool training = s_.train;
+  classifyParams();
+  findComposites();
+  // Model states per rank (ZeRO paper, Rajbhandari et al. 2020, sec. 3).
+  for (const auto &p : g_.params()) {
+    const Value *v = p->value;
+    if (!v)
+      continue;
+    bool train = trainable_.count(v) > 0;
+    uint64_t b = bytesOf(v, false);
+    uint64_t numel = dtypeBits(v->type.dtype) ? b * 8 / dtypeBits(v->type.dtype) : 0;
+    if (train && s_.precision != Precision::FP32 && v->type.dtype == DType::Float)
+      b = numel * 2;
+    if (training && train)
+      b /= shards(s_.zero >= 3);
+    storageOf_[v] = t_.alloc(b, MemoryKind::Param, v);
+    sum.paramsBytes += b;
+    if (!training || !train)
+      continue;
+    // fp32 master weights (mixed precision) and the optimizer's moments.
+    double perElem = s_.precision == Precision::FP16Mixed || s_.precision == Precision::BF16Mixed ? 4 : 0;
+    double moment = s_.precision == Precision::BF16 ? 2 : 4;
+    if (s_.optimizer == Optimizer::Momentum)
+      perElem += moment;
+    else if (s_.optimizer == Optimizer::Adam || s_.optimizer == Optimizer::AdamW)
+      perElem += 2 * moment;
+    auto state = static_cast<uint64_t>(static_cast<double>(numel) * perElem) / shards(s_.zero >= 1);
+    if (state)
+      t_.alloc(state, MemoryKind::OptimizerState, v);
+    sum.optimizerBytes += state;
+    uint64_t grad = (s_.precision == Precision::FP32 ? numel * 4 : numel * 2) / shards(s_.zero >= 2);
+    if (!isFloating(v->type.dtype) || v->type.dtype == DType::Double || v->type.dtype == DType::Float16 ||
+        v->type.dtype == DType::BFloat16)
+      grad = bytesOf(v, false) / shards(s_.zero >= 2);
+    sum.gradsBytes += grad;
+  }
+  for (const Value *in : g_.inputs) {
+    uint64_t b = bytesOf(in, false);
+    storageOf_[in] = t_.alloc(b, MemoryKind::Input, in);
+    sum.inputsBytes += b;
+  }
+  lastUse_.assign(t_.storages.size(), -1);  // resident: never freed in forward
+  if (training) {
+    computeNeedsGrad();
+    forward(true);
+    backward();
+    optimizerStep();
+  } else {
+    forward(false);
+  }
+  for (const std::string &d : assumed_)
+    sum.assumedDims.push_back(d + "=1");
+  sum.unsizedTensors = unsized_;
+  return std::move(t_);
+}
+
+}  // namespace
+
+Trace buildTrace(const Model &m, const Setup &s, MemorySummary &sum) { return PlanBuilder(m, s).build(sum); }
+
+}  // namespace graphlint::memory

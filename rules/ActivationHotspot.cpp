@@ -1,0 +1,82 @@
+// GL202 activation-hotspot: at the predicted memory peak, the activations one
+// node produced (its outputs, what it saves for backward, their gradients)
+// take at least a share of the peak. One diagnostic per model, at that node.
+#include "graphlint/lint/MemoryPlan.h"
+#include "graphlint/lint/Reporters.h"
+#include "graphlint/lint/Rule.h"
+
+#include <llvm/ADT/MapVector.h>
+
+#include <fmt/format.h>
+
+namespace graphlint {
+namespace {
+
+constexpr RuleOptionInfo kOptions[] = {
+    {"share", 0.25, 0.01, 1, "share of the peak one node's activations must reach"},
+    {"min-peak-mib", 256, 0, 1 << 30, "peaks below this many MiB are not examined"},
+};
+
+class ActivationHotspot final : public Rule {
+public:
+  const RuleInfo &info() const override {
+    static const RuleInfo i{"GL202", "activation-hotspot", Severity::Warning,
+                            "one node's activations dominate the predicted memory peak", kOptions};
+    return i;
+  }
+
+  void check(const Model &, AnalysisContext &ctx, DiagnosticSink &sink) const override {
+    const MemoryPlan &plan = ctx.get<MemoryPlan>();
+    const MemorySummary &s = plan.summary();
+    const Setup &setup = ctx.setup();
+    double share = setup.ruleOption("GL202", "share", kOptions[0].defaultValue);
+    double minPeak = setup.ruleOption("GL202", "min-peak-mib", kOptions[1].defaultValue) * (1 << 20);
+    if (s.peakAllocatedBytes == 0 || static_cast<double>(s.peakAllocatedBytes) < minPeak)
+      return;
+    llvm::MapVector<const Node *, uint64_t> byNode;
+    llvm::MapVector<const Node *, const MemoryPlan::Contributor *> largest;
+    for (const MemoryPlan::Contributor &c : plan.atPeak()) {
+      bool activation = c.kind == MemoryKind::Activation || c.kind == MemoryKind::Saved ||
+                        c.kind == MemoryKind::Gradient;
+      if (!activation || !c.producer)
+        continue;
+      byNode[c.producer] += c.bytes;
+      if (!largest.count(c.producer))
+        largest[c.producer] = &c;  // atPeak is sorted, largest first
+    }
+    const Node *top = nullptr;
+    uint64_t topBytes = 0;
+    for (const auto &[n, b] : byNode)
+      if (b > topBytes) {
+        top = n;
+        topBytes = b;
+      }
+    double frac = static_cast<double>(topBytes) / static_cast<double>(s.peakAllocatedBytes);
+    if (!top || frac < share)
+      return;
+    const MemoryPlan::Contributor &c = *largest[top];
+    Diagnostic &d = sink.report(
+        *top, fmt::format("activations of {} '{}' hold {} ({:.0f}% of the predicted {} peak of {} at {} '{}'); "
+                          "the largest is '{}' ({}, {})",
+                          top->opType, top->name.empty() ? fmt::format("#{}", top->index) : top->name,
+                          formatBytes(static_cast<double>(topBytes)), 100 * frac, s.mode,
+                          formatBytes(static_cast<double>(s.peakAllocatedBytes)), s.peakPhase, s.peakNode,
+                          c.value ? c.value->name : "?", memoryKindName(c.kind),
+                          formatBytes(static_cast<double>(c.bytes))));
+    if (c.value)
+      d.notes.push_back({fmt::format("'{}' is {}", c.value->name, c.value->type.str()), std::nullopt});
+    d.notes.push_back({"to shrink it: a smaller batch or sequence (--dim), activation checkpointing around this "
+                       "block (--recompute full), a fused kernel that does not materialise it (e.g. "
+                       "FlashAttention for an attention score matrix), or 16-bit activations",
+                       std::nullopt});
+  }
+};
+
+}  // namespace
+
+const Rule *makeActivationHotspotRule() {
+  static const ActivationHotspot r;
+  return &r;
+}
+
+}  // namespace graphlint

@@ -1,0 +1,69 @@
+// GL201 exceeds-device-memory: the memory plan's peak reserved bytes per GPU
+// plus the CUDA context (and NCCL buffers when there are several ranks) do
+// not fit in the target's memory. One diagnostic per model, at the node
+// running at the peak.
+#include "graphlint/lint/MemoryPlan.h"
+#include "graphlint/lint/Reporters.h"
+#include "graphlint/lint/Rule.h"
+
+#include <fmt/format.h>
+
+namespace graphlint {
+namespace {
+
+constexpr RuleOptionInfo kOptions[] = {
+    {"context-mib", 512, 0, 1 << 20, "MiB the CUDA context, cuBLAS and cuDNN workspaces take on each GPU"},
+    {"nccl-mib", 512, 0, 1 << 20, "MiB of NCCL buffers per GPU when the world size is above 1"},
+};
+
+class ExceedsDeviceMemory final : public Rule {
+public:
+  const RuleInfo &info() const override {
+    static const RuleInfo i{"GL201", "exceeds-device-memory", Severity::Error,
+                            "the predicted peak memory per GPU exceeds the target device's memory", kOptions};
+    return i;
+  }
+
+  void check(const Model &, AnalysisContext &ctx, DiagnosticSink &sink) const override {
+    const MemoryPlan &plan = ctx.get<MemoryPlan>();
+    const MemorySummary &s = plan.summary();
+    if (s.capacityBytes <= 0)
+      return;
+    const Setup &setup = ctx.setup();
+    double reserve = setup.ruleOption("GL201", "context-mib", kOptions[0].defaultValue) * (1 << 20);
+    if (setup.worldSize > 1)
+      reserve += setup.ruleOption("GL201", "nccl-mib", kOptions[1].defaultValue) * (1 << 20);
+    double need = static_cast<double>(s.peakReservedBytes) + reserve;
+    if (need <= s.capacityBytes)
+      return;
+    std::string msg = fmt::format(
+        "predicted {} memory per GPU is {} ({} reserved by PyTorch's caching allocator + {} CUDA/NCCL context), "
+        "{} more than the {} of {}",
+        s.mode, formatBytes(need), formatBytes(static_cast<double>(s.peakReservedBytes)), formatBytes(reserve),
+        formatBytes(need - s.capacityBytes), formatBytes(s.capacityBytes), s.target);
+    Diagnostic &d = plan.peakNode() ? sink.report(*plan.peakNode(), msg) : sink.reportFile(msg);
+    d.notes.push_back({fmt::format("params {}, grads {}, optimizer state {}, inputs {}, activations {}; peak "
+                                   "allocated {} at {} '{}'",
+                                   formatBytes(static_cast<double>(s.paramsBytes)),
+                                   formatBytes(static_cast<double>(s.gradsBytes)),
+                                   formatBytes(static_cast<double>(s.optimizerBytes)),
+                                   formatBytes(static_cast<double>(s.inputsBytes)),
+                                   formatBytes(static_cast<double>(s.activationsBytes)),
+                                   formatBytes(static_cast<double>(s.peakAllocatedBytes)), s.peakPhase, s.peakNode),
+                       std::nullopt});
+    std::string fixes = s.mode == "training"
+                            ? "reduce the batch (--dim), shard model states (--zero 1|2|3 with --world-size), "
+                              "checkpoint activations (--recompute full) or train in bf16-mixed"
+                            : "reduce the batch (--dim), run in 16 bits (--precision bf16) or pick a larger --target";
+    d.notes.push_back({"to fit: " + fixes, std::nullopt});
+  }
+};
+
+}  // namespace
+
+const Rule *makeExceedsDeviceMemoryRule() {
+  static const ExceedsDeviceMemory r;
+  return &r;
+}
+
+}  // namespace graphlint

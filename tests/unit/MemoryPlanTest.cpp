@@ -1,0 +1,358 @@
+// The memory plan against closed forms (ZeRO model states, a transformer
+// layer's saved activations), the caching-allocator replay against PyTorch's
+// rules, GL201-GL203, and predicted peaks against PyTorch's measured ones for
+// the committed small models (tests/fixtures/memory, written by
+// tools/validate_memory.py --small).
+#include "IrBuilder.h"
+#include "TestSupport.h"
+
+#include "graphlint/lint/CachingAllocator.h"
+#include "graphlint/lint/MemoryPlan.h"
+#include "graphlint/lint/Reporters.h"
+
+#include <llvm/Support/JSON.h>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+
+using namespace graphlint;
+using namespace graphlint::test;
+
+namespace {
+
+constexpr uint64_t kMiB = 1 << 20;
+
+/// y = x @ W with Ψ = 1024 * 1024 trainable parameters.
+struct OneMatMul {
+  IrBuilder b;
+  OneMatMul() {
+    Value *x = b.input("x", f32({8, 1024}));
+    Value *w = b.param("W", f32({1024, 1024}));
+    Node *mm = b.node("MatMul", {x, w}, {"y"}, {f32({8, 1024})});
+    b.output(mm->outputs[0]);
+  }
+};
+
+MemorySummary planOf(const Model &m, const Setup &s) {
+  AnalysisContext ctx(m, s);
+  return ctx.get<MemoryPlan>().summary();
+}
+
+Setup training(Precision p, unsigned zero, unsigned world) {
+  Setup s;
+  s.train = true;
+  s.optimizer = Optimizer::Adam;
+  s.precision = p;
+  s.zero = zero;
+  s.worldSize = world;
+  return s;
+}
+
+TEST(MemoryPlan, ZeroStagesMatchThePaperPerRank) {
+  // Rajbhandari et al. (ZeRO), mixed-precision Adam with K = 12:
+  // baseline (2 + 2 + K)Ψ; P_os 2Ψ + 2Ψ + KΨ/N; P_os+g 2Ψ + (2 + K)Ψ/N; P_os+g+p (2 + 2 + K)Ψ/N.
+  OneMatMul m;
+  const uint64_t psi = 1024 * 1024, n = 8;
+  struct Row { unsigned zero; uint64_t params, grads, optimizer; };
+  for (Row r : {Row{0, 2 * psi, 2 * psi, 12 * psi}, Row{1, 2 * psi, 2 * psi, 12 * psi / n},
+                Row{2, 2 * psi, 2 * psi / n, 12 * psi / n}, Row{3, 2 * psi / n, 2 * psi / n, 12 * psi / n}}) {
+    MemorySummary s = planOf(m.b.model(), training(Precision::FP16Mixed, r.zero, n));
+    EXPECT_EQ(s.paramsBytes, r.params) << "ZeRO-" << r.zero;
+    EXPECT_EQ(s.gradsBytes, r.grads) << "ZeRO-" << r.zero;
+    EXPECT_EQ(s.optimizerBytes, r.optimizer) << "ZeRO-" << r.zero;
+    // The peak holds all model states at once (the gradient exists through the optimizer step).
+    EXPECT_GE(s.peakAllocatedBytes, r.params + r.grads + r.optimizer);
+  }
+  // fp32 Adam: 4Ψ weights, 4Ψ grads, 8Ψ moments; SGD keeps no state.
+  MemorySummary fp32 = planOf(m.b.model(), training(Precision::FP32, 0, 1));
+  EXPECT_EQ(fp32.paramsBytes + fp32.gradsBytes + fp32.optimizerBytes, 16 * psi);
+  graphlint::Setup sgd = training(Precision::FP32, 0, 1);
+  sgd.optimizer = Optimizer::SGD;
+  EXPECT_EQ(planOf(m.b.model(), sgd).optimizerBytes, 0u);
+}
+
+TEST(MemoryPlan, InferenceFreesEachTensorAfterItsLastUse) {
+  // x -> Exp -> a -> Exp -> b -> Exp -> c: at most two activations at once.
+  auto chain = [](const char *op) {
+    auto b = std::make_unique<IrBuilder>();
+    Value *v = b->input("x", f32({1024, 256}));  // 1 MiB
+    for (const char *name : {"a", "b", "c"})
+      v = b->node(op, {v}, {name}, {f32({1024, 256})})->outputs[0];
+    b->output(v);
+    return b;
+  };
+  auto exp = chain("Exp");
+  MemorySummary s = planOf(exp->model(), graphlint::Setup{});
+  EXPECT_EQ(s.mode, "inference");
+  EXPECT_EQ(s.inputsBytes, kMiB);
+  EXPECT_EQ(s.peakAllocatedBytes, 3 * kMiB);  // input + producer's input + output
+  ASSERT_EQ(s.timeline.size(), 3u);
+  EXPECT_EQ(s.timeline[0].liveBytes, 2 * kMiB);
+  EXPECT_EQ(s.timeline[2].liveBytes, 3 * kMiB);
+  // ReLU runs in place on an input that dies at it (torchvision's inplace=True).
+  auto relu = chain("Relu");
+  EXPECT_EQ(planOf(relu->model(), graphlint::Setup{}).peakAllocatedBytes, 2 * kMiB);
+}
+
+TEST(MemoryPlan, ViewsShareTheirBaseStorage) {
+  IrBuilder b;
+  Value *x = b.input("x", f32({1024, 256}));
+  Value *shape = b.param("shape", tensorOf(DType::Int64, {1}));
+  Value *a = b.node("Exp", {x}, {"a"}, {f32({1024, 256})})->outputs[0];
+  Value *r = b.node("Reshape", {a, shape}, {"r"}, {f32({262144})})->outputs[0];
+  b.output(b.node("Exp", {r}, {"out"}, {f32({262144})})->outputs[0]);
+  MemorySummary s = planOf(b.model(), graphlint::Setup{});
+  EXPECT_EQ(s.peakAllocatedBytes, 3 * kMiB + 8);  // x, a (= r), out, the shape
+}
+
+TEST(MemoryPlan, TrainingKeepsWhatAutogradSaves) {
+  // x @ W1 -> Relu -> @ W2: the matmuls save their activation inputs, Relu its output.
+  IrBuilder b;
+  Value *x = b.input("x", f32({256, 1024}));            // 1 MiB
+  Value *w1 = b.param("W1", f32({1024, 1024}));         // 4 MiB
+  Value *w2 = b.param("W2", f32({1024, 1024}));
+  Value *h = b.node("MatMul", {x, w1}, {"h"}, {f32({256, 1024})})->outputs[0];
+  Value *r = b.node("Relu", {h}, {"r"}, {f32({256, 1024})})->outputs[0];
+  b.output(b.node("MatMul", {r, w2}, {"y"}, {f32({256, 1024})})->outputs[0]);
+  graphlint::Setup s = training(Precision::FP32, 0, 1);
+  s.optimizer = Optimizer::SGD;
+  MemorySummary m = planOf(b.model(), s);
+  EXPECT_EQ(m.mode, "training");
+  // At the start of backward: r (saved by Relu and the second MatMul) and the
+  // output y; h was freed after Relu (Relu keeps its result, not its input).
+  EXPECT_EQ(m.activationsBytes, 2 * kMiB);
+  EXPECT_EQ(m.gradsBytes, 8 * kMiB);
+  bool sawBackward = false, sawOptimizer = false;
+  for (const auto &p : m.timeline) {
+    sawBackward |= p.phase == "backward";
+    sawOptimizer |= p.phase == "optimizer";
+  }
+  EXPECT_TRUE(sawBackward);
+  EXPECT_TRUE(sawOptimizer);
+  // Full recompute keeps less.
+  s.recompute = Recompute::Full;
+  EXPECT_LE(planOf(b.model(), s).activationsBytes, m.activationsBytes);
+}
+
+TEST(CachingAllocator, RoundsAndPicksSegmentsLikePyTorch) {
+  EXPECT_EQ(AllocatorSim::roundSize(1), 512u);
+  EXPECT_EQ(AllocatorSim::roundSize(513), 1024u);
+  EXPECT_EQ(AllocatorSim::segmentSize(kMiB), 2 * kMiB);
+  EXPECT_EQ(AllocatorSim::segmentSize(kMiB + 512), 20 * kMiB);
+  EXPECT_EQ(AllocatorSim::segmentSize(10 * kMiB + 1), 12 * kMiB);
+
+  AllocatorSim a;
+  a.allocate(1, 100);            // small pool: one 2 MiB segment
+  a.allocate(2, 600 * 1024);     // same segment (split)
+  EXPECT_EQ(a.reserved(), 2 * kMiB);
+  a.allocate(3, 3 * kMiB);       // large pool: a 20 MiB segment, split
+  a.allocate(4, 5 * kMiB);       // fits in the rest of it
+  EXPECT_EQ(a.reserved(), 22 * kMiB);
+  a.release(3);
+  a.allocate(5, 16 * kMiB);      // the freed 3 MiB hole is too small: a new segment
+  EXPECT_EQ(a.reserved(), 38 * kMiB);
+  EXPECT_EQ(a.peakAllocated(), 512 + 600 * 1024 + 5 * kMiB + 16 * kMiB);
+  a.release(4);
+  a.allocate(6, 12 * kMiB);      // 3 + 5 + 12 MiB merged back: fits the first large segment
+  EXPECT_EQ(a.reserved(), 38 * kMiB);
+}
+
+TEST(MemoryRules, ExceedsDeviceMemoryOnTheTarget) {
+  OneMatMul m;
+  LintOptions o;
+  o.setup = training(Precision::FP32, 0, 1);
+  o.setup.target = "L4";  // 24 GiB
+  FileReport ok = lintModel(m.b.model(), o);
+  EXPECT_TRUE(withCode(ok, "GL201").empty());
+  EXPECT_TRUE(ok.memory.present);
+  EXPECT_NEAR(ok.memory.capacityBytes, 24.0 * 1024 * kMiB, 1);
+
+  IrBuilder big;  // 16 layers of 1 Gi parameters: 256 GiB of fp32 Adam states alone
+  Value *h = big.input("x", f32({8, 16384}));
+  for (int i = 0; i < 16; ++i) {
+    Value *w = big.param("W" + std::to_string(i), f32({16384, 32768}));
+    Value *wide = big.node("MatMul", {h, w}, {"wide" + std::to_string(i)}, {f32({8, 32768})})->outputs[0];
+    Value *w2 = big.param("V" + std::to_string(i), f32({32768, 16384}));
+    h = big.node("MatMul", {wide, w2}, {"h" + std::to_string(i)}, {f32({8, 16384})})->outputs[0];
+  }
+  big.output(h);
+  FileReport r = lintModel(big.model(), o);
+  auto d = withCode(r, "GL201");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0]->severity, Severity::Error);
+  EXPECT_NE(d[0]->message.find("of L4"), std::string::npos) << d[0]->message;
+  // ZeRO-3 over 64 ranks in bf16-mixed: 16 x 16 GiB of states / 64 = 4 GiB per rank, plus one
+  // gathered layer and its full gradient (2 GiB each): fits.
+  o.setup = training(Precision::BF16Mixed, 3, 64);
+  o.setup.target = "L4";
+  FileReport sharded = lintModel(big.model(), o);
+  for (const Diagnostic *x : withCode(sharded, "GL201"))
+    ADD_FAILURE() << x->message << "\n" << x->notes[0].message;
+}
+
+TEST(MemoryRules, ActivationHotspotNamesTheDominantNode) {
+  // A 1 GiB softmax over attention scores next to small weights.
+  IrBuilder b;
+  Value *q = b.input("q", f32({8, 16, 1024, 64}));
+  Value *k = b.input("kT", f32({8, 16, 64, 1024}));
+  Value *s = b.node("MatMul", {q, k}, {"scores"}, {f32({8, 16, 1024, 1024})})->outputs[0];
+  Value *p = b.node("Softmax", {s}, {"probs"}, {f32({8, 16, 1024, 1024})})->outputs[0];
+  b.output(b.node("MatMul", {p, q}, {"out"}, {f32({8, 16, 1024, 64})})->outputs[0]);
+  FileReport r = lintModel(b.model(), LintOptions{});
+  auto d = withCode(r, "GL202");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0]->location.nodeName, "scores");
+  EXPECT_NE(d[0]->message.find("% of the predicted inference peak"), std::string::npos) << d[0]->message;
+  // Below the option's share nothing is reported.
+  LintOptions high;
+  high.setup.ruleOptions["GL202"]["share"] = 0.9;
+  EXPECT_TRUE(withCode(lintModel(b.model(), high), "GL202").empty());
+}
+
+TEST(MemoryRules, FragmentationNeedsRealWaste) {
+  OneMatMul m;
+  FileReport r = lintModel(m.b.model(), LintOptions{});
+  EXPECT_TRUE(withCode(r, "GL203").empty());  // 2 MiB segments for tiny tensors: not worth a warning
+  EXPECT_GT(r.memory.peakReservedBytes, 0u);
+}
+
+TEST(MemoryOutput, JsonTextAndSvg) {
+  OneMatMul m;
+  LintOptions o;
+  o.setup = training(Precision::FP32, 0, 1);
+  FileReport r = lintModel(m.b.model(), o);
+  llvm::json::Value v = memoryToJson(r.memory);
+  const llvm::json::Object *obj = v.getAsObject();
+  ASSERT_TRUE(obj);
+  for (const char *key : {"mode", "params_bytes", "grads_bytes", "optimizer_bytes", "inputs_bytes",
+                          "activations_bytes", "peak_allocated_bytes", "peak_reserved_bytes", "peak_node",
+                          "device_capacity_bytes", "timeline"})
+    EXPECT_TRUE(obj->get(key)) << key;
+  EXPECT_EQ(obj->getString("mode").getValueOr(""), "training");
+  std::string text, svg;
+  llvm::raw_string_ostream ts(text), ss(svg);
+  renderMemoryText(r.memory, "m.onnx", ts);
+  renderMemorySvg(r.memory, "m.onnx", ss);
+  ts.flush();
+  ss.flush();
+  EXPECT_NE(text.find("peak reserved"), std::string::npos) << text;
+  EXPECT_NE(text.find("headroom"), std::string::npos) << text;
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_NE(svg.find("backward"), std::string::npos);
+  EXPECT_NE(svg.find("capacity"), std::string::npos);
+}
+
+// ---------------------------------------------------------------------------
+// Against PyTorch's measured truth.
+
+struct Measured {
+  std::string name, onnx;
+  uint64_t inference = 0, training = 0;
+  uint64_t forwardBackward = 0;  // training peak before the optimizer step (0: not measured)
+};
+
+std::vector<Measured> loadMeasured(const std::string &dir) {
+  std::vector<Measured> out;
+  std::ifstream f(dir + "/measured.json");
+  if (!f)
+    return out;
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  auto v = llvm::json::parse(text);
+  if (!v) {
+    llvm::consumeError(v.takeError());
+    return out;
+  }
+  const llvm::json::Array *models = v->getAsObject()->getArray("models");
+  for (const llvm::json::Value &e : *models) {
+    const llvm::json::Object &o = *e.getAsObject();
+    Measured m;
+    m.name = std::string(o.getString("name").getValueOr(""));
+    m.onnx = dir + "/" + std::string(o.getString("onnx").getValueOr(""));
+    m.inference = static_cast<uint64_t>(o.getObject("inference")->getInteger("peak_allocated_bytes").getValueOr(0));
+    m.training = static_cast<uint64_t>(o.getObject("training")->getInteger("peak_allocated_bytes").getValueOr(0));
+    m.forwardBackward =
+        static_cast<uint64_t>(o.getObject("training")->getInteger("forward_backward_peak_bytes").getValueOr(0));
+    out.push_back(m);
+  }
+  return out;
+}
+
+/// Lints each measured model for inference and for an Adam fp32 training
+/// step, prints predicted vs measured, and returns the worst |error|.
+double compareWithMeasured(const std::string &dir, double tolerance) {
+  std::vector<Measured> ms = loadMeasured(dir);
+  double worst = 0;
+  std::printf("%-28s %-9s %14s %14s %8s  %s\n", "model", "mode", "measured", "predicted", "error",
+              "predicted peak at");
+  for (const Measured &m : ms) {
+    for (bool train : {false, true}) {
+      LintOptions o;
+      o.setup.train = train;
+      o.setup.optimizer = Optimizer::Adam;
+      FileReport r = lintFile(m.onnx, o);
+      EXPECT_FALSE(r.fatal) << m.onnx << ": " << r.fatalMessage;
+      uint64_t beforeStep = 0;  // the predicted peak of forward and backward
+      for (const MemorySummary::Point &p : r.memory.timeline)
+        if (p.phase != "optimizer")
+          beforeStep = std::max(beforeStep, p.liveBytes);
+      struct Row { const char *mode; uint64_t truth, predicted; };
+      std::vector<Row> rows;
+      if (!train)
+        rows.push_back({"inference", m.inference, r.memory.peakAllocatedBytes});
+      else {
+        rows.push_back({"training", m.training, r.memory.peakAllocatedBytes});
+        if (m.forwardBackward)
+          rows.push_back({"fwd+bwd", m.forwardBackward, beforeStep});
+      }
+      for (const Row &row : rows) {
+        double err = (static_cast<double>(row.predicted) - static_cast<double>(row.truth)) /
+                     static_cast<double>(row.truth);
+        std::printf("%-28s %-9s %14llu %14llu %+7.2f%%  %s %s\n", m.name.c_str(), row.mode,
+                    static_cast<unsigned long long>(row.truth), static_cast<unsigned long long>(row.predicted),
+                    100 * err, r.memory.peakPhase.c_str(), r.memory.peakNode.c_str());
+        EXPECT_LE(std::abs(err), tolerance) << m.name << " " << row.mode;
+        worst = std::max(worst, std::abs(err));
+      }
+    }
+  }
+  return worst;
+}
+
+TEST(MemoryValidation, SmallModelsWithinFivePercentOfPyTorch) {
+  std::string dir = sourcePath("tests/fixtures/memory");
+  ASSERT_FALSE(loadMeasured(dir).empty()) << "regenerate with tools/validate_memory.py --small --out " << dir;
+  compareWithMeasured(dir, 0.05);
+}
+
+TEST(MemoryValidation, RealModelsWhenMeasured) {
+  // tools/validate_memory.py --out DIR; GRAPHLINT_MEMORY_VALIDATION_DIR=DIR.
+  const char *dir = std::getenv("GRAPHLINT_MEMORY_VALIDATION_DIR");
+  if (!dir || loadMeasured(dir).empty())
+    GTEST_SKIP() << "set GRAPHLINT_MEMORY_VALIDATION_DIR to the output of tools/validate_memory.py";
+  compareWithMeasured(dir, 0.05);
+}
+
+TEST(MemoryValidation, TransformerLayerSavedActivations) {
+  // Korthikanti et al.: 34sbh + 5as^2b bytes per layer in 16 bits with
+  // dropout. Without dropout (the GPT here has none) the masks (sbh + sbh +
+  // as^2b) and the dropout output (2as^2b) go: 32sbh + 2as^2b.
+  std::string dir = sourcePath("tests/fixtures/memory");
+  LintOptions o;
+  o.setup = training(Precision::BF16Mixed, 0, 1);
+  auto saved = [&](const char *file) {
+    FileReport r = lintFile(dir + "/" + file, o);
+    EXPECT_FALSE(r.fatal) << r.fatalMessage;
+    return static_cast<double>(r.memory.activationsBytes);
+  };
+  double perLayer = saved("gpt_layer2_b2.onnx") - saved("gpt_layer1_b2.onnx");
+  const double s = 64, b = 2, h = 256, a = 4;
+  double expected = 32 * s * b * h + 2 * a * s * s * b;
+  std::printf("one layer saves %.0f bytes; 32sbh + 2as^2b = %.0f (34sbh + 5as^2b with dropout = %.0f)\n", perLayer,
+              expected, 34 * s * b * h + 5 * a * s * s * b);
+  EXPECT_NEAR(perLayer, expected, 0.05 * expected);
+}
+
+}  // namespace

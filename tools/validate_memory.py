@@ -1,0 +1,276 @@
+#!/usr/bin/python3
+"""Measure the memory PyTorch really holds for real models, export the same
+models to ONNX, and compare with graphlint's memory plan (docs/memory.md,
+docs/validation.md "Memory").
+
+  /usr/bin/python3 tools/validate_memory.py [--out DIR] [--only NAME ...]
+      [--graphlint BIN] [--small]
+
+Needs torch 1.13 / torchvision 0.14 / onnx 1.12 (Debian's /usr/bin/python3);
+no GPU, no network (weights=None: memory does not depend on weight values).
+
+Method (CPU). A TorchDispatchMode sees every aten op of the forward pass, of
+autograd's backward and of the optimizer step. It tracks every tensor storage
+it sees (op inputs and outputs, plus the parameters, buffers, inputs and
+optimizer state registered up front) through a c10 weak reference to the
+StorageImpl (torch.multiprocessing.reductions.StorageWeakRef), so a storage
+counts as live exactly as long as anything holds it: a Python variable, a
+tensor autograd saved for backward, a gradient buffer. After each op returns
+(its inputs still referenced by the call) the bytes of all live storages are
+summed; the maximum over the run is the measured peak allocated. Inference
+runs under torch.no_grad() in eval mode; a training step is forward, backward
+from a ones-gradient on the output, torch.optim.Adam (single-tensor path)
+step and zero_grad(set_to_none=True), in train mode, starting from allocated
+optimizer state (one warm-up step) and no gradients. Temporaries that an op
+allocates and frees internally are not seen (the same holds for the
+prediction). On a GPU (--cuda, when one is available) the script reports
+torch.cuda.max_memory_allocated / max_memory_reserved instead.
+
+Models are exported with opset 17 and static shapes, in eval mode with
+training=PRESERVE so BatchNormalization stays a node (as PyTorch runs it)
+instead of being folded into the convolution, and weightless (external data
+that is not written). The script writes DIR/NAME.onnx and DIR/measured.json;
+with a graphlint binary it also prints the predicted-vs-measured table for
+inference (training flags come with the configuration issue; the C++ test
+MemoryValidation reads measured.json and compares both modes).
+"""
+
+import argparse
+import gc
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+
+import onnx
+import torch
+import torchvision
+from torch.multiprocessing.reductions import StorageWeakRef
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "models"))
+import export_models  # noqa: E402  (GPTTiny, make_weightless)
+
+
+class LiveStorages(TorchDispatchMode):
+    """Bytes of every live tensor storage at each op boundary."""
+
+    def __init__(self):
+        super().__init__()
+        self.live = {}  # data_ptr -> (weakref, nbytes)
+        self.peak = 0
+        self.peak_op = None
+        self.samples = []
+
+    def track(self, obj):
+        for t in tree_flatten(obj)[0]:
+            if not isinstance(t, torch.Tensor) or t.device.type == "meta":
+                continue
+            st = t.storage()
+            ptr = st.data_ptr()
+            if ptr == 0 or st.nbytes() == 0:
+                continue
+            old = self.live.get(ptr)
+            if old is None or old[0].expired():
+                self.live[ptr] = (StorageWeakRef(st), st.nbytes())
+
+    def total(self):
+        dead = [p for p, (w, _) in self.live.items() if w.expired()]
+        for p in dead:
+            del self.live[p]
+        return sum(n for _, n in self.live.values())
+
+    def sample(self, label):
+        b = self.total()
+        self.samples.append((label, b))
+        if b > self.peak:
+            self.peak, self.peak_op = b, label
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        self.track(args)
+        self.track(kwargs)
+        self.track(out)
+        self.sample(str(func.overloadpacket.__name__))
+        return out
+
+
+def storages_bytes(tensors):
+    seen = {}
+    for t in tensors:
+        st = t.storage()
+        seen[st.data_ptr()] = st.nbytes()
+    return sum(seen.values())
+
+
+def measure_inference(model, x):
+    model.eval()
+    gc.collect()
+    with torch.no_grad():
+        mode = LiveStorages()
+        mode.track(list(model.parameters()) + list(model.buffers()) + [x])
+        mode.sample("start")
+        with mode:
+            out = model(x)
+        del out
+    return {"peak_allocated_bytes": mode.peak, "peak_op": mode.peak_op, "ops": len(mode.samples)}
+
+
+def train_step(model, opt, x, mode=None):
+    out = model(x)
+    out.backward(torch.ones_like(out))
+    del out
+    if mode is not None:
+        mode.sample("backward-end")
+        mode.backward_end = len(mode.samples)
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+
+
+def measure_training(model, x):
+    model.train()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-4, foreach=False)
+    train_step(model, opt, x)  # allocates the optimizer state
+    gc.collect()
+    state = [t for s in opt.state.values() for t in s.values() if isinstance(t, torch.Tensor)]
+    mode = LiveStorages()
+    mode.track(list(model.parameters()) + list(model.buffers()) + [x] + state)
+    mode.sample("start")
+    with mode:
+        train_step(model, opt, x, mode)
+    params = storages_bytes(list(model.parameters()))
+    return {"peak_allocated_bytes": mode.peak, "peak_op": mode.peak_op, "ops": len(mode.samples),
+            "forward_backward_peak_bytes": max(b for _, b in mode.samples[:mode.backward_end]),
+            "params_bytes": params, "optimizer_bytes": storages_bytes(state)}
+
+
+def measure_cuda(model, x, training):
+    model = model.cuda()
+    x = x.cuda()
+    torch.cuda.synchronize()
+    if training:
+        model.train()
+        opt = torch.optim.Adam(model.parameters(), lr=1e-4, foreach=False)
+        train_step(model, opt, x)
+        torch.cuda.reset_peak_memory_stats()
+        train_step(model, opt, x)
+    else:
+        model.eval()
+        torch.cuda.reset_peak_memory_stats()
+        with torch.no_grad():
+            model(x)
+    torch.cuda.synchronize()
+    return {"max_memory_allocated": torch.cuda.max_memory_allocated(),
+            "max_memory_reserved": torch.cuda.max_memory_reserved()}
+
+
+def torchvision_model(name, size=224):
+    def build(batch):
+        torch.manual_seed(0)
+        return getattr(torchvision.models, name)(weights=None), torch.randn(batch, 3, size, size)
+    return build
+
+
+def gpt(vocab, d_model, n_head, n_layer, seq):
+    def build(batch):
+        torch.manual_seed(0)
+        m = export_models.GPTTiny(vocab=vocab, d_model=d_model, n_head=n_head, n_layer=n_layer, max_seq=seq)
+        return m, torch.randint(0, vocab, (batch, seq))
+    return build
+
+
+# name -> (builder, batches)
+MODELS = {
+    "resnet18": (torchvision_model("resnet18"), [1, 4]),
+    "resnet50": (torchvision_model("resnet50"), [1, 2]),
+    "mobilenet_v3_small": (torchvision_model("mobilenet_v3_small"), [1, 4]),
+    "efficientnet_b0": (torchvision_model("efficientnet_b0"), [1, 2]),
+    "densenet121": (torchvision_model("densenet121"), [1, 2]),
+    "convnext_tiny": (torchvision_model("convnext_tiny"), [1, 2]),
+    "vit_b_16": (torchvision_model("vit_b_16"), [1, 2]),
+    "gpt_decoder": (gpt(vocab=2048, d_model=256, n_head=4, n_layer=4, seq=128), [1, 4]),
+}
+# Small enough for the committed fixtures of the C++ test.
+SMALL = {
+    "resnet18_32": (torchvision_model("resnet18", 32), [2]),
+    "mobilenet_v3_small_64": (torchvision_model("mobilenet_v3_small", 64), [2]),
+    "gpt_small": (gpt(vocab=256, d_model=64, n_head=4, n_layer=2, seq=32), [2]),
+    # One and two decoder layers: their difference is one layer's saved
+    # activations (the 34sbh + 5as^2b check of the C++ test).
+    "gpt_layer1": (gpt(vocab=256, d_model=256, n_head=4, n_layer=1, seq=64), [2]),
+    "gpt_layer2": (gpt(vocab=256, d_model=256, n_head=4, n_layer=2, seq=64), [2]),
+}
+
+
+def export_onnx(model, x, path, name):
+    model.eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with tempfile.TemporaryDirectory() as tmp:
+            full = os.path.join(tmp, "full.onnx")
+            torch.onnx.export(model, (x,), full, opset_version=17, do_constant_folding=True,
+                              training=torch.onnx.TrainingMode.PRESERVE,
+                              input_names=["input"], output_names=["output"])
+            m = onnx.load(full)
+            weightless, _, weights = export_models.make_weightless(m, name, tmp)
+    onnx.save(weightless, path)
+
+
+def predict(graphlint, path):
+    r = subprocess.run([graphlint, "--format", "json", "--exit-zero", path], capture_output=True, text=True)
+    if r.returncode != 0:
+        return None
+    return json.loads(r.stdout)["files"][0].get("memory")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default=os.path.join(REPO, "build", "tmp", "memory-validation"))
+    ap.add_argument("--only", nargs="*")
+    ap.add_argument("--small", action="store_true", help="the small models of the committed test fixtures")
+    ap.add_argument("--graphlint", default=os.path.join(REPO, "build", "tools", "graphlint"))
+    ap.add_argument("--cuda", action="store_true", help="also measure on the GPU when one is available")
+    a = ap.parse_args(argv)
+    torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+    os.makedirs(a.out, exist_ok=True)
+    models = SMALL if a.small else MODELS
+    results = []
+    for name, (build, batches) in models.items():
+        if a.only and name not in a.only:
+            continue
+        for batch in batches:
+            tag = "%s_b%d" % (name, batch)
+            t0 = time.time()
+            model, x = build(batch)
+            path = os.path.join(a.out, tag + ".onnx")
+            export_onnx(model, x, path, tag)
+            entry = {"name": tag, "model": name, "batch": batch, "onnx": tag + ".onnx",
+                     "inference": measure_inference(model, x),
+                     "training": measure_training(model, x)}
+            if a.cuda and torch.cuda.is_available():
+                entry["cuda"] = {"inference": measure_cuda(*build(batch), False),
+                                 "training": measure_cuda(*build(batch), True)}
+            results.append(entry)
+            print("%-28s inference %10d  training %11d  (%.1f s)" % (
+                tag, entry["inference"]["peak_allocated_bytes"], entry["training"]["peak_allocated_bytes"],
+                time.time() - t0), flush=True)
+    with open(os.path.join(a.out, "measured.json"), "w") as f:
+        json.dump({"torch": torch.__version__, "device": "cpu", "models": results}, f, indent=1, sort_keys=True)
+    if os.path.exists(a.graphlint):
+        print("\n%-28s %14s %14s %8s" % ("model (inference)", "measured", "predicted", "error"))
+        for e in results:
+            mem = predict(a.graphlint, os.path.join(a.out, e["onnx"]))
+            if not mem:
+                continue
+            m, p = e["inference"]["peak_allocated_bytes"], mem["peak_allocated_bytes"]
+            print("%-28s %14d %14d %+7.1f%%" % (e["name"], m, p, 100.0 * (p - m) / m))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
