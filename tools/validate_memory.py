@@ -31,8 +31,9 @@ training=PRESERVE so BatchNormalization stays a node (as PyTorch runs it)
 instead of being folded into the convolution, and weightless (external data
 that is not written). The script writes DIR/NAME.onnx and DIR/measured.json;
 with a graphlint binary it also prints the predicted-vs-measured table for
-inference (training flags come with the configuration issue; the C++ test
-MemoryValidation reads measured.json and compares both modes).
+inference and for the training step (graphlint --train --optimizer adam
+--precision fp32, the setup measured here); the C++ test MemoryValidation
+reads measured.json and compares both modes too.
 """
 
 import argparse
@@ -221,8 +222,9 @@ def export_onnx(model, x, path, name):
     onnx.save(weightless, path)
 
 
-def predict(graphlint, path):
-    r = subprocess.run([graphlint, "--format", "json", "--exit-zero", path], capture_output=True, text=True)
+def predict(graphlint, path, training):
+    setup = ["--train", "--optimizer", "adam", "--precision", "fp32"] if training else []
+    r = subprocess.run([graphlint, "--format", "json", "--exit-zero"] + setup + [path], capture_output=True, text=True)
     if r.returncode != 0:
         return None
     return json.loads(r.stdout)["files"][0].get("memory")
@@ -262,13 +264,14 @@ def main(argv=None):
     with open(os.path.join(a.out, "measured.json"), "w") as f:
         json.dump({"torch": torch.__version__, "device": "cpu", "models": results}, f, indent=1, sort_keys=True)
     if os.path.exists(a.graphlint):
-        print("\n%-28s %14s %14s %8s" % ("model (inference)", "measured", "predicted", "error"))
-        for e in results:
-            mem = predict(a.graphlint, os.path.join(a.out, e["onnx"]))
-            if not mem:
-                continue
-            m, p = e["inference"]["peak_allocated_bytes"], mem["peak_allocated_bytes"]
-            print("%-28s %14d %14d %+7.1f%%" % (e["name"], m, p, 100.0 * (p - m) / m))
+        for mode in ("inference", "training"):
+            print("\n%-28s %14s %14s %8s" % ("model (%s)" % mode, "measured", "predicted", "error"))
+            for e in results:
+                mem = predict(a.graphlint, os.path.join(a.out, e["onnx"]), mode == "training")
+                if not mem:
+                    continue
+                m, p = e[mode]["peak_allocated_bytes"], mem["peak_allocated_bytes"]
+                print("%-28s %14d %14d %+7.1f%%" % (e["name"], m, p, 100.0 * (p - m) / m))
     return 0
 
 
