@@ -94,6 +94,12 @@ const cpu::KernelTable &kernels() {
   return table;
 }
 
+}  // namespace
+
+cpu::Kernel cpu::kernelForOp(llvm::StringRef op) { return kernels().lookup(op); }
+
+namespace {
+
 class CpuBackend final : public Backend {
 public:
   std::string_view name() const override { return "cpu"; }
@@ -101,7 +107,7 @@ public:
   std::optional<std::string> unsupported(const Node &n) const override {
     if (!n.domain.empty() && n.domain != "ai.onnx")
       return "no kernel for domain '" + n.domain + "'";
-    if (!kernels().count(n.opType))
+    if (!cpu::kernelForOp(n.opType))
       return std::string("no cpu kernel for this op");
     for (const Value *v : n.inputs)
       if (v && !tensors_.count(v))
@@ -128,7 +134,7 @@ public:
     // A shape from bad data (negative or enormous dims) must not crash the
     // run: allocation failures become the node's error.
     try {
-      if (llvm::Error e = kernels().lookup(n.opType)(n, in, out))
+      if (llvm::Error e = cpu::kernelForOp(n.opType)(n, in, out))
         return e;
     } catch (const std::exception &ex) {
       return cpu::kernelError(n, std::string("cannot allocate the result: ") + ex.what());

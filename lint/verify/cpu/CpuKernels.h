@@ -21,6 +21,9 @@ using Outputs = std::vector<HostTensor>;
 using Kernel = llvm::Error (*)(const Node &, Inputs, Outputs &);
 using KernelTable = llvm::StringMap<Kernel>;
 
+/// The kernel of an ai.onnx op, or nullptr when the backend has none.
+Kernel kernelForOp(llvm::StringRef op);
+
 void addElementwiseKernels(KernelTable &t);
 void addContractionKernels(KernelTable &t);
 void addNormalizationKernels(KernelTable &t);
