@@ -489,36 +489,46 @@ bool writeDot(const std::string &path, const FusionSummary &s, const std::string
   return true;
 }
 
-int runInspect(const Args &a) {
-  if (a.files.size() != 1)
-    return usage("inspect expects exactly one FILE");
-  if (a.format != "text" && a.format != "json")
-    return usage("inspect: --format must be text or json");
-  ConfigResolver configs(a);
-  auto config = configs.forFile(a.files[0]);
-  if (!config) {
-    llvm::errs() << "graphlint: " << llvm::toString(config.takeError()) << "\n";
-    return 2;
+// FILE's configuration, and FILE imported with its dim bindings; on failure
+// prints the one-line error and returns nullptr.
+std::unique_ptr<Model> importConfigured(const Args &a, std::optional<Config> &config) {
+  auto c = ConfigResolver(a).forFile(a.files[0]);
+  if (!c) {
+    llvm::errs() << "graphlint: " << llvm::toString(c.takeError()) << "\n";
+    return nullptr;
   }
+  config = std::move(*c);
   ImportOptions io;
   io.dims = config->setup.dims;
   auto model = importModelFile(a.files[0], io);
   if (!model) {
     llvm::errs() << a.files[0] << ": error: " << llvm::toString(model.takeError()) << "\n";
-    return 2;
+    return nullptr;
   }
+  return std::move(*model);
+}
+
+int runInspect(const Args &a) {
+  if (a.files.size() != 1)
+    return usage("inspect expects exactly one FILE");
+  if (a.format != "text" && a.format != "json")
+    return usage("inspect: --format must be text or json");
+  std::optional<Config> config;
+  std::unique_ptr<Model> model = importConfigured(a, config);
+  if (!model)
+    return 2;
   FusionSummary fusion;
   if (a.fusion || !a.emitDot.empty())
-    fusion = summariseFusion(**model, FusionPlan(**model, config->setup.backend), !a.emitDot.empty());
+    fusion = summariseFusion(*model, FusionPlan(*model, config->setup.backend), !a.emitDot.empty());
   if (a.format == "json") {
-    llvm::json::Value v = inspectJson(**model);
+    llvm::json::Value v = inspectJson(*model);
     if (a.fusion)
       v.getAsObject()->insert({"fusion", fusionToJson(fusion)});
     llvm::outs() << llvm::formatv("{0:2}", v) << "\n";
   } else if (a.printIr) {
-    printModel(**model, llvm::outs());
+    printModel(*model, llvm::outs());
   } else {
-    renderInspectText(**model, llvm::outs());
+    renderInspectText(*model, llvm::outs());
   }
   if (a.fusion && a.format != "json")
     renderFusionText(fusion, a.files[0], llvm::outs());
@@ -541,18 +551,13 @@ int runVerify(const Args &a) {
     llvm::errs() << "graphlint: verify: " << llvm::toString(backend.takeError()) << "\n";
     return 2;
   }
-  auto config = ConfigResolver(a).forFile(a.files[0]);
-  if (!config) {
-    llvm::errs() << "graphlint: " << llvm::toString(config.takeError()) << "\n";
+  std::optional<Config> config;
+  std::unique_ptr<Model> model = importConfigured(a, config);
+  if (!model)
     return 2;
-  }
-  ImportOptions io;
-  io.dims = config->setup.dims;
-  auto model = importModelFile(a.files[0], io);
   verify::VerifyOptions vo;
   vo.feed.randomWeights = a.verify.randomWeights;
-  auto report = model ? verify::verifyModel(**model, config->setup, **backend, vo)
-                      : llvm::Expected<verify::VerifyReport>(model.takeError());
+  auto report = verify::verifyModel(*model, config->setup, **backend, vo);
   if (!report) {
     llvm::errs() << a.files[0] << ": error: " << llvm::toString(report.takeError()) << "\n";
     return 2;

@@ -43,9 +43,7 @@ llvm::Error matmul(const Node &n, Inputs in, Outputs &out) {
           C[i * N + j] += av * B[k * N + j];
       }
   });
-  y.roundToDtype();
-  out[0] = std::move(y);
-  return llvm::Error::success();
+  return result(out, std::move(y));
 }
 
 llvm::Error gemm(const Node &n, Inputs in, Outputs &out) {
@@ -73,9 +71,7 @@ llvm::Error gemm(const Node &n, Inputs in, Outputs &out) {
     forEachBroadcast(y.shape, strides,
                      [&](int64_t i, const std::vector<int64_t> &off) { y.data[i] += beta * c->data[off[0]]; });
   }
-  y.roundToDtype();
-  out[0] = std::move(y);
-  return llvm::Error::success();
+  return result(out, std::move(y));
 }
 
 // Window geometry over up to three spatial dims (unit dims fill the rest).
@@ -139,6 +135,17 @@ llvm::Error windowOf(const Node &n, const std::vector<int64_t> &xShape, std::vec
   return llvm::Error::success();
 }
 
+// Calls fn(tap, p0, p1, p2) for every kernel tap of the window at (a0, a1,
+// a2): p = a * stride - pad + k * dilation, taps numbered row-major.
+template <typename Fn> void forEachTap(const Window &w, int64_t a0, int64_t a1, int64_t a2, Fn &&fn) {
+  int64_t tap = 0;
+  for (int64_t k0 = 0; k0 < w.k[0]; ++k0)
+    for (int64_t k1 = 0; k1 < w.k[1]; ++k1)
+      for (int64_t k2 = 0; k2 < w.k[2]; ++k2)
+        fn(tap++, a0 * w.stride[0] - w.padBegin[0] + k0 * w.dil[0], a1 * w.stride[1] - w.padBegin[1] + k1 * w.dil[1],
+           a2 * w.stride[2] - w.padBegin[2] + k2 * w.dil[2]);
+}
+
 std::vector<int64_t> outShapeOf(const Window &w, int64_t batch, int64_t channels) {
   std::vector<int64_t> s = {batch, channels};
   for (size_t i = 3 - w.spatial; i < 3; ++i)
@@ -194,9 +201,7 @@ llvm::Error conv(const Node &n, Inputs in, Outputs &out) {
             }
       }
     }
-  y.roundToDtype();
-  out[0] = std::move(y);
-  return llvm::Error::success();
+  return result(out, std::move(y));
 }
 
 // ConvTranspose scatters each input element through the kernel.
@@ -229,16 +234,10 @@ llvm::Error convTranspose(const Node &n, Inputs in, Outputs &out) {
           for (int64_t i1 = 0; i1 < w.in[1]; ++i1)
             for (int64_t i2 = 0; i2 < w.in[2]; ++i2) {
               double xv = X[(i0 * w.in[1] + i1) * w.in[2] + i2];
-              for (int64_t k0 = 0; k0 < w.k[0]; ++k0)
-                for (int64_t k1 = 0; k1 < w.k[1]; ++k1)
-                  for (int64_t k2 = 0; k2 < w.k[2]; ++k2) {
-                    int64_t o0 = i0 * w.stride[0] - w.padBegin[0] + k0 * w.dil[0];
-                    int64_t o1 = i1 * w.stride[1] - w.padBegin[1] + k1 * w.dil[1];
-                    int64_t o2 = i2 * w.stride[2] - w.padBegin[2] + k2 * w.dil[2];
-                    if (o0 < 0 || o0 >= w.out[0] || o1 < 0 || o1 >= w.out[1] || o2 < 0 || o2 >= w.out[2])
-                      continue;
-                    Y[(o0 * w.out[1] + o1) * w.out[2] + o2] += xv * W[(k0 * w.k[1] + k1) * w.k[2] + k2];
-                  }
+              forEachTap(w, i0, i1, i2, [&](int64_t k, int64_t o0, int64_t o1, int64_t o2) {
+                if (o0 >= 0 && o0 < w.out[0] && o1 >= 0 && o1 < w.out[1] && o2 >= 0 && o2 < w.out[2])
+                  Y[(o0 * w.out[1] + o1) * w.out[2] + o2] += xv * W[k];
+              });
             }
       }
     }
@@ -246,9 +245,7 @@ llvm::Error convTranspose(const Node &n, Inputs in, Outputs &out) {
     for (int64_t m = 0; m < M; ++m)
       for (int64_t i = 0; i < outSp; ++i)
         y.data[(b * M + m) * outSp + i] += bias->data[m];
-  y.roundToDtype();
-  out[0] = std::move(y);
-  return llvm::Error::success();
+  return result(out, std::move(y));
 }
 
 template <bool Max> llvm::Error pool(const Node &n, Inputs in, Outputs &out) {
@@ -273,34 +270,24 @@ template <bool Max> llvm::Error pool(const Node &n, Inputs in, Outputs &out) {
         for (int64_t o2 = 0; o2 < w.out[2]; ++o2) {
           double acc = Max ? -INFINITY : 0;
           int64_t count = 0, padded = 0;
-          for (int64_t k0 = 0; k0 < w.k[0]; ++k0)
-            for (int64_t k1 = 0; k1 < w.k[1]; ++k1)
-              for (int64_t k2 = 0; k2 < w.k[2]; ++k2) {
-                int64_t i0 = o0 * w.stride[0] - w.padBegin[0] + k0 * w.dil[0];
-                int64_t i1 = o1 * w.stride[1] - w.padBegin[1] + k1 * w.dil[1];
-                int64_t i2 = o2 * w.stride[2] - w.padBegin[2] + k2 * w.dil[2];
-                bool inside = i0 >= 0 && i0 < w.in[0] && i1 >= 0 && i1 < w.in[1] && i2 >= 0 && i2 < w.in[2];
-                if (!inside) {
-                  // Positions in the explicit padding count toward the average
-                  // with count_include_pad; those past it (ceil_mode) never do.
-                  bool inPad = i0 >= -w.padBegin[0] && i1 >= -w.padBegin[1] && i2 >= -w.padBegin[2] &&
-                               i0 < w.in[0] + w.padEnd[0] && i1 < w.in[1] + w.padEnd[1] &&
-                               i2 < w.in[2] + w.padEnd[2];
-                  padded += inPad;
-                  continue;
-                }
-                double v = X[(i0 * w.in[1] + i1) * w.in[2] + i2];
-                acc = Max ? std::max(acc, v) : acc + v;
-                ++count;
-              }
+          forEachTap(w, o0, o1, o2, [&](int64_t, int64_t i0, int64_t i1, int64_t i2) {
+            if (i0 >= 0 && i0 < w.in[0] && i1 >= 0 && i1 < w.in[1] && i2 >= 0 && i2 < w.in[2]) {
+              double v = X[(i0 * w.in[1] + i1) * w.in[2] + i2];
+              acc = Max ? std::max(acc, v) : acc + v;
+              ++count;
+            } else if (i0 >= -w.padBegin[0] && i1 >= -w.padBegin[1] && i2 >= -w.padBegin[2] &&
+                       i0 < w.in[0] + w.padEnd[0] && i1 < w.in[1] + w.padEnd[1] && i2 < w.in[2] + w.padEnd[2]) {
+              // Positions in the explicit padding count toward the average
+              // with count_include_pad; those past it (ceil_mode) never do.
+              ++padded;
+            }
+          });
           if (!Max)
             acc /= static_cast<double>(includePad ? count + padded : std::max<int64_t>(count, 1));
           y.data[p * outSp + (o0 * w.out[1] + o1) * w.out[2] + o2] = acc;
         }
   }
-  y.roundToDtype();
-  out[0] = std::move(y);
-  return llvm::Error::success();
+  return result(out, std::move(y));
 }
 
 template <bool Max> llvm::Error globalPool(const Node &n, Inputs in, Outputs &out) {
@@ -317,9 +304,7 @@ template <bool Max> llvm::Error globalPool(const Node &n, Inputs in, Outputs &ou
       acc = Max ? std::max(acc, x->data[p * sp + i]) : acc + x->data[p * sp + i];
     y.data[p] = Max ? acc : acc / static_cast<double>(sp);
   }
-  y.roundToDtype();
-  out[0] = std::move(y);
-  return llvm::Error::success();
+  return result(out, std::move(y));
 }
 
 }  // namespace

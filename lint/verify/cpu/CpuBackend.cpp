@@ -16,6 +16,12 @@ llvm::Error kernelError(const Node &n, const std::string &msg) {
                                  msg.c_str());
 }
 
+llvm::Error result(Outputs &out, HostTensor y) {
+  y.roundToDtype();
+  out[0] = std::move(y);
+  return llvm::Error::success();
+}
+
 int64_t attrInt(const Node &n, llvm::StringRef name, int64_t fallback) {
   const Attribute *a = n.attr(name);
   return a && a->kind == AttrKind::Int ? a->i : fallback;

@@ -30,6 +30,8 @@ void addNormalizationKernels(KernelTable &t);
 void addLayoutKernels(KernelTable &t);
 
 llvm::Error kernelError(const Node &n, const std::string &msg);
+/// Rounds `y` to its dtype and stores it as output 0.
+llvm::Error result(Outputs &out, HostTensor y);
 
 int64_t attrInt(const Node &n, llvm::StringRef name, int64_t fallback);
 double attrFloat(const Node &n, llvm::StringRef name, double fallback);

@@ -20,9 +20,7 @@ template <UnaryFn F> llvm::Error unary(const Node &n, Inputs in, Outputs &out) {
   HostTensor y(x->dtype, x->shape);
   for (int64_t i = 0; i < x->numel(); ++i)
     y.data[i] = F(n, x->data[i]);
-  y.roundToDtype();
-  out[0] = std::move(y);
-  return llvm::Error::success();
+  return result(out, std::move(y));
 }
 
 double relu(const Node &, double x) { return x > 0 ? x : 0; }
@@ -82,9 +80,7 @@ llvm::Error broadcastOp(const Node &n, std::vector<const HostTensor *> xs, DType
       args[j] = xs[j]->data[off[j]];
     y.data[i] = f(args);
   });
-  y.roundToDtype();
-  out[0] = std::move(y);
-  return llvm::Error::success();
+  return result(out, std::move(y));
 }
 
 enum class Bin { Add, Sub, Mul, Div, Pow, Mod, Equal, Less, Greater, LessEq, GreaterEq, And, Or, Xor, PRelu };
@@ -177,8 +173,7 @@ llvm::Error clip(const Node &n, Inputs in, Outputs &out) {
   HostTensor y(x->dtype, x->shape);
   for (int64_t i = 0; i < x->numel(); ++i)
     y.data[i] = std::min(std::max(x->data[i], lo), hi);
-  out[0] = std::move(y);
-  return llvm::Error::success();
+  return result(out, std::move(y));
 }
 
 llvm::Error cast(const Node &n, Inputs in, Outputs &out) {
@@ -188,9 +183,7 @@ llvm::Error cast(const Node &n, Inputs in, Outputs &out) {
     return kernelError(n, "a Cast to this dtype is not supported");
   HostTensor y = *x;
   y.dtype = *to;
-  y.roundToDtype();
-  out[0] = std::move(y);
-  return llvm::Error::success();
+  return result(out, std::move(y));
 }
 
 // Identity, and Dropout in inference: output 0 is the input, the optional

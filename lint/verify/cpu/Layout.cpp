@@ -4,6 +4,7 @@
 // Split, Shape, Size, Constant, ConstantOfShape and Range.
 #include "CpuKernels.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -37,8 +38,7 @@ llvm::Error reshape(const Node &n, Inputs in, Outputs &out) {
     return kernelError(n, "the new shape holds a different number of elements");
   HostTensor y = *x;
   y.shape = shape;
-  out[0] = std::move(y);
-  return llvm::Error::success();
+  return result(out, std::move(y));
 }
 
 // Copies `x` with its dims permuted: y[perm-index] = x[index].
@@ -65,8 +65,7 @@ llvm::Error transpose(const Node &n, Inputs in, Outputs &out) {
   if (perm.size() != x->rank() || seen.size() != perm.size() || *seen.begin() < 0 ||
       *seen.rbegin() >= static_cast<int64_t>(x->rank()))
     return kernelError(n, "perm is not a permutation of the input dims");
-  out[0] = permute(*x, perm);
-  return llvm::Error::success();
+  return result(out, permute(*x, perm));
 }
 
 llvm::Error concat(const Node &n, Inputs in, Outputs &out) {
@@ -97,8 +96,7 @@ llvm::Error concat(const Node &n, Inputs in, Outputs &out) {
       std::copy(x->data.begin() + o * row, x->data.begin() + (o + 1) * row, y.data.begin() + o * rowOut + pos);
     pos += row;
   }
-  out[0] = std::move(y);
-  return llvm::Error::success();
+  return result(out, std::move(y));
 }
 
 llvm::Error slice(const Node &n, Inputs in, Outputs &out) {
@@ -158,8 +156,7 @@ llvm::Error slice(const Node &n, Inputs in, Outputs &out) {
   }
   HostTensor y(x->dtype, shape);
   forEachBroadcast(shape, {strides}, [&](int64_t i, const std::vector<int64_t> &o) { y.data[i] = x->data[base + o[0]]; });
-  out[0] = std::move(y);
-  return llvm::Error::success();
+  return result(out, std::move(y));
 }
 
 llvm::Error gather(const Node &n, Inputs in, Outputs &out) {
@@ -189,8 +186,7 @@ llvm::Error gather(const Node &n, Inputs in, Outputs &out) {
       std::copy(x->data.begin() + (o * dim + i) * inner, x->data.begin() + (o * dim + i + 1) * inner,
                 y.data.begin() + (o * k + j) * inner);
     }
-  out[0] = std::move(y);
-  return llvm::Error::success();
+  return result(out, std::move(y));
 }
 
 // Axes of Squeeze/Unsqueeze: an attribute before opset 13, an input after.
@@ -217,8 +213,7 @@ llvm::Error squeeze(const Node &n, Inputs in, Outputs &out) {
   for (size_t d = 0; d < x->rank(); ++d)
     if (drop.empty() ? x->shape[d] != 1 : !drop.count(static_cast<int64_t>(d)))
       y.shape.push_back(x->shape[d]);
-  out[0] = std::move(y);
-  return llvm::Error::success();
+  return result(out, std::move(y));
 }
 
 llvm::Error unsqueeze(const Node &n, Inputs in, Outputs &out) {
@@ -238,8 +233,7 @@ llvm::Error unsqueeze(const Node &n, Inputs in, Outputs &out) {
   size_t src = 0;
   for (int64_t d = 0; d < rank; ++d)
     y.shape.push_back(add.count(d) ? 1 : x->shape[src++]);
-  out[0] = std::move(y);
-  return llvm::Error::success();
+  return result(out, std::move(y));
 }
 
 llvm::Error flatten(const Node &n, Inputs in, Outputs &out) {
@@ -256,8 +250,7 @@ llvm::Error flatten(const Node &n, Inputs in, Outputs &out) {
     outer *= x->shape[d];
   HostTensor y = *x;
   y.shape = {outer, outer ? x->numel() / outer : 0};
-  out[0] = std::move(y);
-  return llvm::Error::success();
+  return result(out, std::move(y));
 }
 
 // Broadcast `x` to `shape` (Expand) or repeat it (Tile).
@@ -276,34 +269,30 @@ llvm::Error expand(const Node &n, Inputs in, Outputs &out) {
   auto shape = broadcastShapes({&x->shape, &want});
   if (!shape)
     return kernelError(n, "shape cannot be broadcast");
-  out[0] = broadcastTo(*x, *shape);
-  return llvm::Error::success();
+  return result(out, broadcastTo(*x, *shape));
 }
 
+// Tile is an Expand of x viewed as [1, s0, 1, s1, ...] to [r0, s0, r1, s1, ...].
 llvm::Error tile(const Node &n, Inputs in, Outputs &out) {
   const HostTensor *x = input(in, 0), *r = input(in, 1);
   if (!x || !r || static_cast<size_t>(r->numel()) != x->rank())
     return kernelError(n, "expects one repeat per dim");
-  std::vector<int64_t> reps = r->asInts(), shape = x->shape, xs = stridesOf(x->shape);
-  for (size_t d = 0; d < shape.size(); ++d)
-    shape[d] *= reps[d];
-  HostTensor y(x->dtype, shape);
-  std::vector<int64_t> idx(shape.size(), 0);
-  for (int64_t i = 0; i < y.numel(); ++i) {
-    int64_t off = 0;
-    for (size_t d = 0; d < shape.size(); ++d)
-      off += (idx[d] % x->shape[d]) * xs[d];
-    y.data[i] = x->data[off];
-    for (size_t d = shape.size(); d-- > 0;) {
-      if (++idx[d] < shape[d])
-        break;
-      idx[d] = 0;
-    }
+  std::vector<int64_t> reps = r->asInts(), pairs, target, shape;
+  for (size_t d = 0; d < x->rank(); ++d) {
+    if (reps[d] < 0)
+      return kernelError(n, "negative repeats");
+    pairs.insert(pairs.end(), {1, x->shape[d]});
+    target.insert(target.end(), {reps[d], x->shape[d]});
+    shape.push_back(reps[d] * x->shape[d]);
   }
-  out[0] = std::move(y);
-  return llvm::Error::success();
+  HostTensor view = *x;
+  view.shape = pairs;
+  HostTensor y = broadcastTo(view, target);
+  y.shape = shape;
+  return result(out, std::move(y));
 }
 
+// Constant padding: x is written at offset `pads begin` of the filled output.
 llvm::Error pad(const Node &n, Inputs in, Outputs &out) {
   const HostTensor *x = input(in, 0);
   if (!x)
@@ -317,32 +306,19 @@ llvm::Error pad(const Node &n, Inputs in, Outputs &out) {
   size_t rank = x->rank();
   if (input(in, 3))
     return kernelError(n, "the axes input is not supported");
-  if (pads.size() != 2 * rank)
-    return kernelError(n, "expects 2 x rank pads");
+  if (pads.size() != 2 * rank || *std::min_element(pads.begin(), pads.end()) < 0)
+    return kernelError(n, "expects 2 x rank non-negative pads (negative pads are not supported)");
   std::vector<int64_t> shape = x->shape;
   for (size_t d = 0; d < rank; ++d)
     shape[d] += pads[d] + pads[rank + d];
   HostTensor y(x->dtype, shape);
   std::fill(y.data.begin(), y.data.end(), value);
-  std::vector<int64_t> ys = stridesOf(shape), idx(rank, 0);
-  for (int64_t i = 0; i < x->numel(); ++i) {
-    int64_t off = 0;
-    bool inside = true;
-    for (size_t d = 0; d < rank; ++d) {
-      int64_t o = idx[d] + pads[d];
-      inside &= o >= 0 && o < shape[d];
-      off += o * ys[d];
-    }
-    if (inside)
-      y.data[off] = x->data[i];
-    for (size_t d = rank; d-- > 0;) {
-      if (++idx[d] < x->shape[d])
-        break;
-      idx[d] = 0;
-    }
-  }
-  out[0] = std::move(y);
-  return llvm::Error::success();
+  std::vector<int64_t> ys = stridesOf(shape);
+  int64_t base = 0;
+  for (size_t d = 0; d < rank; ++d)
+    base += pads[d] * ys[d];
+  forEachBroadcast(x->shape, {ys}, [&](int64_t i, const std::vector<int64_t> &o) { y.data[base + o[0]] = x->data[i]; });
+  return result(out, std::move(y));
 }
 
 llvm::Error split(const Node &n, Inputs in, Outputs &out) {
@@ -394,8 +370,7 @@ llvm::Error shapeOp(const Node &n, Inputs in, Outputs &out) {
   HostTensor y(DType::Int64, {std::max<int64_t>(0, end - start)});
   for (int64_t d = start; d < end; ++d)
     y.data[d - start] = static_cast<double>(x->shape[d]);
-  out[0] = std::move(y);
-  return llvm::Error::success();
+  return result(out, std::move(y));
 }
 
 llvm::Error sizeOp(const Node &n, Inputs in, Outputs &out) {
@@ -404,8 +379,7 @@ llvm::Error sizeOp(const Node &n, Inputs in, Outputs &out) {
     return kernelError(n, "missing input");
   HostTensor y(DType::Int64, {});
   y.data[0] = static_cast<double>(x->numel());
-  out[0] = std::move(y);
-  return llvm::Error::success();
+  return result(out, std::move(y));
 }
 
 llvm::Error constant(const Node &n, Inputs, Outputs &out) {

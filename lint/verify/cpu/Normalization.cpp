@@ -72,9 +72,7 @@ template <Red R> llvm::Error reduce(const Node &n, Inputs in, Outputs &out) {
     else if (R == Red::LogSum || R == Red::LogSumExp)
       v = std::log(v);
   }
-  y.roundToDtype();
-  out[0] = std::move(y);
-  return llvm::Error::success();
+  return result(out, std::move(y));
 }
 
 template <bool Log> llvm::Error softmax(const Node &n, Inputs in, Outputs &out) {
@@ -110,9 +108,7 @@ template <bool Log> llvm::Error softmax(const Node &n, Inputs in, Outputs &out) 
       for (int64_t k = 0; k < len; ++k)
         Y[k * inner] = Log ? X[k * inner] - mx - std::log(sum) : std::exp(X[k * inner] - mx) / sum;
     }
-  y.roundToDtype();
-  out[0] = std::move(y);
-  return llvm::Error::success();
+  return result(out, std::move(y));
 }
 
 llvm::Error batchNorm(const Node &n, Inputs in, Outputs &out) {
@@ -133,9 +129,19 @@ llvm::Error batchNorm(const Node &n, Inputs in, Outputs &out) {
         y.data[p] = (x->data[p] - m) * k + bb;
       }
     }
-  y.roundToDtype();
-  out[0] = std::move(y);
-  return llvm::Error::success();
+  return result(out, std::move(y));
+}
+
+// Mean and 1/sqrt(variance + eps) of `len` values (two passes, in double).
+double meanAndInvStd(const double *X, int64_t len, double eps, double &mean) {
+  mean = 0;
+  for (int64_t i = 0; i < len; ++i)
+    mean += X[i];
+  mean /= static_cast<double>(len);
+  double var = 0;
+  for (int64_t i = 0; i < len; ++i)
+    var += (X[i] - mean) * (X[i] - mean);
+  return 1.0 / std::sqrt(var / static_cast<double>(len) + eps);
 }
 
 llvm::Error layerNorm(const Node &n, Inputs in, Outputs &out) {
@@ -165,13 +171,7 @@ llvm::Error layerNorm(const Node &n, Inputs in, Outputs &out) {
   HostTensor y(x->dtype, x->shape), meanT(x->dtype, statShape), invT(x->dtype, statShape);
   for (int64_t r = 0; r < rows; ++r) {
     const double *X = x->data.data() + r * len;
-    double mean = 0, var = 0;
-    for (int64_t i = 0; i < len; ++i)
-      mean += X[i];
-    mean /= static_cast<double>(len);
-    for (int64_t i = 0; i < len; ++i)
-      var += (X[i] - mean) * (X[i] - mean);
-    double inv = 1.0 / std::sqrt(var / static_cast<double>(len) + eps);
+    double mean, inv = meanAndInvStd(X, len, eps, mean);
     for (int64_t i = 0; i < len; ++i)
       y.data[r * len + i] = (X[i] - mean) * inv * scale->data[sOff[i]] + (bias ? bias->data[bOff[i]] : 0.0);
     meanT.data[r] = mean;
@@ -195,19 +195,11 @@ llvm::Error instanceNorm(const Node &n, Inputs in, Outputs &out) {
   HostTensor y(x->dtype, x->shape);
   for (int64_t p = 0; p < x->shape[0] * C; ++p) {
     const double *X = x->data.data() + p * sp;
-    double mean = 0, var = 0;
-    for (int64_t i = 0; i < sp; ++i)
-      mean += X[i];
-    mean /= static_cast<double>(sp);
-    for (int64_t i = 0; i < sp; ++i)
-      var += (X[i] - mean) * (X[i] - mean);
-    double inv = 1.0 / std::sqrt(var / static_cast<double>(sp) + eps);
+    double mean, inv = meanAndInvStd(X, sp, eps, mean);
     for (int64_t i = 0; i < sp; ++i)
       y.data[p * sp + i] = (X[i] - mean) * inv * scale->data[p % C] + b->data[p % C];
   }
-  y.roundToDtype();
-  out[0] = std::move(y);
-  return llvm::Error::success();
+  return result(out, std::move(y));
 }
 
 }  // namespace

@@ -28,24 +28,20 @@ namespace graphlint::verify::cuda {
 
 inline llvm::Error fail(const std::string &msg) { return llvm::createStringError(llvm::inconvertibleErrorCode(), msg); }
 
-#define GL_CUDA(call)                                                                                          \
+inline std::string statusText(cudaError_t e) { return cudaGetErrorString(e); }
+inline std::string statusText(cublasStatus_t e) { return fmt::format("cuBLAS status {}", static_cast<int>(e)); }
+inline std::string statusText(cudnnStatus_t e) { return cudnnGetErrorString(e); }
+
+// Returns an llvm::Error naming the call when a CUDA, cuBLAS or cuDNN call fails.
+#define GL_CHECK(call, ok)                                                                                     \
   do {                                                                                                         \
-    cudaError_t e_ = (call);                                                                                   \
-    if (e_ != cudaSuccess)                                                                                     \
-      return fail(fmt::format("{} failed: {}", #call, cudaGetErrorString(e_)));                                \
+    auto e_ = (call);                                                                                          \
+    if (e_ != (ok))                                                                                            \
+      return fail(fmt::format("{} failed: {}", #call, statusText(e_)));                                        \
   } while (0)
-#define GL_CUBLAS(call)                                                                                        \
-  do {                                                                                                         \
-    cublasStatus_t e_ = (call);                                                                                \
-    if (e_ != CUBLAS_STATUS_SUCCESS)                                                                           \
-      return fail(fmt::format("{} failed: cuBLAS status {}", #call, static_cast<int>(e_)));                    \
-  } while (0)
-#define GL_CUDNN(call)                                                                                         \
-  do {                                                                                                         \
-    cudnnStatus_t e_ = (call);                                                                                 \
-    if (e_ != CUDNN_STATUS_SUCCESS)                                                                            \
-      return fail(fmt::format("{} failed: {}", #call, cudnnGetErrorString(e_)));                               \
-  } while (0)
+#define GL_CUDA(call) GL_CHECK(call, cudaSuccess)
+#define GL_CUBLAS(call) GL_CHECK(call, CUBLAS_STATUS_SUCCESS)
+#define GL_CUDNN(call) GL_CHECK(call, CUDNN_STATUS_SUCCESS)
 
 struct DeviceTensor {
   std::vector<int64_t> shape;
