@@ -304,4 +304,14 @@ g (float[4,4] x) => (float[4,4] y) {
   EXPECT_EQ(r.exitCode, 1) << r.err;
   EXPECT_NE(r.out.find("1 of 3 ran"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("stopped before node"), std::string::npos) << r.out;
+  // Control flow is not executed: the bundled control_flow model stops at its If.
+  r = runCli({"verify", "--device", "cpu", "--random-weights", "-D", "batch=2", "--format", "json",
+              sourcePath("models/control_flow.onnx")});
+  EXPECT_EQ(r.exitCode, 1) << r.err;
+  auto v = llvm::json::parse(r.out);
+  ASSERT_TRUE(bool(v)) << llvm::toString(v.takeError());
+  const auto *stopped = v->getAsObject()->getObject("verify")->getObject("stopped");
+  ASSERT_TRUE(stopped) << r.out;
+  EXPECT_EQ(stopped->getString("op").getValueOr(""), "If");
+  EXPECT_TRUE(stopped->getString("reason").getValueOr("").contains("control flow"));
 }

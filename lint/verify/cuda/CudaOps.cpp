@@ -220,9 +220,12 @@ llvm::Error CudaBackend::conv(const Node &n, DeviceTensor &y) {
     cudnnConvolutionFwdAlgoPerf_t perf[8];
     int found = 0;
     GL_CUDNN(cudnnGetConvolutionForwardAlgorithm_v7(cudnn_, xd, wd, cd, yd, 8, &found, perf));
-    if (found == 0)
+    int pick = 0;
+    while (pick < found && perf[pick].status != CUDNN_STATUS_SUCCESS)
+      ++pick;
+    if (pick == found)
       return fail("Conv: cuDNN found no algorithm");
-    cudnnConvolutionFwdAlgo_t algo = perf[0].algo;
+    cudnnConvolutionFwdAlgo_t algo = perf[pick].algo;
     size_t wsBytes = 0;
     GL_CUDNN(cudnnGetConvolutionForwardWorkspaceSize(cudnn_, xd, wd, cd, yd, algo, &wsBytes));
     char *ws = nullptr;
