@@ -315,3 +315,76 @@ g (float[4,4] x) => (float[4,4] y) {
   EXPECT_EQ(stopped->getString("op").getValueOr(""), "If");
   EXPECT_TRUE(stopped->getString("reason").getValueOr("").contains("control flow"));
 }
+
+namespace {
+
+// A backend that runs on the cpu reference but reports measurements the way
+// the cuda backend does (annotate): 2 kernels and 1 us per node, a device peak.
+class MeasuringBackend final : public Backend {
+public:
+  std::string_view name() const override { return "fake-gpu"; }
+  std::optional<std::string> unsupported(const Node &n) const override { return cpu_->unsupported(n); }
+  llvm::Error bind(const Value &v, const HostTensor &t) override { return cpu_->bind(v, t); }
+  llvm::Error execute(const Node &n) override { return cpu_->execute(n); }
+  uint64_t bytesOf(const Value &v) const override { return cpu_->bytesOf(v); }
+  void release(const Value &v) override { cpu_->release(v); }
+  std::optional<HostTensor> fetch(const Value &v) const override { return cpu_->fetch(v); }
+  void annotate(RunRecord &r) const override {
+    for (NodeRecord &nr : r.nodes) {
+      nr.kernels = 2;
+      nr.seconds = 1e-6;
+    }
+    r.devicePeakBytes = 4u << 20;
+    r.memcpys = 3;
+  }
+
+private:
+  std::unique_ptr<Backend> cpu_ = makeCpuBackend();
+};
+
+}  // namespace
+
+// Backend measurements (CUPTI on the cuda backend) sum per fusion group and in
+// total, and every error is (predicted - measured) / measured.
+TEST(VerifyComparison, BackendMeasurementsSumPerFusionGroup) {
+  auto m = importText(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[64,64] x, float[64,64] w) => (float[64,64] y) {
+  h = MatMul(x, w)
+  r = Relu(h)
+  s = Softmax(r)
+  y = Sigmoid(s)
+})");
+  MeasuringBackend backend;
+  graphlint::Setup setup;
+  VerifyOptions vo;
+  vo.warmupRuns = 0;
+  auto v = verifyModel(*m, setup, backend, vo);
+  ASSERT_TRUE(bool(v)) << llvm::toString(v.takeError());
+  EXPECT_EQ(v->measuredKernels, 8u);
+  EXPECT_DOUBLE_EQ(v->measuredSeconds, 4e-6);
+  EXPECT_EQ(v->devicePeakBytes, 4u << 20);
+  EXPECT_EQ(v->memcpys, 3u);
+  unsigned nodes = 0;
+  double predicted = 0;
+  for (const GroupComparison &g : v->groups) {
+    ASSERT_TRUE(g.ran);
+    unsigned groupNodes = static_cast<unsigned>(std::count(g.ops.begin(), g.ops.end(), '+') + 1);
+    nodes += groupNodes;
+    EXPECT_EQ(g.measuredKernels, 2 * groupNodes) << g.ops;
+    EXPECT_DOUBLE_EQ(g.measuredSeconds, 1e-6 * groupNodes) << g.ops;
+    ASSERT_TRUE(g.predictedSeconds);
+    predicted += *g.predictedSeconds;
+  }
+  EXPECT_EQ(nodes, 4u);
+  ASSERT_TRUE(v->predictedSeconds);
+  EXPECT_DOUBLE_EQ(*v->predictedSeconds, predicted);
+  EXPECT_DOUBLE_EQ(*relativeError(v->predictedSeconds, v->measuredSeconds), (predicted - 4e-6) / 4e-6);
+  EXPECT_FALSE(relativeError(std::nullopt, 1.0));
+  EXPECT_FALSE(relativeError(1.0, 0.0));
+  // The JSON carries the device peak and the group table.
+  llvm::json::Value j = verifyToJson(*v);
+  const auto *verify = j.getAsObject()->getObject("verify");
+  EXPECT_EQ(verify->getObject("peak_memory")->getInteger("device_bytes"), int64_t(4u << 20));
+  EXPECT_EQ(verify->getString("backend").getValueOr(""), "fake-gpu");
+  EXPECT_EQ(verify->getArray("groups")->size(), v->groups.size());
+}
