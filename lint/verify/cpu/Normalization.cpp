@@ -186,6 +186,31 @@ llvm::Error layerNorm(const Node &n, Inputs in, Outputs &out) {
   return llvm::Error::success();
 }
 
+// LRN across channels: y = x / (bias + alpha / size * sum of x^2 over the
+// channel window [c - floor((size-1)/2), c + ceil((size-1)/2)])^beta.
+llvm::Error lrn(const Node &n, Inputs in, Outputs &out) {
+  const HostTensor *x = input(in, 0);
+  int64_t size = attrInt(n, "size", 0);
+  if (!x || x->rank() < 3 || size <= 0)
+    return kernelError(n, "expects an input of rank >= 3 and a positive size");
+  double alpha = attrFloat(n, "alpha", 1e-4), beta = attrFloat(n, "beta", 0.75), bias = attrFloat(n, "bias", 1.0);
+  int64_t N = x->shape[0], C = x->shape[1], sp = x->numel() / std::max<int64_t>(1, N * C);
+  int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
+  HostTensor y(x->dtype, x->shape);
+  for (int64_t b = 0; b < N; ++b)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t s = 0; s < sp; ++s) {
+        double sum = 0;
+        for (int64_t k = std::max<int64_t>(0, c - lo); k <= std::min<int64_t>(C - 1, c + hi); ++k) {
+          double v = x->data[(b * C + k) * sp + s];
+          sum += v * v;
+        }
+        int64_t p = (b * C + c) * sp + s;
+        y.data[p] = x->data[p] / std::pow(bias + alpha / static_cast<double>(size) * sum, beta);
+      }
+  return result(out, std::move(y));
+}
+
 llvm::Error instanceNorm(const Node &n, Inputs in, Outputs &out) {
   const HostTensor *x = input(in, 0), *scale = input(in, 1), *b = input(in, 2);
   if (!x || !scale || !b || x->rank() < 3)
@@ -220,6 +245,7 @@ void addNormalizationKernels(KernelTable &t) {
   t["BatchNormalization"] = batchNorm;
   t["LayerNormalization"] = layerNorm;
   t["InstanceNormalization"] = instanceNorm;
+  t["LRN"] = lrn;
 }
 
 }  // namespace graphlint::verify::cpu
