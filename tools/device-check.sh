@@ -89,7 +89,7 @@ run() {
     if [[ -x "$tests" && "$device" == cuda ]]; then
       echo
       echo "## cuda backend vs cpu reference"
-      "$tests" --gtest_filter='VerifyCuda.*' 2>&1 | tail -20
+      GRAPHLINT_MODELS_DIR="$models" "$tests" --gtest_filter='VerifyCuda.*' 2>&1 | tail -20
     fi
   } >"$result" 2>&1
   cat "$result"
