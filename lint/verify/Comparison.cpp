@@ -104,11 +104,18 @@ VerifyReport compare(const Prediction &p, const RunRecord &r, const ExecPlan &pl
 llvm::Expected<VerifyReport> verifyModel(const Model &m, const Setup &setup, Backend &backend,
                                          const VerifyOptions &opts) {
   ExecPlan plan(*m.graph);
-  if (llvm::Error e = feedModel(m, plan, backend, opts.feed))
-    return e;
-  for (unsigned i = 0; i < opts.warmupRuns; ++i)
-    runPlan(plan, backend, i);
-  RunRecord measured = runPlan(plan, backend, opts.warmupRuns);
+  RunRecord measured;
+  // Inputs and weights of absurd declared sizes must not crash the command.
+  try {
+    if (llvm::Error e = feedModel(m, plan, backend, opts.feed))
+      return e;
+    for (unsigned i = 0; i < opts.warmupRuns; ++i)
+      runPlan(plan, backend, i);
+    measured = runPlan(plan, backend, opts.warmupRuns);
+  } catch (const std::exception &ex) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "cannot allocate the model's tensors: %s",
+                                   ex.what());
+  }
   AnalysisContext ctx(m, setup);
   VerifyReport v = compare(predictFromAnalyses(m, ctx, plan), measured, plan);
   v.path = m.path;

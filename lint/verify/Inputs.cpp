@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <unistd.h>
 #include <random>
 
 namespace graphlint::verify {
@@ -25,6 +26,19 @@ llvm::Expected<std::string> readRange(const std::string &path, uint64_t offset, 
 }
 
 std::vector<int64_t> dimsOf(const TensorLiteral &t) { return {t.dims.begin(), t.dims.end()}; }
+
+// Host tensors hold 8 bytes an element; one larger than physical memory is
+// refused up front rather than left to the OOM killer.
+llvm::Error checkHostSize(const std::string &what, const std::vector<int64_t> &shape) {
+  double elems = 1;
+  for (int64_t d : shape)
+    elems *= static_cast<double>(d);
+  double phys = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+  if (elems < 0 || (phys > 0 && elems * 8 > phys))
+    return err(fmt::format("cannot allocate the model's tensors: {} needs {:.1f} GiB on the host", what,
+                           elems * 8 / 1073741824.0));
+  return llvm::Error::success();
+}
 
 // Random values that keep activations finite: Kaiming-uniform-like for
 // weights (bound 1/sqrt(fan_in)); positive for 1-D tensors, since those are
@@ -88,6 +102,8 @@ llvm::Error feedModel(const Model &m, const ExecPlan &plan, Backend &backend, co
     if (!p->value)
       continue;
     const TensorLiteral &t = p->tensor;
+    if (auto e = checkHostSize("parameter '" + t.name + "'", dimsOf(t)))
+      return e;
     llvm::Expected<HostTensor> value = opts.randomWeights && !t.data.known
                                            ? llvm::Expected<HostTensor>(randomParam(t.dtype, dimsOf(t), rng))
                                            : loadParam(m, *p);
@@ -105,6 +121,8 @@ llvm::Error feedModel(const Model &m, const ExecPlan &plan, Backend &backend, co
     std::vector<int64_t> shape;
     for (const Dim &d : v->type.shape.dims)
       shape.push_back(d.value);
+    if (auto e = checkHostSize("input '" + v->name + "'", shape))
+      return e;
     HostTensor t(v->type.dtype, shape);
     if (isFloating(t.dtype)) {
       std::uniform_real_distribution<double> u(-1.0, 1.0);

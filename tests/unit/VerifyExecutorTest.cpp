@@ -290,6 +290,11 @@ TEST(VerifyCli, TextTableAndUsageErrors) {
   EXPECT_EQ(r.exitCode, 2);
   r = runCli({"verify", "--device", "cpu", sourcePath("tests/fixtures/does-not-exist.onnx")});
   EXPECT_EQ(r.exitCode, 2);
+  // An input too large to allocate is an error, not a crash.
+  r = runCli({"verify", "--device", "cpu", "--random-weights", "-D", "batch=4000000000000",
+              sourcePath("models/resnet18.onnx")});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("cannot allocate"), std::string::npos) << r.err;
 }
 
 TEST(VerifyCli, StoppedRunExitsOneAndShowsWhatRan) {
