@@ -181,7 +181,9 @@ llvm::json::Value verifyToJson(const VerifyReport &r) {
       {"time_model", r.timeModel},
       {"memory_model", r.memoryModel},
       {"kernels", llvm::json::Object{{"predicted", static_cast<int64_t>(r.predictedKernels)},
-                                     {"measured", static_cast<int64_t>(r.measuredKernels)}}},
+                                     {"measured", static_cast<int64_t>(r.measuredKernels)},
+                                     {"error", optNum(relativeError(static_cast<double>(r.predictedKernels),
+                                                                    static_cast<double>(r.measuredKernels)))}}},
       {"memcpys", static_cast<int64_t>(r.memcpys)},
       {"time", llvm::json::Object{{"predicted_seconds", optNum(r.predictedSeconds)},
                                   {"measured_seconds", r.measuredSeconds},
@@ -212,7 +214,9 @@ void renderVerifyText(const VerifyReport &r, llvm::raw_ostream &os) {
   if (r.predictedPeakBytes)
     peakErr = relativeError(static_cast<double>(*r.predictedPeakBytes), static_cast<double>(r.measuredPeakBytes));
   os << fmt::format("  nodes:   {} of {} ran\n", r.nodesRun, r.nodesTotal);
-  os << fmt::format("  kernels: predicted {}, measured {}\n", r.predictedKernels, r.measuredKernels);
+  os << fmt::format("  kernels: predicted {}, measured {} ({})\n", r.predictedKernels, r.measuredKernels,
+                    percent(relativeError(static_cast<double>(r.predictedKernels),
+                                          static_cast<double>(r.measuredKernels))));
   os << fmt::format("  time:    predicted {}, measured {} ({})\n", seconds(r.predictedSeconds),
                     seconds(r.measuredSeconds), percent(relativeError(r.predictedSeconds, r.measuredSeconds)));
   os << fmt::format("  peak:    predicted {}, measured {} ({})", mib(r.predictedPeakBytes), mib(r.measuredPeakBytes),
