@@ -1,4 +1,4 @@
-// The graphlint command line: lint (default), inspect, rules, rule.
+// The graphlint command line: lint (default), inspect, rules, rule, config, verify.
 // Exit codes: 0 clean, 1 a finding at or above --fail-on, 2 usage error or a
 // file that could not be linted.
 #include "graphlint/ir/Importer.h"
@@ -10,6 +10,7 @@
 #include "graphlint/lint/FusionPlan.h"
 #include "graphlint/lint/Reporters.h"
 #include "graphlint/lint/Rule.h"
+#include "graphlint/verify/Comparison.h"
 
 #include <llvm/ADT/STLExtras.h>
 #include <llvm/Support/FileSystem.h>
@@ -38,6 +39,8 @@ USAGE
   graphlint rules [--format text|json]   list every rule
   graphlint rule CODE|NAME               print a rule's documentation
   graphlint config --dump FILE [OPTIONS] print the effective configuration for FILE
+  graphlint verify [OPTIONS] FILE        run the model once and print predicted vs
+                                         measured kernels, time and peak memory
   graphlint --help | --version
 
 LINT OPTIONS
@@ -128,6 +131,19 @@ INSPECT OPTIONS
                            as for lint: the fusion plan (text: appended to the
                            summary; json: a `fusion` field) and its DOT drawing
 
+VERIFY OPTIONS (docs/verify.md)
+  --device cuda|cpu        where to run (default cuda: cuBLAS/cuDNN/own kernels
+                           under CUPTI; exit 2 with one line when no CUDA device
+                           is available); cpu is the plain C++ reference backend
+  --random-weights         random parameters instead of the file's (needed for
+                           weightless exports such as models/*.onnx)
+  -D, --dim NAME=SIZE      bind symbolic dims: inputs need static shapes
+  --target GPU             the hardware profile the predictions assume
+  --format text|json       side-by-side table (default) or a JSON `verify` section
+  -o, --output FILE        write the comparison to FILE
+  exit 0 when every node ran, 1 when the run stopped before an unsupported op
+  (what was measured so far is still shown), 2 on bad input or no device
+
 EXIT CODES
   0  no finding at or above --fail-on
   1  at least one finding at or above --fail-on
@@ -161,6 +177,8 @@ struct Args {
   std::string configFile;      // --config: overrides discovery
   std::string baseline;        // --baseline
   std::string writeBaseline;   // --write-baseline
+  /// graphlint verify: --device cuda|cpu and --random-weights.
+  struct { std::string device = "cuda"; bool randomWeights = false; } verify;
   /// Everything the command line says that a config file can say too; it is
   /// the last layer, so it wins.
   ConfigLayer cli;
@@ -223,7 +241,7 @@ std::optional<std::string> parseArgs(int argc, char **argv, Args &a) {
   std::vector<std::string> args(argv + 1, argv + argc);
   size_t i = 0;
   if (!args.empty() && (args[0] == "lint" || args[0] == "inspect" || args[0] == "rules" || args[0] == "rule" ||
-                        args[0] == "config")) {
+                        args[0] == "config" || args[0] == "verify")) {
     a.command = args[0];
     ++i;
   }
@@ -365,6 +383,11 @@ std::optional<std::string> parseArgs(int argc, char **argv, Args &a) {
         else
           (arg == "--intra" ? cli.intra : cli.inter) = v;
       }
+    } else if (arg == "--device" || arg == "--random-weights") {
+      if (arg == "--random-weights")
+        a.verify.randomWeights = true;
+      else if (!(err = take(a.verify.device)) && a.verify.device != "cuda" && a.verify.device != "cpu")
+        err = "--device must be cuda or cpu, got '" + a.verify.device + "'";
     } else if (arg == "--emit-dot") {
       err = takeFile(a.emitDot);
     } else if (arg == "-D" || arg == "--dim") {
@@ -499,36 +522,46 @@ bool writeMemoryPlot(const std::string &path, const MemorySummary &s, const std:
   return writeOutputFile(path, [&](llvm::raw_ostream &os) { renderMemorySvg(s, title, os); });
 }
 
-int runInspect(const Args &a) {
-  if (a.files.size() != 1)
-    return usage("inspect expects exactly one FILE");
-  if (a.format != "text" && a.format != "json")
-    return usage("inspect: --format must be text or json");
-  ConfigResolver configs(a);
-  auto config = configs.forFile(a.files[0]);
-  if (!config) {
-    llvm::errs() << "graphlint: " << llvm::toString(config.takeError()) << "\n";
-    return 2;
+// FILE's configuration, and FILE imported with its dim bindings; on failure
+// prints the one-line error and returns nullptr.
+std::unique_ptr<Model> importConfigured(const Args &a, std::optional<Config> &config) {
+  auto c = ConfigResolver(a).forFile(a.files[0]);
+  if (!c) {
+    llvm::errs() << "graphlint: " << llvm::toString(c.takeError()) << "\n";
+    return nullptr;
   }
+  config = std::move(*c);
   ImportOptions io;
   io.dims = config->setup.dims;
   auto model = importModelFile(a.files[0], io);
   if (!model) {
     llvm::errs() << a.files[0] << ": error: " << llvm::toString(model.takeError()) << "\n";
-    return 2;
+    return nullptr;
   }
+  return std::move(*model);
+}
+
+int runInspect(const Args &a) {
+  if (a.files.size() != 1)
+    return usage("inspect expects exactly one FILE");
+  if (a.format != "text" && a.format != "json")
+    return usage("inspect: --format must be text or json");
+  std::optional<Config> config;
+  std::unique_ptr<Model> model = importConfigured(a, config);
+  if (!model)
+    return 2;
   FusionSummary fusion;
   if (a.fusion || !a.emitDot.empty())
-    fusion = summariseFusion(**model, FusionPlan(**model, config->setup.backend), !a.emitDot.empty());
+    fusion = summariseFusion(*model, FusionPlan(*model, config->setup.backend), !a.emitDot.empty());
   if (a.format == "json") {
-    llvm::json::Value v = inspectJson(**model);
+    llvm::json::Value v = inspectJson(*model);
     if (a.fusion)
       v.getAsObject()->insert({"fusion", fusionToJson(fusion)});
     llvm::outs() << llvm::formatv("{0:2}", v) << "\n";
   } else if (a.printIr) {
-    printModel(**model, llvm::outs());
+    printModel(*model, llvm::outs());
   } else {
-    renderInspectText(**model, llvm::outs());
+    renderInspectText(*model, llvm::outs());
   }
   if (a.fusion && a.format != "json")
     renderFusionText(fusion, a.files[0], llvm::outs());
@@ -536,6 +569,43 @@ int runInspect(const Args &a) {
   if (!a.emitDot.empty() && !writeDot(a.emitDot, fusion, a.files[0]))
     return 2;
   return 0;
+}
+
+// graphlint verify: the device is checked first, so that a machine without
+// one answers in one line before any work.
+int runVerify(const Args &a) {
+  if (a.files.size() != 1)
+    return usage("verify expects exactly one FILE");
+  if (a.format != "text" && a.format != "json")
+    return usage("verify: --format must be text or json");
+  auto backend = a.verify.device == "cpu" ? llvm::Expected<std::unique_ptr<verify::Backend>>(verify::makeCpuBackend())
+                                          : verify::makeCudaBackend();
+  if (!backend) {
+    llvm::errs() << "graphlint: verify: " << llvm::toString(backend.takeError()) << "\n";
+    return 2;
+  }
+  std::optional<Config> config;
+  std::unique_ptr<Model> model = importConfigured(a, config);
+  if (!model)
+    return 2;
+  verify::VerifyOptions vo;
+  vo.feed.randomWeights = a.verify.randomWeights;
+  auto report = verify::verifyModel(*model, config->setup, **backend, vo);
+  if (!report) {
+    llvm::errs() << a.files[0] << ": error: " << llvm::toString(report.takeError()) << "\n";
+    return 2;
+  }
+  std::error_code ec;
+  llvm::raw_fd_ostream file(a.output.empty() ? "-" : a.output, ec, llvm::sys::fs::OF_Text);
+  if (ec) {
+    llvm::errs() << "graphlint: cannot write '" << a.output << "': " << ec.message() << "\n";
+    return 2;
+  }
+  if (a.format == "json")
+    file << llvm::formatv("{0:2}", verify::verifyToJson(*report)) << "\n";
+  else
+    verify::renderVerifyText(*report, file);
+  return report->stopReason.empty() ? 0 : 1;
 }
 
 // NO_COLOR (no-color.org): set and non-empty disables colour.
@@ -756,5 +826,7 @@ int main(int argc, char **argv) {
     return runInspect(a);
   if (a.command == "config")
     return runConfig(a);
+  if (a.command == "verify")
+    return runVerify(a);
   return runLint(a);
 }

@@ -1,0 +1,135 @@
+// The planner (ExecPlan) and the dispatcher (runPlan) shared by every backend.
+#include "graphlint/verify/Executor.h"
+
+#include <llvm/ADT/DenseMap.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace graphlint::verify {
+
+ExecPlan::ExecPlan(const Graph &g) : graph_(&g) {
+  for (const auto &p : g.params())
+    if (p->value)
+      resident_.push_back(p->value);
+  for (const Value *v : g.inputs)
+    if (std::find(resident_.begin(), resident_.end(), v) == resident_.end())
+      resident_.push_back(v);
+  llvm::DenseMap<const Value *, size_t> lastUse;
+  auto nodes = g.nodes();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    steps_.push_back({nodes[i].get(), {}});
+    for (const Value *v : nodes[i]->outputs)
+      if (v)
+        lastUse[v] = i;  // dead outputs die right after their producer
+    for (const Value *v : nodes[i]->inputs)
+      if (v && v->kind == Value::Kind::NodeOutput)
+        lastUse[v] = i;
+  }
+  for (auto &[v, i] : lastUse)
+    if (!v->isGraphOutput())
+      steps_[i].freeAfter.push_back(v);
+  // Deterministic order of frees within a step.
+  for (PlanStep &s : steps_)
+    std::sort(s.freeAfter.begin(), s.freeAfter.end(),
+              [](const Value *a, const Value *b) { return a->name < b->name; });
+}
+
+std::optional<std::pair<const Node *, std::string>> ExecPlan::firstUnplannable() const {
+  for (const PlanStep &s : steps_) {
+    if (!s.node->subgraphs().empty())
+      return std::make_pair(s.node, std::string("control flow (nested graphs) is not executed by verify"));
+    for (const Value *v : s.node->outputs)
+      if (v && v->type.kind != TypeKind::Tensor && v->type.kind != TypeKind::Unknown)
+        return std::make_pair(s.node, "output '" + v->name + "' is not a dense tensor");
+  }
+  return std::nullopt;
+}
+
+uint64_t allocatorRound(uint64_t bytes) { return (bytes + 511) / 512 * 512; }
+
+std::optional<uint64_t> plannedPeakBytes(const ExecPlan &plan) {
+  auto sizeOf = [](const Value *v) -> std::optional<uint64_t> {
+    auto b = v->type.byteSize();
+    return b ? std::optional<uint64_t>(allocatorRound(*b)) : std::nullopt;
+  };
+  uint64_t live = 0;
+  for (const Value *v : plan.resident()) {
+    auto b = sizeOf(v);
+    if (!b)
+      return std::nullopt;
+    live += *b;
+  }
+  uint64_t peak = live;
+  llvm::DenseMap<const Value *, uint64_t> held;
+  for (const PlanStep &s : plan.steps()) {
+    for (const Value *v : s.node->outputs) {
+      if (!v)
+        continue;
+      auto b = sizeOf(v);
+      if (!b)
+        return std::nullopt;
+      held[v] = *b;
+      live += *b;
+    }
+    peak = std::max(peak, live);
+    for (const Value *v : s.freeAfter)
+      live -= held.lookup(v);
+  }
+  return peak;
+}
+
+RunRecord runPlan(const ExecPlan &plan, Backend &backend, unsigned runIndex) {
+  RunRecord r;
+  for (const Value *v : plan.resident())
+    r.residentBytes += allocatorRound(backend.bytesOf(*v));
+  uint64_t live = r.residentBytes;
+  r.peakBytes = live;
+  llvm::DenseMap<const Value *, uint64_t> held;
+  auto blocker = plan.firstUnplannable();
+  backend.beginRun(runIndex);
+  for (const PlanStep &s : plan.steps()) {
+    const Node &n = *s.node;
+    std::optional<std::string> why;
+    if (blocker && blocker->first == &n)
+      why = blocker->second;
+    else
+      why = backend.unsupported(n);
+    if (why) {
+      r.stoppedAt = &n;
+      r.stopReason = fmt::format("{} is not supported by the {} backend: {}", n.qualifiedOp(), backend.name(), *why);
+      break;
+    }
+    auto start = std::chrono::steady_clock::now();
+    if (llvm::Error e = backend.execute(n)) {
+      r.stoppedAt = &n;
+      r.stopReason = llvm::toString(std::move(e));
+      break;
+    }
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    r.nodes.push_back({&n, seconds, 1});
+    for (const Value *v : n.outputs) {
+      if (!v)
+        continue;
+      uint64_t b = allocatorRound(backend.bytesOf(*v));
+      held[v] = b;
+      live += b;
+    }
+    r.peakBytes = std::max(r.peakBytes, live);
+    for (const Value *v : s.freeAfter) {
+      live -= held.lookup(v);
+      held.erase(v);
+      backend.release(*v);
+    }
+  }
+  backend.endRun();
+  backend.annotate(r);
+  r.seconds = 0;
+  for (const NodeRecord &nr : r.nodes)
+    r.seconds += nr.seconds;
+  return r;
+}
+
+}  // namespace graphlint::verify

@@ -1,0 +1,162 @@
+#include "graphlint/verify/HostTensor.h"
+
+#include "../../ir/onnx/ProtoConvert.h"
+
+#include <fmt/format.h>
+#include <onnx/onnx_pb.h>
+
+#include <cmath>
+#include <cstring>
+
+namespace graphlint::verify {
+
+int64_t HostTensor::count(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+uint64_t HostTensor::deviceBytes() const { return bytesFor(dtype, numel()).value_or(numel() * 8); }
+
+bool hostSupportsDtype(DType dt) {
+  switch (dt) {
+  case DType::Float: case DType::Float16: case DType::BFloat16: case DType::Double:
+  case DType::Int8: case DType::Int16: case DType::Int32: case DType::Int64:
+  case DType::UInt8: case DType::UInt16: case DType::UInt32: case DType::UInt64: case DType::Bool:
+    return true;
+  default:
+    return false;
+  }
+}
+
+// bfloat16: the top 16 bits of the float, rounded to nearest even.
+static double roundToBf16(double v) {
+  float f = static_cast<float>(v);
+  if (std::isnan(f))
+    return v;
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  bits &= 0xffff0000u;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+double roundTo(DType dt, double v) {
+  switch (dt) {
+  case DType::Float:
+    return static_cast<double>(static_cast<float>(v));
+  case DType::Float16:
+    return static_cast<double>(static_cast<_Float16>(static_cast<float>(v)));
+  case DType::BFloat16:
+    return roundToBf16(v);
+  case DType::Double:
+    return v;
+  case DType::Bool:
+    return v != 0 ? 1.0 : 0.0;
+  default:
+    if (isInteger(dt))
+      return std::isfinite(v) ? std::trunc(v) : 0.0;
+    return v;
+  }
+}
+
+void HostTensor::roundToDtype() {
+  if (dtype == DType::Double)
+    return;
+  for (double &v : data)
+    v = roundTo(dtype, v);
+}
+
+std::vector<int64_t> HostTensor::asInts() const {
+  std::vector<int64_t> out;
+  out.reserve(data.size());
+  for (double v : data)
+    out.push_back(static_cast<int64_t>(v));
+  return out;
+}
+
+std::string HostTensor::str() const {
+  std::string s = std::string(dtypeShortName(dtype)) + "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += fmt::format("{}{}", i ? "," : "", shape[i]);
+  return s + "]";
+}
+
+static llvm::Expected<HostTensor> fromDecoded(DType dt, std::vector<int64_t> shape, const ConstData &cd) {
+  size_t n = cd.floats.empty() ? cd.ints.size() : cd.floats.size();
+  for (int64_t d : shape)
+    if (d < 0)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), "negative dimension");
+  if (static_cast<int64_t>(n) != HostTensor::count(shape))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   fmt::format("tensor holds {} elements, its shape needs {}", n,
+                                               HostTensor::count(shape)));
+  HostTensor t(dt, std::move(shape));
+  for (size_t i = 0; i < n; ++i)
+    t.data[i] = cd.floats.empty() ? static_cast<double>(cd.ints[i]) : cd.floats[i];
+  return t;
+}
+
+static std::vector<int64_t> dimsOf(const onnx::TensorProto &p) { return {p.dims().begin(), p.dims().end()}; }
+
+llvm::Expected<HostTensor> parseTensorProto(llvm::StringRef bytes) {
+  onnx::TensorProto p;
+  if (!p.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "not a TensorProto");
+  auto dt = dtypeFromCode(p.data_type());
+  ConstData cd;
+  if (!dt || !onnxio::decodeSmallPayload(p, cd))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   fmt::format("unsupported tensor data type {}", p.data_type()));
+  return fromDecoded(*dt, dimsOf(p), cd);
+}
+
+llvm::Expected<HostTensor> tensorFromBytes(DType dt, std::vector<int64_t> shape, llvm::StringRef bytes) {
+  onnx::TensorProto p;
+  p.set_data_type(static_cast<int>(dt));
+  p.set_raw_data(bytes.data(), bytes.size());
+  ConstData cd;
+  if (HostTensor::count(shape) == 0)
+    return HostTensor(dt, std::move(shape));
+  if (!onnxio::decodeSmallPayload(p, cd))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   fmt::format("cannot decode {} bytes of {}", bytes.size(), dtypeName(dt)));
+  return fromDecoded(dt, std::move(shape), cd);
+}
+
+std::optional<HostTensor> tensorFromLiteral(const TensorLiteral &lit) {
+  std::vector<int64_t> shape(lit.dims.begin(), lit.dims.end());
+  if (HostTensor::count(shape) == 0)
+    return HostTensor(lit.dtype, shape);
+  if (!lit.data.known)
+    return std::nullopt;
+  auto t = fromDecoded(lit.dtype, shape, lit.data);
+  if (!t) {
+    llvm::consumeError(t.takeError());
+    return std::nullopt;
+  }
+  return std::move(*t);
+}
+
+bool allClose(const HostTensor &got, const HostTensor &want, double rtol, double atol, std::string &why) {
+  if (got.shape != want.shape) {
+    why = fmt::format("shape {} != expected {}", got.str(), want.str());
+    return false;
+  }
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    double a = got.data[i], b = want.data[i];
+    if (std::isnan(a) && std::isnan(b))
+      continue;
+    if (a == b)
+      continue;
+    if (!(std::fabs(a - b) <= atol + rtol * std::fabs(b))) {
+      why = fmt::format("element {}: {} != expected {}", i, a, b);
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace graphlint::verify

@@ -1,0 +1,143 @@
+#include "graphlint/verify/Inputs.h"
+
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/Path.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <unistd.h>
+#include <random>
+
+namespace graphlint::verify {
+namespace {
+
+llvm::Error err(const std::string &msg) { return llvm::createStringError(llvm::inconvertibleErrorCode(), msg); }
+
+llvm::Expected<std::string> readRange(const std::string &path, uint64_t offset, uint64_t length) {
+  auto buf = llvm::MemoryBuffer::getFileSlice(path, length, offset, /*IsVolatile=*/false);
+  if (!buf)
+    return err(fmt::format("cannot read {} bytes at offset {} of '{}': {}", length, offset, path,
+                           buf.getError().message()));
+  if ((*buf)->getBufferSize() != length)
+    return err(fmt::format("'{}' is shorter than offset {} + {} bytes", path, offset, length));
+  return (*buf)->getBuffer().str();
+}
+
+std::vector<int64_t> dimsOf(const TensorLiteral &t) { return {t.dims.begin(), t.dims.end()}; }
+
+// Host tensors hold 8 bytes an element; one larger than physical memory is
+// refused up front rather than left to the OOM killer.
+llvm::Error checkHostSize(const std::string &what, const std::vector<int64_t> &shape) {
+  double elems = 1;
+  for (int64_t d : shape)
+    elems *= static_cast<double>(d);
+  double phys = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+  if (elems < 0 || (phys > 0 && elems * 8 > phys))
+    return err(fmt::format("cannot allocate the model's tensors: {} needs {:.1f} GiB on the host", what,
+                           elems * 8 / 1073741824.0));
+  return llvm::Error::success();
+}
+
+// Random values that keep activations finite: Kaiming-uniform-like for
+// weights (bound 1/sqrt(fan_in)); positive for 1-D tensors, since those are
+// biases, norm scales and running variances.
+HostTensor randomParam(DType dt, std::vector<int64_t> shape, std::mt19937_64 &rng) {
+  HostTensor t(dt, std::move(shape));
+  int64_t fanIn = t.rank() >= 2 && t.shape[0] ? t.numel() / t.shape[0] : 1;
+  double bound = 1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(fanIn, 1)));
+  std::uniform_real_distribution<double> weight(-bound, bound), positive(0.5, 1.0);
+  std::uniform_int_distribution<int> bit(0, 1);
+  for (double &v : t.data)
+    v = !isFloating(dt) ? bit(rng) : t.rank() <= 1 ? positive(rng) : weight(rng);
+  t.roundToDtype();
+  return t;
+}
+
+// Integer inputs are usually indices: keep them below the smallest dim of
+// the tensors they index (Gather data, embedding tables), else 0..1.
+int64_t indexBound(const Value &v) {
+  int64_t bound = 0;
+  for (const Use &u : v.uses) {
+    if (u.user->opType != "Gather" || u.operand != 1 || !u.user->inputs[0])
+      continue;
+    int64_t axis = u.user->attrInt("axis").value_or(0);
+    if (auto d = u.user->inputs[0]->type.staticDim(static_cast<int>(axis)); d && *d > 0)
+      bound = bound ? std::min(bound, *d) : *d;
+  }
+  return bound ? bound : 2;
+}
+
+}  // namespace
+
+llvm::Expected<HostTensor> loadParam(const Model &m, const Param &p) {
+  const TensorLiteral &t = p.tensor;
+  std::vector<int64_t> shape = dimsOf(t);
+  if (auto small = tensorFromLiteral(t))
+    return std::move(*small);
+  if (t.storage == TensorLiteral::Storage::External) {
+    llvm::SmallString<256> path = llvm::sys::path::parent_path(m.path);
+    llvm::sys::path::append(path, t.externalPath);
+    auto bytes = readRange(path.str().str(), t.externalOffset, t.externalLength.value_or(t.byteSize));
+    if (!bytes)
+      return bytes.takeError();
+    return tensorFromBytes(t.dtype, shape, *bytes);
+  }
+  if (t.storage == TensorLiteral::Storage::Inline && t.storedBytes == t.byteSize && t.byteSize) {
+    auto bytes = readRange(m.path, t.inlineOffset, t.storedBytes);
+    if (!bytes)
+      return bytes.takeError();
+    return tensorFromBytes(t.dtype, shape, *bytes);
+  }
+  if (t.storage == TensorLiteral::Storage::Inline)
+    return err(fmt::format("parameter '{}': its {} payload is not stored as raw little-endian data", t.name,
+                           dtypeName(t.dtype)));
+  return err(fmt::format("parameter '{}' has no data in the model", t.name));
+}
+
+llvm::Error feedModel(const Model &m, const ExecPlan &plan, Backend &backend, const FeedOptions &opts) {
+  std::mt19937_64 rng(opts.seed);
+  for (const auto &p : plan.graph().params()) {
+    if (!p->value)
+      continue;
+    const TensorLiteral &t = p->tensor;
+    if (auto e = checkHostSize("parameter '" + t.name + "'", dimsOf(t)))
+      return e;
+    llvm::Expected<HostTensor> value = opts.randomWeights && !t.data.known
+                                           ? llvm::Expected<HostTensor>(randomParam(t.dtype, dimsOf(t), rng))
+                                           : loadParam(m, *p);
+    if (!value)
+      return err(llvm::toString(value.takeError()) + " (run with --random-weights to use random values)");
+    if (auto e = backend.bind(*p->value, *value))
+      return e;
+  }
+  for (const Value *v : plan.graph().inputs) {
+    if (v->param)
+      continue;
+    if (!v->type.isTensor() || !v->type.shape.isFullyStatic() || v->type.dtype == DType::Undefined)
+      return err(fmt::format("input '{}' has type {}: bind its symbolic dims with --dim NAME=SIZE", v->name,
+                             v->type.str()));
+    std::vector<int64_t> shape;
+    for (const Dim &d : v->type.shape.dims)
+      shape.push_back(d.value);
+    if (auto e = checkHostSize("input '" + v->name + "'", shape))
+      return e;
+    HostTensor t(v->type.dtype, shape);
+    if (isFloating(t.dtype)) {
+      std::uniform_real_distribution<double> u(-1.0, 1.0);
+      for (double &x : t.data)
+        x = u(rng);
+    } else {
+      std::uniform_int_distribution<int64_t> u(0, indexBound(*v) - 1);
+      for (double &x : t.data)
+        x = static_cast<double>(u(rng));
+    }
+    t.roundToDtype();
+    if (auto e = backend.bind(*v, t))
+      return e;
+  }
+  return llvm::Error::success();
+}
+
+}  // namespace graphlint::verify

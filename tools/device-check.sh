@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Device check for `graphlint verify` (docs/verify.md, docs/validation.md).
+#
+#   tools/device-check.sh bundle [BUILD_DIR] [BUNDLE_DIR]
+#       On the build machine: copy graphlint, graphlint_tests, the bundled
+#       models and the shared libraries they need that a bare GPU machine lacks
+#       (from ldd: everything except the C runtime and the CUDA toolkit's own
+#       libraries) into BUNDLE_DIR (default BUILD_DIR/device-bundle, BUILD_DIR
+#       default build). Small enough to carry to the device machine.
+#
+#   tools/device-check.sh run [BUNDLE_OR_BUILD_DIR] [RESULT_FILE]
+#       On the GPU machine: run `graphlint verify` on the bundled models (random
+#       weights, batch 8 CNNs, gpt_tiny batch 8 x seq 32) in text and JSON, and
+#       the cuda-vs-cpu test, writing everything to RESULT_FILE (default
+#       $OUT/device-check.txt when $OUT is set, else device-check.txt). With no
+#       bundle it configures and builds BUNDLE_OR_BUILD_DIR with CMake first.
+#       DEVICE=cpu runs the same flow on the cpu backend (a dry run without a
+#       GPU); TARGET names the hardware profile (default H200).
+set -uo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+mode="${1:-run}"
+
+bundle() {
+  local build="${1:-$here/build}" out="${2:-${1:-$here/build}/device-bundle}"
+  [[ -x "$build/tools/graphlint" ]] || { echo "device-check: no $build/tools/graphlint; build first" >&2; exit 2; }
+  rm -rf "$out"
+  mkdir -p "$out/bin" "$out/lib" "$out/models" "$out/data"
+  cp "$build/tools/graphlint" "$out/bin/"
+  [[ -x "$build/tests/graphlint_tests" ]] && cp "$build/tests/graphlint_tests" "$out/bin/"
+  cp "$here"/models/*.onnx "$out/models/"
+  cp "$here/data/hardware.yaml" "$out/data/"
+  local cuda_root
+  cuda_root="$(readlink -f /usr/local/cuda 2>/dev/null || echo /usr/local/cuda)"
+  for exe in "$out"/bin/*; do
+    ldd "$exe" | awk '/=>/ {print $3}'
+  done | sort -u | while read -r lib; do
+    [[ -z "$lib" || ! -e "$lib" ]] && continue
+    case "$(readlink -f "$lib")" in
+      "$cuda_root"/*|/usr/local/cuda*) continue ;;  # the GPU machine has the toolkit
+    esac
+    case "$(basename "$lib")" in
+      libc.so.*|libm.so.*|libpthread.so.*|libdl.so.*|librt.so.*|libutil.so.*|ld-linux*) continue ;;
+    esac
+    cp -L "$lib" "$out/lib/"
+  done
+  du -sh "$out"
+  echo "carry: ${out#$here/}"
+}
+
+run() {
+  local dir="${1:-$here/build/device-bundle}"
+  local result="${2:-${OUT:+$OUT/}device-check.txt}"
+  local device="${DEVICE:-cuda}" target="${TARGET:-H200}"
+  local bin tests
+  if [[ -x "$dir/bin/graphlint" ]]; then
+    bin="$dir/bin/graphlint"
+    tests="$dir/bin/graphlint_tests"
+    local cuda_lib=""
+    for d in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/extras/CUPTI/lib64; do
+      [[ -d "$d" ]] && cuda_lib="$cuda_lib:$d"
+    done
+    export LD_LIBRARY_PATH="$dir/lib$cuda_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    export GRAPHLINT_HARDWARE_FILE="$dir/data/hardware.yaml"
+  else
+    cmake -S "$here" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build "$dir" -j"$(nproc)" \
+      --target graphlint graphlint_tests >/dev/null || { echo "device-check: build failed" >&2; exit 2; }
+    bin="$dir/tools/graphlint"
+    tests="$dir/tests/graphlint_tests"
+  fi
+  local models="$here/models"
+  [[ -f "$dir/models/resnet18.onnx" ]] && models="$dir/models"
+  mkdir -p "$(dirname "$result")"
+  {
+    echo "# graphlint device check, $(date -u +%Y-%m-%dT%H:%M:%SZ), device=$device target=$target"
+    command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+    "$bin" --version
+    for spec in "resnet18 -D batch=8" "mobilenet_v3_small -D batch=8" "gpt_tiny -D batch=8 -D seq=32"; do
+      set -- $spec
+      local name="$1"
+      shift
+      echo
+      echo "## $name ($*)"
+      "$bin" verify --device "$device" --random-weights --target "$target" "$@" "$models/$name.onnx"
+      echo "exit: $?"
+      "$bin" verify --device "$device" --random-weights --target "$target" --format json "$@" \
+        -o "${result%.txt}.$name.json" "$models/$name.onnx"
+    done
+    if [[ -x "$tests" && "$device" == cuda ]]; then
+      echo
+      echo "## cuda backend vs cpu reference"
+      GRAPHLINT_MODELS_DIR="$models" "$tests" --gtest_filter='VerifyCuda.*' 2>&1 | tail -20
+    fi
+  } >"$result" 2>&1
+  cat "$result"
+}
+
+case "$mode" in
+  bundle) shift; bundle "$@" ;;
+  run) shift; run "$@" ;;
+  *) echo "usage: tools/device-check.sh bundle [BUILD_DIR] [BUNDLE_DIR] | run [BUNDLE_OR_BUILD_DIR] [RESULT_FILE]" >&2; exit 2 ;;
+esac
