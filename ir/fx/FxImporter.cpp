@@ -28,22 +28,23 @@ llvm::Error fail(std::string msg) {
 // Deeper nesting than any valid file has would only exhaust the stack.
 bool nestingWithin(llvm::StringRef text, unsigned limit) {
   unsigned depth = 0;
-  bool inString = false, escaped = false;
-  for (char c : text) {
-    if (inString) {
-      if (escaped)
-        escaped = false;
-      else if (c == '\\')
-        escaped = true;
-      else if (c == '"')
-        inString = false;
-    } else if (c == '"') {
-      inString = true;
-    } else if (c == '[' || c == '{') {
+  for (size_t i = 0; i < text.size(); ++i) {
+    switch (text[i]) {
+    case '"':  // skip the string, escaped quotes included
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        i += text[i] == '\\';
+      break;
+    case '[':
+    case '{':
       if (++depth > limit)
         return false;
-    } else if ((c == ']' || c == '}') && depth) {
-      --depth;
+      break;
+    case ']':
+    case '}':
+      depth -= depth > 0;
+      break;
+    default:
+      break;
     }
   }
   return true;
@@ -263,43 +264,47 @@ private:
     return model_->graph->createValue(name, kind);
   }
 
-  void readParams(const llvm::json::Object &root) {
-    const llvm::json::Array *params = array(root, "params", "params", true);
-    Graph &g = *model_->graph;
-    for (size_t i = 0; params && i < params->size() && error_.empty(); ++i) {
-      std::string where = fmt::format("params[{}]", i);
-      const llvm::json::Object *o = object((*params)[i], where);
-      if (!o)
-        return;
-      Value *v = define(string(*o, "name", where + ".name", true), Value::Kind::Param, where);
-      if (!v)
-        return;
-      readTensorMeta(*o, where, *v);
-      Param *p = g.createParam();
+  /// Entry `i` of the params or inputs list: a named tensor defining a value.
+  Value *readTensorEntry(const llvm::json::Array &list, size_t i, const char *section, Value::Kind kind) {
+    std::string where = fmt::format("{}[{}]", section, i);
+    const llvm::json::Object *o = object(list[i], where);
+    if (!o)
+      return nullptr;
+    Value *v = define(string(*o, "name", where + ".name", true), kind, where);
+    if (!v)
+      return nullptr;
+    readTensorMeta(*o, where, *v);
+    if (kind == Value::Kind::Param) {
+      Param *p = model_->graph->createParam();
       p->value = v;
       v->param = p;
-      TensorLiteral &t = p->tensor;
+      p->buffer = string(*o, "kind", where + ".kind", false) == "buffer";
+    }
+    return v;
+  }
+
+  void readParams(const llvm::json::Object &root) {
+    const llvm::json::Array *params = array(root, "params", "params", true);
+    for (size_t i = 0; params && i < params->size() && error_.empty(); ++i) {
+      Value *v = readTensorEntry(*params, i, "params", Value::Kind::Param);
+      if (!v)
+        return;
+      TensorLiteral &t = v->param->tensor;
       t.name = v->name;
       t.dtype = v->type.dtype;
       for (const Dim &d : v->type.shape.dims)
         t.dims.push_back(d.isStatic() ? d.value : -1);
       t.byteSize = v->type.byteSize().value_or(0);
       t.storage = TensorLiteral::Storage::Empty;  // the exporter writes no values, by design
-      p->buffer = string(*o, "kind", where + ".kind", false) == "buffer";
     }
   }
 
   void readInputs(const llvm::json::Object &root) {
     const llvm::json::Array *inputs = array(root, "inputs", "inputs", true);
     for (size_t i = 0; inputs && i < inputs->size() && error_.empty(); ++i) {
-      std::string where = fmt::format("inputs[{}]", i);
-      const llvm::json::Object *o = object((*inputs)[i], where);
-      if (!o)
-        return;
-      Value *v = define(string(*o, "name", where + ".name", true), Value::Kind::GraphInput, where);
+      Value *v = readTensorEntry(*inputs, i, "inputs", Value::Kind::GraphInput);
       if (!v)
         return;
-      readTensorMeta(*o, where, *v);
       model_->graph->inputs.push_back(v);
     }
   }
