@@ -317,14 +317,15 @@ const TableEntry kTable[] = {
     {"aten", "_scaled_dot_product_flash_attention", K::Contraction, None, 0},
     {"aten", "_scaled_dot_product_efficient_attention", K::Contraction, None, 0},
     {"aten", "_flash_attention_forward", K::Contraction, None, 0}, {"aten", "lstm", K::Contraction, None, 0},
-    {"aten", "gru", K::Contraction, None, 0},
+    {"aten", "gru", K::Contraction, None, 0}, {"aten", "_native_multi_head_attention", K::Contraction, None, 0},
+    {"aten", "_transformer_encoder_layer_fwd", K::Contraction, None, 0},
     {"aten", "nonzero", K::DataDependentOutput, Sync, 0}, {"aten", "masked_select", K::DataDependentOutput, Sync, 0},
     {"aten", "unique", K::DataDependentOutput, Sync, 0}, {"aten", "_unique", K::DataDependentOutput, Sync, 0},
     {"aten", "_unique2", K::DataDependentOutput, Sync, 0},
     {"aten", "unique_consecutive", K::DataDependentOutput, Sync, 0},
     {"aten", "unique_dim", K::DataDependentOutput, Sync, 0}, {"aten", "argwhere", K::DataDependentOutput, Sync, 0},
     {"aten", "_local_scalar_dense", K::DataDependentOutput, Sync, 0},
-    {"aten", "item", K::DataDependentOutput, Sync, 0}, {"aten", "equal", K::DataDependentOutput, Sync, 0},
+    {"aten", "item", K::DataDependentOutput, Sync, 0}, {"aten", "tolist", K::DataDependentOutput, Sync, 0}, {"aten", "equal", K::DataDependentOutput, Sync, 0},
     {"aten", "is_nonzero", K::DataDependentOutput, Sync, 0},
 };
 
