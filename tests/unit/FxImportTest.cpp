@@ -361,13 +361,19 @@ TEST(FxExport, TrainingGraphHasBackwardAndSymbolicDims) {
   auto m = importModelFile(path, {});
   ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
   unsigned backward = 0, saved = 0;
+  const Node *convBackward = nullptr;
   for (const auto &n : (*m)->graph->nodes()) {
     for (const auto &[k, v] : n->metadata)
       backward += k == "phase" && v == "backward";
     for (bool s : n->outputSavedForBackward)
       saved += s;
+    if (n->opType == "convolution_backward")
+      convBackward = n.get();
   }
   EXPECT_GT(backward, 5u);
+  ASSERT_TRUE(convBackward);
+  EXPECT_EQ(convBackward->loc.file, "parity.py") << "backward ops point at the forward line they differentiate";
+  EXPECT_EQ(convBackward->loc.line, 14u);
   EXPECT_GT(saved, 2u);
   EXPECT_EQ((*m)->graph->inputs[0]->type.str(), "f32[batch,3,16,16]");
   FileReport r = lintFile(path, {});
