@@ -342,6 +342,10 @@ private:
     readNodeInputs(o, where, *n);
     readNodeOutputs(o, where, *n);
     readAttributes(o, where, *n);
+    // Inference BatchNorm normalises with stored statistics: elementwise, as
+    // ONNX's BatchNormalization; in training it reduces over the batch.
+    if ((n->opType == "native_batch_norm" || n->opType == "_native_batch_norm_legit") && n->attrInt("training") == 0)
+      n->op = OpRegistry::instance().lookup("aten", "_native_batch_norm_legit_no_training", n->opsetVersion);
     readEffects(o, where, *n);
     readSource(o, where, *n);
     n->modulePath = string(o, "module", where + ".module", false);
