@@ -9,6 +9,7 @@
 #include "graphlint/ir/Importer.h"
 #include "graphlint/ir/OpRegistry.h"
 #include "graphlint/lint/Driver.h"
+#include "graphlint/lint/FusionPlan.h"
 
 #include <gtest/gtest.h>
 
@@ -190,6 +191,36 @@ TEST(FxFixture, DimBindingsReplaceSymbols) {
   auto bound = importFxBytes(json, "x.fx.json", opts);
   ASSERT_TRUE(bool(bound)) << llvm::toString(bound.takeError());
   EXPECT_EQ((*bound)->graph->inputs[0]->type.str(), "f32[8,16]");
+}
+
+// An in-place op on a fresh intermediate read only by it (torchvision's
+// ReLU(inplace=True) after a BatchNorm) fuses like its functional op; the
+// same write fuses no more once another op reads the old value.
+TEST(FxFusion, UnobservableInplaceWritesFuse) {
+  auto graph = [](bool extraReader) {
+    std::string t = R"("shape":[8],"dtype":"float32","device":"cuda:0")";
+    std::string extra = extraReader ? R"(,{"name":"e","op":"aten::neg","inputs":["m"],"outputs":[{"name":"e",)" + t + "}]}"
+                                    : std::string();
+    return R"({"format":"graphlint-fx","version":1,"params":[],"inputs":[{"name":"x",)" + t + R"(}],"nodes":[
+      {"name":"m","op":"aten::mul","inputs":["x","x"],"outputs":[{"name":"m",)" + t + R"(}]},
+      {"name":"r","op":"aten::relu_","inputs":["m"],"outputs":[{"name":"r",)" + t + R"(}],"mutates":[0],"aliases":[0]},
+      {"name":"a","op":"aten::add","inputs":["r","x"],"outputs":[{"name":"a",)" + t + R"(}]})" + extra +
+           R"(],"outputs":["a"]})";
+  };
+  for (bool extraReader : {false, true}) {
+    auto m = importFxBytes(graph(extraReader), "fuse.fx.json", {});
+    ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
+    const Graph &g = *(*m)->graph;
+    FusionPlan plan(**m, FusionBackend::Inductor);
+    bool fused = plan.groupOf(*g.nodes()[0]).id == plan.groupOf(*g.nodes()[1]).id;
+    EXPECT_EQ(fused, !extraReader) << (extraReader ? "the old value is read: the write stays ordered"
+                                                   : "nothing observes the write: relu_ fuses like relu");
+    if (extraReader) {
+      auto into = plan.boundariesInto(*g.nodes()[1]);
+      ASSERT_FALSE(into.empty());
+      EXPECT_EQ(into[0]->reason, BreakReason::InplaceAlias);
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------
