@@ -112,8 +112,8 @@ public:
     model_->graph = std::make_unique<Graph>();
     model_->graph->name = "main";
     readProvenance(*root);
-    readParams(*root);
-    readInputs(*root);
+    readTensorList(*root, "params", Value::Kind::Param);
+    readTensorList(*root, "inputs", Value::Kind::GraphInput);
     readNodes(*root);
     readOutputs(*root);
     if (!error_.empty())
@@ -264,48 +264,31 @@ private:
     return model_->graph->createValue(name, kind);
   }
 
-  /// Entry `i` of the params or inputs list: a named tensor defining a value.
-  Value *readTensorEntry(const llvm::json::Array &list, size_t i, const char *section, Value::Kind kind) {
-    std::string where = fmt::format("{}[{}]", section, i);
-    const llvm::json::Object *o = object(list[i], where);
-    if (!o)
-      return nullptr;
-    Value *v = define(string(*o, "name", where + ".name", true), kind, where);
-    if (!v)
-      return nullptr;
-    readTensorMeta(*o, where, *v);
-    if (kind == Value::Kind::Param) {
+  /// The params or inputs list: named tensors, each defining a value.
+  void readTensorList(const llvm::json::Object &root, const char *section, Value::Kind kind) {
+    const llvm::json::Array *list = array(root, section, section, true);
+    for (size_t i = 0; list && i < list->size() && error_.empty(); ++i) {
+      std::string where = fmt::format("{}[{}]", section, i);
+      const llvm::json::Object *o = object((*list)[i], where);
+      Value *v = o ? define(string(*o, "name", where + ".name", true), kind, where) : nullptr;
+      if (!v)
+        return;
+      readTensorMeta(*o, where, *v);
+      if (kind == Value::Kind::GraphInput) {
+        model_->graph->inputs.push_back(v);
+        continue;
+      }
       Param *p = model_->graph->createParam();
       p->value = v;
       v->param = p;
       p->buffer = string(*o, "kind", where + ".kind", false) == "buffer";
-    }
-    return v;
-  }
-
-  void readParams(const llvm::json::Object &root) {
-    const llvm::json::Array *params = array(root, "params", "params", true);
-    for (size_t i = 0; params && i < params->size() && error_.empty(); ++i) {
-      Value *v = readTensorEntry(*params, i, "params", Value::Kind::Param);
-      if (!v)
-        return;
-      TensorLiteral &t = v->param->tensor;
+      TensorLiteral &t = p->tensor;
       t.name = v->name;
       t.dtype = v->type.dtype;
       for (const Dim &d : v->type.shape.dims)
         t.dims.push_back(d.isStatic() ? d.value : -1);
       t.byteSize = v->type.byteSize().value_or(0);
       t.storage = TensorLiteral::Storage::Empty;  // the exporter writes no values, by design
-    }
-  }
-
-  void readInputs(const llvm::json::Object &root) {
-    const llvm::json::Array *inputs = array(root, "inputs", "inputs", true);
-    for (size_t i = 0; inputs && i < inputs->size() && error_.empty(); ++i) {
-      Value *v = readTensorEntry(*inputs, i, "inputs", Value::Kind::GraphInput);
-      if (!v)
-        return;
-      model_->graph->inputs.push_back(v);
     }
   }
 
