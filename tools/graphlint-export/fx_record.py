@@ -114,7 +114,7 @@ def node_of(tracer, t):
 
 
 def logical_device(t):
-    return getattr(t, "_graphlint_device", None) or str(t.device)
+    return getattr(t, "_graphlint_device", None) or str(torch._C._TensorBase.device.__get__(t))
 
 
 def _patched_create_proxy(orig):
@@ -264,11 +264,22 @@ def _simulate_device_calls():
             return to_copy(self, f"cuda:{d.index or 0}" if d.type == "cuda" else "cpu", dtype)
         return orig_to(self, *args, **kwargs)
 
+    # `x.device` / `x.is_cuda` answer with the recorded device, so that code
+    # such as `torch.arange(n, device=x.device)` follows x to the GPU. The
+    # getset descriptors live on the C base class; torch.Tensor shadows them.
+    real_device = torch._C._TensorBase.device
+
+    def device_of(t):
+        return torch.device(t._graphlint_device) if hasattr(t, "_graphlint_device") else real_device.__get__(t)
+
     torch.Tensor.cuda, torch.Tensor.cpu, torch.Tensor.to, torch.cuda._lazy_init = cuda, cpu, to, (lambda: None)
+    torch.Tensor.device = property(device_of)
+    torch.Tensor.is_cuda = property(lambda t: device_of(t).type == "cuda")
     try:
         yield
     finally:
         torch.Tensor.cuda, torch.Tensor.cpu, torch.Tensor.to, torch.cuda._lazy_init = orig_cuda, orig_cpu, orig_to, orig_init
+        del torch.Tensor.device, torch.Tensor.is_cuda
 
 
 
