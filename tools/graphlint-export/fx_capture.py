@@ -34,12 +34,11 @@ def functional_call(module, tensors, args):
 class Capture:
     """The traced graph plus what the exporter knows about its placeholders."""
 
-    def __init__(self, gm, state_names, state, inputs, input_names, saved, backward):
+    def __init__(self, gm, placeholders, saved, backward):
         self.gm = gm
-        self.state_names = state_names    # parameter/buffer names, in placeholder order
-        self.state = state
-        self.inputs = inputs
-        self.input_names = input_names
+        # Per placeholder, in graph order: (kind, name, tensor), kind one of
+        # "parameter", "buffer", "constant" or "input".
+        self.placeholders = placeholders
         self.saved = saved                # fx nodes whose value autograd saves for backward
         self.backward = backward          # {"traced": bool, "error": str}
 
@@ -50,7 +49,8 @@ def capture_make_fx(module, inputs, train, simulate_device):
     names = list(params) + list(buffers)
     state = [params[n] if n in params else buffers[n] for n in names]
     module_names = {id(m): n for n, m in module.named_modules()}
-    input_names = [f"input{i}" for i in range(len(inputs))]
+    placeholders = [("parameter" if n in params else "buffer", n, t) for n, t in zip(names, state)]
+    placeholders += [("input", f"input{i}", t) for i, t in enumerate(inputs)]
 
     def trace(with_backward, save_hooks):
         rec = Recorder(module_names, simulate_device)
@@ -84,7 +84,7 @@ def capture_make_fx(module, inputs, train, simulate_device):
     module.train(train)
     if not train:
         gm, _ = trace(False, False)
-        return Capture(gm, names, state, inputs, input_names, set(), None)
+        return Capture(gm, placeholders, set(), None)
     # Saved tensors are recorded with saved_tensors_hooks in a forward-only
     # trace: in torch 1.13, make_fx cannot trace backward through hooked
     # saved tensors. The joint trace runs without them and takes the marks
@@ -99,20 +99,20 @@ def capture_make_fx(module, inputs, train, simulate_device):
         # Typically autograd's own "modified by an inplace operation": keep
         # the forward graph with its saved-for-backward marks so GL132 can
         # point at the line that causes it.
-        return Capture(fwd, names, state, inputs, input_names, saved, {"traced": False, "error": str(e).splitlines()[0]})
+        return Capture(fwd, placeholders, saved, {"traced": False, "error": str(e).splitlines()[0]})
     ops_fwd = _forward_ops(fwd)
     ops_joint = _forward_ops(joint)
     if [n.target for n in ops_fwd] != [n.target for n in ops_joint[:len(ops_fwd)]]:
         print("graphlint-export: warning: forward and joint traces differ; saved-for-backward marks dropped",
               file=sys.stderr)
-        return Capture(joint, names, state, inputs, input_names, set(), {"traced": True, "error": ""})
+        return Capture(joint, placeholders, set(), {"traced": True, "error": ""})
     mapped = set()
     for n, twin in zip(ops_fwd, ops_joint):
         if n in saved:
             mapped.add(twin)
         items = {g.args[1]: g for g in twin.users if _is_getitem(g)}
         mapped.update(items[g.args[1]] for g in n.users if _is_getitem(g) and g in saved and g.args[1] in items)
-    return Capture(joint, names, state, inputs, input_names, mapped, {"traced": True, "error": ""})
+    return Capture(joint, placeholders, mapped, {"traced": True, "error": ""})
 
 
 def _forward_stacks():
@@ -169,13 +169,20 @@ def capture_export(module, inputs, train, simulate_device):  # pragma: no cover 
     ep = torch.export.export(module, tuple(inputs)).run_decompositions()
     gm = ep.graph_module
     sig = ep.graph_signature
-    state_names, state = [], []
-    param_of = {**getattr(sig, "inputs_to_parameters", {}), **getattr(sig, "inputs_to_buffers", {})}
     sd = {**dict(module.named_parameters()), **dict(module.named_buffers())}
+    constants = getattr(ep, "constants", {})
+    kinds = [("parameter", getattr(sig, "inputs_to_parameters", {}), sd),
+             ("buffer", getattr(sig, "inputs_to_buffers", {}), sd),
+             ("constant", getattr(sig, "inputs_to_lifted_tensor_constants", {}), constants)]
+    placeholders, user_inputs = [], iter(inputs)
     for node in gm.graph.nodes:
-        if node.op == "placeholder" and node.name in param_of:
-            state_names.append(param_of[node.name])
-            state.append(sd[param_of[node.name]])
+        if node.op == "placeholder":
+            lifted = next(((kind, table[node.name], values.get(table[node.name]))
+                           for kind, table, values in kinds if node.name in table), None)
+            if lifted is None:
+                user = next(user_inputs, None)
+                lifted = ("input", f"input{sum(k == 'input' for k, _, _ in placeholders)}", user)
+            placeholders.append(lifted)
         elif node.op == "call_function":
             node.meta["graphlint"] = {"loc": loc_from_stack_trace(node.meta.get("stack_trace")),
                                       "module": _module_from_stack(node.meta.get("nn_module_stack")),
@@ -183,7 +190,7 @@ def capture_export(module, inputs, train, simulate_device):  # pragma: no cover 
             val = node.meta.get("val")
             if isinstance(val, torch.Tensor):
                 node.meta["graphlint_val"] = tensor_meta(val)
-    return Capture(gm, state_names, state, inputs, [f"input{i}" for i in range(len(inputs))], set(), None)
+    return Capture(gm, placeholders, set(), None)
 
 
 def _module_from_stack(stack):

@@ -51,20 +51,15 @@ class Writer:
     def run(self):
         gm, cap = self.cap.gm, self.cap
         placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-        n_state = len(cap.state_names)
         params, inputs = [], []
-        for i, ph in enumerate(placeholders):
-            if i < n_state:
-                t = cap.state[i]
-                name = cap.state_names[i]
-                kind = "parameter" if isinstance(t, torch.nn.Parameter) else "buffer"
-                params.append({"name": name, "kind": kind, **tensor_meta(t)})  # weights keep static dims
-            else:
-                t = cap.inputs[i - n_state] if i - n_state < len(cap.inputs) else None
-                name = cap.input_names[i - n_state] if i - n_state < len(cap.input_names) else ph.name
-                if isinstance(t, torch.Tensor):
-                    inputs.append({"name": name, **self.meta_json(tensor_meta(t))})
+        for ph, (kind, name, t) in zip(placeholders, cap.placeholders):
             self.names[ph] = name
+            if not isinstance(t, torch.Tensor):
+                continue
+            if kind == "input":
+                inputs.append({"name": name, **self.meta_json(tensor_meta(t))})
+            else:
+                params.append({"name": name, "kind": kind, **tensor_meta(t)})  # weights keep static dims
         saved = cap.saved
         nodes = []
         for n in gm.graph.nodes:
