@@ -346,7 +346,9 @@ int runShell(const std::string &cmd, std::string *output = nullptr) {
   std::string dir = tempDir();
   std::string log = dir + "/log";
   llvm::Optional<llvm::StringRef> redirects[] = {llvm::StringRef(""), llvm::StringRef(log), llvm::StringRef(log)};
-  std::vector<llvm::StringRef> argv{"/bin/sh", "-c", cmd};
+  // No __pycache__ beside the fixtures in the source tree.
+  std::string script = "PYTHONDONTWRITEBYTECODE=1; export PYTHONDONTWRITEBYTECODE; " + cmd;
+  std::vector<llvm::StringRef> argv{"/bin/sh", "-c", script};
   int rc = llvm::sys::ExecuteAndWait("/bin/sh", argv, llvm::None, redirects, /*SecondsToWait=*/300);
   if (output)
     *output = readFile(log);
