@@ -118,6 +118,13 @@ TEST(FxFixture, GccFormatStartsWithTheUsersFileAndLine) {
   EXPECT_NE(r.out.find("saved.py:22:9: error: in-place aten::add_"), std::string::npos) << r.out;
 }
 
+TEST(FxFixture, InspectShowsTheAtenGraph) {
+  test::CliResult r = test::runCli({"inspect", "--print-ir", sourcePath("tests/fixtures/fx/saved.fx.json")});
+  EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("producer graphlint-export"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("= aten::mul_(%sigmoid) {other=2}  # mul_ @ saved.py:20"), std::string::npos) << r.out;
+}
+
 TEST(FxFixture, ImportsTypesDevicesParamsAndEffects) {
   auto m = importFixture("hazards.fx.json");
   ASSERT_TRUE(m);
