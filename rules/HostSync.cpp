@@ -2,7 +2,8 @@
 // of its output depends on the values of its input (NonZero, Unique, Compress,
 // NonMaxSuppression, aten nonzero/masked_select/unique), so the host must read
 // a count back before it can allocate the output and launch the next kernel, or
-// it hands a tensor value to Python (aten item/_local_scalar_dense/tolist).
+// it hands a tensor value to Python (aten item/_local_scalar_dense/tolist,
+// is_nonzero for `if t:`, equal).
 // Either way the launch queue drains and fusion stops at the op.
 #include "graphlint/ir/OpRegistry.h"
 #include "graphlint/ir/Verifier.h"
@@ -22,7 +23,7 @@ SyncKind syncKindOf(const Node &n) {
   std::string aten = n.atenName();
   if (!aten.empty())
     return llvm::StringSwitch<SyncKind>(aten)
-        .Cases("item", "_local_scalar_dense", "tolist", SyncKind::ReadsValue)
+        .Cases("item", "_local_scalar_dense", "tolist", "is_nonzero", "equal", SyncKind::ReadsValue)
         .Cases("nonzero", "masked_select", "unique", "_unique", "_unique2", SyncKind::DataDependentSize)
         .Cases("unique_consecutive", "unique_dim", "argwhere", SyncKind::DataDependentSize)
         .Default(SyncKind::None);

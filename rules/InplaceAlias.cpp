@@ -51,7 +51,9 @@ public:
             firstReader = u.user, readVia = w;
         }
       }
-      bool callerOwned = root->kind == Value::Kind::Param ||
+      // Buffers (running statistics) are updated in place by design; the
+      // compilers write them back after the step.
+      bool callerOwned = (root->kind == Value::Kind::Param && !(root->param && root->param->buffer)) ||
                          (root->kind == Value::Kind::GraphInput && root->graph && !root->graph->parentGraph);
       if (!firstReader && !callerOwned)
         continue;

@@ -383,14 +383,32 @@ llvm::Expected<std::unique_ptr<Model>> importOnnxBytes(llvm::StringRef bytes, co
 
 namespace {
 
-// Refuses files that are clearly not ONNX before parsing them.
+// Refuses files that are clearly not models before parsing them.
 llvm::Error sniff(llvm::StringRef head) {
   if (head.startswith("version https://git-lfs.github.com/spec/"))
     return fail("is a Git LFS pointer file, not the model itself (run `git lfs pull` to fetch it)");
-  llvm::StringRef t = head.ltrim();
-  if (t.startswith("{") || t.startswith("["))
-    return fail("is a JSON file, not an ONNX model (FX graph import is not available in this build)");
   return llvm::Error::success();
+}
+
+// JSON is the FX frontend's format (graphlint-export); ONNX is protobuf.
+bool looksLikeJson(llvm::StringRef head) {
+  llvm::StringRef t = head.ltrim();
+  return t.startswith("{") || t.startswith("[");
+}
+
+// Reads `size` bytes from the start of `fd` into a string.
+llvm::Expected<std::string> readWhole(int fd, uint64_t size) {
+  std::string whole(size, '\0');
+  uint64_t done = 0;
+  while (done < size) {
+    ssize_t n = ::pread(fd, whole.data() + done, size - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return fail(n == 0 ? "the file shrank while being read" : fmt::format("cannot read: {}", std::strerror(errno)));
+    done += static_cast<uint64_t>(n);
+  }
+  return whole;
 }
 
 // Closes the descriptor on every path out of importModelFile.
@@ -426,18 +444,12 @@ llvm::Expected<std::unique_ptr<Model>> importModelFile(const std::string &path, 
   if (llvm::Error e = sniff(llvm::StringRef(head, static_cast<size_t>(got))))
     return e;
   constexpr uint64_t kReadWhole = 8ull << 20;
-  if (size <= kReadWhole) {
-    std::string whole(size, '\0');
-    uint64_t done = 0;
-    while (done < size) {
-      ssize_t n = ::pread(fd, whole.data() + done, size - done, static_cast<off_t>(done));
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        return fail(n == 0 ? "the file shrank while being read" : fmt::format("cannot read: {}", std::strerror(errno)));
-      done += static_cast<uint64_t>(n);
-    }
-    return importOnnxBytes(whole, path, opts);
+  bool json = looksLikeJson(llvm::StringRef(head, static_cast<size_t>(got)));
+  if (json || size <= kReadWhole) {  // an FX graph holds no weights: always small enough to read whole
+    llvm::Expected<std::string> whole = readWhole(fd, size);
+    if (!whole)
+      return whole.takeError();
+    return json ? importFxBytes(*whole, path, opts) : importOnnxBytes(*whole, path, opts);
   }
   onnxio::ByteWindow window(fd, size);
   return importWindow(window, path, opts);

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <llvm/ADT/DenseSet.h>
+#include <llvm/ADT/STLExtras.h>
 #include <llvm/ADT/StringSwitch.h>
 
 namespace graphlint {
@@ -113,6 +114,27 @@ bool isOpaque(const Node &n) {
 
 bool isDeviceCopy(const Node &n) {
   return n.opType == "MemcpyToHost" || n.opType == "MemcpyFromHost";
+}
+
+// An in-place write nothing else can observe: a chain of in-place ops on a
+// fresh intermediate read only by the chain (conv -> bn -> relu_, `out +=
+// identity`). Functionalisation turns it back into out-of-place ops, which
+// fuse; a write that other readers, views or the caller can see stays ordered.
+bool unobservableWrite(const Value *v) {
+  for (unsigned hops = 0; v && hops < 64; ++hops) {
+    if (v->uses.size() != 1 || v->isGraphOutput() || v->kind != Value::Kind::NodeOutput || !v->producer)
+      return false;
+    const Node &p = *v->producer;
+    int src = v->resultIndex < p.outputAliasesInput.size() ? p.outputAliasesInput[v->resultIndex] : -1;
+    if (p.outputAliasesInput.empty() && p.outputs.size() == 1 && p.mutatedInputs.size() == 1)
+      src = static_cast<int>(p.mutatedInputs[0]);  // an in-place op returns its operand
+    if (src < 0)
+      return true;  // fresh storage
+    if (!llvm::is_contained(p.mutatedInputs, static_cast<unsigned>(src)) || static_cast<size_t>(src) >= p.inputs.size())
+      return false;  // a view of storage that others may read
+    v = p.inputs[src];
+  }
+  return false;
 }
 
 // Reductions share a kernel when they reduce the same domain (softmax,
@@ -269,7 +291,7 @@ void FusionPlan::planGraph(const Graph &g) {
         if (in && in->device.kind != Device::Kind::Unknown && !(in->device == v->device))
           return BreakReason::CrossDevice;
     for (unsigned idx : n.mutatedInputs)
-      if (idx < n.inputs.size() && n.inputs[idx] == v)
+      if (idx < n.inputs.size() && n.inputs[idx] == v && !unobservableWrite(v))
         return BreakReason::InplaceAlias;
     if (k == GroupKind::Contraction) return BreakReason::ReductionBoundary;  // no prologue fusion
     if (grp.kind == GroupKind::ShapeOnly) return BreakReason::ReductionBoundary;

@@ -122,9 +122,18 @@ bool PlanBuilder::isBuffer(const Value *p) const {
 }
 
 void PlanBuilder::classifyParams() {
+  // An FX graph says which parameters require grad (buffers such as
+  // BatchNorm running statistics do not); ONNX initializers are classified.
+  bool fxFlags = false;
   for (const auto &p : g_.params())
-    if (p->value && !isBuffer(p->value) && trainable_.insert(p->value).second)
+    fxFlags |= p->value && p->value->requiresGrad;
+  for (const auto &p : g_.params()) {
+    if (!p->value)
+      continue;
+    bool trained = fxFlags ? p->value->requiresGrad && !p->buffer && !p->value->uses.empty() : !isBuffer(p->value);
+    if (trained && trainable_.insert(p->value).second)
       trainableOrder_.push_back(p->value);
+  }
   for (const Value *in : g_.inputs)
     if (in->requiresGrad)
       needsGrad_.insert(in);

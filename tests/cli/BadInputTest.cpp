@@ -189,7 +189,7 @@ TEST(BadInput, GitLfsPointer) {
 TEST(BadInput, JsonFile) {
   std::string path = tempDir() + "/graph.json";
   writeFile(path, "\n  {\"nodes\": [], \"format\": \"fx\"}\n");
-  expectFatal(path, "is a JSON file, not an ONNX model");
+  expectFatal(path, "is a JSON file but not a graphlint FX graph");
 }
 
 TEST(BadInput, TextFileIsNotAModel) {

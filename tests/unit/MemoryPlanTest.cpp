@@ -137,6 +137,27 @@ TEST(MemoryPlan, TrainingKeepsWhatAutogradSaves) {
   EXPECT_LE(planOf(b.model(), s).activationsBytes, m.activationsBytes);
 }
 
+// An FX export says which parameters require grad: BatchNorm's running
+// statistics are buffers, with no gradient and no optimizer state.
+TEST(MemoryPlan, FxBuffersGetNoGradientOrOptimizerState) {
+  ImportOptions io;
+  auto m = importModelFile(sourcePath("tests/fixtures/fx/saved.fx.json"), io);
+  ASSERT_TRUE(static_cast<bool>(m)) << llvm::toString(m.takeError());
+  uint64_t trainedBytes = 0, bufferBytes = 0;
+  for (const auto &p : (*m)->graph->params())
+    (p->buffer ? bufferBytes : trainedBytes) += p->tensor.byteSize;
+  ASSERT_GT(bufferBytes, 0u);
+  LintOptions opts;
+  opts.setup.train = true;
+  opts.setup.optimizer = Optimizer::Adam;
+  FileReport r = lintModel(**m, opts);
+  ASSERT_TRUE(r.memory.present);
+  EXPECT_EQ(r.memory.gradsBytes, trainedBytes);
+  EXPECT_EQ(r.memory.optimizerBytes, 2 * trainedBytes);  // Adam: m and v
+  for (const MemorySummary::Contributor &c : r.memory.topAtPeak)
+    EXPECT_FALSE(c.kind == "optimizer_state" && c.tensor.find("running") != std::string::npos) << c.tensor;
+}
+
 TEST(CachingAllocator, RoundsAndPicksSegmentsLikePyTorch) {
   EXPECT_EQ(AllocatorSim::roundSize(1), 512u);
   EXPECT_EQ(AllocatorSim::roundSize(513), 1024u);

@@ -34,7 +34,8 @@ namespace {
 constexpr const char *kHelp = R"(graphlint - static pre-launch linter for deep-learning graphs
 
 USAGE
-  graphlint [lint] [OPTIONS] FILE...     lint models (ONNX)
+  graphlint [lint] [OPTIONS] FILE...     lint models: ONNX, or PyTorch FX graphs (*.fx.json)
+                                         written by tools/graphlint-export
   graphlint inspect [OPTIONS] FILE       print a model's structure, types and parameters
   graphlint rules [--format text|json]   list every rule
   graphlint rule CODE|NAME               print a rule's documentation
@@ -151,7 +152,8 @@ EXIT CODES
      be read or is not a model
 
 Docs: docs/ (one page per rule in docs/rules/, output formats in docs/output-formats.md,
-configuration, suppressions and baselines in docs/configuration.md).
+configuration, suppressions and baselines in docs/configuration.md,
+the FX graph format and graphlint-export in docs/fx-format.md).
 )";
 
 int usage(const std::string &msg) {

@@ -71,6 +71,9 @@ struct Param {
   TensorLiteral tensor;
   Value *value = nullptr;
   bool externalFileExists = false;  // checked, never opened
+  /// FX: a registered buffer (BatchNorm running stats), which the model
+  /// updates in place by design; false for parameters and ONNX initializers.
+  bool buffer = false;
 };
 
 enum class AttrKind : uint8_t {

@@ -1,5 +1,6 @@
 // Importers turn a model file into the IR. `importModelFile` picks the
-// frontend from the file's content. A file that cannot be linted at all yields
+// frontend from the file's content: ONNX protobuf, or the JSON FX graph that
+// graphlint-export writes (docs/fx-format.md). A file that cannot be linted at all yields
 // an llvm::Error whose message is one line naming the problem (the caller adds
 // the path); everything else becomes an ImportProblem and the lint goes on.
 #pragma once
@@ -28,5 +29,10 @@ llvm::Expected<std::unique_ptr<Model>> importModelFile(const std::string &path, 
 /// locates external data.
 llvm::Expected<std::unique_ptr<Model>> importOnnxBytes(llvm::StringRef bytes, const std::string &path,
                                                        const ImportOptions &opts);
+
+/// Imports an FX graph (graphlint-export JSON) already in memory; `path`
+/// names it in messages.
+llvm::Expected<std::unique_ptr<Model>> importFxBytes(llvm::StringRef bytes, const std::string &path,
+                                                     const ImportOptions &opts);
 
 }  // namespace graphlint
