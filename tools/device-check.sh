@@ -28,6 +28,9 @@ bundle() {
   mkdir -p "$out/bin" "$out/lib" "$out/models" "$out/data"
   cp "$build/tools/graphlint" "$out/bin/"
   [[ -x "$build/tests/graphlint_tests" ]] && cp "$build/tests/graphlint_tests" "$out/bin/"
+  # The cuda backend is a module graphlint dlopens from its own directory.
+  [[ -f "$build/tools/libgraphlint_cuda.so" ]] || { echo "device-check: no $build/tools/libgraphlint_cuda.so (built without CUDA?)" >&2; exit 2; }
+  cp "$build/tools/libgraphlint_cuda.so" "$out/bin/"
   cp "$here"/models/*.onnx "$out/models/"
   cp "$here/data/hardware.yaml" "$out/data/"
   local cuda_root

@@ -16,6 +16,9 @@
 #include <onnx/onnx_pb.h>
 
 #include <cmath>
+#include <cstdlib>
+
+#include <sys/wait.h>
 
 using namespace graphlint;
 using namespace graphlint::verify;
@@ -247,6 +250,33 @@ TEST(VerifyExecutor, BundledModelsRunEndToEndOnCpu) {
                              c.file, v->nodesRun, v->groups.size(), *v->predictedPeakBytes, v->measuredPeakBytes,
                              v->predictedKernels, *v->predictedSeconds * 1e3, v->measuredSeconds * 1e3);
   }
+}
+
+// Linting must not load the CUDA libraries: the cuda backend is a module
+// that only `verify --device cuda` opens.
+TEST(VerifyCli, LintBinaryDoesNotLinkCudaLibraries) {
+  std::string out = tempDir() + "/ldd.txt";
+  std::string cmd = std::string("ldd '") + GRAPHLINT_CLI + "' > '" + out + "' 2>&1";
+  if (std::system(cmd.c_str()) != 0)
+    GTEST_SKIP() << "ldd is not available";
+  std::string libs = readFile(out);
+  for (const char *lib : {"libcudnn", "libcublas", "libcupti", "libcudart"})
+    EXPECT_EQ(libs.find(lib), std::string::npos) << lib << " is linked:\n" << libs;
+}
+
+TEST(VerifyCli, MissingModuleIsNoDeviceWithTheReason) {
+  // A module path that does not load: the same one-line exit 2, with why.
+  std::string bogus = tempDir() + "/libgraphlint_cuda.so";
+  writeFile(bogus, "not an ELF file");
+  std::string out = tempDir() + "/verify.txt";
+  std::string cmd = "GRAPHLINT_CUDA_MODULE='" + bogus + "' '" + GRAPHLINT_CLI + "' verify '" +
+                    sourcePath("models/resnet18.onnx") + "' > '" + out + "' 2>&1";
+  int rc = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(rc));
+  EXPECT_EQ(WEXITSTATUS(rc), 2);
+  std::string err = readFile(out);
+  EXPECT_NE(err.find("no CUDA device is available: cannot load the cuda backend " + bogus), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
 }
 
 TEST(VerifyCli, NoCudaDeviceExitsTwoWithOneLine) {

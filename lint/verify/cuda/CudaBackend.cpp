@@ -1,4 +1,5 @@
-// Device discovery and the cuda backend's entry point; the class is in
+// Device discovery and the cuda backend module's entry point, which
+// lint/verify/CudaLoader.cpp finds with dlsym; the class is in
 // CudaBackend.h, its device ops in CudaOps.cpp.
 #include "CudaBackend.h"
 
@@ -6,7 +7,8 @@ namespace graphlint::verify {
 
 using cuda::fail;
 
-llvm::Expected<std::unique_ptr<Backend>> makeCudaBackend() {
+extern "C" __attribute__((visibility("default"))) llvm::Expected<std::unique_ptr<Backend>>
+graphlint_make_cuda_backend() {
   int count = 0;
   cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess || count == 0)
