@@ -47,6 +47,29 @@ std::string_view phaseName(MemoryPhase p) {
   return "?";
 }
 
+// Merges runs of consecutive points of one phase so that at most about
+// `limit` remain (a phase boundary always starts a new point), keeping the
+// point with the most live bytes of each run: the peak survives, and the
+// JSON and the SVG stay small on million-node graphs.
+void downsampleTimeline(std::vector<MemorySummary::Point> &points, size_t limit) {
+  if (points.size() <= limit)
+    return;
+  size_t stride = (points.size() + limit - 1) / limit;
+  std::vector<MemorySummary::Point> out;
+  out.reserve(limit + 4);
+  size_t inRun = 0;
+  for (MemorySummary::Point &p : points) {
+    if (!out.empty() && inRun < stride && out.back().phase == p.phase) {
+      ++inRun;
+      if (p.liveBytes > out.back().liveBytes)
+        out.back() = std::move(p);
+      continue;
+    }
+    out.push_back(std::move(p));
+    inRun = 1;
+  }
+  points = std::move(out);
+}
 
 }  // namespace
 
@@ -107,6 +130,8 @@ MemoryPlan::MemoryPlan(const Model &m, AnalysisContext &ctx) {
     }
     }
   }
+  sum.timelineSteps = sum.timeline.size();
+  downsampleTimeline(sum.timeline, MemorySummary::kMaxTimelinePoints);
   sum.peakAllocatedBytes = peak;
   sum.peakReservedBytes = alloc.peakReserved();
   sum.allocatorPeakAllocatedBytes = alloc.peakAllocated();

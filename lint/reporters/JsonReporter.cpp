@@ -196,6 +196,7 @@ json::Value memoryToJson(const MemorySummary &s) {
                  {"peak_reserved_bytes", bytes(s.peakReservedBytes)},
                  {"fragmentation", s.fragmentation()},
                  {"timeline", std::move(timeline)},
+                 {"timeline_steps", bytes(s.timelineSteps)},
                  {"top_at_peak", std::move(top)},
                  {"assumed_dims", std::move(assumed)},
                  {"unsized_tensors", bytes(s.unsizedTensors)}};

@@ -158,6 +158,43 @@ TEST(MemoryPlan, FxBuffersGetNoGradientOrOptimizerState) {
     EXPECT_FALSE(c.kind == "optimizer_state" && c.tensor.find("running") != std::string::npos) << c.tensor;
 }
 
+// Million-node graphs must not produce million-point timelines: the JSON and
+// the SVG get at most kMaxTimelinePoints, and the peak survives the merge.
+TEST(MemoryPlan, LongTimelinesAreMergedKeepingThePeak) {
+  // A trained weight first, so every step has a backward.
+  std::string w;
+  for (int i = 0; i < 64; ++i)
+    w += (i ? ", " : "") + std::to_string(i) + ".0";
+  std::string text = "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[64, 64] x) => (float[64, 64] y) <float[64] W = {" +
+                     w + "}> {\n  h = Mul(x, W)\n";
+  const int n = 5001;
+  std::string prev = "h";
+  for (int i = 0; i < n; ++i) {
+    std::string out = i + 1 == n ? "y" : "t" + std::to_string(i);
+    text += "  " + out + " = Sigmoid(" + prev + ")\n";
+    prev = out;
+  }
+  text += "}\n";
+  auto m = importText(text);
+  LintOptions opts;
+  opts.setup.train = true;
+  FileReport r = lintModel(*m, opts);
+  ASSERT_TRUE(r.memory.present);
+  EXPECT_GT(r.memory.timelineSteps, 2u * n);  // forward, backward, optimizer
+  EXPECT_LE(r.memory.timeline.size(), MemorySummary::kMaxTimelinePoints + 3);
+  EXPECT_GT(r.memory.timeline.size(), MemorySummary::kMaxTimelinePoints / 2);
+  uint64_t maxLive = 0;
+  for (const MemorySummary::Point &p : r.memory.timeline)
+    maxLive = std::max(maxLive, p.liveBytes);
+  EXPECT_EQ(maxLive, r.memory.peakAllocatedBytes);
+  // Phases stay in order and contiguous: forward, backward, optimizer.
+  std::vector<std::string> phases;
+  for (const MemorySummary::Point &p : r.memory.timeline)
+    if (phases.empty() || phases.back() != p.phase)
+      phases.push_back(p.phase);
+  EXPECT_EQ(phases, (std::vector<std::string>{"forward", "backward", "optimizer"}));
+}
+
 TEST(CachingAllocator, RoundsAndPicksSegmentsLikePyTorch) {
   EXPECT_EQ(AllocatorSim::roundSize(1), 512u);
   EXPECT_EQ(AllocatorSim::roundSize(513), 1024u);

@@ -46,7 +46,12 @@ struct MemorySummary {
   std::string peakNode;
   std::string peakPhase;
   double capacityBytes = 0;       // the target's memory, 0 when unknown
+  /// At most kMaxTimelinePoints points: on larger graphs consecutive steps of
+  /// one phase are merged into one point, the step with the most live bytes
+  /// (so the peak is always a point). timelineSteps counts the steps.
   std::vector<Point> timeline;
+  uint64_t timelineSteps = 0;
+  static constexpr size_t kMaxTimelinePoints = 2000;
   std::vector<Contributor> topAtPeak;  // largest first, at most 10
   std::vector<std::string> assumedDims;  // "batch=1": unbound symbolic dims taken as 1
   uint64_t unsizedTensors = 0;    // tensors whose size is unknown (counted as 0)
