@@ -32,16 +32,31 @@ def evict(path):
         os.close(fd)
 
 
-def run_once(cmd):
-    """Runs cmd in a fresh process; returns (seconds, peak RSS KiB, rc, stdout)."""
-    with tempfile.TemporaryFile() as out:
+# The child's ru_maxrss also counts the memory of the (v)forked Python
+# before exec (Linux keeps the pre-exec high-water mark), so once this
+# script holds a large graph every child would look at least that big.
+# GNU time forks from a small process and reports its own child's peak; it
+# adds ~2 ms, so timed runs go without it and one extra run measures RSS.
+GNU_TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
+
+
+def run_once(cmd, exact_rss=False):
+    """Runs cmd in a fresh process; returns (seconds, peak RSS KiB, rc, stdout).
+    The RSS is exact (not inflated by this script's own size) with exact_rss."""
+    use_time = GNU_TIME and exact_rss
+    with tempfile.TemporaryFile() as out, tempfile.NamedTemporaryFile("r") as rss:
+        argv = [GNU_TIME, "-q", "-f", "%M", "-o", rss.name] + list(cmd) if use_time else list(cmd)
         t0 = time.perf_counter()
-        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+        p = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
         _, status, ru = os.wait4(p.pid, 0)
         dt = time.perf_counter() - t0
         p.returncode = os.waitstatus_to_exitcode(status)
+        peak = ru.ru_maxrss
+        if use_time:
+            text = rss.read().strip().splitlines()
+            peak = int(text[-1]) if text and text[-1].isdigit() else peak
         out.seek(0)
-        return dt, ru.ru_maxrss, p.returncode, out.read().decode(errors="replace")
+        return dt, peak, p.returncode, out.read().decode(errors="replace")
 
 
 class Series:
@@ -63,15 +78,20 @@ class Series:
 
 
 def measure(cmd, path, runs, check):
+    """Times a cold-ish run and `runs` warm ones; peak RSS comes from one
+    extra run each (cold-ish and warm) under GNU time, see run_once."""
     evict(path)
     cold = run_once(cmd)
     check(cold)
+    evict(path)
+    cold_rss = run_once(cmd, exact_rss=True)[1]
     warm = []
     for _ in range(runs):
         r = run_once(cmd)
         check(r)
-        warm.append(r[:2])
-    return Series(cold[:2], warm)
+        warm.append(r[0])
+    warm_rss = run_once(cmd, exact_rss=True)[1]
+    return Series((cold[0], cold_rss), [(s, warm_rss) for s in warm])
 
 
 def graphlint_series(gl, path, runs):
@@ -115,18 +135,18 @@ def rss_by_page_cache_state(gl, path):
     cmd = lambda f: [gl, "--format", "json", "--exit-zero", f]
     res = []
     evict(path)
-    res.append(("evicted, then read by graphlint", run_once(cmd(path))[1]))
+    res.append(("evicted, then read by graphlint", run_once(cmd(path), exact_rss=True)[1]))
     evict(path)
     with open(path, "rb") as f:
         while f.read(1 << 20):
             pass
-    res.append(("read sequentially with read() first (as `cat` or onnx.load do)", run_once(cmd(path))[1]))
+    res.append(("read sequentially with read() first (as `cat` or onnx.load do)", run_once(cmd(path), exact_rss=True)[1]))
     copy = path + ".fresh-copy.onnx"
     try:
         with open(path, "rb") as src, open(copy, "wb") as dst:
             while chunk := src.read(1 << 20):
                 dst.write(chunk)
-        res.append(("freshly written (a just-exported or just-downloaded file)", run_once(cmd(copy))[1]))
+        res.append(("freshly written (a just-exported or just-downloaded file)", run_once(cmd(copy), exact_rss=True)[1]))
     finally:
         os.unlink(copy)
     return res
