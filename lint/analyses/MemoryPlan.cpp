@@ -157,7 +157,7 @@ MemoryPlan::MemoryPlan(const Model &m, AnalysisContext &ctx) {
     const Trace::Storage &st = t.storages[i];
     if (st.kind == MemoryKind::Param || st.kind == MemoryKind::Input)
       resident += st.bytes;
-    atPeak_.push_back({st.value, st.value ? st.value->producer : nullptr, st.kind, st.bytes});
+    atPeak_.push_back({st.value, st.value ? st.value->producer : st.owner, st.kind, st.bytes});
   }
   std::stable_sort(atPeak_.begin(), atPeak_.end(),
                    [](const Contributor &a, const Contributor &b) { return a.bytes > b.bytes; });

@@ -442,7 +442,7 @@ void PlanBuilder::forward(bool training) {
       for (const Value *v : sv.values)
         save(v);
       if (sv.extraBytes && s_.recompute == Recompute::None) {
-        uint32_t st = t_.alloc(sv.extraBytes, MemoryKind::Saved, nullptr);
+        uint32_t st = t_.alloc(sv.extraBytes, MemoryKind::Saved, nullptr, &n);
         lastUse_.resize(t_.storages.size(), -1);
         extraSaved_[n.index] = st;
         holdUntil(st, idx);
@@ -565,7 +565,7 @@ void PlanBuilder::backward() {
             t_.storages[storageOf_[v]].kind == MemoryKind::Activation)
           rebuilt[n.index].push_back(t_.alloc(bytesOf(v, true), MemoryKind::Saved, v));
       if (sv.extraBytes)
-        rebuilt[n.index].push_back(t_.alloc(sv.extraBytes, MemoryKind::Saved, nullptr));
+        rebuilt[n.index].push_back(t_.alloc(sv.extraBytes, MemoryKind::Saved, nullptr, &n));
     }
   };
 

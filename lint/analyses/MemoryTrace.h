@@ -23,6 +23,9 @@ public:
     MemoryKind kind = MemoryKind::Activation;
     const Value *value = nullptr;
     bool live = false;
+    /// The node a value-less storage belongs to (state an op saves for
+    /// backward beyond its tensors, e.g. BatchNorm's batch statistics).
+    const Node *owner = nullptr;
   };
   struct Step {
     const Node *node = nullptr;
@@ -35,9 +38,9 @@ public:
     uint32_t id;  // storage, or step for Mark
   };
 
-  uint32_t alloc(uint64_t bytes, MemoryKind kind, const Value *v) {
+  uint32_t alloc(uint64_t bytes, MemoryKind kind, const Value *v, const Node *owner = nullptr) {
     auto id = static_cast<uint32_t>(storages.size());
-    storages.push_back({bytes, kind, v, true});
+    storages.push_back({bytes, kind, v, true, owner});
     events.push_back({Op::Alloc, id});
     return id;
   }

@@ -59,7 +59,9 @@ void renderMemoryText(const MemorySummary &s, const std::string &title, llvm::ra
   for (const MemorySummary::Contributor &c : s.topAtPeak) {
     double share = s.peakAllocatedBytes ? 100.0 * static_cast<double>(c.bytes) / static_cast<double>(s.peakAllocatedBytes)
                                         : 0;
-    std::string what = c.tensor.empty() ? "(" + c.kind + ")" : c.tensor;
+    std::string what = !c.tensor.empty() ? c.tensor
+                       : c.kind == "saved"  ? "(state saved for backward)"
+                                            : "(" + c.kind + ")";
     os << fmt::format("    {:>12} {:5.1f}%  {:<16} {}{}\n", formatBytes(static_cast<double>(c.bytes)), share, c.kind,
                       what, c.node.empty() ? "" : " from '" + c.node + "'");
   }
