@@ -1,5 +1,6 @@
 #include "graphlint/lint/Baseline.h"
 
+#include "graphlint/lint/Paths.h"
 #include "graphlint/lint/Reporters.h"
 
 #include <fmt/format.h>
@@ -18,25 +19,11 @@ llvm::Error fail(const std::string &path, const std::string &why) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s: %s", path.c_str(), why.c_str());
 }
 
-std::string directoryOf(const std::string &path) {
-  llvm::SmallString<256> dir(path);
-  llvm::sys::fs::make_absolute(dir);
-  llvm::sys::path::remove_dots(dir, true);
-  llvm::sys::path::remove_filename(dir);
-  return std::string(dir);
-}
-
 // The model path as the baseline stores it: relative to the baseline file's
 // directory when under it, else absolute; '/'-separated.
 std::string keyOf(const std::string &modelPath, const std::string &baseDir) {
-  llvm::SmallString<256> abs(modelPath);
-  llvm::sys::fs::make_absolute(abs);
-  llvm::sys::path::remove_dots(abs, true);
-  llvm::StringRef a(abs);
-  std::string prefix = baseDir.empty() || baseDir.back() == '/' ? baseDir : baseDir + "/";
-  if (!prefix.empty() && a.startswith(prefix))
-    a = a.drop_front(prefix.size());
-  return llvm::sys::path::convert_to_slash(a);
+  std::string abs = absolutePath(modelPath);
+  return llvm::sys::path::convert_to_slash(pathUnder(abs, baseDir).value_or(abs));
 }
 
 BaselineEntry entryOf(const Diagnostic &d, const std::string &file) {
@@ -74,7 +61,7 @@ llvm::Expected<Baseline> Baseline::load(const std::string &path) {
     return fail(path, "baseline has no \"findings\" list");
   Baseline b;
   b.path_ = path;
-  b.baseDir_ = directoryOf(path);
+  b.baseDir_ = absoluteDirectoryOf(path);
   for (size_t i = 0; i < findings->size(); ++i) {
     const llvm::json::Object *o = (*findings)[i].getAsObject();
     auto field = [&](const char *k) -> std::optional<std::string> {
@@ -93,7 +80,7 @@ llvm::Expected<Baseline> Baseline::load(const std::string &path) {
 }
 
 llvm::Error Baseline::write(const std::string &path, const std::vector<FileReport> &reports) {
-  std::string baseDir = directoryOf(path);
+  std::string baseDir = absoluteDirectoryOf(path);
   std::vector<BaselineEntry> entries;
   for (const FileReport &r : reports)
     for (const Diagnostic &d : r.diagnostics)

@@ -1,6 +1,7 @@
 #include "graphlint/lint/Config.h"
 
 #include "graphlint/lint/HardwareProfile.h"
+#include "graphlint/lint/Paths.h"
 #include "graphlint/lint/Rule.h"
 
 #include <fmt/format.h>
@@ -59,10 +60,7 @@ public:
 
   llvm::Expected<ConfigLayer> parse() {
     layer_.origin = path_;
-    llvm::SmallString<256> dir(path_);
-    llvm::sys::fs::make_absolute(dir);
-    llvm::sys::path::remove_filename(dir);
-    layer_.baseDir = std::string(dir);
+    layer_.baseDir = absoluteDirectoryOf(path_);
     auto doc = stream_->begin();
     if (doc != stream_->end()) {
       yaml::Node *root = doc->getRoot();
@@ -350,27 +348,14 @@ private:
   std::string error_;
 };
 
-std::string absolute(const std::string &p) {
-  llvm::SmallString<256> a(p);
-  llvm::sys::fs::make_absolute(a);
-  llvm::sys::path::remove_dots(a, /*remove_dot_dot=*/true);
-  return std::string(a);
-}
-
 // A per-file-ignores glob matches the model's path relative to the config
 // file's directory; a glob without '/' also matches the bare file name.
 bool fileGlobMatches(const IgnoreEntry &e, const std::string &baseDir, const std::string &modelPath) {
   auto glob = llvm::GlobPattern::create(e.pattern);
   if (!glob)
     return false;
-  std::string abs = absolute(modelPath);
-  llvm::StringRef rel(abs);
-  std::string base = baseDir;
-  if (!base.empty() && base.back() != '/')
-    base += '/';
-  if (!base.empty() && rel.startswith(base))
-    rel = rel.drop_front(base.size());
-  if (glob->match(rel))
+  std::string abs = absolutePath(modelPath);
+  if (glob->match(pathUnder(abs, baseDir).value_or(abs)))
     return true;
   return e.pattern.find('/') == std::string::npos && glob->match(llvm::sys::path::filename(abs));
 }
@@ -393,8 +378,7 @@ llvm::Expected<ConfigLayer> loadConfigFile(const std::string &path) {
 }
 
 std::string findConfigFile(const std::string &modelPath) {
-  llvm::SmallString<256> dir(absolute(modelPath));
-  llvm::sys::path::remove_filename(dir);
+  llvm::SmallString<256> dir(absoluteDirectoryOf(modelPath));
   while (!dir.empty()) {
     llvm::SmallString<256> candidate(dir);
     llvm::sys::path::append(candidate, kConfigFileName);
@@ -402,12 +386,9 @@ std::string findConfigFile(const std::string &modelPath) {
       // Report the path the way the user wrote the model's: relative when
       // the model path was relative and the config is under the cwd.
       llvm::SmallString<256> cwd;
-      if (!llvm::sys::path::is_absolute(modelPath) && !llvm::sys::fs::current_path(cwd)) {
-        llvm::StringRef c(candidate);
-        std::string prefix = std::string(cwd) + "/";
-        if (c.startswith(prefix))
-          return c.drop_front(prefix.size()).str();
-      }
+      if (!llvm::sys::path::is_absolute(modelPath) && !llvm::sys::fs::current_path(cwd))
+        if (auto rel = pathUnder(candidate, cwd))
+          return *rel;
       return std::string(candidate);
     }
     llvm::StringRef parent = llvm::sys::path::parent_path(dir);

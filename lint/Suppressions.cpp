@@ -56,8 +56,7 @@ std::optional<NodeSuppression> nodeSuppressionOf(const Node &n) {
       if (codes.empty())
         out->unknown.push_back(token);
       else
-        out->tokens.push_back(token);
-      out->codes.insert(out->codes.end(), codes.begin(), codes.end());
+        out->entries.push_back({token, std::move(codes)});
     }
   }
   return out;
@@ -103,9 +102,9 @@ unsigned applyRulePolicy(const Model &m, const RulePolicy &p, std::vector<Diagno
         auto s = nodeSuppressionOf(*n);
         it = nodeSupp.emplace(n, std::make_pair(s ? *s : NodeSuppression{}, std::set<std::string>())).first;
       }
-      for (const std::string &token : it->second.first.tokens)
-        if (contains(resolveRuleSelector(token), d.code)) {
-          it->second.second.insert(token);
+      for (const NodeSuppression::Entry &e : it->second.first.entries)
+        if (contains(e.codes, d.code)) {
+          it->second.second.insert(e.token);
           drop = true;
         }
     }
@@ -129,11 +128,11 @@ unsigned applyRulePolicy(const Model &m, const RulePolicy &p, std::vector<Diagno
         if (!s)
           continue;
         auto it = nodeSupp.find(n.get());
-        for (const std::string &token : s->tokens)
-          if (it == nodeSupp.end() || !it->second.second.count(token))
+        for (const NodeSuppression::Entry &e : s->entries)
+          if (it == nodeSupp.end() || !it->second.second.count(e.token))
             diags.push_back(unusedSuppression(
                 Location::ofNode(m.path, *n),
-                fmt::format("'{}' in this node's {} metadata suppresses nothing", token, kIgnoreMetadataKey), p));
+                fmt::format("'{}' in this node's {} metadata suppresses nothing", e.token, kIgnoreMetadataKey), p));
       }
     });
     std::stable_sort(diags.begin(), diags.end(), diagnosticLess);

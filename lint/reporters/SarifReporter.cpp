@@ -2,6 +2,7 @@
 // other SARIF consumers: one run, the full rule catalogue as
 // tool.driver.rules, one result per diagnostic, fatal files as tool execution
 // notifications. Built with llvm::json; a pure function of the reports.
+#include "graphlint/lint/Paths.h"
 #include "graphlint/lint/Reporters.h"
 #include "graphlint/lint/Rule.h"
 
@@ -45,13 +46,8 @@ std::string encodePath(const std::string &p) {
 std::string sarifUri(const std::string &path) {
   std::string p = path;
   llvm::SmallString<256> cwd;
-  if (llvm::sys::path::is_absolute(p) && !llvm::sys::fs::current_path(cwd)) {
-    std::string prefix = std::string(cwd);
-    if (!prefix.empty() && prefix.back() != '/')
-      prefix += '/';
-    if (p.rfind(prefix, 0) == 0)
-      p = p.substr(prefix.size());
-  }
+  if (llvm::sys::path::is_absolute(p) && !llvm::sys::fs::current_path(cwd))
+    p = pathUnder(p, cwd).value_or(p);
   llvm::SmallString<256> native(p);
   llvm::sys::path::native(native, llvm::sys::path::Style::posix);
   p = std::string(native);

@@ -111,8 +111,11 @@ inline constexpr const char *kIgnoreMetadataKey = "graphlint.ignore";
 
 /// What a node's graphlint.ignore metadata names.
 struct NodeSuppression {
-  std::vector<std::string> codes;     // resolved rule codes
-  std::vector<std::string> tokens;    // as written, one per entry
+  struct Entry {
+    std::string token;               // as written
+    std::vector<std::string> codes;  // the rule codes it names
+  };
+  std::vector<Entry> entries;         // entries that name rules
   std::vector<std::string> unknown;   // entries that name no rule
 };
 /// nullopt when the node has no graphlint.ignore metadata.
