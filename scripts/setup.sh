@@ -17,7 +17,7 @@ BUILD_TYPE=${BUILD_TYPE:-Release}
 PACKAGES=(cmake ninja-build g++ pkg-config
           libonnx-dev libprotobuf-dev protobuf-compiler
           llvm-14-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
-          python3-onnx python3-numpy pre-commit python3-jsonschema)
+          python3-onnx python3-numpy pre-commit python3-jsonschema ccache)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -32,6 +32,10 @@ if ((${#missing[@]})); then
 fi
 [ "${1:-}" = "--deps" ] && exit 0
 
-cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" >/dev/null
+# ccache makes rebuilds in other build trees and worktrees of the same
+# sources cheap; paths below the checkout's parent are hashed relatively.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(cd .. && pwd)}
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" \
+  -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >/dev/null
 cmake --build "$BUILD_DIR" -j"$(nproc)"
 echo "setup: built $BUILD_DIR/tools/graphlint"

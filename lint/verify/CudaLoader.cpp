@@ -55,7 +55,7 @@ std::vector<std::string> candidates() {
 llvm::Expected<std::unique_ptr<Backend>> makeCudaBackend() {
 #ifndef GRAPHLINT_CUDA_MODULE_BUILD_PATH
   if (!std::getenv("GRAPHLINT_CUDA_MODULE"))
-    return noDevice("graphlint was built without the CUDA toolkit");
+    return noDevice(GRAPHLINT_CUDA_MISSING);
 #endif
   static CudaFactory factory = nullptr;
   static std::string loadError;
