@@ -5,6 +5,14 @@
 #
 #   scripts/setup.sh            install + configure + build (Release)
 #   scripts/setup.sh --deps     install packages only
+#   scripts/setup.sh --no-venv  skip the torch 2.x environments
+#
+# Python: Debian's /usr/bin/python3 carries torch 1.13 (python3-torch); the
+# torch 2.x environments are virtual environments under the build folder
+# (scripts/requirements/*.txt): build/venv (torch 2.13 CPU, transformers,
+# ONNX Runtime) and build/venv-vision (torch 2.14 + torchvision, timm).
+# GRAPHLINT_VENV / GRAPHLINT_VENV_VISION put them elsewhere (worktrees can
+# share one).
 #   BUILD_DIR=out scripts/setup.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,11 +21,13 @@ BUILD_DIR=${BUILD_DIR:-build}
 BUILD_TYPE=${BUILD_TYPE:-Release}
 
 # Build and test dependencies. python3-onnx/numpy generate ONNX's backend node
-# tests for the corpus test; graphviz renders --emit-dot output.
+# tests for the corpus test; graphviz renders --emit-dot output; python3-torch
+# and python3-torchvision are the torch 1.13 line the FX tests capture with.
 PACKAGES=(cmake ninja-build g++ pkg-config
           libonnx-dev libprotobuf-dev protobuf-compiler
           llvm-14-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
-          python3-onnx python3-numpy pre-commit python3-jsonschema ccache)
+          python3-onnx python3-numpy pre-commit python3-jsonschema ccache
+          python3-torch python3-torchvision graphviz)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -31,6 +41,21 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 [ "${1:-}" = "--deps" ] && exit 0
+
+# make_venv DIR REQUIREMENTS: (re)creates DIR when its requirements changed.
+make_venv() {
+  local dir=$1 req=$2
+  if [ -f "$dir/.requirements" ] && cmp -s "$req" "$dir/.requirements"; then return; fi
+  echo "setup: creating $dir from $req"
+  rm -rf "$dir"
+  python3 -m venv "$dir"
+  "$dir/bin/pip" install -q --disable-pip-version-check -r "$req"
+  cp "$req" "$dir/.requirements"
+}
+if [ "${1:-}" != "--no-venv" ]; then
+  make_venv "${GRAPHLINT_VENV:-$BUILD_DIR/venv}" scripts/requirements/torch2.txt
+  make_venv "${GRAPHLINT_VENV_VISION:-$BUILD_DIR/venv-vision}" scripts/requirements/torch2-vision.txt
+fi
 
 # ccache makes rebuilds in other build trees and worktrees of the same
 # sources cheap; paths below the checkout's parent are hashed relatively.
