@@ -1,6 +1,6 @@
 """The PyTorch exporter (tools/graphlint-export) as part of the package.
 
-A wheel carries the exporter's modules in graphlint/_export/; a source
+A wheel carries the exporter's modules in graphlint/_exporter/; a source
 checkout runs them from tools/graphlint-export. `graphlint-export` (the
 console script) and graphlint.check() both load the same module, so the
 command line and the API capture identically.
@@ -18,7 +18,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def _exporter_main_path() -> str:
-    for path in (os.path.join(_HERE, "_export", "graphlint_export_main.py"),
+    for path in (os.path.join(_HERE, "_exporter", "graphlint_export_main.py"),
                  os.path.join(_HERE, "..", "..", "tools", "graphlint-export", "graphlint-export")):
         if os.path.isfile(path):
             return os.path.normpath(path)
