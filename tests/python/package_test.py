@@ -289,8 +289,8 @@ def precommit_e2e(source, work, env):
     r = run("mypkg/models.py")
     check("pre-commit try-repo: a clean model passes", r.returncode == 0, (r.stdout + r.stderr)[-3000:])
     with open(os.path.join(repo, "mypkg", "models.py"), "w") as f:
-        f.write(MODEL_CLEAN.replace("            return h.sum()", "            h.mul_(2.0)\n            return h.sum()"))
-    line = MODEL_CLEAN.splitlines().index("            return h.sum()") + 1
+        f.write(MODEL_CLEAN.replace("        return h.sum()", "        h.mul_(2.0)\n        return h.sum()"))
+    line = MODEL_CLEAN.splitlines().index("        return h.sum()") + 1  # the inserted line's number
     r = run("unrelated.py")
     check("pre-commit try-repo: a change outside the model's imports is skipped", r.returncode == 0,
           (r.stdout + r.stderr)[-3000:])
