@@ -232,6 +232,19 @@ def main():
     else:
         print("SKIP timm: no --vision-python")
 
+    # torch 1.13 (Debian's Python 3.11): the same wheel in a target folder.
+    debian = "/usr/bin/python3"
+    if sh([debian, "-c", "import torch"]).returncode == 0:
+        target = os.path.join(work, "debian-target")
+        shutil.rmtree(target, ignore_errors=True)
+        r = sh([py, "-m", "pip", "install", "-q", "--no-deps", "--target", target, wheel])
+        old_env = dict(env, PYTHONPATH=target, PATH=os.path.join(target, "bin") + os.pathsep + env["PATH"])
+        r = sh([debian, ex], env=old_env, cwd=work)
+        check("docs/python.md example runs on torch 1.13 (Debian's Python)",
+              r.returncode == 0 and "GL132" in r.stdout, (r.stdout + r.stderr)[-3000:])
+    else:
+        print("SKIP torch 1.13: /usr/bin/python3 has no torch")
+
     # 5. pre-commit try-repo with the model-sources hook.
     precommit_e2e(source, work, env)
     return finish()
