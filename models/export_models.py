@@ -319,6 +319,10 @@ def make_weightless(model, name, tmpdir):
     # offset/length keys and clears raw_data (same code path as onnx.save_model
     # with save_as_external_data=True).
     external_data_helper.write_external_data_tensors(m, tmpdir)
+    # Tells graphlint the weights were left out on purpose, so GL004 is a
+    # quiet note on the bundled models instead of a warning.
+    entry = m.metadata_props.add()
+    entry.key, entry.value = "graphlint.weights", "stripped"
     return m, n_ext, weights_path
 
 

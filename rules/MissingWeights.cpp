@@ -2,6 +2,8 @@
 // model says). The lint goes on from shapes; only byte-reading checks are lost.
 #include "graphlint/lint/Rule.h"
 
+#include <algorithm>
+
 namespace graphlint {
 namespace {
 
@@ -14,15 +16,29 @@ public:
   }
 
   void check(const Model &m, AnalysisContext &, DiagnosticSink &sink) const override {
+    // A model whose metadata says its weights were stripped on purpose (the
+    // bundled models, models/export_models.py) gets a note, not a warning.
+    bool stripped = std::any_of(m.metadata.begin(), m.metadata.end(), [](const auto &kv) {
+      return kv.first == kStrippedKey && kv.second == "stripped";
+    });
     for (const ImportProblem &p : m.problems) {
       if (p.kind != ImportProblem::Kind::MissingWeights)
         continue;
       Diagnostic &d = sink.reportFile(p.message);
-      d.notes.push_back({"place the complete weight file next to the model; weightless exports (like graphlint's "
-                         "bundled models) report this by design",
-                         std::nullopt});
+      if (stripped) {
+        d.severity = Severity::Note;
+        d.notes.push_back({"expected: the model's metadata says its weights were stripped on purpose "
+                           "(graphlint.weights: stripped)",
+                           std::nullopt});
+      } else {
+        d.notes.push_back({"place the complete weight file next to the model; a model exported without its weights "
+                           "on purpose can say so with the metadata entry graphlint.weights: stripped",
+                           std::nullopt});
+      }
     }
   }
+
+  static constexpr const char *kStrippedKey = "graphlint.weights";
 };
 
 }  // namespace

@@ -212,7 +212,7 @@ TEST(BadInput, SeveralFilesOneBad) {
   std::string bad = tempDir() + "/missing.onnx";
   CliResult r = runCli({"--no-color", sourcePath("models/resnet18.onnx"), bad});
   EXPECT_EQ(r.exitCode, 2) << r.out;
-  EXPECT_NE(r.out.find("resnet18.onnx: warning[GL004]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("resnet18.onnx: note[GL004]"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(bad + ": fatal: no such file"), std::string::npos) << r.out;
   // --exit-zero does not hide a file that could not be linted.
   EXPECT_EQ(runCli({"--exit-zero", bad}).exitCode, 2);

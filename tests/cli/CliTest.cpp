@@ -165,7 +165,8 @@ TEST(Cli, UsageErrorsExitTwo) {
 
 TEST(Cli, ExitCodesFollowFailOnAndExitZero) {
   std::string clean = cleanModel();
-  std::string warnOnly = model("resnet18.onnx");  // GL004 warning
+  std::string warnOnly = sourcePath("tests/fixtures/fx/hazards.fx.json");  // warnings only
+  std::string noteOnly = model("resnet18.onnx");  // GL004 note: its weights were stripped on purpose
   std::string invalid = invalidModel();          // GL001 error
   struct Case { std::vector<std::string> args; int exit; };
   const Case cases[] = {
@@ -176,6 +177,9 @@ TEST(Cli, ExitCodesFollowFailOnAndExitZero) {
       {{warnOnly, "--fail-on=warning"}, 1},
       {{warnOnly, "--fail-on", "note"}, 1},
       {{warnOnly, "--fail-on", "warning", "--exit-zero"}, 0},
+      {{noteOnly}, 0},
+      {{noteOnly, "--fail-on", "warning"}, 0},
+      {{noteOnly, "--fail-on", "note"}, 1},
       {{invalid}, 1},
       {{invalid, "--fail-on", "error"}, 1},
       {{invalid, "--fail-on", "never"}, 0},

@@ -14,7 +14,7 @@ TEST(CostCli, TextTableFollowsTheFindings) {
   EXPECT_EQ(r.exitCode, 0) << r.err;
   size_t table = r.out.find("cost of " + sourcePath("models/resnet18.onnx") + " on H100-SXM");
   ASSERT_NE(table, std::string::npos) << r.out;
-  EXPECT_GT(table, r.out.find("warning[GL004]"));
+  EXPECT_GT(table, r.out.find("note[GL004]"));
   // 1.814 GMACs: 3.63 GFLOP with the pointwise work, one forward row.
   EXPECT_NE(r.out.find("  forward              23        3.633"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("backward"), std::string::npos);  // inference: no training step

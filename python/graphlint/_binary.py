@@ -1,0 +1,78 @@
+"""Finding and running the graphlint binary that belongs to this package.
+
+A wheel installs the C++ binary into the environment's scripts directory
+(bin/), beside the Python interpreter, as ruff's wheel does; a source checkout
+uses the CMake build. The package and the binary carry one version (the
+CMake project version): a different binary is refused with one line, since
+its JSON or its FX reader may not match this package's exporter.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from functools import lru_cache
+from typing import List, Optional, Sequence
+
+from ._version import __version__
+
+
+class GraphlintError(RuntimeError):
+    """graphlint could not run, or the binary and the package disagree."""
+
+
+def _candidates() -> List[str]:
+    out = []
+    env = os.environ.get("GRAPHLINT_BINARY")
+    if env:
+        return [env]  # an explicit choice: no silent fallback
+    scripts = sysconfig.get_path("scripts")
+    if scripts:
+        out.append(os.path.join(scripts, "graphlint"))
+    out.append(os.path.join(os.path.dirname(sys.executable), "graphlint"))
+    found = shutil.which("graphlint")
+    if found:
+        out.append(found)
+    return out
+
+
+@lru_cache(maxsize=None)
+def binary_path() -> str:
+    """The graphlint executable, version-checked against this package."""
+    tried = []
+    for path in _candidates():
+        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+            tried.append(path)
+            continue
+        version = binary_version(path)
+        if version != __version__:
+            raise GraphlintError(
+                f"{path} is graphlint {version}, but this Python package is {__version__}: "
+                "reinstall the package (pip install graphlint) or set GRAPHLINT_BINARY")
+        return path
+    raise GraphlintError("no graphlint binary found (looked at: " + ", ".join(tried) +
+                         "); install the package with pip or set GRAPHLINT_BINARY")
+
+
+def binary_version(path: str) -> str:
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30)
+    except OSError as e:
+        raise GraphlintError(f"{path}: cannot run: {e}") from None
+    words = out.stdout.split()
+    if out.returncode != 0 or len(words) < 2 or words[0] != "graphlint":
+        raise GraphlintError(f"{path}: not a graphlint binary (--version printed {out.stdout.strip()!r})")
+    return words[1]
+
+
+def run(args: Sequence[str], check_fatal: bool = True,
+        cwd: Optional[str] = None) -> subprocess.CompletedProcess:
+    """Runs the binary; exit 2 (unreadable input, bad option) raises GraphlintError."""
+    proc = subprocess.run([binary_path(), *args], capture_output=True, text=True, cwd=cwd)
+    if check_fatal and proc.returncode not in (0, 1):
+        msg = proc.stderr.strip().splitlines()
+        raise GraphlintError(msg[-1] if msg else f"graphlint exited with status {proc.returncode}")
+    return proc
