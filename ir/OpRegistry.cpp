@@ -316,7 +316,12 @@ const TableEntry kTable[] = {
     {"aten", "_scaled_dot_product_attention_math", K::Contraction, None, 0},
     {"aten", "_scaled_dot_product_flash_attention", K::Contraction, None, 0},
     {"aten", "_scaled_dot_product_efficient_attention", K::Contraction, None, 0},
-    {"aten", "_flash_attention_forward", K::Contraction, None, 0}, {"aten", "lstm", K::Contraction, None, 0},
+    {"aten", "_flash_attention_forward", K::Contraction, None, 0},
+    {"aten", "_scaled_dot_product_flash_attention_for_cpu", K::Contraction, None, 0},
+    // What Inductor's post-grad passes write (bench/fusion_compare plans that graph).
+    {"prims", "_low_memory_max_pool_with_offsets", K::Reduction, None, 0},
+    {"prims", "_low_memory_max_pool_offsets_to_indices", K::Pointwise, None, 0},
+    {"prims", "iota", K::Pointwise, None, 0}, {"aten", "lstm", K::Contraction, None, 0},
     {"aten", "gru", K::Contraction, None, 0}, {"aten", "_native_multi_head_attention", K::Contraction, None, 0},
     {"aten", "_transformer_encoder_layer_fwd", K::Contraction, None, 0},
     {"aten", "nonzero", K::DataDependentOutput, Sync, 0}, {"aten", "masked_select", K::DataDependentOutput, Sync, 0},

@@ -21,18 +21,27 @@ using namespace fusion_detail;
 std::string_view fusionBackendName(FusionBackend b) {
   switch (b) {
   case FusionBackend::Inductor: return "inductor";
+  case FusionBackend::InductorCpu: return "inductor-cpu";
   case FusionBackend::TensorRT: return "tensorrt";
-  case FusionBackend::Ort: return "ort";
+  case FusionBackend::OrtCpu: return "ort-cpu";
+  case FusionBackend::OrtCuda: return "ort-cuda";
   }
   return "inductor";
 }
 
+// The one list of backend names and aliases (docs/fusion.md#backend-profiles):
+// `ort` was one profile for both execution providers; it now names the CPU
+// one, the one the comparison harness validates.
 std::optional<FusionBackend> fusionBackendFromName(std::string_view s) {
-  if (s == "inductor") return FusionBackend::Inductor;
+  if (s == "inductor" || s == "inductor-cuda") return FusionBackend::Inductor;
+  if (s == "inductor-cpu") return FusionBackend::InductorCpu;
   if (s == "tensorrt" || s == "trt") return FusionBackend::TensorRT;
-  if (s == "ort" || s == "onnxruntime") return FusionBackend::Ort;
+  if (s == "ort-cpu" || s == "ort" || s == "onnxruntime") return FusionBackend::OrtCpu;
+  if (s == "ort-cuda") return FusionBackend::OrtCuda;
   return std::nullopt;
 }
+
+const char *fusionBackendChoices() { return "inductor, inductor-cpu, tensorrt, ort-cpu (ort), ort-cuda"; }
 
 std::string_view breakReasonName(BreakReason r) {
   switch (r) {
@@ -90,15 +99,23 @@ struct BackendRules {
   bool reductionEpilogue;  // pointwise consumers of a reduction share its kernel
   unsigned maxEpilogue;    // pointwise ops a contraction absorbs
   bool patternFusion;      // contractions/pools fuse only ORT's transformer patterns
+  bool elementwiseFuses;   // pointwise ops chain into one kernel outside the patterns
+  bool windowPointwise;    // max/avg pooling lowers to a pointwise loop over windows (Inductor)
+  bool convResidualSum;    // ort: a Conv takes a residual Add (FusedConv's Z input: CUDA EP only)
 };
 
 BackendRules rulesFor(FusionBackend b) {
   switch (b) {
-  case FusionBackend::Inductor: return {true, true, true, true, true, true, 8, false};
-  case FusionBackend::TensorRT: return {false, false, false, false, true, true, 3, false};
-  case FusionBackend::Ort: return {false, false, false, false, false, true, 2, true};
+  case FusionBackend::Inductor: return {true, true, true, true, true, true, 8, false, true, true, false};
+  // Inductor's CPU backend calls mm/addmm/convolution as extern library
+  // kernels (mkldnn, MKL) that take no epilogue; measured in docs/validation.md.
+  case FusionBackend::InductorCpu: return {true, true, true, true, true, true, 0, false, true, true, false};
+  case FusionBackend::TensorRT: return {false, false, false, false, true, true, 3, false, true, false, false};
+  // The CPU EP runs every op outside a fusion pattern as its own kernel.
+  case FusionBackend::OrtCpu: return {false, false, false, false, false, true, 2, true, false, false, false};
+  case FusionBackend::OrtCuda: return {false, false, false, false, false, true, 2, true, true, false, true};
   }
-  return {true, true, true, true, true, true, 8, false};
+  return {true, true, true, true, true, true, 8, false, true, true, false};
 }
 
 
@@ -189,6 +206,15 @@ using GroupState = FusionGroupState;
 
 namespace {
 
+// Max/average pooling over windows (not the global or adaptive kind, a true
+// reduction): Inductor lowers it to a pointwise loop whose body reads a window.
+bool isWindowPool(const Node &n) {
+  return llvm::StringSwitch<bool>(n.opType)
+      .Cases("MaxPool", "AveragePool", "max_pool2d", "max_pool2d_with_indices", "avg_pool2d", true)
+      .Cases("_low_memory_max_pool_with_offsets", "max_pool3d", "avg_pool3d", true)
+      .Default(false);
+}
+
 GroupKind kindOf(const Node &n) {
   if (!n.op || !n.op->known)
     return GroupKind::Unknown;
@@ -207,10 +233,40 @@ GroupKind kindOf(const Node &n) {
   return GroupKind::Unknown;
 }
 
+// Does a contraction, opaque or unknown op read n's output (through views)?
+template <typename KindOf> bool readByLibraryCall(const Node &n, const KindOf &kindOf, int depth = 0) {
+  for (const Value *out : n.outputs)
+    for (const Use &u : out ? out->uses : llvm::SmallVector<Use, 2>{}) {
+      GroupKind uk = kindOf(*u.user);
+      if (uk == GroupKind::Contraction || uk == GroupKind::Opaque || uk == GroupKind::Unknown ||
+          uk == GroupKind::HostSync || uk == GroupKind::Collective)
+        return true;
+      if (depth < 4 && u.user->op && u.user->op->viewOfInput0 && readByLibraryCall(*u.user, kindOf, depth + 1))
+        return true;
+    }
+  return false;
+}
+
 }  // namespace
 
 void FusionPlan::planGraph(const Graph &g) {
   const BackendRules rules = rulesFor(backend_);
+  auto kindOf = [&](const Node &n) {
+    if (rules.windowPointwise && isWindowPool(n))
+      return GroupKind::Pointwise;
+    // Inductor's C++ backend has no scan codegen: cumsum/cumprod call aten.
+    if (backend_ == FusionBackend::InductorCpu && (n.opType == "cumsum" || n.opType == "cumprod" || n.opType == "CumSum"))
+      return GroupKind::Opaque;
+    return graphlint::kindOf(n);
+  };
+  // ort-cpu: which ORT pattern (Gelu, FastGelu, QuickGelu, ...) each node is part of.
+  llvm::DenseMap<const Node *, unsigned> patternOf;
+  if (!rules.elementwiseFuses)
+    patternOf = ortElementwisePatterns(g);
+  auto samePattern = [&](const FusionGroup &grp, const Node &n) {
+    unsigned p = patternOf.lookup(&n);
+    return p && llvm::any_of(grp.nodes, [&](const Node *m) { return patternOf.lookup(m) == p; });
+  };
   std::vector<GroupState> state;  // indexed like groups_ (global ids)
   state.resize(groups_.size());
 
@@ -233,13 +289,17 @@ void FusionPlan::planGraph(const Graph &g) {
     for (const Value *v : n.inputs)
       if (v && v->kind == Value::Kind::NodeOutput && v->producer && v->producer->graph == &g) {
         auto it = groupIndex_.find(v->producer);
-        if (it != groupIndex_.end() && it->second != gid)
+        if (it != groupIndex_.end() && it->second != gid) {
           state[gid].deps.push_back(it->second);
+          state[it->second].read = true;
+        }
       }
   };
   // Does group `from` (transitively) read group `to`? Bounded search; when
   // the bound is hit the answer is "yes", the safe side.
   auto reaches = [&](unsigned from, unsigned to) {
+    if (!state[to].read)
+      return false;  // no group reads `to` yet (e.g. arithmetic on weights): nothing depends on it
     std::vector<unsigned> work{from};
     llvm::DenseSet<unsigned> seen;
     while (!work.empty()) {
@@ -309,6 +369,16 @@ void FusionPlan::planGraph(const Graph &g) {
           st.lastReduction->opType != "ReduceMean" && k != GroupKind::Reduction)
         return BreakReason::ReductionBoundary;  // ORT has no reduction epilogues beyond normalizations
     }
+    if (!rules.elementwiseFuses && k != GroupKind::Reduction &&
+        (grp.kind == GroupKind::Pointwise || (grp.kind == GroupKind::Reduction && !st.normalization)) &&
+        !samePattern(grp, n) && !(st.normalization && isNormalizationEntry(n)))
+      return BreakReason::ReductionBoundary;  // ort-cpu: no kernel takes two ops outside a pattern
+    if (!rules.elementwiseFuses && grp.kind == GroupKind::Reduction && k != GroupKind::Reduction && st.lastReduction &&
+        isLayerNormOp(*st.lastReduction))
+      return BreakReason::ReductionBoundary;  // a LayerNormalization kernel takes no epilogue
+    if (!rules.elementwiseFuses && k == GroupKind::Reduction && grp.kind == GroupKind::Pointwise &&
+        !st.normalization && !(isLayerNormOp(n) && llvm::all_of(grp.nodes, [](const Node *m) { return m->opType == "Add"; })))
+      return BreakReason::ReductionBoundary;  // only SkipLayerNormalization takes a prologue (the residual Adds)
     if (!rules.castFuses && isFloatCast(n) && !(rules.patternFusion && (st.normalization || feedsNormalization(n))))
       return BreakReason::DtypeMismatch;
     if (!rules.castFuses && v->type.isTensor() && n.op && n.op->kind != OpKind::ShapeOnly &&
@@ -343,7 +413,7 @@ void FusionPlan::planGraph(const Graph &g) {
         unsigned next = 0;
         if (st.anchor->opType == "MatMulInteger")
           return ortIntegerEpilogueRefusal(st.stage, n, &next);
-        return ortEpilogueRefusal(*st.anchor, st.stage, n, v, &next);
+        return ortEpilogueRefusal(*st.anchor, st.stage, n, v, &next, rules.convResidualSum);
       }
       if (k != GroupKind::Pointwise || st.epilogue >= rules.maxEpilogue) return BreakReason::ReductionBoundary;
       if (n.op && n.op->kind == OpKind::Injective && !isLayoutChange(n)) return BreakReason::ReductionBoundary;
@@ -380,12 +450,20 @@ void FusionPlan::planGraph(const Graph &g) {
     const Node &n = *np;
     GroupKind k = kindOf(n);
     bool host = n.opType == "Shape" || n.opType == "Size" || n.opType == "Constant";
-    if (!host && k != GroupKind::Contraction && k != GroupKind::ControlFlow && k != GroupKind::Unknown &&
-        !n.inputs.empty()) {
-      host = true;
+    // Inductor: a value computed from indices alone (iota, full, arange: no
+    // tensor input) is recomputed inside every kernel that reads it.
+    bool derived = rules.windowPointwise && n.inputs.empty() && k == GroupKind::Pointwise;
+    if (!host && !derived && k != GroupKind::Contraction && k != GroupKind::ControlFlow && k != GroupKind::Unknown &&
+        !(rules.windowPointwise && k == GroupKind::Opaque) && !n.inputs.empty()) {
+      derived = true;
       for (const Value *in : n.inputs)
-        host &= hostKnown(in);
+        derived &= hostKnown(in);
     }
+    // ... unless a library call (mm, SDPA, an aten fallback) reads it: then a
+    // kernel writes it to memory first.
+    if (derived && rules.windowPointwise && !(n.op && n.op->viewOfInput0) && readByLibraryCall(n, kindOf))
+      derived = false;
+    host |= derived;
     if (host) {
       for (const Value *out : n.outputs)
         if (out)
@@ -495,6 +573,7 @@ void FusionPlan::planGraph(const Graph &g) {
         for (unsigned d : state[*pg].deps)
           if (d != gid)
             state[gid].deps.push_back(d);
+        state[gid].read |= state[*pg].read;
         groups_[*pg].nodes.clear();
         groups_[*pg].kernels = 0;
         state[*pg].closed = true;
@@ -513,7 +592,7 @@ void FusionPlan::planGraph(const Graph &g) {
           if (state[gid].anchor->opType == "MatMulInteger")
             ortIntegerEpilogueRefusal(state[gid].stage, n, &next);
           else
-            ortEpilogueRefusal(*state[gid].anchor, state[gid].stage, n, via, &next);
+            ortEpilogueRefusal(*state[gid].anchor, state[gid].stage, n, via, &next, rules.convResidualSum);
           state[gid].stage = next;
         }
       }

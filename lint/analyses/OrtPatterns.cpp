@@ -105,7 +105,7 @@ const Value *otherOperand(const Node &n, const Value *v) {
 // Why `n` (reading `v`, the contraction group's current output) cannot join
 // an ORT contraction group anchored at `anchor` at epilogue stage `stage`.
 std::optional<BreakReason> ortEpilogueRefusal(const Node &anchor, unsigned stage, const Node &n, const Value *v,
-                                              unsigned *nextStage) {
+                                              unsigned *nextStage, bool residualSum) {
   *nextStage = stage;
   const Value *out = n.outputs.empty() ? nullptr : n.outputs[0];
   if (n.opType == "BatchNormalization") {
@@ -144,7 +144,7 @@ std::optional<BreakReason> ortEpilogueRefusal(const Node &anchor, unsigned stage
       if (isConstantValue(o) && stage == kFold)
         return broadcastsOnto(o->type.shape, out->type.shape) ? std::nullopt
                                                                : std::optional(BreakReason::ReductionBoundary);
-      if (stage != kFold || !(o->type.shape == out->type.shape))
+      if (!residualSum || stage != kFold || !(o->type.shape == out->type.shape))
         return BreakReason::ReductionBoundary;
       *nextStage = kSummed;
       return std::nullopt;
@@ -315,6 +315,90 @@ bool ortScaleFolds(const Node &s, const Value *v, const Node &mm) {
   return x && !isConstantValue(x) && x->type.shape == v->type.shape;
 }
 
+
+bool isLayerNormOp(const Node &n) {
+  return n.opType == "LayerNormalization" || n.opType == "SimplifiedLayerNormalization" ||
+         n.opType == "SkipLayerNormalization" || n.opType == "native_layer_norm" || n.opType == "layer_norm";
+}
+
+namespace {
+
+bool isPatternOp(const Node &n) {
+  return llvm::StringSwitch<bool>(n.opType)
+      .Cases("Div", "Mul", "Add", "Pow", "Erf", "Tanh", "Sigmoid", true)
+      .Default(false);
+}
+
+const Node *soleReader(const Value *v) {
+  return v && v->uses.size() == 1 && !v->isGraphOutput() ? v->uses[0].user : nullptr;
+}
+
+}  // namespace
+
+// One match per Erf (GeluFusion: x * 0.5 * (1 + erf(x / sqrt 2))), Tanh
+// (FastGeluFusion: the tanh approximation) or Sigmoid (QuickGeluFusion:
+// x * sigmoid(a * x)): the tail Mul that multiplies by x again names x; the
+// match is every pattern op on a path from x to the anchor, the anchor and its
+// tail, plus a bias Add producing x from a constant (BiasGeluFusion).
+llvm::DenseMap<const Node *, unsigned> ortElementwisePatterns(const Graph &g) {
+  llvm::DenseMap<const Node *, unsigned> label;
+  unsigned next = 0;
+  for (const auto &np : g.nodes()) {
+    const Node &a = *np;
+    if (!(a.opType == "Erf" || a.opType == "Tanh" || a.opType == "Sigmoid") || a.outputs.empty())
+      continue;
+    // Forward tail: at most three single-reader pattern ops (Add 1, Mul, Mul 0.5).
+    llvm::SmallVector<const Node *, 4> tail;
+    const Value *cur = a.outputs[0];
+    const Value *x = nullptr;
+    for (int i = 0; i < 3 && !x; ++i) {
+      const Node *r = soleReader(cur);
+      if (!r || !isPatternOp(*r) || r->inputs.size() != 2 || r->outputs.empty())
+        break;
+      tail.push_back(r);
+      const Value *o = otherOperand(*r, cur);
+      if (r->opType == "Mul" && o && !isConstantValue(o))
+        x = o;
+      cur = r->outputs[0];
+    }
+    if (!x)
+      continue;
+    // A trailing Mul by a constant (the 0.5 of x * 0.5 * (...)).
+    if (const Node *r = soleReader(cur); r && r->opType == "Mul" && isConstantValue(otherOperand(*r, cur)))
+      tail.push_back(r);
+    // Backward: pattern ops between x and the anchor.
+    llvm::SmallVector<const Node *, 8> body;
+    llvm::SmallVector<const Value *, 8> work{a.inputs.empty() ? nullptr : a.inputs[0]};
+    bool ok = true;
+    for (unsigned steps = 0; !work.empty() && ok && steps < 16; ++steps) {
+      const Value *v = work.pop_back_val();
+      if (!v || v == x || isConstantValue(v))
+        continue;
+      const Node *p = v->kind == Value::Kind::NodeOutput ? v->producer : nullptr;
+      if (!p || !isPatternOp(*p) || p->graph != &g) {
+        ok = false;
+        break;
+      }
+      if (!llvm::is_contained(body, p))
+        body.push_back(p);
+      for (const Value *in : p->inputs)
+        work.push_back(in);
+    }
+    if (!ok || (a.opType != "Sigmoid" && body.empty()))
+      continue;
+    ++next;
+    for (const Node *n : body) label[n] = next;
+    for (const Node *n : tail) label[n] = next;
+    label[&a] = next;
+    // BiasGelu / FastGelu with bias: x = Add(y, constant bias) read only by the match.
+    const Node *b = x->kind == Value::Kind::NodeOutput ? x->producer : nullptr;
+    if (b && b->opType == "Add" && b->inputs.size() == 2 && a.opType != "Sigmoid" &&
+        (isConstantValue(b->inputs[0]) || isConstantValue(b->inputs[1])) &&
+        llvm::all_of(x->uses, [&](const Use &u) { return label.lookup(u.user) == next; }))
+      label[b] = next;
+  }
+  return label;
+}
 
 }  // namespace fusion_detail
 
