@@ -126,9 +126,12 @@ def main():
             doc["levels"][label] = summarize(src, run_level(path, level, label, tmp), label)
         if len(sys.argv) > 3 and sys.argv[3] == "--transformer":
             model_type, heads, hidden = sys.argv[4], int(sys.argv[5]), int(sys.argv[6])
-            stats, opt = transformer_stats(path, model_type, heads, hidden, tmp)
-            doc["transformer_fusions"] = {k: v for k, v in sorted(stats.items())}
-            doc["levels"]["transformers"] = summarize(src, opt, "transformers")
+            try:
+                stats, opt = transformer_stats(path, model_type, heads, hidden, tmp)
+                doc["transformer_fusions"] = {k: v for k, v in sorted(stats.items())}
+                doc["levels"]["transformers"] = summarize(src, opt, "transformers")
+            except Exception as e:  # the optimizer's pattern code is not robust to every export
+                doc["transformer_error"] = f"{type(e).__name__}: {e}"
     with open(out, "w") as f:
         json.dump(doc, f, indent=1)
     ext = doc["levels"]["extended"]

@@ -257,6 +257,8 @@ void FusionPlan::planGraph(const Graph &g) {
     // Inductor's C++ backend has no scan codegen: cumsum/cumprod call aten.
     if (backend_ == FusionBackend::InductorCpu && (n.opType == "cumsum" || n.opType == "cumprod" || n.opType == "CumSum"))
       return GroupKind::Opaque;
+    if (rules.patternFusion && isNoopCast(n))
+      return GroupKind::ShapeOnly;  // ORT's CastElimination removes it: a view of its input
     return graphlint::kindOf(n);
   };
   // ort-cpu: which ORT pattern (Gelu, FastGelu, QuickGelu, ...) each node is part of.
@@ -369,16 +371,20 @@ void FusionPlan::planGraph(const Graph &g) {
           st.lastReduction->opType != "ReduceMean" && k != GroupKind::Reduction)
         return BreakReason::ReductionBoundary;  // ORT has no reduction epilogues beyond normalizations
     }
-    if (!rules.elementwiseFuses && k != GroupKind::Reduction &&
-        (grp.kind == GroupKind::Pointwise || (grp.kind == GroupKind::Reduction && !st.normalization)) &&
-        !samePattern(grp, n) && !(st.normalization && isNormalizationEntry(n)))
+    if (!rules.elementwiseFuses && grp.kind == GroupKind::Contraction && patternOf.lookup(&n))
+      return BreakReason::ReductionBoundary;  // the op starts its own pattern kernel (QuickGelu, Gelu)
+    // SkipLayerNormalization (session level) takes residual Adds read only by it.
+    auto skipLayerNorm = [&] {
+      return k == GroupKind::Reduction && isLayerNormOp(n) && v->uses.size() == 1 &&
+             llvm::all_of(grp.nodes, [](const Node *m) { return m->opType == "Add"; });
+    };
+    if (!rules.elementwiseFuses && (grp.kind == GroupKind::Pointwise || grp.kind == GroupKind::Reduction) &&
+        !samePattern(grp, n) && !skipLayerNorm())
       return BreakReason::ReductionBoundary;  // ort-cpu: no kernel takes two ops outside a pattern
+                                              // (but SkipLayerNormalization takes the residual Adds)
     if (!rules.elementwiseFuses && grp.kind == GroupKind::Reduction && k != GroupKind::Reduction && st.lastReduction &&
         isLayerNormOp(*st.lastReduction))
       return BreakReason::ReductionBoundary;  // a LayerNormalization kernel takes no epilogue
-    if (!rules.elementwiseFuses && k == GroupKind::Reduction && grp.kind == GroupKind::Pointwise &&
-        !st.normalization && !(isLayerNormOp(n) && llvm::all_of(grp.nodes, [](const Node *m) { return m->opType == "Add"; })))
-      return BreakReason::ReductionBoundary;  // only SkipLayerNormalization takes a prologue (the residual Adds)
     if (!rules.castFuses && isFloatCast(n) && !(rules.patternFusion && (st.normalization || feedsNormalization(n))))
       return BreakReason::DtypeMismatch;
     if (!rules.castFuses && v->type.isTensor() && n.op && n.op->kind != OpKind::ShapeOnly &&
@@ -476,7 +482,7 @@ void FusionPlan::planGraph(const Graph &g) {
     if (k == GroupKind::ShapeOnly) {
       const Value *data = n.inputs.empty() ? nullptr : n.inputs[0];
       auto pg = groupOfValue(data);
-      bool transparent = n.op && n.op->viewOfInput0 && pg && !state[*pg].closed &&
+      bool transparent = n.op && (n.op->viewOfInput0 || isNoopCast(n)) && pg && !state[*pg].closed &&
                          groups_[*pg].kind != GroupKind::ShapeOnly && groups_[*pg].kind != GroupKind::ControlFlow &&
                          groups_[*pg].kind != GroupKind::HostSync && groups_[*pg].kind != GroupKind::Unknown &&
                          groups_[*pg].kind != GroupKind::Opaque;

@@ -16,6 +16,12 @@ bool isLayoutChange(const Node &n) {
       .Default(false);
 }
 
+bool isNoopCast(const Node &n) {
+  const Value *in = n.inputs.empty() ? nullptr : n.inputs[0];
+  const Value *out = n.outputs.empty() ? nullptr : n.outputs[0];
+  return n.opType == "Cast" && in && out && in->type.dtype == out->type.dtype && in->type.dtype != DType::Undefined;
+}
+
 bool isFloatCast(const Node &n) {
   if (n.opType != "Cast" && n.opType != "CastLike")
     return false;
@@ -161,7 +167,9 @@ std::optional<BreakReason> ortEpilogueRefusal(const Node &anchor, unsigned stage
     *nextStage = kSummed;
     return std::nullopt;
   }
-  if (isOrtActivation(n) && stage != kActivated) {
+  if (isOrtActivation(n) && stage != kActivated && !(anchor.opType == "MatMul" && stage == kFold)) {
+    // (FusedGemm takes the activation; a MatMul has one only once its bias
+    // Add turned it into a Gemm: MatMulAddFusion.)
     // FusedConv / FusedGemm activation (Clip needs constant bounds).
     if (n.opType == "Clip")
       for (size_t i = 1; i < n.inputs.size(); ++i)
@@ -264,7 +272,7 @@ bool ortPadFolds(const Node &pad, const Node &consumer) {
 // MatmulTransposeFusion / GemmTransposeFusion: a float Transpose that swaps
 // the last two dims (or moves the batch dim, FusedMatMul's transBatch) folds
 // into MatMul/Gemm.
-bool ortTransposeFolds(const Node &tr, const Node &mm) {
+bool ortTransposeFolds(const Node &tr, const Node &mm, bool throughReshape) {
   if (!isGemmLike(mm) || tr.inputs.empty() || !isFloatingValue(tr.inputs[0]))
     return false;
   const Value *in = tr.inputs[0];
@@ -288,9 +296,10 @@ bool ortTransposeFolds(const Node &tr, const Node &mm) {
     swapLast = perm[i] == static_cast<int64_t>(i);
   if (swapLast)
     return true;
-  // transBatch: [1, .., r-2, 0, r-1] or [1, .., r-1, 0]; both MatMul inputs of one rank.
+  // transBatch: [1, .., r-2, 0, r-1] or [1, .., r-1, 0]; both MatMul inputs of
+  // one rank (unless a Reshape in between regroups the batch dims).
   for (const Value *o : mm.inputs)
-    if (!o || !o->type.shape.rankKnown || o->type.shape.rank() != r)
+    if (!throughReshape && (!o || !o->type.shape.rankKnown || o->type.shape.rank() != r))
       return false;
   bool rotA = true, rotB = true;
   for (size_t i = 0; i + 2 < r; ++i)
@@ -359,6 +368,8 @@ llvm::DenseMap<const Node *, unsigned> ortElementwisePatterns(const Graph &g) {
       const Value *o = otherOperand(*r, cur);
       if (r->opType == "Mul" && o && !isConstantValue(o))
         x = o;
+      else if (r->opType == "Mul" && a.opType == "Erf")
+        break;  // x * (0.5 * (1 + erf)): GeluFusion wants x * (1 + erf) first
       cur = r->outputs[0];
     }
     if (!x)
@@ -392,10 +403,65 @@ llvm::DenseMap<const Node *, unsigned> ortElementwisePatterns(const Graph &g) {
     label[&a] = next;
     // BiasGelu / FastGelu with bias: x = Add(y, constant bias) read only by the match.
     const Node *b = x->kind == Value::Kind::NodeOutput ? x->producer : nullptr;
+    auto fromContraction = [](const Value *v) {
+      return v && v->kind == Value::Kind::NodeOutput && v->producer && isGemmLike(*v->producer);
+    };
+    // (After a MatMul the bias goes to the Gemm first: MatMulAddFusion runs at the basic level.)
     if (b && b->opType == "Add" && b->inputs.size() == 2 && a.opType != "Sigmoid" &&
+        !fromContraction(b->inputs[0]) && !fromContraction(b->inputs[1]) &&
         (isConstantValue(b->inputs[0]) || isConstantValue(b->inputs[1])) &&
         llvm::all_of(x->uses, [&](const Use &u) { return label.lookup(u.user) == next; }))
       label[b] = next;
+  }
+  // Normalizations: SimplifiedLayerNormFusion (RMSNorm: [Cast] -> Pow -> ReduceMean
+  // -> Add -> Sqrt -> Div -> Mul) and LayerNormFusion (ReduceMean -> Sub -> Pow ->
+  // ReduceMean -> Add -> Sqrt -> Div -> Mul -> Add), each op the sole reader's
+  // of the previous one (the Sub's result, x, is read twice).
+  auto reader = [](const Value *v, llvm::StringRef op, bool sole) -> const Node * {
+    if (!v)
+      return nullptr;
+    for (const Use &u : v->uses)
+      if (u.user->opType == op && !u.user->outputs.empty() && (!sole || v->uses.size() == 1))
+        return u.user;
+    return nullptr;
+  };
+  auto out0 = [](const Node *n) -> const Value * { return n && !n->outputs.empty() ? n->outputs[0] : nullptr; };
+  for (const auto &np : g.nodes()) {
+    const Node &r = *np;
+    if (r.opType != "ReduceMean" || r.inputs.empty() || !r.inputs[0] || label.count(&r))
+      continue;
+    const Node *src = r.inputs[0]->kind == Value::Kind::NodeOutput ? r.inputs[0]->producer : nullptr;
+    llvm::SmallVector<const Node *, 10> m;
+    if (src && src->opType == "Pow" && r.inputs[0]->uses.size() == 1) {
+      const Node *add = reader(out0(&r), "Add", true), *sq = reader(out0(add), "Sqrt", true);
+      const Node *div = reader(out0(sq), "Div", true), *mul = reader(out0(div), "Mul", true);
+      if (!div)
+        continue;
+      m = {src, &r, add, sq, div};
+      if (mul) {  // x * (1 / sqrt(..)), then the weight
+        m.push_back(mul);
+        if (const Node *w = reader(out0(mul), "Mul", true))
+          m.push_back(w);
+      }
+      const Value *x = src->inputs.empty() ? nullptr : src->inputs[0];
+      if (x && x->kind == Value::Kind::NodeOutput && x->producer && x->producer->opType == "Cast" &&
+          feedsNormalization(*x->producer))
+        m.push_back(x->producer);
+    } else {
+      const Node *sub = reader(out0(&r), "Sub", true), *pw = reader(out0(sub), "Pow", false);
+      const Node *r2 = reader(out0(pw), "ReduceMean", true), *add = reader(out0(r2), "Add", true);
+      const Node *sq = reader(out0(add), "Sqrt", true), *div = reader(out0(sq), "Div", true);
+      const Node *mul = reader(out0(div), "Mul", true), *bias = reader(out0(mul), "Add", true);
+      if (!div)
+        continue;
+      m = {&r, sub, pw, r2, add, sq, div};
+      for (const Node *n : {mul, bias})
+        if (n)
+          m.push_back(n);
+    }
+    ++next;
+    for (const Node *n : m)
+      label[n] = next;
   }
   return label;
 }
@@ -425,6 +491,25 @@ void FusionPlan::ortPatternPass(const Graph &g, std::vector<GroupState> &state) 
     return v && v->kind == Value::Kind::NodeOutput && v->producer && v->producer->graph == &g && v->uses.size() == 1 &&
            !v->isGraphOutput();
   };
+  // GatherToSplitFusion: Gathers of one tensor by distinct scalar constants
+  // (q, k, v = qkv[0], qkv[1], qkv[2]) become one Split.
+  for (const auto &np : g.nodes())
+    for (const Value *out : np->outputs) {
+      if (!out)
+        continue;
+      std::optional<unsigned> first;
+      for (const Use &u : out->uses) {
+        const Node &gth = *u.user;
+        if (gth.opType != "Gather" || gth.inputs.size() != 2 || gth.inputs[0] != out ||
+            constantElements(gth.inputs[1]).value_or(0) != 1 || !alone(gth) ||
+            groups_[groupIndex_.lookup(&gth)].kind == GroupKind::ShapeOnly)
+          continue;
+        if (!first)
+          first = groupIndex_.lookup(&gth);
+        else
+          merge(*first, groupIndex_.lookup(&gth));
+      }
+    }
   for (const auto &np : g.nodes()) {
     const Node &n = *np;
     for (const Value *v : n.inputs) {
@@ -463,6 +548,25 @@ void FusionPlan::ortPatternPass(const Graph &g, std::vector<GroupState> &state) 
           merge(gn, gp);
           merge(gn, groupIndex_.lookup(&t));
         }
+      }
+    }
+    // FusedMatMul also takes transposes behind a Reshape, a folded scale or
+    // another folded transpose (the head split of a decomposed attention:
+    // Transpose -> Reshape -> Mul(scale) -> MatMul).
+    if (n.opType != "MatMul")
+      continue;
+    unsigned gn = groupIndex_.lookup(&n);
+    for (const Value *v : n.inputs) {
+      const Value *cur = v;
+      for (unsigned hops = 0; hops < 6 && singleUse(cur); ++hops) {
+        const Node &p = *cur->producer;
+        unsigned gp = groupIndex_.lookup(&p);
+        bool view = p.op && p.op->viewOfInput0;
+        if (p.opType == "Transpose" && gp != gn && alone(p) && ortTransposeFolds(p, n, hops > 0))
+          merge(gn, gp);
+        else if (!(view || gp == gn))
+          break;
+        cur = p.inputs.empty() ? nullptr : p.inputs[0];
       }
     }
   }

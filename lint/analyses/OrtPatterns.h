@@ -31,6 +31,7 @@ using GroupState = FusionGroupState;
 namespace fusion_detail {
 
 bool isFloatCast(const Node &n);
+bool isNoopCast(const Node &n);  // a Cast to the dtype it reads
 bool isLayoutChange(const Node &n);
 const Value *otherOperand(const Node &n, const Value *v);
 
@@ -52,7 +53,7 @@ bool isNormalizationEntry(const Node &n);
 bool isNormalizationHead(const Node &n);
 bool feedsNormalization(const Node &cast);
 bool ortPadFolds(const Node &pad, const Node &consumer);
-bool ortTransposeFolds(const Node &tr, const Node &mm);
+bool ortTransposeFolds(const Node &tr, const Node &mm, bool throughReshape = false);
 bool ortScaleFolds(const Node &s, const Value *v, const Node &mm);
 bool isLayerNormOp(const Node &n);
 // ORT's elementwise fusions (GeluFusion, BiasGeluFusion, FastGeluFusion,
