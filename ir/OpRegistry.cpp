@@ -321,7 +321,7 @@ const TableEntry kTable[] = {
     // What Inductor's post-grad passes write (bench/fusion_compare plans that graph).
     {"prims", "_low_memory_max_pool_with_offsets", K::Reduction, None, 0},
     {"prims", "_low_memory_max_pool_offsets_to_indices", K::Pointwise, None, 0},
-    {"prims", "iota", K::Pointwise, None, 0}, {"aten", "lstm", K::Contraction, None, 0},
+    {"prims", "iota", K::Pointwise, None, 0}, {"prims", "convert_element_type", K::Pointwise, None, 0}, {"aten", "lstm", K::Contraction, None, 0},
     {"aten", "gru", K::Contraction, None, 0}, {"aten", "_native_multi_head_attention", K::Contraction, None, 0},
     {"aten", "_transformer_encoder_layer_fwd", K::Contraction, None, 0},
     {"aten", "nonzero", K::DataDependentOutput, Sync, 0}, {"aten", "masked_select", K::DataDependentOutput, Sync, 0},

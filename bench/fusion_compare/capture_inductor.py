@@ -202,7 +202,12 @@ def main():
     except Exception:
         pass
     torch._dynamo.config.cache_size_limit = 64
+    # Static shapes on recompiles: every graph is written with concrete sizes.
+    torch._dynamo.config.automatic_dynamic_shapes = False
     _patch()
+    # Graph breaks (data-dependent ops, unsupported calls) go to the log next
+    # to the result: docs/validation.md reads them for data_dependent_shape.
+    torch._logging.set_logs(graph_breaks=True)
     start = time.perf_counter()
     model, inputs = zoo.build(name)
     compiled = torch.compile(model, backend=backend(inputs))

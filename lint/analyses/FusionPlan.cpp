@@ -285,6 +285,9 @@ void FusionPlan::planGraph(const Graph &g) {
   auto add = [&](unsigned gid, const Node &n) {
     groups_[gid].nodes.push_back(&n);
     groupIndex_[&n] = gid;
+    // ort-cpu expands the HardSwish function: HardSigmoid, then Mul.
+    if (backend_ == FusionBackend::OrtCpu && n.opType == "HardSwish")
+      ++groups_[gid].kernels;
     // Shape/Size read metadata only: no dependency on the producer's kernel.
     if (n.opType == "Shape" || n.opType == "Size")
       return;

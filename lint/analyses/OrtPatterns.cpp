@@ -17,6 +17,8 @@ bool isLayoutChange(const Node &n) {
 }
 
 bool isNoopCast(const Node &n) {
+  if (n.opType == "Dropout")  // inference Dropout: EliminateDropout
+    return onlyFirstOutputUsed(n) && (n.inputs.size() < 3 || !n.inputs[2] || isConstantValue(n.inputs[2]));
   const Value *in = n.inputs.empty() ? nullptr : n.inputs[0];
   const Value *out = n.outputs.empty() ? nullptr : n.outputs[0];
   return n.opType == "Cast" && in && out && in->type.dtype == out->type.dtype && in->type.dtype != DType::Undefined;
@@ -374,6 +376,13 @@ llvm::DenseMap<const Node *, unsigned> ortElementwisePatterns(const Graph &g) {
     }
     if (!x)
       continue;
+    // (0.5 * x) * (1 + tanh(..)): x is the operand of that Mul.
+    if (const Node *h = x->kind == Value::Kind::NodeOutput ? x->producer : nullptr;
+        h && h->opType == "Mul" && a.opType != "Sigmoid" && x->uses.size() == 1 && h->inputs.size() == 2 &&
+        isConstantValue(h->inputs[0]) != isConstantValue(h->inputs[1])) {
+      tail.push_back(h);
+      x = isConstantValue(h->inputs[0]) ? h->inputs[1] : h->inputs[0];
+    }
     // A trailing Mul by a constant (the 0.5 of x * 0.5 * (...)).
     if (const Node *r = soleReader(cur); r && r->opType == "Mul" && isConstantValue(otherOperand(*r, cur)))
       tail.push_back(r);
@@ -491,8 +500,9 @@ void FusionPlan::ortPatternPass(const Graph &g, std::vector<GroupState> &state) 
     return v && v->kind == Value::Kind::NodeOutput && v->producer && v->producer->graph == &g && v->uses.size() == 1 &&
            !v->isGraphOutput();
   };
-  // GatherToSplitFusion: Gathers of one tensor by distinct scalar constants
-  // (q, k, v = qkv[0], qkv[1], qkv[2]) become one Split.
+  // GatherToSplitFusion / GatherSliceToSplitFusion: Gathers of one tensor by
+  // scalar constants (q, k, v = qkv[0], qkv[1], qkv[2]), or Slices of one
+  // tensor (x.chunk(2)), become one Split.
   for (const auto &np : g.nodes())
     for (const Value *out : np->outputs) {
       if (!out)
@@ -500,8 +510,13 @@ void FusionPlan::ortPatternPass(const Graph &g, std::vector<GroupState> &state) 
       std::optional<unsigned> first;
       for (const Use &u : out->uses) {
         const Node &gth = *u.user;
-        if (gth.opType != "Gather" || gth.inputs.size() != 2 || gth.inputs[0] != out ||
-            constantElements(gth.inputs[1]).value_or(0) != 1 || !alone(gth) ||
+        bool gather = gth.opType == "Gather" && gth.inputs.size() == 2 && constantElements(gth.inputs[1]).value_or(0) == 1;
+        bool slice = gth.opType == "Slice" && llvm::count_if(out->uses, [](const Use &w) {
+                       return w.user->opType == "Slice";
+                     }) >= 2 && llvm::all_of(out->uses, [](const Use &w) {
+                       return w.user->opType == "Slice" || w.user->opType == "Shape";  // (sizes from its shape)
+                     });
+        if (!(gather || slice) || gth.inputs.empty() || gth.inputs[0] != out || !alone(gth) ||
             groups_[groupIndex_.lookup(&gth)].kind == GroupKind::ShapeOnly)
           continue;
         if (!first)
@@ -550,6 +565,10 @@ void FusionPlan::ortPatternPass(const Graph &g, std::vector<GroupState> &state) 
         }
       }
     }
+    // TransposeOptimizer: a Transpose of a single-use Transpose is one Transpose.
+    if (n.opType == "Transpose" && !n.inputs.empty() && singleUse(n.inputs[0]) &&
+        n.inputs[0]->producer->opType == "Transpose" && alone(*n.inputs[0]->producer) && alone(n))
+      merge(groupIndex_.lookup(&n), groupIndex_.lookup(n.inputs[0]->producer));
     // FusedMatMul also takes transposes behind a Reshape, a folded scale or
     // another folded transpose (the head split of a decomposed attention:
     // Transpose -> Reshape -> Mul(scale) -> MatMul).
