@@ -239,6 +239,7 @@ const TableEntry kTable[] = {
     {"aten", "cat", K::Injective, None, 0}, {"aten", "stack", K::Injective, None, 0},
     {"aten", "gather", K::Injective, None, 0}, {"aten", "index", K::Injective, None, 0},
     {"aten", "index_select", K::Injective, None, 0}, {"aten", "index_put", K::Injective, None, 0},
+    {"aten", "_unsafe_index", K::Injective, None, 0},
     {"aten", "index_add", K::Injective, None, 0}, {"aten", "scatter", K::Injective, None, 0},
     {"aten", "scatter_add", K::Injective, None, 0}, {"aten", "scatter_reduce", K::Injective, None, 0},
     {"aten", "slice_scatter", K::Injective, None, 0}, {"aten", "select_scatter", K::Injective, None, 0},
