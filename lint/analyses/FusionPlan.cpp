@@ -241,7 +241,8 @@ template <typename KindOf> bool readByLibraryCall(const Node &n, const KindOf &k
       if (uk == GroupKind::Contraction || uk == GroupKind::Opaque || uk == GroupKind::Unknown ||
           uk == GroupKind::HostSync || uk == GroupKind::Collective)
         return true;
-      if (depth < 4 && u.user->op && u.user->op->viewOfInput0 && readByLibraryCall(*u.user, kindOf, depth + 1))
+      if (depth < 4 && u.user->op && u.user->op->viewOfInput0 && !u.user->inputs.empty() &&
+          u.user->inputs[0] == out && readByLibraryCall(*u.user, kindOf, depth + 1))  // (not a view's shape operand)
         return true;
     }
   return false;
