@@ -15,7 +15,7 @@ kernel counts, pairwise co-membership agreement over the compute nodes, edge
 agreement, and whether graphlint's boundaries are splits in the compiler too
 (and, for Inductor, whether the reason matches the scheduler's refusal).
 
-  compare.py [--models a,b] [--profiles inductor-cpu,ort-cpu] [--check] [--markdown FILE]
+  compare.py [--models a,b|smoke] [--profiles inductor-cpu,ort-cpu] [--check] [--fresh] [--markdown FILE]
 Exit status 1 with --check when a model misses a target (co-membership >= 90%,
 kernel count within 10%).
 """
@@ -41,9 +41,9 @@ GATED = ("inductor-cpu", "ort-cpu")
 
 def venv_python(env):
     """The interpreter of an environment: $GRAPHLINT_VENV(_VISION), else the
-    checkout's build/venv(-vision), else the shared one in /work/main."""
+    checkout's build/venv(-vision) (scripts/setup.sh creates both)."""
     var, sub = ("GRAPHLINT_VENV_VISION", "venv-vision") if env == "vision" else ("GRAPHLINT_VENV", "venv")
-    for base in (os.environ.get(var), os.path.join(ROOT, "build", sub), os.path.join("/work/main/build", sub)):
+    for base in (os.environ.get(var), os.path.join(ROOT, "build", sub)):
         if base and os.path.exists(os.path.join(base, "bin", "python")):
             return os.path.join(base, "bin", "python")
     raise RuntimeError(f"no {sub} environment: set {var}")
@@ -154,15 +154,32 @@ def markdown(rows):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--models", default=",".join(zoo.MODELS))
+    ap.add_argument("--models", default=",".join(zoo.MODELS), help="comma-separated zoo.py names, or smoke (the CTest subset)")
     ap.add_argument("--profiles", default="inductor-cpu,ort-cpu")
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "fusion-compare"))
     ap.add_argument("--graphlint", default=os.path.join(ROOT, "build", "tools", "graphlint"))
     ap.add_argument("--check", action="store_true", help="exit 1 when a gated profile misses a target")
     ap.add_argument("--markdown", help="write the per-model table here")
     ap.add_argument("--json", help="write every row here")
+    ap.add_argument("--fresh", action="store_true", help="recompute the compiler results of these models")
     args = ap.parse_args(argv)
+    if args.models == "smoke":
+        args.models = ",".join(zoo.SMOKE)
     os.makedirs(args.out, exist_ok=True)
+    try:
+        for env in {zoo.env_of(m) for m in args.models.split(",")}:
+            venv_python(env)
+    except RuntimeError as e:
+        print(f"compare.py: skipped: {e}", file=sys.stderr)
+        return 77  # CTest's SKIP_RETURN_CODE
+    if not os.access(args.graphlint, os.X_OK):
+        print(f"compare.py: {args.graphlint}: not an executable", file=sys.stderr)
+        return 2
+    if args.fresh:
+        for name in args.models.split(","):
+            for f in os.listdir(args.out):
+                if f.startswith(name + ".") and (f.endswith(".json") or f.endswith(".onnx")):
+                    os.remove(os.path.join(args.out, f))
     rows, failures = [], []
     for profile in args.profiles.split(","):
         for name in args.models.split(","):
