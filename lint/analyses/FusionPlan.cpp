@@ -405,6 +405,8 @@ void FusionPlan::planGraph(const Graph &g) {
         !(rules.patternFusion && v->producer && v->producer->opType == "Add" &&
           (isNormalizationEntry(n) || n.opType == "Add" || isFloatCast(n))))
       return BreakReason::GraphOutput;  // (SkipLayerNormalization emits its input sum as an extra output)
+    if (grp.kind == GroupKind::Contraction && !rules.patternFusion && rules.maxEpilogue == 0)
+      return BreakReason::ReductionBoundary;  // a library call takes no epilogue, however many read it
     if (!rules.multiOutputGroups || grp.kind == GroupKind::Contraction) {
       // The value must stay inside the group: every reader must be able to join.
       for (const Use &u : v->uses) {
