@@ -209,10 +209,17 @@ def main():
     # to the result: docs/validation.md reads them for data_dependent_shape.
     torch._logging.set_logs(graph_breaks=True)
     start = time.perf_counter()
-    model, inputs = zoo.build(name)
+    train = name.endswith("-train")  # forward + backward: Inductor lowers both graphs
+    model, inputs = zoo.build(name[:-len("-train")] if train else name)
     compiled = torch.compile(model, backend=backend(inputs))
-    with torch.no_grad():
-        compiled(*inputs)
+    if train:
+        model.train()
+        out = compiled(*inputs)
+        out = getattr(out, "last_hidden_state", out)
+        out.float().sum().backward()
+    else:
+        with torch.no_grad():
+            compiled(*inputs)
     took = time.perf_counter() - start
     graphs = []
     for i, g in enumerate(REC.graphs):

@@ -19,7 +19,7 @@ SMOKE = ["mobilenet_v3_small", "resnet18", "bert"]
 
 
 def env_of(name):
-    return MODELS[name]
+    return MODELS[name[:-len("-train")] if name.endswith("-train") else name]
 
 
 def _vision(name):
