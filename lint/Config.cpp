@@ -301,7 +301,7 @@ private:
             if (auto x = integer(size, "dims: " + name, 0, INT64_MAX)) layer_.dims[name] = *x;
           });
       } else if (key == "backend") {
-        if (auto b = choice<FusionBackend>(v, key, fusionBackendFromName, "inductor, tensorrt, ort")) layer_.backend = b;
+        if (auto b = choice<FusionBackend>(v, key, fusionBackendFromName, fusionBackendChoices())) layer_.backend = b;
       } else if (key == "target") {
         auto t = scalar(v, key);
         if (!t)

@@ -18,66 +18,6 @@ namespace graphlint {
 
 using namespace fusion_detail;
 
-std::string_view fusionBackendName(FusionBackend b) {
-  switch (b) {
-  case FusionBackend::Inductor: return "inductor";
-  case FusionBackend::TensorRT: return "tensorrt";
-  case FusionBackend::Ort: return "ort";
-  }
-  return "inductor";
-}
-
-std::optional<FusionBackend> fusionBackendFromName(std::string_view s) {
-  if (s == "inductor") return FusionBackend::Inductor;
-  if (s == "tensorrt" || s == "trt") return FusionBackend::TensorRT;
-  if (s == "ort" || s == "onnxruntime") return FusionBackend::Ort;
-  return std::nullopt;
-}
-
-std::string_view breakReasonName(BreakReason r) {
-  switch (r) {
-  case BreakReason::DtypeMismatch: return "dtype_mismatch";
-  case BreakReason::CrossDevice: return "cross_device";
-  case BreakReason::HostSync: return "host_sync";
-  case BreakReason::ControlFlow: return "control_flow";
-  case BreakReason::DataDependentShape: return "data_dependent_shape";
-  case BreakReason::InplaceAlias: return "inplace_alias";
-  case BreakReason::OpaqueOp: return "opaque_op";
-  case BreakReason::UnknownOp: return "unknown_op";
-  case BreakReason::MultiConsumer: return "multi_consumer";
-  case BreakReason::GraphOutput: return "graph_output";
-  case BreakReason::ReductionBoundary: return "reduction_boundary";
-  case BreakReason::LayoutChange: return "layout_change";
-  }
-  return "reduction_boundary";
-}
-
-bool isFusionBreaker(BreakReason r) {
-  switch (r) {
-  case BreakReason::DtypeMismatch: case BreakReason::CrossDevice: case BreakReason::HostSync:
-  case BreakReason::ControlFlow: case BreakReason::DataDependentShape: case BreakReason::InplaceAlias:
-  case BreakReason::OpaqueOp: case BreakReason::UnknownOp:
-    return true;
-  default:
-    return false;
-  }
-}
-
-std::string_view groupKindName(GroupKind k) {
-  switch (k) {
-  case GroupKind::Pointwise: return "pointwise";
-  case GroupKind::Reduction: return "reduction";
-  case GroupKind::Contraction: return "contraction";
-  case GroupKind::ShapeOnly: return "shape-only";
-  case GroupKind::ControlFlow: return "control-flow";
-  case GroupKind::HostSync: return "host-sync";
-  case GroupKind::Opaque: return "opaque";
-  case GroupKind::Unknown: return "unknown";
-  case GroupKind::Collective: return "collective";
-  }
-  return "pointwise";
-}
-
 namespace {
 
 // The legality knobs that differ between compilers (docs/fusion.md).
@@ -90,15 +30,23 @@ struct BackendRules {
   bool reductionEpilogue;  // pointwise consumers of a reduction share its kernel
   unsigned maxEpilogue;    // pointwise ops a contraction absorbs
   bool patternFusion;      // contractions/pools fuse only ORT's transformer patterns
+  bool elementwiseFuses;   // pointwise ops chain into one kernel outside the patterns
+  bool windowPointwise;    // max/avg pooling lowers to a pointwise loop over windows (Inductor)
+  bool convResidualSum;    // ort: a Conv takes a residual Add (FusedConv's Z input: CUDA EP only)
 };
 
 BackendRules rulesFor(FusionBackend b) {
   switch (b) {
-  case FusionBackend::Inductor: return {true, true, true, true, true, true, 8, false};
-  case FusionBackend::TensorRT: return {false, false, false, false, true, true, 3, false};
-  case FusionBackend::Ort: return {false, false, false, false, false, true, 2, true};
+  case FusionBackend::Inductor: return {true, true, true, true, true, true, 8, false, true, true, false};
+  // Inductor's CPU backend calls mm/addmm/convolution as extern library
+  // kernels (mkldnn, MKL) that take no epilogue; measured in docs/validation.md.
+  case FusionBackend::InductorCpu: return {true, true, true, true, true, true, 0, false, true, true, false};
+  case FusionBackend::TensorRT: return {false, false, false, false, true, true, 3, false, true, false, false};
+  // The CPU EP runs every op outside a fusion pattern as its own kernel.
+  case FusionBackend::OrtCpu: return {false, false, false, false, false, true, 2, true, false, false, false};
+  case FusionBackend::OrtCuda: return {false, false, false, false, false, true, 2, true, true, false, true};
   }
-  return {true, true, true, true, true, true, 8, false};
+  return {true, true, true, true, true, true, 8, false, true, true, false};
 }
 
 
@@ -189,6 +137,15 @@ using GroupState = FusionGroupState;
 
 namespace {
 
+// Max/average pooling over windows (not the global or adaptive kind, a true
+// reduction): Inductor lowers it to a pointwise loop whose body reads a window.
+bool isWindowPool(const Node &n) {
+  return llvm::StringSwitch<bool>(n.opType)
+      .Cases("MaxPool", "AveragePool", "max_pool2d", "max_pool2d_with_indices", "avg_pool2d", true)
+      .Cases("_low_memory_max_pool_with_offsets", "max_pool3d", "avg_pool3d", true)
+      .Default(false);
+}
+
 GroupKind kindOf(const Node &n) {
   if (!n.op || !n.op->known)
     return GroupKind::Unknown;
@@ -207,10 +164,43 @@ GroupKind kindOf(const Node &n) {
   return GroupKind::Unknown;
 }
 
+// Does a contraction, opaque or unknown op read n's output (through views)?
+template <typename KindOf> bool readByLibraryCall(const Node &n, const KindOf &kindOf, int depth = 0) {
+  for (const Value *out : n.outputs)
+    for (const Use &u : out ? out->uses : llvm::SmallVector<Use, 2>{}) {
+      GroupKind uk = kindOf(*u.user);
+      if (uk == GroupKind::Contraction || uk == GroupKind::Opaque || uk == GroupKind::Unknown ||
+          uk == GroupKind::HostSync || uk == GroupKind::Collective)
+        return true;
+      if (depth < 4 && u.user->op && u.user->op->viewOfInput0 && !u.user->inputs.empty() &&
+          u.user->inputs[0] == out && readByLibraryCall(*u.user, kindOf, depth + 1))  // (not a view's shape operand)
+        return true;
+    }
+  return false;
+}
+
 }  // namespace
 
 void FusionPlan::planGraph(const Graph &g) {
   const BackendRules rules = rulesFor(backend_);
+  auto kindOf = [&](const Node &n) {
+    if (rules.windowPointwise && isWindowPool(n))
+      return GroupKind::Pointwise;
+    // Inductor's C++ backend has no scan codegen: cumsum/cumprod call aten.
+    if (backend_ == FusionBackend::InductorCpu && (n.opType == "cumsum" || n.opType == "cumprod" || n.opType == "CumSum"))
+      return GroupKind::Opaque;
+    if (rules.patternFusion && isNoopCast(n))
+      return GroupKind::ShapeOnly;  // ORT's CastElimination removes it: a view of its input
+    return graphlint::kindOf(n);
+  };
+  // ort-cpu: which ORT pattern (Gelu, FastGelu, QuickGelu, ...) each node is part of.
+  llvm::DenseMap<const Node *, unsigned> patternOf;
+  if (!rules.elementwiseFuses)
+    patternOf = ortElementwisePatterns(g);
+  auto samePattern = [&](const FusionGroup &grp, const Node &n) {
+    unsigned p = patternOf.lookup(&n);
+    return p && llvm::any_of(grp.nodes, [&](const Node *m) { return patternOf.lookup(m) == p; });
+  };
   std::vector<GroupState> state;  // indexed like groups_ (global ids)
   state.resize(groups_.size());
 
@@ -227,19 +217,26 @@ void FusionPlan::planGraph(const Graph &g) {
   auto add = [&](unsigned gid, const Node &n) {
     groups_[gid].nodes.push_back(&n);
     groupIndex_[&n] = gid;
+    // ort-cpu expands the HardSwish function: HardSigmoid, then Mul.
+    if (backend_ == FusionBackend::OrtCpu && n.opType == "HardSwish")
+      ++groups_[gid].kernels;
     // Shape/Size read metadata only: no dependency on the producer's kernel.
     if (n.opType == "Shape" || n.opType == "Size")
       return;
     for (const Value *v : n.inputs)
       if (v && v->kind == Value::Kind::NodeOutput && v->producer && v->producer->graph == &g) {
         auto it = groupIndex_.find(v->producer);
-        if (it != groupIndex_.end() && it->second != gid)
+        if (it != groupIndex_.end() && it->second != gid) {
           state[gid].deps.push_back(it->second);
+          state[it->second].read = true;
+        }
       }
   };
   // Does group `from` (transitively) read group `to`? Bounded search; when
   // the bound is hit the answer is "yes", the safe side.
   auto reaches = [&](unsigned from, unsigned to) {
+    if (!state[to].read)
+      return false;  // no group reads `to` yet (e.g. arithmetic on weights): nothing depends on it
     std::vector<unsigned> work{from};
     llvm::DenseSet<unsigned> seen;
     while (!work.empty()) {
@@ -309,6 +306,20 @@ void FusionPlan::planGraph(const Graph &g) {
           st.lastReduction->opType != "ReduceMean" && k != GroupKind::Reduction)
         return BreakReason::ReductionBoundary;  // ORT has no reduction epilogues beyond normalizations
     }
+    if (!rules.elementwiseFuses && grp.kind == GroupKind::Contraction && patternOf.lookup(&n))
+      return BreakReason::ReductionBoundary;  // the op starts its own pattern kernel (QuickGelu, Gelu)
+    // SkipLayerNormalization (session level) takes residual Adds read only by it.
+    auto skipLayerNorm = [&] {
+      return k == GroupKind::Reduction && isLayerNormOp(n) && v->uses.size() == 1 &&
+             llvm::all_of(grp.nodes, [](const Node *m) { return m->opType == "Add"; });
+    };
+    if (!rules.elementwiseFuses && (grp.kind == GroupKind::Pointwise || grp.kind == GroupKind::Reduction) &&
+        !samePattern(grp, n) && !skipLayerNorm())
+      return BreakReason::ReductionBoundary;  // ort-cpu: no kernel takes two ops outside a pattern
+                                              // (but SkipLayerNormalization takes the residual Adds)
+    if (!rules.elementwiseFuses && grp.kind == GroupKind::Reduction && k != GroupKind::Reduction && st.lastReduction &&
+        isLayerNormOp(*st.lastReduction))
+      return BreakReason::ReductionBoundary;  // a LayerNormalization kernel takes no epilogue
     if (!rules.castFuses && isFloatCast(n) && !(rules.patternFusion && (st.normalization || feedsNormalization(n))))
       return BreakReason::DtypeMismatch;
     if (!rules.castFuses && v->type.isTensor() && n.op && n.op->kind != OpKind::ShapeOnly &&
@@ -325,6 +336,10 @@ void FusionPlan::planGraph(const Graph &g) {
         !(rules.patternFusion && v->producer && v->producer->opType == "Add" &&
           (isNormalizationEntry(n) || n.opType == "Add" || isFloatCast(n))))
       return BreakReason::GraphOutput;  // (SkipLayerNormalization emits its input sum as an extra output)
+    if (grp.kind == GroupKind::Contraction && rules.windowPointwise && isWindowPool(n))
+      return BreakReason::ReductionBoundary;  // a window read is no GEMM-template epilogue
+    if (grp.kind == GroupKind::Contraction && !rules.patternFusion && rules.maxEpilogue == 0)
+      return BreakReason::ReductionBoundary;  // a library call takes no epilogue, however many read it
     if (!rules.multiOutputGroups || grp.kind == GroupKind::Contraction) {
       // The value must stay inside the group: every reader must be able to join.
       for (const Use &u : v->uses) {
@@ -343,7 +358,7 @@ void FusionPlan::planGraph(const Graph &g) {
         unsigned next = 0;
         if (st.anchor->opType == "MatMulInteger")
           return ortIntegerEpilogueRefusal(st.stage, n, &next);
-        return ortEpilogueRefusal(*st.anchor, st.stage, n, v, &next);
+        return ortEpilogueRefusal(*st.anchor, st.stage, n, v, &next, rules.convResidualSum);
       }
       if (k != GroupKind::Pointwise || st.epilogue >= rules.maxEpilogue) return BreakReason::ReductionBoundary;
       if (n.op && n.op->kind == OpKind::Injective && !isLayoutChange(n)) return BreakReason::ReductionBoundary;
@@ -380,12 +395,20 @@ void FusionPlan::planGraph(const Graph &g) {
     const Node &n = *np;
     GroupKind k = kindOf(n);
     bool host = n.opType == "Shape" || n.opType == "Size" || n.opType == "Constant";
-    if (!host && k != GroupKind::Contraction && k != GroupKind::ControlFlow && k != GroupKind::Unknown &&
-        !n.inputs.empty()) {
-      host = true;
+    // Inductor: a value computed from indices alone (iota, full, arange: no
+    // tensor input) is recomputed inside every kernel that reads it.
+    bool derived = rules.windowPointwise && n.inputs.empty() && k == GroupKind::Pointwise;
+    if (!host && !derived && k != GroupKind::Contraction && k != GroupKind::ControlFlow && k != GroupKind::Unknown &&
+        !(rules.windowPointwise && k == GroupKind::Opaque) && !n.inputs.empty()) {
+      derived = true;
       for (const Value *in : n.inputs)
-        host &= hostKnown(in);
+        derived &= hostKnown(in);
     }
+    // ... unless a library call (mm, SDPA, an aten fallback) reads it: then a
+    // kernel writes it to memory first.
+    if (derived && rules.windowPointwise && !(n.op && n.op->viewOfInput0) && readByLibraryCall(n, kindOf))
+      derived = false;
+    host |= derived;
     if (host) {
       for (const Value *out : n.outputs)
         if (out)
@@ -398,7 +421,7 @@ void FusionPlan::planGraph(const Graph &g) {
     if (k == GroupKind::ShapeOnly) {
       const Value *data = n.inputs.empty() ? nullptr : n.inputs[0];
       auto pg = groupOfValue(data);
-      bool transparent = n.op && n.op->viewOfInput0 && pg && !state[*pg].closed &&
+      bool transparent = n.op && (n.op->viewOfInput0 || isNoopCast(n)) && pg && !state[*pg].closed &&
                          groups_[*pg].kind != GroupKind::ShapeOnly && groups_[*pg].kind != GroupKind::ControlFlow &&
                          groups_[*pg].kind != GroupKind::HostSync && groups_[*pg].kind != GroupKind::Unknown &&
                          groups_[*pg].kind != GroupKind::Opaque;
@@ -495,6 +518,7 @@ void FusionPlan::planGraph(const Graph &g) {
         for (unsigned d : state[*pg].deps)
           if (d != gid)
             state[gid].deps.push_back(d);
+        state[gid].read |= state[*pg].read;
         groups_[*pg].nodes.clear();
         groups_[*pg].kernels = 0;
         state[*pg].closed = true;
@@ -513,7 +537,7 @@ void FusionPlan::planGraph(const Graph &g) {
           if (state[gid].anchor->opType == "MatMulInteger")
             ortIntegerEpilogueRefusal(state[gid].stage, n, &next);
           else
-            ortEpilogueRefusal(*state[gid].anchor, state[gid].stage, n, via, &next);
+            ortEpilogueRefusal(*state[gid].anchor, state[gid].stage, n, via, &next, rules.convResidualSum);
           state[gid].stage = next;
         }
       }

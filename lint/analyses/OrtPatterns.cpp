@@ -16,6 +16,14 @@ bool isLayoutChange(const Node &n) {
       .Default(false);
 }
 
+bool isNoopCast(const Node &n) {
+  if (n.opType == "Dropout")  // inference Dropout: EliminateDropout
+    return onlyFirstOutputUsed(n) && (n.inputs.size() < 3 || !n.inputs[2] || isConstantValue(n.inputs[2]));
+  const Value *in = n.inputs.empty() ? nullptr : n.inputs[0];
+  const Value *out = n.outputs.empty() ? nullptr : n.outputs[0];
+  return n.opType == "Cast" && in && out && in->type.dtype == out->type.dtype && in->type.dtype != DType::Undefined;
+}
+
 bool isFloatCast(const Node &n) {
   if (n.opType != "Cast" && n.opType != "CastLike")
     return false;
@@ -105,7 +113,7 @@ const Value *otherOperand(const Node &n, const Value *v) {
 // Why `n` (reading `v`, the contraction group's current output) cannot join
 // an ORT contraction group anchored at `anchor` at epilogue stage `stage`.
 std::optional<BreakReason> ortEpilogueRefusal(const Node &anchor, unsigned stage, const Node &n, const Value *v,
-                                              unsigned *nextStage) {
+                                              unsigned *nextStage, bool residualSum) {
   *nextStage = stage;
   const Value *out = n.outputs.empty() ? nullptr : n.outputs[0];
   if (n.opType == "BatchNormalization") {
@@ -144,7 +152,7 @@ std::optional<BreakReason> ortEpilogueRefusal(const Node &anchor, unsigned stage
       if (isConstantValue(o) && stage == kFold)
         return broadcastsOnto(o->type.shape, out->type.shape) ? std::nullopt
                                                                : std::optional(BreakReason::ReductionBoundary);
-      if (stage != kFold || !(o->type.shape == out->type.shape))
+      if (!residualSum || stage != kFold || !(o->type.shape == out->type.shape))
         return BreakReason::ReductionBoundary;
       *nextStage = kSummed;
       return std::nullopt;
@@ -161,7 +169,9 @@ std::optional<BreakReason> ortEpilogueRefusal(const Node &anchor, unsigned stage
     *nextStage = kSummed;
     return std::nullopt;
   }
-  if (isOrtActivation(n) && stage != kActivated) {
+  if (isOrtActivation(n) && stage != kActivated && !(anchor.opType == "MatMul" && stage == kFold)) {
+    // (FusedGemm takes the activation; a MatMul has one only once its bias
+    // Add turned it into a Gemm: MatMulAddFusion.)
     // FusedConv / FusedGemm activation (Clip needs constant bounds).
     if (n.opType == "Clip")
       for (size_t i = 1; i < n.inputs.size(); ++i)
@@ -264,7 +274,7 @@ bool ortPadFolds(const Node &pad, const Node &consumer) {
 // MatmulTransposeFusion / GemmTransposeFusion: a float Transpose that swaps
 // the last two dims (or moves the batch dim, FusedMatMul's transBatch) folds
 // into MatMul/Gemm.
-bool ortTransposeFolds(const Node &tr, const Node &mm) {
+bool ortTransposeFolds(const Node &tr, const Node &mm, bool throughReshape) {
   if (!isGemmLike(mm) || tr.inputs.empty() || !isFloatingValue(tr.inputs[0]))
     return false;
   const Value *in = tr.inputs[0];
@@ -288,9 +298,10 @@ bool ortTransposeFolds(const Node &tr, const Node &mm) {
     swapLast = perm[i] == static_cast<int64_t>(i);
   if (swapLast)
     return true;
-  // transBatch: [1, .., r-2, 0, r-1] or [1, .., r-1, 0]; both MatMul inputs of one rank.
+  // transBatch: [1, .., r-2, 0, r-1] or [1, .., r-1, 0]; both MatMul inputs of
+  // one rank (unless a Reshape in between regroups the batch dims).
   for (const Value *o : mm.inputs)
-    if (!o || !o->type.shape.rankKnown || o->type.shape.rank() != r)
+    if (!throughReshape && (!o || !o->type.shape.rankKnown || o->type.shape.rank() != r))
       return false;
   bool rotA = true, rotB = true;
   for (size_t i = 0; i + 2 < r; ++i)
@@ -315,6 +326,154 @@ bool ortScaleFolds(const Node &s, const Value *v, const Node &mm) {
   return x && !isConstantValue(x) && x->type.shape == v->type.shape;
 }
 
+
+bool isLayerNormOp(const Node &n) {
+  return n.opType == "LayerNormalization" || n.opType == "SimplifiedLayerNormalization" ||
+         n.opType == "SkipLayerNormalization" || n.opType == "native_layer_norm" || n.opType == "layer_norm";
+}
+
+namespace {
+
+bool isPatternOp(const Node &n) {
+  return llvm::StringSwitch<bool>(n.opType)
+      .Cases("Div", "Mul", "Add", "Pow", "Erf", "Tanh", "Sigmoid", true)
+      .Default(false);
+}
+
+const Node *soleReader(const Value *v) {
+  return v && v->uses.size() == 1 && !v->isGraphOutput() ? v->uses[0].user : nullptr;
+}
+
+}  // namespace
+
+// One match per Erf (GeluFusion: x * 0.5 * (1 + erf(x / sqrt 2))), Tanh
+// (FastGeluFusion: the tanh approximation) or Sigmoid (QuickGeluFusion:
+// x * sigmoid(a * x)): the tail Mul that multiplies by x again names x; the
+// match is every pattern op on a path from x to the anchor, the anchor and its
+// tail, plus a bias Add producing x from a constant (BiasGeluFusion).
+llvm::DenseMap<const Node *, unsigned> ortElementwisePatterns(const Graph &g) {
+  llvm::DenseMap<const Node *, unsigned> label;
+  unsigned next = 0;
+  for (const auto &np : g.nodes()) {
+    const Node &a = *np;
+    if (!(a.opType == "Erf" || a.opType == "Tanh" || a.opType == "Sigmoid") || a.outputs.empty())
+      continue;
+    // Forward tail: at most three single-reader pattern ops (Add 1, Mul, Mul 0.5).
+    llvm::SmallVector<const Node *, 4> tail;
+    const Value *cur = a.outputs[0];
+    const Value *x = nullptr;
+    for (int i = 0; i < 3 && !x; ++i) {
+      const Node *r = soleReader(cur);
+      if (!r || !isPatternOp(*r) || r->inputs.size() != 2 || r->outputs.empty())
+        break;
+      tail.push_back(r);
+      const Value *o = otherOperand(*r, cur);
+      if (r->opType == "Mul" && o && !isConstantValue(o))
+        x = o;
+      else if (r->opType == "Mul" && a.opType == "Erf")
+        break;  // x * (0.5 * (1 + erf)): GeluFusion wants x * (1 + erf) first
+      cur = r->outputs[0];
+    }
+    if (!x)
+      continue;
+    // (0.5 * x) * (1 + tanh(..)): x is the operand of that Mul.
+    if (const Node *h = x->kind == Value::Kind::NodeOutput ? x->producer : nullptr;
+        h && h->opType == "Mul" && a.opType != "Sigmoid" && x->uses.size() == 1 && h->inputs.size() == 2 &&
+        isConstantValue(h->inputs[0]) != isConstantValue(h->inputs[1])) {
+      tail.push_back(h);
+      x = isConstantValue(h->inputs[0]) ? h->inputs[1] : h->inputs[0];
+    }
+    // A trailing Mul by a constant (the 0.5 of x * 0.5 * (...)).
+    if (const Node *r = soleReader(cur); r && r->opType == "Mul" && isConstantValue(otherOperand(*r, cur)))
+      tail.push_back(r);
+    // Backward: pattern ops between x and the anchor.
+    llvm::SmallVector<const Node *, 8> body;
+    llvm::SmallVector<const Value *, 8> work{a.inputs.empty() ? nullptr : a.inputs[0]};
+    bool ok = true;
+    for (unsigned steps = 0; !work.empty() && ok && steps < 16; ++steps) {
+      const Value *v = work.pop_back_val();
+      if (!v || v == x || isConstantValue(v))
+        continue;
+      const Node *p = v->kind == Value::Kind::NodeOutput ? v->producer : nullptr;
+      if (!p || !isPatternOp(*p) || p->graph != &g) {
+        ok = false;
+        break;
+      }
+      if (!llvm::is_contained(body, p))
+        body.push_back(p);
+      for (const Value *in : p->inputs)
+        work.push_back(in);
+    }
+    if (!ok || (a.opType != "Sigmoid" && body.empty()))
+      continue;
+    ++next;
+    for (const Node *n : body) label[n] = next;
+    for (const Node *n : tail) label[n] = next;
+    label[&a] = next;
+    // BiasGelu / FastGelu with bias: x = Add(y, constant bias) read only by the match.
+    const Node *b = x->kind == Value::Kind::NodeOutput ? x->producer : nullptr;
+    auto fromContraction = [](const Value *v) {
+      return v && v->kind == Value::Kind::NodeOutput && v->producer && isGemmLike(*v->producer);
+    };
+    // (After a MatMul the bias goes to the Gemm first: MatMulAddFusion runs at the basic level.)
+    if (b && b->opType == "Add" && b->inputs.size() == 2 && a.opType != "Sigmoid" &&
+        !fromContraction(b->inputs[0]) && !fromContraction(b->inputs[1]) &&
+        (isConstantValue(b->inputs[0]) || isConstantValue(b->inputs[1])) &&
+        llvm::all_of(x->uses, [&](const Use &u) { return label.lookup(u.user) == next; }))
+      label[b] = next;
+  }
+  // Normalizations: SimplifiedLayerNormFusion (RMSNorm: [Cast] -> Pow -> ReduceMean
+  // -> Add -> Sqrt -> Div -> Mul) and LayerNormFusion (ReduceMean -> Sub -> Pow ->
+  // ReduceMean -> Add -> Sqrt -> Div -> Mul -> Add), each op the sole reader's
+  // of the previous one (the Sub's result, x, is read twice).
+  auto reader = [](const Value *v, llvm::StringRef op, bool sole) -> const Node * {
+    if (!v)
+      return nullptr;
+    for (const Use &u : v->uses)
+      if (u.user->opType == op && !u.user->outputs.empty() && (!sole || v->uses.size() == 1))
+        return u.user;
+    return nullptr;
+  };
+  auto out0 = [](const Node *n) -> const Value * { return n && !n->outputs.empty() ? n->outputs[0] : nullptr; };
+  for (const auto &np : g.nodes()) {
+    const Node &r = *np;
+    if (r.opType != "ReduceMean" || r.inputs.empty() || !r.inputs[0] || label.count(&r))
+      continue;
+    const Node *src = r.inputs[0]->kind == Value::Kind::NodeOutput ? r.inputs[0]->producer : nullptr;
+    llvm::SmallVector<const Node *, 10> m;
+    if (src && src->opType == "Pow" && r.inputs[0]->uses.size() == 1) {
+      const Node *add = reader(out0(&r), "Add", true), *sq = reader(out0(add), "Sqrt", true);
+      const Node *div = reader(out0(sq), "Div", true), *mul = reader(out0(div), "Mul", true);
+      if (!div)
+        continue;
+      m = {src, &r, add, sq, div};
+      if (mul) {  // x * (1 / sqrt(..)), then the weight
+        m.push_back(mul);
+        if (const Node *w = reader(out0(mul), "Mul", true))
+          m.push_back(w);
+      }
+      const Value *x = src->inputs.empty() ? nullptr : src->inputs[0];
+      if (x && x->kind == Value::Kind::NodeOutput && x->producer && x->producer->opType == "Cast" &&
+          feedsNormalization(*x->producer))
+        m.push_back(x->producer);
+    } else {
+      const Node *sub = reader(out0(&r), "Sub", true), *pw = reader(out0(sub), "Pow", false);
+      const Node *r2 = reader(out0(pw), "ReduceMean", true), *add = reader(out0(r2), "Add", true);
+      const Node *sq = reader(out0(add), "Sqrt", true), *div = reader(out0(sq), "Div", true);
+      const Node *mul = reader(out0(div), "Mul", true), *bias = reader(out0(mul), "Add", true);
+      if (!div)
+        continue;
+      m = {&r, sub, pw, r2, add, sq, div};
+      for (const Node *n : {mul, bias})
+        if (n)
+          m.push_back(n);
+    }
+    ++next;
+    for (const Node *n : m)
+      label[n] = next;
+  }
+  return label;
+}
 
 }  // namespace fusion_detail
 
@@ -341,6 +500,31 @@ void FusionPlan::ortPatternPass(const Graph &g, std::vector<GroupState> &state) 
     return v && v->kind == Value::Kind::NodeOutput && v->producer && v->producer->graph == &g && v->uses.size() == 1 &&
            !v->isGraphOutput();
   };
+  // GatherToSplitFusion / GatherSliceToSplitFusion: Gathers of one tensor by
+  // scalar constants (q, k, v = qkv[0], qkv[1], qkv[2]), or Slices of one
+  // tensor (x.chunk(2)), become one Split.
+  for (const auto &np : g.nodes())
+    for (const Value *out : np->outputs) {
+      if (!out)
+        continue;
+      std::optional<unsigned> first;
+      for (const Use &u : out->uses) {
+        const Node &gth = *u.user;
+        bool gather = gth.opType == "Gather" && gth.inputs.size() == 2 && constantElements(gth.inputs[1]).value_or(0) == 1;
+        bool slice = gth.opType == "Slice" && llvm::count_if(out->uses, [](const Use &w) {
+                       return w.user->opType == "Slice";
+                     }) >= 2 && llvm::all_of(out->uses, [](const Use &w) {
+                       return w.user->opType == "Slice" || w.user->opType == "Shape";  // (sizes from its shape)
+                     });
+        if (!(gather || slice) || gth.inputs.empty() || gth.inputs[0] != out || !alone(gth) ||
+            groups_[groupIndex_.lookup(&gth)].kind == GroupKind::ShapeOnly)
+          continue;
+        if (!first)
+          first = groupIndex_.lookup(&gth);
+        else
+          merge(*first, groupIndex_.lookup(&gth));
+      }
+    }
   for (const auto &np : g.nodes()) {
     const Node &n = *np;
     for (const Value *v : n.inputs) {
@@ -379,6 +563,29 @@ void FusionPlan::ortPatternPass(const Graph &g, std::vector<GroupState> &state) 
           merge(gn, gp);
           merge(gn, groupIndex_.lookup(&t));
         }
+      }
+    }
+    // TransposeOptimizer: a Transpose of a single-use Transpose is one Transpose.
+    if (n.opType == "Transpose" && !n.inputs.empty() && singleUse(n.inputs[0]) &&
+        n.inputs[0]->producer->opType == "Transpose" && alone(*n.inputs[0]->producer) && alone(n))
+      merge(groupIndex_.lookup(&n), groupIndex_.lookup(n.inputs[0]->producer));
+    // FusedMatMul also takes transposes behind a Reshape, a folded scale or
+    // another folded transpose (the head split of a decomposed attention:
+    // Transpose -> Reshape -> Mul(scale) -> MatMul).
+    if (n.opType != "MatMul")
+      continue;
+    unsigned gn = groupIndex_.lookup(&n);
+    for (const Value *v : n.inputs) {
+      const Value *cur = v;
+      for (unsigned hops = 0; hops < 6 && singleUse(cur); ++hops) {
+        const Node &p = *cur->producer;
+        unsigned gp = groupIndex_.lookup(&p);
+        bool view = p.op && p.op->viewOfInput0;
+        if (p.opType == "Transpose" && gp != gn && alone(p) && ortTransposeFolds(p, n, hops > 0))
+          merge(gn, gp);
+        else if (!(view || gp == gn))
+          break;
+        cur = p.inputs.empty() ? nullptr : p.inputs[0];
       }
     }
   }

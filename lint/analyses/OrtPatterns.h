@@ -5,6 +5,7 @@
 
 #include "graphlint/lint/FusionPlan.h"
 
+#include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/SmallVector.h>
 
 #include <optional>
@@ -17,6 +18,7 @@ struct FusionGroupState {
   const Node *lastReduction = nullptr;
   unsigned epilogue = 0;
   bool closed = false;
+  bool read = false;  // another group depends on this one
   // ort profile
   const Node *anchor = nullptr;  // the contraction a group grew from
   unsigned stage = 0;            // its epilogue stage (kFold, kSummed, kActivated)
@@ -29,6 +31,7 @@ using GroupState = FusionGroupState;
 namespace fusion_detail {
 
 bool isFloatCast(const Node &n);
+bool isNoopCast(const Node &n);  // a Cast to the dtype it reads
 bool isLayoutChange(const Node &n);
 const Value *otherOperand(const Node &n, const Value *v);
 
@@ -43,15 +46,19 @@ bool isGemmLike(const Node &n);
 bool onlyFirstOutputUsed(const Node &n);
 bool broadcastsOnto(const Shape &b, const Shape &out);
 std::optional<BreakReason> ortEpilogueRefusal(const Node &anchor, unsigned stage, const Node &n, const Value *v,
-                                              unsigned *nextStage);
+                                              unsigned *nextStage, bool residualSum);
 std::optional<BreakReason> ortIntegerEpilogueRefusal(unsigned stage, const Node &n, unsigned *nextStage);
 bool isFloatingValue(const Value *v);
 bool isNormalizationEntry(const Node &n);
 bool isNormalizationHead(const Node &n);
 bool feedsNormalization(const Node &cast);
 bool ortPadFolds(const Node &pad, const Node &consumer);
-bool ortTransposeFolds(const Node &tr, const Node &mm);
+bool ortTransposeFolds(const Node &tr, const Node &mm, bool throughReshape = false);
 bool ortScaleFolds(const Node &s, const Value *v, const Node &mm);
+bool isLayerNormOp(const Node &n);
+// ORT's elementwise fusions (GeluFusion, BiasGeluFusion, FastGeluFusion,
+// QuickGeluFusion): node -> a pattern id shared by the nodes of one match.
+llvm::DenseMap<const Node *, unsigned> ortElementwisePatterns(const Graph &g);
 
 }  // namespace fusion_detail
 }  // namespace graphlint

@@ -150,7 +150,7 @@ setup:
   EXPECT_EQ(c.failOn, Severity::Warning);
   EXPECT_TRUE(c.policy.reportUnusedIgnores);
   EXPECT_EQ(c.setup.target, "a100-80gb");
-  EXPECT_EQ(c.setup.backend, FusionBackend::Ort);
+  EXPECT_EQ(c.setup.backend, FusionBackend::OrtCpu) << "the old name ort is an alias of ort-cpu";
   EXPECT_EQ(c.setup.dims.at("seq"), 2048);
   EXPECT_TRUE(c.setup.train);
   EXPECT_EQ(c.setup.optimizer, Optimizer::AdamW);

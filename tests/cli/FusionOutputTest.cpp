@@ -60,8 +60,22 @@ TEST(FusionCli, EmitDotNeedsAFile) {
 
 TEST(FusionCli, HelpListsTheFusionFlags) {
   CliResult r = runCli({"--help"});
-  for (const char *flag : {"--backend inductor|tensorrt|ort", "--fusion", "--emit-dot FILE"})
+  for (const char *flag : {"--backend inductor|inductor-cpu|tensorrt|ort-cpu|ort-cuda", "ort = ort-cpu", "--fusion",
+                           "--emit-dot FILE"})
     EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
+}
+
+TEST(FusionCli, BackendNamesAndTheOrtAlias) {
+  // The old name `ort` keeps working and names the CPU execution provider.
+  for (auto [flag, label] : {std::pair{"ort", "ort-cpu"}, {"onnxruntime", "ort-cpu"}, {"ort-cpu", "ort-cpu"},
+                             {"ort-cuda", "ort-cuda"}, {"inductor-cpu", "inductor-cpu"}, {"trt", "tensorrt"}}) {
+    CliResult r = runCli({"--no-color", "--fail-on", "never", "--fusion", "--backend", flag, model("gpt_tiny.onnx")});
+    EXPECT_EQ(r.exitCode, 0) << flag << ": " << r.err;
+    EXPECT_NE(r.out.find(std::string("fusion plan for ") + label + "\n"), std::string::npos) << flag << "\n" << r.out;
+  }
+  CliResult bad = runCli({"--backend", "ort-gpu", model("gpt_tiny.onnx")});
+  EXPECT_EQ(bad.exitCode, 2);
+  EXPECT_NE(bad.err.find("inductor, inductor-cpu, tensorrt, ort-cpu (ort), ort-cuda"), std::string::npos) << bad.err;
 }
 
 TEST(FusionCli, FusionPrintsTheSummaryLinePerFile) {

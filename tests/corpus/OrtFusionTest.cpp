@@ -274,7 +274,7 @@ TEST(OrtFusion, AgreesWithOrtOptimizerTests) {
         }
         pattern.insert(t);
       }
-      FusionPlan plan(**model, FusionBackend::Ort);
+      FusionPlan plan(**model, FusionBackend::OrtCuda);
       Verdict v = judge(**model, plan, pattern, expectFused);
       ++cases;
       std::string rel = file.substr(file.find("transform/") + 10);

@@ -52,17 +52,21 @@ std::string fusionBlocks(const std::string &out) {
   return result;
 }
 
-void textGolden(const std::string &backend, const std::string &golden) {
+// `label` is the profile name the plan reports (an alias reports its target).
+void textGolden(const std::string &backend, const std::string &golden, const std::string &label = "") {
   CliResult r = run({"--no-color", "--fail-on", "never", "--fusion", "--backend", backend});
   std::string blocks = fusionBlocks(r.out);
   for (const std::string &m : kModels)
-    EXPECT_NE(blocks.find(m + ": fusion plan for " + backend), std::string::npos) << m << "\n" << r.out;
+    EXPECT_NE(blocks.find(m + ": fusion plan for " + (label.empty() ? backend : label) + "\n"), std::string::npos)
+        << m << "\n" << r.out;
   expectGolden(golden, blocks);
 }
 
 TEST(FusionGolden, TextInductor) { textGolden("inductor", "fusion.text.golden"); }
+TEST(FusionGolden, TextInductorCpu) { textGolden("inductor-cpu", "fusion.inductor-cpu.text.golden"); }
 TEST(FusionGolden, TextTensorRT) { textGolden("tensorrt", "fusion.tensorrt.text.golden"); }
-TEST(FusionGolden, TextOrt) { textGolden("ort", "fusion.ort.text.golden"); }
+TEST(FusionGolden, TextOrt) { textGolden("ort", "fusion.ort.text.golden", "ort-cpu"); }
+TEST(FusionGolden, TextOrtCuda) { textGolden("ort-cuda", "fusion.ort-cuda.text.golden"); }
 
 TEST(FusionGolden, Json) {
   CliResult r = run({"--format", "json", "--fail-on", "never"});

@@ -73,7 +73,7 @@ TEST(FusionPlan, PlansOfRealModelsAreExecutableForEveryBackend) {
   for (const std::string &f : files) {
     auto m = importModelFile(f, {});
     ASSERT_TRUE(bool(m)) << f;
-    for (FusionBackend b : {FusionBackend::Inductor, FusionBackend::TensorRT, FusionBackend::Ort})
+    for (FusionBackend b : {FusionBackend::Inductor, FusionBackend::InductorCpu, FusionBackend::TensorRT, FusionBackend::OrtCpu, FusionBackend::OrtCuda})
       expectExecutable(**m, b, f + " (" + std::string(fusionBackendName(b)) + ")");
   }
 }
@@ -90,7 +90,7 @@ TEST(FusionPlan, ResidualAddDoesNotJoinTheGroupItsOtherOperandDependsOn) {
       r = Add(h, y)
     })");
   ASSERT_TRUE(m);
-  for (FusionBackend b : {FusionBackend::Inductor, FusionBackend::TensorRT, FusionBackend::Ort}) {
+  for (FusionBackend b : {FusionBackend::Inductor, FusionBackend::InductorCpu, FusionBackend::TensorRT, FusionBackend::OrtCpu, FusionBackend::OrtCuda}) {
     FusionPlan plan(*m, b);
     const Graph &g = *m->graph;
     const Node &add = *g.nodes()[0], &residual = *g.nodes()[3];

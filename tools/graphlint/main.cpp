@@ -71,9 +71,9 @@ LINT OPTIONS
   --color auto|always|never
                            colour text output (default auto: on a TTY unless NO_COLOR is set)
   --no-color               same as --color never
-  --backend inductor|tensorrt|ort
-                           fusion legality the planner applies (default inductor);
-                           docs/fusion.md describes each backend
+  --backend inductor|inductor-cpu|tensorrt|ort-cpu|ort-cuda
+                           fusion legality the planner applies (default inductor;
+                           ort = ort-cpu); docs/fusion.md describes each backend
   --target GPU             hardware profile for GL141/GL142 and the memory
                            capacity of GL201 (default H100-SXM):
                            V100, A100-40GB, A100-80GB, H100-SXM, H200, L4,
@@ -347,7 +347,7 @@ std::optional<std::string> parseArgs(int argc, char **argv, Args &a) {
       a.cost = true;
     } else if (arg == "--backend") {
       if (!(err = take(v)))
-        err = parseChoice(arg, v, fusionBackendFromName, "inductor, tensorrt, ort", cli.backend);
+        err = parseChoice(arg, v, fusionBackendFromName, fusionBackendChoices(), cli.backend);
     } else if (arg == "--target") {
       if (!(err = take(v))) {
         auto profile = resolveHardwareTarget(v);

@@ -13,10 +13,14 @@
 
 namespace graphlint {
 
-/// Which compiler's fusion legality the planner applies (docs/fusion.md).
-enum class FusionBackend : uint8_t { Inductor, TensorRT, Ort };
+/// Which compiler's fusion legality the planner applies (docs/fusion.md#backend-profiles):
+/// TorchInductor on CUDA (`inductor`) or on the CPU (`inductor-cpu`), TensorRT,
+/// ONNX Runtime's CPU or CUDA execution provider. `ort` names OrtCpu.
+enum class FusionBackend : uint8_t { Inductor, InductorCpu, TensorRT, OrtCpu, OrtCuda };
 std::string_view fusionBackendName(FusionBackend b);
 std::optional<FusionBackend> fusionBackendFromName(std::string_view s);
+/// The accepted names, for error messages ("inductor, inductor-cpu, ...").
+const char *fusionBackendChoices();
 
 /// --optimizer: what the optimizer keeps per parameter (docs/configuration.md).
 enum class Optimizer : uint8_t { SGD, Momentum, Adam, AdamW };
@@ -41,7 +45,7 @@ using RuleOptionValues = std::map<std::string, std::map<std::string, double>>;
 struct Setup {
   /// --dim NAME=SIZE: binds named symbolic dims before shape completion.
   std::map<std::string, int64_t> dims;
-  /// --backend: inductor (default), tensorrt, ort.
+  /// --backend: inductor (default), inductor-cpu, tensorrt, ort-cpu (alias ort), ort-cuda.
   FusionBackend backend = FusionBackend::Inductor;
   /// --target: a hardware profile name (docs/hardware.md).
   std::string target = "H100-SXM";
