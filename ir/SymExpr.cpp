@@ -110,6 +110,8 @@ const FuncSpelling kFuncs[] = {
     {"Mod", Op::Mod, 2},        {"PythonMod", Op::Mod, 2},   {"CeilToInt", kIdentity, 1},
     {"FloorToInt", kIdentity, 1}, {"TruncToInt", kIdentity, 1}, {"Identity", kIdentity, 1},
     {"Pow", Op::Pow, 2},        {"PowByNatural", Op::Pow, 2},
+    // sympy's srepr, which torch.export writes: Add(Integer(1), Symbol('s0', ...)).
+    {"Add", Op::Add, 0},        {"Mul", Op::Mul, 0},         {"Integer", kIdentity, 1},
 };
 
 class Parser {
@@ -227,6 +229,8 @@ private:
     llvm::StringRef name = text_.slice(start, pos_);
     if (!eat("("))
       return SymExpr::symbol(name.str());
+    if (name == "Symbol")
+      return quotedSymbol();
     const FuncSpelling *fn = nullptr;
     for (const FuncSpelling &f : kFuncs)
       if (name == f.name)
@@ -242,7 +246,34 @@ private:
       return bad(fmt::format("{} takes {} argument(s), got {}", name.str(), fn->arity, args.size()));
     if (fn->op == kIdentity)
       return args[0];
+    if (fn->op == Op::Add || fn->op == Op::Mul) {  // n-ary in sympy: fold left
+      SymExprRef acc = args[0];
+      for (size_t i = 1; i < args.size(); ++i)
+        acc = SymExpr::make(fn->op, {acc, args[i]});
+      return acc;
+    }
     return SymExpr::make(fn->op, args);
+  }
+
+  // Symbol('s0', positive=True, integer=True): the name, assumptions ignored.
+  SymExprRef quotedSymbol() {
+    skipSpace();
+    if (pos_ >= text_.size() || (text_[pos_] != '\'' && text_[pos_] != '"'))
+      return bad("expected a quoted name after Symbol(");
+    char q = text_[pos_++];
+    size_t start = pos_;
+    while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_'))
+      ++pos_;
+    llvm::StringRef name = text_.slice(start, pos_);
+    if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])) || pos_ >= text_.size() || text_[pos_] != q)
+      return bad("a symbol name must be an identifier");
+    ++pos_;
+    // Skip the keyword assumptions up to the closing parenthesis.
+    while (pos_ < text_.size() && text_[pos_] != ')' && text_[pos_] != '(')
+      ++pos_;
+    if (!eat(")"))
+      return bad("missing ')' after Symbol");
+    return SymExpr::symbol(name.str());
   }
 
   llvm::StringRef text_;
@@ -290,6 +321,10 @@ SymExprRef SymExpr::make(Op op, llvm::ArrayRef<SymExprRef> args) {
       return args[1];
     if (isConst(args[1], 0))
       return args[0];
+    // sympy writes s0 - 1 as Add(Integer(-1), s0): print it as written by hand.
+    for (int i = 0; i < 2; ++i)
+      if (args[i]->isConstant() && args[i]->value_ < 0 && args[i]->value_ != INT64_MIN)
+        return make(Op::Sub, {args[1 - i], constant(-args[i]->value_)});
     break;
   case Op::Sub:
     if (isConst(args[1], 0))
@@ -302,6 +337,8 @@ SymExprRef SymExpr::make(Op op, llvm::ArrayRef<SymExprRef> args) {
       return args[0];
     if (isConst(args[0], 0) || isConst(args[1], 0))
       return constant(0);
+    if (isConst(args[0], -1))
+      return make(Op::Neg, {args[1]});
     break;
   case Op::FloorDiv:
   case Op::CeilDiv:

@@ -50,8 +50,10 @@ void SymbolBinder::finish(Model &m) const {
     m.symbols.push_back(std::move(out));
   }
   std::string names, inputs;
+  // Where a symbol comes from tells the user which size it is (.pt2 symbols
+  // are torch's s0, s77: the Dim names are not saved).
   for (const auto &[name, s] : symbols_)
-    names += (names.empty() ? "" : ", ") + name;
+    names += (names.empty() ? "" : ", ") + name + (s.source.empty() ? "" : " (" + s.source + ")");
   for (const std::string &in : inputs_)
     inputs += (inputs.empty() ? "" : ", ") + in;
   if (inputs.empty())

@@ -8,6 +8,7 @@
 #include "graphlint/ir/Importer.h"
 #include "graphlint/ir/OpRegistry.h"
 #include "graphlint/ir/SymbolBinder.h"
+#include "../JsonNesting.h"
 
 #include <fmt/format.h>
 
@@ -26,31 +27,6 @@ constexpr unsigned kMaxJsonNesting = 64;  // llvm::json parses recursively
 
 llvm::Error fail(std::string msg) {
   return llvm::make_error<llvm::StringError>(std::move(msg), llvm::inconvertibleErrorCode());
-}
-
-// Deeper nesting than any valid file has would only exhaust the stack.
-bool nestingWithin(llvm::StringRef text, unsigned limit) {
-  unsigned depth = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    switch (text[i]) {
-    case '"':  // skip the string, escaped quotes included
-      for (++i; i < text.size() && text[i] != '"'; ++i)
-        i += text[i] == '\\';
-      break;
-    case '[':
-    case '{':
-      if (++depth > limit)
-        return false;
-      break;
-    case ']':
-    case '}':
-      depth -= depth > 0;
-      break;
-    default:
-      break;
-    }
-  }
-  return true;
 }
 
 llvm::Optional<DType> dtypeFromTorchName(llvm::StringRef s) {
@@ -97,7 +73,7 @@ public:
   llvm::Expected<std::unique_ptr<Model>> run(llvm::StringRef bytes) {
     if (bytes.trim().empty())
       return fail("empty file: not an FX graph");
-    if (!nestingWithin(bytes, kMaxJsonNesting))
+    if (!jsonNestingWithin(bytes, kMaxJsonNesting))
       return fail(fmt::format("is not a graphlint FX graph: JSON nested deeper than {} levels", kMaxJsonNesting));
     llvm::Expected<llvm::json::Value> doc = llvm::json::parse(bytes);
     if (!doc)

@@ -43,7 +43,8 @@ SourceLoc parseStackTrace(llvm::StringRef trace) {
     }
     // Frames are listed outermost first; the innermost user frame is the last
     // one outside torch itself.
-    if (loc.valid() && loc.file.find("/torch/") == std::string::npos)
+    // (torch.export records some of its own frames relative: "torch/fx/...").
+    if (loc.valid() && loc.file.find("/torch/") == std::string::npos && loc.file.rfind("torch/", 0) != 0)
       best = loc;
   }
   return best;

@@ -74,7 +74,8 @@ TEST(FxSymbolic, DimThatBindsNothingWarnsWithSymbolsAndInputs) {
   auto m = importWith({{"sequence", 4}});
   ASSERT_TRUE(m);
   ASSERT_EQ(m->setupWarnings.size(), 1u);
-  EXPECT_EQ(m->setupWarnings[0], "-D sequence=4 binds nothing: the file's size symbols are batch, seq, u0 (inputs: "
+  EXPECT_EQ(m->setupWarnings[0], "-D sequence=4 binds nothing: the file's size symbols are batch (x.shape[0]), seq (x.shape[1]), u0 "
+                                 "(nonzero) (inputs: "
                                  "x f32[batch,seq,64], mask bool[batch*seq])");
 }
 

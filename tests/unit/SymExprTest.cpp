@@ -58,6 +58,12 @@ TEST(SymExpr, ParsesSympySpellings) {
   EXPECT_EQ(parsed("max(s0,s1)")->str(), "Max(s0, s1)");
   EXPECT_EQ(parsed("  2 * s0 +1 ")->str(), "2*s0 + 1");
   EXPECT_EQ(parsed("s0**2*s1")->str(), "s0**2*s1");
+  // srepr, as torch.export.save writes expr_str.
+  EXPECT_EQ(parsed("Symbol('s77', positive=True, integer=True)")->str(), "s77");
+  EXPECT_EQ(parsed("Mul(Integer(5), Symbol('s77', positive=True, integer=True))")->str(), "5*s77");
+  EXPECT_EQ(parsed("Add(Integer(-1), Symbol('s0', integer=True), Symbol('s1', integer=True))")->str(), "s0 - 1 + s1");
+  EXPECT_EQ(parsed("FloorDiv(Add(Symbol('s0'), Integer(-1)), Integer(2))")->str(), "(s0 - 1)//2");
+  EXPECT_NE(parseError("Symbol(s0)").find("expected a quoted name after Symbol("), std::string::npos);
 }
 
 TEST(SymExpr, EvaluatesWithPythonFloorSemantics) {
