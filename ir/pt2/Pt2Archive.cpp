@@ -1,4 +1,7 @@
 #include "Pt2Archive.h"
+#include "Pt2Importer.h"
+
+#include <llvm/Support/Path.h>
 
 #include <fmt/format.h>
 
@@ -9,6 +12,8 @@ namespace graphlint::pt2 {
 namespace {
 
 constexpr zip_int64_t kMaxEntries = 1 << 20;  // a real archive has one per tensor
+constexpr uint64_t kMaxJsonBytes = 256ull << 20;   // models/*.json, uncompressed
+constexpr uint64_t kMaxConfigBytes = 64ull << 20;  // data/weights/model_weights_config.json
 
 llvm::Error fail(std::string msg) {
   return llvm::make_error<llvm::StringError>(std::move(msg), llvm::inconvertibleErrorCode());
@@ -93,6 +98,48 @@ llvm::Expected<std::string> Pt2Archive::read(llvm::StringRef name, uint64_t cap)
   if (zip_fclose(f) != 0)
     return fail(fmt::format("{}: checksum mismatch (corrupt archive)", name.str()));
   return out;
+}
+
+bool looksLikeZip(llvm::StringRef head) { return head.startswith("PK\x03\x04") || head.startswith("PK\x05\x06"); }
+
+// The archive layout torch.export.save writes: <name>/models/<model>.json beside
+// <name>/data/weights/ (never read but for its config, to find tied weights).
+llvm::Expected<std::unique_ptr<Model>> importPt2(int fd, const std::string &path, uint64_t fileSize,
+                                                 const ImportOptions &opts) {
+  llvm::Expected<Pt2Archive> archive = Pt2Archive::open(fd);
+  if (!archive)
+    return archive.takeError();
+  // "<name>/models/model.json" (torch.export.save) or "models/model.json".
+  std::string modelEntry, weightsEntry;
+  bool pickled = false;
+  for (const std::string &n : archive->names()) {
+    llvm::StringRef e(n);
+    llvm::StringRef dir = llvm::sys::path::parent_path(e, llvm::sys::path::Style::posix);
+    bool inModels = dir == "models" || dir.endswith("/models");
+    if (inModels && e.endswith(".json") && (modelEntry.empty() || e.endswith("/model.json")))
+      modelEntry = n;
+    if (e.endswith("data/weights/model_weights_config.json"))
+      weightsEntry = n;
+    pickled |= e.endswith("data.pkl");
+  }
+  if (modelEntry.empty())
+    return fail(pickled ? "is a zip archive written by torch.save (pickled tensors or a module), not by "
+                          "torch.export.save: export the model with torch.export.save or graphlint-export"
+                        : "is a zip archive but not a torch.export archive (no models/*.json entry)");
+  llvm::Expected<std::string> json = archive->read(modelEntry, kMaxJsonBytes);
+  if (!json)
+    return json.takeError();
+  std::string config;
+  if (!weightsEntry.empty()) {
+    llvm::Expected<std::string> c = archive->read(weightsEntry, kMaxConfigBytes);
+    if (!c)
+      return c.takeError();
+    config = std::move(*c);
+  }
+  auto m = importExportedProgram(*json, config, path, modelEntry, opts);
+  if (m)
+    (*m)->fileSize = fileSize;
+  return m;
 }
 
 }  // namespace graphlint::pt2

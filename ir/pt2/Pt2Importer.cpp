@@ -1,6 +1,6 @@
 #include "Pt2Importer.h"
 
-#include "Pt2Archive.h"
+#include "Pt2Schema.h"
 #include "../JsonNesting.h"
 #include "../onnx/SourceInfo.h"
 #include "graphlint/ir/OpRegistry.h"
@@ -25,69 +25,10 @@ namespace json = llvm::json;
 // written and tested against: torch 2.x writes major 8. Another major may
 // rename or reshape fields, so it is refused rather than misread.
 constexpr int64_t kSchemaMajor = 8;
-constexpr uint64_t kMaxJsonBytes = 256ull << 20;   // models/*.json, uncompressed
-constexpr uint64_t kMaxConfigBytes = 64ull << 20;  // data/weights/model_weights_config.json
 constexpr unsigned kMaxJsonNesting = 128;          // llvm::json parses recursively
 
 llvm::Error fail(std::string msg) {
   return llvm::make_error<llvm::StringError>(std::move(msg), llvm::inconvertibleErrorCode());
-}
-
-// torch/_export/serde/schema.py ScalarType.
-std::optional<DType> dtypeFromScalarType(int64_t code) {
-  switch (code) {
-  case 1: return DType::UInt8;
-  case 2: return DType::Int8;
-  case 3: return DType::Int16;
-  case 4: return DType::Int32;
-  case 5: return DType::Int64;
-  case 6: return DType::Float16;
-  case 7: return DType::Float;
-  case 8: return DType::Double;
-  case 10: return DType::Complex64;
-  case 11: return DType::Complex128;
-  case 12: return DType::Bool;
-  case 13: return DType::BFloat16;
-  case 28: return DType::UInt16;
-  case 29: return DType::Float8E4M3FN;
-  case 30: return DType::Float8E5M2;
-  case 31: return DType::Float8E4M3FNUZ;
-  case 32: return DType::Float8E5M2FNUZ;
-  case 33: return DType::Float8E8M0;
-  case 34: return DType::UInt32;
-  case 35: return DType::UInt64;
-  default: return std::nullopt;
-  }
-}
-
-// Torch's own spelling, as the FX importer's dtype attributes carry it.
-const char *torchDtypeName(DType t) {
-  switch (t) {
-  case DType::Float: return "float32";
-  case DType::Float16: return "float16";
-  case DType::BFloat16: return "bfloat16";
-  case DType::Double: return "float64";
-  case DType::Int64: return "int64";
-  case DType::Int32: return "int32";
-  case DType::Int16: return "int16";
-  case DType::Int8: return "int8";
-  case DType::UInt8: return "uint8";
-  case DType::Bool: return "bool";
-  default: return "unknown";
-  }
-}
-
-// Runtime guards torch.export inserts (shape asserts, range checks): no data
-// flows through them, so they are not ops of the model.
-bool isRuntimeGuard(llvm::StringRef op) {
-  return op == "_assert_scalar" || op == "_assert_tensor_metadata" || op == "_assert_async" ||
-         op == "sym_constrain_range" || op == "sym_constrain_range_for_size" || op == "_functional_assert_async" ||
-         op == "_functional_sym_constrain_range" || op == "_functional_sym_constrain_range_for_size";
-}
-
-// "u0", "u12": torch's unbacked (data-dependent) size symbols.
-bool isUnbackedName(llvm::StringRef n) {
-  return n.size() > 1 && n[0] == 'u' && llvm::all_of(n.drop_front(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 class Pt2Import {
@@ -205,14 +146,7 @@ private:
       if (const json::Object *h = e->getObject("hint"))
         if (auto i = h->getInteger("as_int"))
           *hint = *i;
-    llvm::Expected<SymExprRef> parsed = SymExpr::parse(*text);
-    if (!parsed) {
-      // A size torch can write but this grammar cannot hold (true division,
-      // floats): unknown, not fatal.
-      llvm::consumeError(parsed.takeError());
-      return Dim::unknown();
-    }
-    return Dim::of(std::move(*parsed));
+    return dimFromExprStr(*text);
   }
 
   // A broken size is reported where its value is defined, not in this prepass.
@@ -301,24 +235,6 @@ private:
     }
   }
 
-  /// The tensor names an argument or output refers to.
-  static std::vector<std::string> tensorNames(const json::Value &arg) {
-    const json::Object *o = arg.getAsObject();
-    return o ? tensorNames(o) : std::vector<std::string>{};
-  }
-  static std::vector<std::string> tensorNames(const json::Object *o) {
-    std::vector<std::string> out;
-    if (const json::Object *t = o->getObject("as_tensor"))
-      if (auto n = t->getString("name"))
-        out.push_back(n->str());
-    if (const json::Array *ts = o->getArray("as_tensors"))
-      for (const json::Value &t : *ts)
-        if (const json::Object *to = t.getAsObject())
-          if (auto n = to->getString("name"))
-            out.push_back(n->str());
-    return out;
-  }
-
   /// The type of a tensor from graph.tensor_values, dims bound by -D or hints.
   void readTensorMeta(const std::string &tensor, const std::string &where, Value &v, bool userInput) {
     const json::Object *meta = tensorValues_ ? tensorValues_->getObject(tensor) : nullptr;
@@ -345,15 +261,8 @@ private:
     v.type = Type::tensor(dt.value_or(DType::Undefined), std::move(s));
     if (auto rg = meta->getBoolean("requires_grad"))
       v.requiresGrad = *rg;
-    if (const json::Object *dev = meta->getObject("device")) {
-      llvm::StringRef type = dev->getString("type").getValueOr("");
-      v.device.kind = type == "cpu" ? Device::Kind::CPU : type == "cuda" ? Device::Kind::CUDA
-                      : type == "meta" ? Device::Kind::Meta : type.empty() ? Device::Kind::Unknown : Device::Kind::Other;
-      if (auto idx = dev->getInteger("index"))
-        v.device.index = static_cast<int>(*idx);
-      else if (v.device.kind == Device::Kind::CUDA)
-        v.device.index = 0;
-    }
+    if (const json::Object *dev = meta->getObject("device"))
+      v.device = deviceOf(*dev);
   }
 
   // --- signature: parameters, buffers, constants, user inputs ---
@@ -699,50 +608,10 @@ private:
 
 }  // namespace
 
-bool looksLikeZip(llvm::StringRef head) { return head.startswith("PK\x03\x04") || head.startswith("PK\x05\x06"); }
-
 llvm::Expected<std::unique_ptr<Model>> importExportedProgram(llvm::StringRef json, llvm::StringRef weightsConfig,
                                                              const std::string &path, const std::string &entry,
                                                              const ImportOptions &opts) {
   return Pt2Import(path, entry, opts).run(json, weightsConfig);
-}
-
-llvm::Expected<std::unique_ptr<Model>> importPt2(int fd, const std::string &path, uint64_t fileSize,
-                                                 const ImportOptions &opts) {
-  llvm::Expected<Pt2Archive> archive = Pt2Archive::open(fd);
-  if (!archive)
-    return archive.takeError();
-  // "<name>/models/model.json" (torch.export.save) or "models/model.json".
-  std::string modelEntry, weightsEntry;
-  bool pickled = false;
-  for (const std::string &n : archive->names()) {
-    llvm::StringRef e(n);
-    llvm::StringRef dir = llvm::sys::path::parent_path(e, llvm::sys::path::Style::posix);
-    bool inModels = dir == "models" || dir.endswith("/models");
-    if (inModels && e.endswith(".json") && (modelEntry.empty() || e.endswith("/model.json")))
-      modelEntry = n;
-    if (e.endswith("data/weights/model_weights_config.json"))
-      weightsEntry = n;
-    pickled |= e.endswith("data.pkl");
-  }
-  if (modelEntry.empty())
-    return fail(pickled ? "is a zip archive written by torch.save (pickled tensors or a module), not by "
-                          "torch.export.save: export the model with torch.export.save or graphlint-export"
-                        : "is a zip archive but not a torch.export archive (no models/*.json entry)");
-  llvm::Expected<std::string> json = archive->read(modelEntry, kMaxJsonBytes);
-  if (!json)
-    return json.takeError();
-  std::string config;
-  if (!weightsEntry.empty()) {
-    llvm::Expected<std::string> c = archive->read(weightsEntry, kMaxConfigBytes);
-    if (!c)
-      return c.takeError();
-    config = std::move(*c);
-  }
-  auto m = importExportedProgram(*json, config, path, modelEntry, opts);
-  if (m)
-    (*m)->fileSize = fileSize;
-  return m;
 }
 
 }  // namespace graphlint::pt2
