@@ -441,13 +441,19 @@ private:
       } else if (llvm::Optional<llvm::StringRef> s = v.getAsString()) {
         attr.kind = AttrKind::String, attr.s = s->str();
       } else if (const llvm::json::Array *list = v.getAsArray()) {
-        bool ints = true;
-        for (const llvm::json::Value &x : *list)
+        // Version 2 size lists may hold expressions (view(["batch*seq", 64])):
+        // bound like dims, -1 where a symbol stays unbound.
+        bool ints = true, sizes = true;
+        for (const llvm::json::Value &x : *list) {
           ints &= x.getAsInteger().hasValue();
-        attr.kind = ints ? AttrKind::Ints : AttrKind::Floats;
+          sizes &= x.getAsInteger().hasValue() || x.getAsString().hasValue();
+        }
+        attr.kind = ints || sizes ? AttrKind::Ints : AttrKind::Floats;
         for (const llvm::json::Value &x : *list) {
           if (ints)
             attr.ints.push_back(*x.getAsInteger());
+          else if (sizes)
+            attr.ints.push_back(sizeAttr(x));
           else
             attr.floats.push_back(x.getAsNumber().getValueOr(0));
         }
@@ -456,6 +462,18 @@ private:
       }
       n.attributes.push_back(std::move(attr));
     }
+  }
+
+  int64_t sizeAttr(const llvm::json::Value &x) {
+    if (llvm::Optional<int64_t> i = x.getAsInteger())
+      return *i;
+    llvm::Expected<SymExprRef> e = SymExpr::parse(*x.getAsString());
+    if (!e) {
+      llvm::consumeError(e.takeError());
+      return -1;
+    }
+    Dim d = binder_.bind(Dim::of(std::move(*e)));
+    return d.isStatic() ? d.value : -1;
   }
 
   // "mutates": input indices written in place; "aliases": per output, the

@@ -59,6 +59,10 @@ TEST(FxSymbolic, DimFlagsRescaleFlattenedDims) {
   EXPECT_EQ(value(*m, "mask")->type.str(), "bool[16384]");
   EXPECT_EQ(m->symbols[0].origin, SymbolInfo::Origin::Cli);
   EXPECT_EQ(m->symbols[0].value, 8);
+  // A size list argument is bound like a dim.
+  const Attribute *size = value(*m, "view")->producer->attr("size");
+  ASSERT_TRUE(size);
+  EXPECT_EQ(size->ints, (std::vector<int64_t>{16384, 64}));
   // Parameters never depend on symbols.
   EXPECT_EQ(m->graph->params()[0]->tensor.byteSize, 128u * 64 * 4);
 }

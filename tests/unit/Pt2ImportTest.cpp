@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <random>
 #include <unistd.h>
 
 namespace graphlint {
@@ -196,6 +197,26 @@ TEST(Pt2Import, MalformedProgramNamesTheEntryAndField) {
   EXPECT_EQ(err(edited("\"x\": {\"dtype\": 7", "\"x\": {\"dtype\": \"f\"")),
             "m/models/model.json: graph.tensor_values.x.dtype: missing or not an integer");
   EXPECT_EQ(err(std::string(200, '[') + std::string(200, ']')), "m/models/model.json: JSON nested deeper than 128 levels");
+}
+
+// Random damage to the program never crashes: it imports or fails with a line.
+TEST(Pt2Import, DamagedProgramsNeverCrash) {
+  const std::string good = mlpProgram();
+  std::mt19937 rng(14);
+  const char junk[] = {'{', '}', '[', ']', '"', ':', ',', '0', 'x', '\\', ' '};
+  for (int i = 0; i < 300; ++i) {
+    std::string s = good;
+    for (int k = 0; k < 1 + i % 5; ++k)
+      s[rng() % s.size()] = junk[rng() % sizeof junk];
+    if (i % 7 == 0)
+      s.resize(rng() % s.size());
+    auto m = pt2::importExportedProgram(s, "", "m.pt2", "m/models/model.json", {});
+    if (!m) {
+      std::string e = llvm::toString(m.takeError());
+      EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+      EXPECT_TRUE(e.rfind("m/models/model.json: ", 0) == 0 || e.rfind("ExportedProgram schema version", 0) == 0) << e;
+    }
+  }
 }
 
 TEST(Pt2Archive, ReadingStopsAtTheCapWhateverTheHeadersClaim) {
