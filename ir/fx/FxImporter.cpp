@@ -190,6 +190,19 @@ private:
         for (llvm::StringRef k : {"file", "class"})
           if (llvm::Optional<llvm::StringRef> s = o->getString(k))
             model_->metadata.emplace_back(("model_" + k).str(), s->str());
+    // What the exporter could not put in the graph (a backward it could not
+    // trace, a value it assumed, a constant it baked): shown as setup
+    // warnings, so that nothing it knows is silently missing.
+    if (const llvm::json::Array *notes = root.getArray("diagnostics"))
+      for (const llvm::json::Value &d : *notes)
+        if (const llvm::json::Object *o = d.getAsObject()) {
+          std::string at;
+          if (const llvm::json::Object *src = o->getObject("source"))
+            if (llvm::Optional<llvm::StringRef> f = src->getString("file"))
+              at = fmt::format(" at {}:{}", f->str(), src->getInteger("line").getValueOr(0));
+          model_->setupWarnings.push_back(fmt::format("exporter ({}){}: {}", o->getString("kind").getValueOr("note").str(),
+                                                      at, o->getString("message").getValueOr("").str()));
+        }
     if (const llvm::json::Object *b = root.getObject("backward")) {
       llvm::Optional<bool> traced = b->getBoolean("traced");
       model_->metadata.emplace_back("backward", traced && *traced ? "traced" : "not traced");

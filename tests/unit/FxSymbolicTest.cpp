@@ -115,6 +115,20 @@ TEST(FxSymbolic, JsonReportsTheBindingsUsed) {
   EXPECT_EQ(r.memory.assumedDims, (std::vector<std::string>{"seq=16", "u0=1"}));
 }
 
+TEST(FxSymbolic, ExporterDiagnosticsBecomeWarnings) {
+  std::string doc = test::readFile(sourcePath(kFixture));
+  doc.replace(doc.find("\"symbols\""), 0,
+              R"("diagnostics": [{"kind": "no-gradient", "message": "parameter 'proj.bias' gets no gradient"},
+                                  {"kind": "constant-baked", "message": "torch.tensor([...]) became a constant",
+                                   "source": {"file": "symbolic_v2.py", "line": 16}}], )");
+  auto m = importFxBytes(doc, "d.fx.json", {});
+  ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
+  EXPECT_EQ((*m)->setupWarnings,
+            (std::vector<std::string>{"exporter (no-gradient): parameter 'proj.bias' gets no gradient",
+                                      "exporter (constant-baked) at symbolic_v2.py:16: torch.tensor([...]) became a "
+                                      "constant"}));
+}
+
 TEST(FxSymbolic, MalformedExpressionsNameTheField) {
   std::string doc = test::readFile(sourcePath(kFixture));
   auto importError = [](const std::string &bytes) {
