@@ -44,7 +44,9 @@ SourceLoc parseStackTrace(llvm::StringRef trace) {
     // Frames are listed outermost first; the innermost user frame is the last
     // one outside torch itself.
     // (torch.export records some of its own frames relative: "torch/fx/...").
-    if (loc.valid() && loc.file.find("/torch/") == std::string::npos && loc.file.rfind("torch/", 0) != 0)
+    // Generated code ("<eval_with_key>.23", "<string>") is not the user's either.
+    if (loc.valid() && loc.file.find("/torch/") == std::string::npos && loc.file.rfind("torch/", 0) != 0 &&
+        loc.file[0] != '<')
       best = loc;
   }
   return best;
