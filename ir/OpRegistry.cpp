@@ -269,6 +269,8 @@ const TableEntry kTable[] = {
     {"aten", "diagonal", K::ShapeOnly, View, 0}, {"aten", "movedim", K::ShapeOnly, View, 0},
     {"aten", "unfold", K::ShapeOnly, View, 0}, {"aten", "lift_fresh", K::ShapeOnly, View, 0},
     {"aten", "sym_size", K::ShapeOnly, None, 0}, {"aten", "sym_stride", K::ShapeOnly, None, 0},
+    // torch.export's control flow (torch.ops.higher_order.*): known, not opaque (GL121 reports it).
+    {"higher_order", "cond", K::ControlFlow, None, 0}, {"higher_order", "while_loop", K::ControlFlow, None, 0},
     {"aten", "sym_numel", K::ShapeOnly, None, 0}, {"aten", "size", K::ShapeOnly, None, 0},
     {"aten", "stride", K::ShapeOnly, None, 0}, {"aten", "numel", K::ShapeOnly, None, 0},
     {"aten", "is_same_size", K::ShapeOnly, None, 0}, {"aten", "empty", K::ShapeOnly, None, 0},

@@ -5,6 +5,7 @@
 #include "ProtoConvert.h"
 #include "ShapeCompletion.h"
 #include "WireStripper.h"
+#include "../pt2/Pt2Importer.h"
 #include "graphlint/ir/Importer.h"
 #include "graphlint/ir/OpRegistry.h"
 #include "graphlint/ir/Verifier.h"
@@ -443,6 +444,8 @@ llvm::Expected<std::unique_ptr<Model>> importModelFile(const std::string &path, 
     return fail(fmt::format("cannot read: {}", std::strerror(errno)));
   if (llvm::Error e = sniff(llvm::StringRef(head, static_cast<size_t>(got))))
     return e;
+  if (pt2::looksLikeZip(llvm::StringRef(head, static_cast<size_t>(got))))
+    return pt2::importPt2(fd, path, size, opts);  // recognised by content, whatever the extension
   constexpr uint64_t kReadWhole = 8ull << 20;
   bool json = looksLikeJson(llvm::StringRef(head, static_cast<size_t>(got)));
   if (json || size <= kReadWhole) {  // an FX graph holds no weights: always small enough to read whole

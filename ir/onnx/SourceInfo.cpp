@@ -43,7 +43,10 @@ SourceLoc parseStackTrace(llvm::StringRef trace) {
     }
     // Frames are listed outermost first; the innermost user frame is the last
     // one outside torch itself.
-    if (loc.valid() && loc.file.find("/torch/") == std::string::npos)
+    // (torch.export records some of its own frames relative: "torch/fx/...").
+    // Generated code ("<eval_with_key>.23", "<string>") is not the user's either.
+    if (loc.valid() && loc.file.find("/torch/") == std::string::npos && loc.file.rfind("torch/", 0) != 0 &&
+        loc.file[0] != '<')
       best = loc;
   }
   return best;
@@ -91,8 +94,46 @@ void recoverSourceInfo(Node &n) {
   }
   if (!n.loc.valid() && !n.docString.empty())
     n.loc = parseStackTrace(n.docString);
+  if (std::optional<std::string> dynamo = dynamoModulePath(n))
+    n.modulePath = *dynamo;
   if (n.modulePath.empty())
     n.modulePath = modulePathFromScopedName(n.name);
+}
+
+// "['', 'block', 'block.fc']" -> "", "block", "block.fc" (Python list repr).
+static llvm::SmallVector<llvm::StringRef, 8> pythonStringList(llvm::StringRef v) {
+  llvm::SmallVector<llvm::StringRef, 8> parts, out;
+  v.trim().trim("[]").split(parts, ',', -1, true);
+  for (llvm::StringRef p : parts)
+    out.push_back(p.trim().trim("'\""));
+  return out;
+}
+
+std::optional<std::string> dynamoModulePath(const Node &n) {
+  llvm::StringRef scopes, classes;
+  for (const auto &kv : n.metadata) {
+    if (kv.first == "pkg.torch.onnx.name_scopes")
+      scopes = kv.second;
+    else if (kv.first == "pkg.torch.onnx.class_hierarchy")
+      classes = kv.second;
+  }
+  if (scopes.empty())
+    return std::nullopt;
+  llvm::SmallVector<llvm::StringRef, 8> names = pythonStringList(scopes);
+  llvm::SmallVector<llvm::StringRef, 8> kinds = pythonStringList(classes);
+  // The last scope is the node itself when its class is an op, not a module;
+  // without class_hierarchy (older exporters) every scope is a module.
+  size_t modules = names.size();
+  bool lastIsOp = kinds.size() == names.size() ? !kinds.empty() && (kinds.back().startswith("aten.") ||
+                                                                    kinds.back().startswith("prims.") ||
+                                                                    !kinds.back().contains('.'))
+                                               : false;
+  if (lastIsOp && modules > 0)
+    --modules;
+  for (size_t i = modules; i-- > 0;)
+    if (!names[i].empty())
+      return names[i].str();
+  return std::string();
 }
 
 }  // namespace graphlint::onnxio

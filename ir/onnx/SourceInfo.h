@@ -14,5 +14,12 @@ SourceLoc parseStackTrace(llvm::StringRef trace);
 std::string modulePathFromScopedName(llvm::StringRef nodeName);
 /// Fills n.loc and n.modulePath from metadata, doc string and name.
 void recoverSourceInfo(Node &n);
+/// torch 2.x's dynamo exporter (torch.onnx.export(..., dynamo=True)) writes
+/// `pkg.torch.onnx.name_scopes` ("['', 'block', 'block.fc', 'linear']": the
+/// module scopes, then the FX node's own name) beside
+/// `pkg.torch.onnx.class_hierarchy` (the classes of those scopes, the op
+/// last). Returns the module path ("block.fc", "" for the root module), or
+/// nullopt when the node carries no dynamo scopes.
+std::optional<std::string> dynamoModulePath(const Node &n);
 
 }  // namespace graphlint::onnxio

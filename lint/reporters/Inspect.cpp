@@ -20,7 +20,7 @@ static json::Value shapeJson(const Type &t) {
     if (d.isStatic())
       dims.push_back(d.value);
     else if (d.isSymbolic())
-      dims.push_back(d.symbol);
+      dims.push_back(d.str());
     else
       dims.push_back(nullptr);
   }
@@ -107,7 +107,10 @@ void renderInspectText(const Model &m, llvm::raw_ostream &os) {
       numel += static_cast<uint64_t>(p->tensor.numElements().value_or(0));
   });
   os << m.path << "\n";
-  os << fmt::format("  producer   {} {} (ir_version {})\n", m.producerName, m.producerVersion, m.irVersion);
+  if (m.format == ModelFormat::Onnx)
+    os << fmt::format("  producer   {} {} (ir_version {})\n", m.producerName, m.producerVersion, m.irVersion);
+  else  // PyTorch graphs have no ONNX IR version
+    os << fmt::format("  producer   {} {}\n", m.producerName, m.producerVersion);
   std::string opsets;
   for (const auto &o : m.opsets)
     opsets += fmt::format("{}{} {}", opsets.empty() ? "" : ", ", o.domain.empty() ? "ai.onnx" : o.domain, o.version);

@@ -163,6 +163,22 @@ TEST(BadInput, TruncatedRealModel) {
   }
 }
 
+// .pt2 archives (docs/pt2.md): a cut archive, a zip that is not an export,
+// an unsupported schema -- one fatal line each, exit 2, the file untouched.
+TEST(BadInput, BrokenPt2Archives) {
+  std::string full = readFile(sourcePath("tests/fixtures/pt2/mlp.pt2"));
+  std::string cut = tempDir() + "/mlp-cut.pt2";
+  writeFile(cut, full.substr(0, full.size() * 2 / 3));
+  expectFatal(cut, "is not a readable zip archive (truncated or corrupt .pt2?)");
+  expectFatal(sourcePath("tests/fixtures/pt2/not_export.pt2"), "not by torch.export.save");
+  expectFatal(sourcePath("tests/fixtures/pt2/bad_schema.pt2"), "ExportedProgram schema version 99.20 is not supported");
+  // The extension does not matter: a .onnx name on a .pt2 archive is still read as one.
+  std::string renamed = tempDir() + "/really-a-pt2.onnx";
+  writeFile(renamed, full);
+  CliResult r = runCliWithin({"--format", "gcc", renamed}, 60);
+  EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+}
+
 TEST(BadInput, RandomBytes) {
   for (unsigned seed : {1u, 2u, 3u, 42u, 1234u, 99999u}) {
     SCOPED_TRACE(seed);

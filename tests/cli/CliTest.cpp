@@ -445,3 +445,30 @@ TEST(Cli, TargetSelectsTheHardwareProfile) {
   EXPECT_EQ(l4.exitCode, 0) << l4.err;
   EXPECT_NE(l4.out.find("are launch-bound on L4"), std::string::npos) << l4.out;
 }
+
+// A -D that binds nothing is a warning on stderr naming the file's symbols
+// and inputs, for ONNX and FX alike; the lint goes on (exit status unchanged).
+namespace {
+TEST(Cli, DimThatBindsNothingWarnsOnStderr) {
+  std::string onnx = test::tempDir() + "/clean.onnx";
+  test::writeFile(onnx, test::onnxFromText(test::readFile(sourcePath("tests/fixtures/clean.onnxtxt"))));
+  CliResult r = runCli({onnx, "-D", "batch=4", "-D", "bacth=8", "--format", "json"});
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.err.find(onnx + ": warning: -D bacth=8 binds nothing: the file's size symbols are batch (inputs: x "
+                              "f32[batch,16], w1 f32[16,32], b1 f32[32], w2 f32[32,8])"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("-D batch=4"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find(R"("from": "cli")"), std::string::npos);
+  // A static model: -D has nothing to resize, and says so.
+  std::string fixed = writeText("static.onnx", R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2, 16] x) => (float[2, 16] y) {
+      y = Relu(x)
+    })");
+  CliResult st = runCli({fixed, "-D", "batch=8", "--quiet"});
+  EXPECT_NE(st.err.find("-D batch=8 binds nothing: the file has no symbolic dims, its inputs are static (x f32[2,16])"),
+            std::string::npos)
+      << st.err;
+}
+}  // namespace

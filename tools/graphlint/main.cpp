@@ -34,8 +34,10 @@ namespace {
 constexpr const char *kHelp = R"(graphlint - static pre-launch linter for deep-learning graphs
 
 USAGE
-  graphlint [lint] [OPTIONS] FILE...     lint models: ONNX, or PyTorch FX graphs (*.fx.json)
-                                         written by tools/graphlint-export
+  graphlint [lint] [OPTIONS] FILE...     lint models: ONNX, PyTorch FX graphs (*.fx.json)
+                                         written by tools/graphlint-export, or
+                                         torch.export.save archives (*.pt2, docs/pt2.md);
+                                         the format is recognised by content
   graphlint inspect [OPTIONS] FILE       print a model's structure, types and parameters
   graphlint rules [--format text|json]   list every rule
   graphlint rule CODE|NAME               print a rule's documentation
@@ -64,7 +66,11 @@ LINT OPTIONS
                            lowest severity that makes the exit code 1 (default
                            error, or the config file's fail-on)
   --exit-zero              exit 0 even when findings exist (unreadable files still exit 2)
-  -D, --dim NAME=SIZE      bind a symbolic dimension (repeatable), e.g. -D batch=8
+  -D, --dim NAME=SIZE      bind a symbolic dimension (repeatable), e.g. -D batch=8;
+                           size expressions over it (batch*seq) are rescaled. A NAME
+                           that binds nothing in a file is a warning on stderr
+                           (`FILE: warning: -D NAME=N binds nothing: ...`) naming the
+                           file's size symbols and inputs; the lint goes on
   -j, --jobs N             lint N files in parallel (default: number of cores);
                            with several files and stderr on a terminal, a
                            progress line shows on stderr (not with --quiet)
@@ -540,6 +546,8 @@ std::unique_ptr<Model> importConfigured(const Args &a, std::optional<Config> &co
     llvm::errs() << a.files[0] << ": error: " << llvm::toString(model.takeError()) << "\n";
     return nullptr;
   }
+  for (const std::string &w : (*model)->setupWarnings)
+    llvm::errs() << a.files[0] << ": warning: " << w << "\n";
   return std::move(*model);
 }
 
@@ -713,6 +721,11 @@ int runLint(const Args &a) {
     ProgressLine progress(a.files.size(), a.quiet);
     reports = lintFiles(a.files, fileOpts, jobs, progress.callback());
   }
+  // Setup problems the lint went on after (-D binding nothing): stderr, so
+  // that machine-readable reports on stdout stay clean.
+  for (const FileReport &r : reports)
+    for (const std::string &w : r.setupWarnings)
+      llvm::errs() << r.path << ": warning: " << w << "\n";
 
   // Config ignore entries that suppressed nothing in any file (GL005), listed
   // with the first file linted under that config.

@@ -1,6 +1,7 @@
 // Importers turn a model file into the IR. `importModelFile` picks the
-// frontend from the file's content: ONNX protobuf, or the JSON FX graph that
-// graphlint-export writes (docs/fx-format.md). A file that cannot be linted at all yields
+// frontend from the file's content: ONNX protobuf, the JSON FX graph that
+// graphlint-export writes (docs/fx-format.md), or a zip: a torch.export.save
+// archive (docs/pt2.md). A file that cannot be linted at all yields
 // an llvm::Error whose message is one line naming the problem (the caller adds
 // the path); everything else becomes an ImportProblem and the lint goes on.
 #pragma once
@@ -16,7 +17,8 @@
 namespace graphlint {
 
 struct ImportOptions {
-  /// Binds named symbolic dims (--dim batch=8) before shape completion.
+  /// Binds size symbols by name (--dim batch=8), before shape completion;
+  /// every importer applies them through SymbolBinder.
   std::map<std::string, int64_t> dims;
   /// Forget the declared types of graph outputs and intermediate values, so
   /// that shape completion alone determines them (used to validate inference).

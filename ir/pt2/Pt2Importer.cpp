@@ -1,0 +1,617 @@
+#include "Pt2Importer.h"
+
+#include "Pt2Schema.h"
+#include "../JsonNesting.h"
+#include "../onnx/SourceInfo.h"
+#include "graphlint/ir/OpRegistry.h"
+#include "graphlint/ir/SymbolBinder.h"
+
+#include <fmt/format.h>
+
+#include <llvm/ADT/StringMap.h>
+#include <llvm/ADT/StringSet.h>
+#include <llvm/Support/JSON.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Path.h>
+
+#include <algorithm>
+
+namespace graphlint::pt2 {
+namespace {
+
+namespace json = llvm::json;
+
+// The ExportedProgram schema (torch/_export/serde/schema.py) this reader was
+// written and tested against: torch 2.x writes major 8. Another major may
+// rename or reshape fields, so it is refused rather than misread.
+constexpr int64_t kSchemaMajor = 8;
+constexpr unsigned kMaxJsonNesting = 128;          // llvm::json parses recursively
+
+llvm::Error fail(std::string msg) {
+  return llvm::make_error<llvm::StringError>(std::move(msg), llvm::inconvertibleErrorCode());
+}
+
+class Pt2Import {
+public:
+  Pt2Import(const std::string &path, const std::string &entry, const ImportOptions &opts)
+      : path_(path), entry_(entry), binder_(opts.dims) {}
+
+  llvm::Expected<std::unique_ptr<Model>> run(llvm::StringRef text, llvm::StringRef weightsConfig) {
+    if (!jsonNestingWithin(text, kMaxJsonNesting))
+      return fail(fmt::format("{}: JSON nested deeper than {} levels", entry_, kMaxJsonNesting));
+    llvm::Expected<json::Value> doc = json::parse(text);
+    if (!doc)
+      return fail(fmt::format("{}: is not valid JSON: {}", entry_, llvm::toString(doc.takeError())));
+    const json::Object *root = doc->getAsObject();
+    if (!root)
+      return fail(fmt::format("{}: the top level is not an object (not a serialized ExportedProgram)", entry_));
+    if (llvm::Error e = checkSchema(*root))
+      return e;
+    model_ = std::make_unique<Model>();
+    model_->path = path_;
+    model_->format = ModelFormat::Fx;
+    model_->opsets.push_back({"aten", 1});
+    model_->graph = std::make_unique<Graph>();
+    model_->graph->name = "main";
+    model_->producerName = "torch.export";
+    if (auto v = root->getString("torch_version"))
+      model_->producerVersion = v->str();
+    model_->metadata.emplace_back("capture", "torch.export");
+    readWeightsConfig(weightsConfig);
+    const json::Object *gm = object(root->get("graph_module"), "graph_module");
+    const json::Object *g = gm ? object(gm->get("graph"), "graph_module.graph") : nullptr;
+    const json::Object *sig = gm ? object(gm->get("signature"), "graph_module.signature") : nullptr;
+    if (g && sig) {
+      tensorValues_ = object(g->get("tensor_values"), "graph_module.graph.tensor_values");
+      readSymbols(*root, *g, *sig);
+      readSignatureInputs(*sig);
+      readNodes(*g);
+      readOutputs(*g, *sig);
+    }
+    if (!error_.empty())
+      return fail(fmt::format("{}: {}", entry_, error_));
+    binder_.finish(*model_);
+    return std::move(model_);
+  }
+
+private:
+  llvm::Error checkSchema(const json::Object &root) {
+    const json::Object *v = root.getObject("schema_version");
+    std::optional<int64_t> major, minor;
+    if (v) {
+      if (auto m = v->getInteger("major"))
+        major = *m;
+      if (auto m = v->getInteger("minor"))
+        minor = *m;
+    }
+    if (!major)
+      return fail(fmt::format("{}: schema_version: missing (not a serialized ExportedProgram)", entry_));
+    if (*major != kSchemaMajor)
+      return fail(fmt::format("ExportedProgram schema version {}.{} is not supported (this graphlint reads schema "
+                              "major version {}, written by torch 2.x's torch.export.save): {}",
+                              *major, minor.value_or(0), kSchemaMajor,
+                              *major > kSchemaMajor ? "upgrade graphlint" : "re-export with a newer torch"));
+    model_metadata_.emplace_back("schema_version", fmt::format("{}.{}", *major, minor.value_or(0)));
+    return llvm::Error::success();
+  }
+
+  // --- field access: the first problem is kept, with the field's path ---
+
+  void error(const std::string &where, const std::string &what) {
+    if (error_.empty() && !prepass_)
+      error_ = fmt::format("{}: {}", where, what);
+  }
+  const json::Object *object(const json::Value *v, const std::string &where) {
+    const json::Object *o = v ? v->getAsObject() : nullptr;
+    if (!o)
+      error(where, v ? "expected an object" : "missing");
+    return o;
+  }
+  const json::Array *array(const json::Value *v, const std::string &where) {
+    const json::Array *a = v ? v->getAsArray() : nullptr;
+    if (!a)
+      error(where, v ? "expected an array" : "missing");
+    return a;
+  }
+  std::string name(const json::Object &o, const std::string &where) {
+    auto s = o.getString("name");
+    if (!s || s->empty()) {
+      error(where + ".name", "missing or not a string");
+      return {};
+    }
+    return s->str();
+  }
+
+  // --- symbols and types ---
+
+  /// A SymInt: {"as_int": 4} or {"as_expr": {"expr_str": "...", "hint": {"as_int": 4}}}
+  /// (older writers: {"as_expr": {"expr_str": "s0"}} or {"as_name": ...}).
+  Dim symInt(const json::Value &v, const std::string &where, std::optional<int64_t> *hint = nullptr) {
+    const json::Object *o = v.getAsObject();
+    if (!o) {
+      error(where, "expected a SymInt object");
+      return Dim::unknown();
+    }
+    if (auto i = o->getInteger("as_int"))
+      return Dim::fixed(*i);
+    const json::Object *e = o->getObject("as_expr");
+    if (!e)
+      return Dim::unknown();  // as_name: a SymInt defined by a node, not a size expression
+    auto text = e->getString("expr_str");
+    if (!text) {
+      error(where + ".as_expr.expr_str", "missing or not a string");
+      return Dim::unknown();
+    }
+    if (hint)
+      if (const json::Object *h = e->getObject("hint"))
+        if (auto i = h->getInteger("as_int"))
+          *hint = *i;
+    return dimFromExprStr(*text);
+  }
+
+  // A broken size is reported where its value is defined, not in this prepass.
+  void readSymbols(const json::Object &root, const json::Object &g, const json::Object &sig) {
+    prepass_ = true;
+    if (const json::Object *rc = root.getObject("range_constraints"))
+      for (const auto &kv : *rc) {
+        SymbolInfo s;
+        s.name = kv.first.str();
+        s.kind = isUnbackedName(s.name) ? SymbolInfo::Kind::Unbacked : SymbolInfo::Kind::Input;
+        if (const json::Object *r = kv.second.getAsObject()) {
+          if (auto m = r->getInteger("min_val"))
+            s.min = *m;
+          // torch writes int_oo as null or a huge number: no bound.
+          if (auto m = r->getInteger("max_val"); m && *m < (int64_t{1} << 62))
+            s.max = *m;
+        }
+        declared_[s.name] = std::move(s);
+      }
+    // Hints and sources: user inputs' sizes name the symbols they introduce.
+    if (const json::Array *specs = sig.getArray("input_specs"))
+      for (const json::Value &spec : *specs)
+        if (const json::Object *o = spec.getAsObject())
+          if (const json::Object *ui = o->getObject("user_input"))
+            if (const json::Object *arg = ui->getObject("arg"))
+              if (const json::Object *t = arg->getObject("as_tensor"))
+                if (auto n = t->getString("name"))
+                  noteSizes(n->str(), true);
+    // Unbacked sizes: the first node whose output carries one produced it.
+    if (const json::Array *nodes = g.getArray("nodes"))
+      for (const json::Value &nv : *nodes)
+        if (const json::Object *n = nv.getAsObject()) {
+          std::string nodeName = n->getString("name").getValueOr("").str();
+          if (const json::Array *outs = n->getArray("outputs"))
+            for (const json::Value &out : *outs)
+              for (const std::string &t : tensorNames(out))
+                noteSizes(t, false, nodeName);
+          if (const json::Object *syms = g.getObject("sym_int_values"))
+            if (const json::Array *outs = n->getArray("outputs"))
+              for (const json::Value &out : *outs)
+                if (const json::Object *o = out.getAsObject())
+                  if (const json::Object *si = o->getObject("as_sym_int"))
+                    if (auto sn = si->getString("as_name"))
+                      if (const json::Value *sv = syms->get(*sn))
+                        noteExpr(*sv, nodeName);
+        }
+    prepass_ = false;
+    for (auto &kv : declared_)
+      binder_.declare(kv.second);
+  }
+
+  void noteExpr(const json::Value &v, const std::string &source) {
+    std::optional<int64_t> hint;
+    Dim d = symInt(v, "sym_int_values", &hint);
+    if (!d.isSymbol())
+      return;
+    SymbolInfo &s = declared_[d.expr->name()];
+    s.name = d.expr->name();
+    if (isUnbackedName(s.name))
+      s.kind = SymbolInfo::Kind::Unbacked;
+    if (!s.hint && hint && s.kind == SymbolInfo::Kind::Input)
+      s.hint = hint;
+    if (s.source.empty())
+      s.source = source;
+  }
+
+  void noteSizes(const std::string &tensor, bool userInput, const std::string &node = {}) {
+    const json::Object *meta = tensorValues_ ? tensorValues_->getObject(tensor) : nullptr;
+    const json::Array *sizes = meta ? meta->getArray("sizes") : nullptr;
+    for (size_t i = 0; sizes && i < sizes->size(); ++i) {
+      std::optional<int64_t> hint;
+      Dim d = symInt((*sizes)[i], "tensor_values", &hint);
+      std::set<std::string> syms;
+      if (d.isSymbolic())
+        d.expr->collectSymbols(syms);
+      for (const std::string &n : syms) {
+        SymbolInfo &s = declared_[n];
+        s.name = n;
+        if (isUnbackedName(n))
+          s.kind = SymbolInfo::Kind::Unbacked;
+        if (d.isSymbol() && hint && !s.hint && s.kind == SymbolInfo::Kind::Input)
+          s.hint = hint;
+        if (s.source.empty())
+          s.source = userInput && d.isSymbol() ? fmt::format("{}.shape[{}]", tensor, i) : userInput ? "" : node;
+      }
+    }
+  }
+
+  /// The type of a tensor from graph.tensor_values, dims bound by -D or hints.
+  void readTensorMeta(const std::string &tensor, const std::string &where, Value &v, bool userInput) {
+    const json::Object *meta = tensorValues_ ? tensorValues_->getObject(tensor) : nullptr;
+    if (!meta)
+      return error(where, fmt::format("'{}' has no entry in graph.tensor_values", tensor));
+    std::string at = fmt::format("graph.tensor_values.{}", tensor);
+    auto code = meta->getInteger("dtype");
+    std::optional<DType> dt = code ? dtypeFromScalarType(*code) : std::nullopt;
+    if (!code)
+      error(at + ".dtype", "missing or not an integer");
+    const json::Array *sizes = array(meta->get("sizes"), at + ".sizes");
+    Shape s;
+    s.rankKnown = true;
+    for (size_t i = 0; sizes && i < sizes->size(); ++i) {
+      Dim d = symInt((*sizes)[i], fmt::format("{}.sizes[{}]", at, i));
+      if (d.isStatic() && d.value < 0)
+        error(fmt::format("{}.sizes[{}]", at, i), fmt::format("negative dimension {}", d.value));
+      s.dims.push_back(std::move(d));
+    }
+    if (userInput)
+      binder_.noteInput(v.name, Type::tensor(dt.value_or(DType::Undefined), s));
+    for (Dim &d : s.dims)
+      d = binder_.bind(d);
+    v.type = Type::tensor(dt.value_or(DType::Undefined), std::move(s));
+    if (auto rg = meta->getBoolean("requires_grad"))
+      v.requiresGrad = *rg;
+    if (const json::Object *dev = meta->getObject("device"))
+      v.device = deviceOf(*dev);
+  }
+
+  // --- signature: parameters, buffers, constants, user inputs ---
+
+  void readWeightsConfig(llvm::StringRef text) {
+    if (text.empty())
+      return;
+    llvm::Expected<json::Value> doc = json::parse(text);
+    if (!doc) {
+      llvm::consumeError(doc.takeError());
+      return;  // only used to find tied weights: without it each parameter stands alone
+    }
+    if (const json::Object *root = doc->getAsObject())
+      if (const json::Object *cfg = root->getObject("config"))
+        for (const auto &kv : *cfg)
+          if (const json::Object *o = kv.second.getAsObject())
+            if (auto p = o->getString("path_name"))
+              storageOf_[kv.first.str()] = p->str();
+  }
+
+  Value *defineValue(const std::string &graphName, const std::string &irName, Value::Kind kind,
+                     const std::string &where) {
+    if (values_.count(graphName)) {
+      error(where, fmt::format("'{}' is defined twice", graphName));
+      return nullptr;
+    }
+    Value *v = model_->graph->createValue(irName, kind);
+    values_[graphName] = v;
+    return v;
+  }
+
+  void readSignatureInputs(const json::Object &sig) {
+    const json::Array *specs = array(sig.get("input_specs"), "graph_module.signature.input_specs");
+    llvm::StringMap<Value *> byStorage;  // tied parameters share one storage
+    for (size_t i = 0; specs && i < specs->size() && error_.empty(); ++i) {
+      std::string where = fmt::format("graph_module.signature.input_specs[{}]", i);
+      const json::Object *spec = object(&(*specs)[i], where);
+      if (!spec || spec->empty())
+        return;
+      const auto &kind = *spec->begin();
+      std::string k = kind.first.str();
+      const json::Object *body = kind.second.getAsObject();
+      if (!body)
+        return error(where + "." + k, "expected an object");
+      const json::Object *arg = body->getObject("arg");
+      if (k == "user_input") {
+        std::vector<std::string> names = arg ? tensorNames(arg) : std::vector<std::string>{};
+        if (names.empty())
+          continue;  // a non-tensor user input (int, SymInt, custom object)
+        Value *v = defineValue(names[0], names[0], Value::Kind::GraphInput, where);
+        if (!v)
+          return;
+        readTensorMeta(names[0], where, *v, true);
+        model_->graph->inputs.push_back(v);
+        continue;
+      }
+      if (k != "parameter" && k != "buffer" && k != "tensor_constant")
+        continue;  // tokens, custom objects, constant scalars: no tensor of the model
+      std::string graphName = arg ? arg->getString("name").getValueOr("").str() : "";
+      std::string fqn = body->getString(k == "parameter" ? "parameter_name" : k == "buffer" ? "buffer_name"
+                                                                                              : "tensor_constant_name")
+                            .getValueOr(graphName)
+                            .str();
+      if (graphName.empty())
+        return error(where + "." + k + ".arg.name", "missing");
+      auto storage = storageOf_.find(fqn);
+      if (storage != storageOf_.end())
+        if (Value *tied = byStorage.lookup(storage->second)) {
+          values_[graphName] = tied;  // the same tensor under a second name: one parameter
+          ++tiedParams_;
+          continue;
+        }
+      Value *v = defineValue(graphName, fqn, Value::Kind::Param, where);
+      if (!v)
+        return;
+      readTensorMeta(graphName, where, *v, false);
+      Param *p = model_->graph->createParam();
+      p->value = v;
+      v->param = p;
+      p->buffer = k != "parameter";
+      if (p->buffer)
+        v->requiresGrad = false;
+      p->tensor.name = fqn;
+      p->tensor.dtype = v->type.dtype;
+      for (const Dim &d : v->type.shape.dims)
+        p->tensor.dims.push_back(d.isStatic() ? d.value : -1);
+      p->tensor.byteSize = v->type.byteSize().value_or(0);
+      p->tensor.storage = TensorLiteral::Storage::Empty;  // weights stay in the archive, never read
+      if (storage != storageOf_.end())
+        byStorage[storage->second] = v;
+    }
+  }
+
+  // --- nodes ---
+
+  void readNodes(const json::Object &g) {
+    const json::Array *nodes = array(g.get("nodes"), "graph_module.graph.nodes");
+    for (size_t i = 0; nodes && i < nodes->size() && error_.empty(); ++i) {
+      std::string where = fmt::format("graph_module.graph.nodes[{}]", i);
+      if (const json::Object *n = object(&(*nodes)[i], where))
+        readNode(*n, where);
+    }
+  }
+
+  void readNode(const json::Object &o, const std::string &where) {
+    auto target = o.getString("target");
+    if (!target)
+      return error(where + ".target", "missing or not a string");
+    // torch.ops.aten.linear.default -> aten, linear, default
+    llvm::StringRef t = *target, domain, op, overload;
+    if (t.consume_front("torch.ops.")) {
+      std::tie(domain, t) = t.split('.');
+      std::tie(op, overload) = t.split('.');
+    }
+    const json::Array *outs = array(o.get("outputs"), where + ".outputs");
+    if (domain.empty() || op.empty() || (domain == "aten" && isRuntimeGuard(op))) {
+      // Python-side SymInt arithmetic (_operator.mul) and runtime guards: the
+      // sizes they compute are already in the dims as expressions.
+      return;
+    }
+    Node *n = model_->graph->createNode();
+    n->name = o.getString("name").getValueOr("").str();
+    n->domain = domain.str();
+    n->opType = op.str();
+    n->opsetVersion = 1;
+    n->op = OpRegistry::instance().lookup(n->domain, n->opType, n->opsetVersion);
+    if (!overload.empty() && overload != "default")
+      n->metadata.emplace_back("overload", overload.str());
+    readArgs(o, where, *n);
+    for (size_t i = 0; outs && i < outs->size() && error_.empty(); ++i)
+      readOutput((*outs)[i], fmt::format("{}.outputs[{}]", where, i), *n);
+    if (n->name.empty() && !n->outputs.empty())
+      n->name = n->outputs[0]->name;
+    // In-place variants (add_, relu_) write input 0 and return it; views alias it.
+    bool inplace = n->opType.size() > 1 && n->opType.back() == '_' && n->opType.rfind("__", 0) != 0;
+    if (inplace && !n->inputs.empty() && n->inputs[0])
+      n->mutatedInputs.push_back(0);
+    if ((inplace || (n->op && n->op->viewOfInput0)) && !n->outputs.empty())
+      n->outputAliasesInput.push_back(0);
+    if (n->op && n->op->hostSync)
+      n->metadata.emplace_back("host_sync", "true");
+    readMetadata(o, *n);
+  }
+
+  void addInput(Node &n, const std::string &name, const std::string &where) {
+    auto it = values_.find(name);
+    if (it == values_.end())
+      return error(where, fmt::format("'{}' is not defined before this node", name));
+    it->second->uses.push_back({&n, static_cast<unsigned>(n.inputs.size())});
+    n.inputs.push_back(it->second);
+  }
+
+  void readArgs(const json::Object &o, const std::string &where, Node &n) {
+    const json::Array *args = array(o.get("inputs"), where + ".inputs");
+    for (size_t i = 0; args && i < args->size() && error_.empty(); ++i) {
+      std::string at = fmt::format("{}.inputs[{}]", where, i);
+      const json::Object *a = object(&(*args)[i], at);
+      const json::Object *arg = a ? object(a->get("arg"), at + ".arg") : nullptr;
+      if (!arg || arg->empty())
+        return;
+      std::string argName = a->getString("name").getValueOr(fmt::format("arg{}", i)).str();
+      const auto &kv = *arg->begin();
+      llvm::StringRef kind = kv.first;
+      const json::Value &val = kv.second;
+      Attribute attr;
+      attr.name = argName;
+      if (kind == "as_tensor" || kind == "as_tensors") {
+        for (const std::string &t : tensorNames(arg))
+          addInput(n, t, at);
+        continue;
+      }
+      if (kind == "as_optional_tensor" || kind == "as_optional_tensors") {
+        auto one = [&](const json::Value &x) {
+          std::vector<std::string> ts = tensorNames(x);
+          if (ts.empty())
+            n.inputs.push_back(nullptr);  // None
+          else
+            addInput(n, ts[0], at);
+        };
+        if (const json::Array *list = val.getAsArray())
+          for (const json::Value &x : *list)
+            one(x);
+        else
+          one(val);
+        continue;
+      }
+      if (kind == "as_sym_int" || kind == "as_sym_ints") {
+        // A size: a SymInt computed by a node (an edge, e.g. from .item()) or a literal.
+        auto one = [&](const json::Value &x) -> std::optional<int64_t> {
+          const json::Object *xo = x.getAsObject();
+          if (!xo)
+            return std::nullopt;
+          if (auto i = xo->getInteger("as_int"))
+            return *i;
+          if (auto name = xo->getString("as_name"); name && values_.count(*name))
+            addInput(n, name->str(), at);
+          return std::nullopt;
+        };
+        if (const json::Array *list = val.getAsArray()) {
+          attr.kind = AttrKind::Ints;
+          for (const json::Value &x : *list)
+            attr.ints.push_back(one(x).value_or(-1));
+        } else if (std::optional<int64_t> i = one(val)) {
+          attr.kind = AttrKind::Int, attr.i = *i;
+        } else {
+          continue;
+        }
+      } else if (auto i = val.getAsInteger(); i && (kind == "as_int" || kind == "as_layout" || kind == "as_memory_format")) {
+        attr.kind = AttrKind::Int, attr.i = *i;
+      } else if (kind == "as_scalar_type" && i) {
+        attr.kind = AttrKind::String, attr.s = torchDtypeName(dtypeFromScalarType(*i).value_or(DType::Undefined));
+      } else if (kind == "as_bool" && val.getAsBoolean()) {
+        attr.kind = AttrKind::Int, attr.i = *val.getAsBoolean();
+      } else if (kind == "as_float" && val.getAsNumber()) {
+        attr.kind = AttrKind::Float, attr.f = *val.getAsNumber();
+      } else if (kind == "as_string" && val.getAsString()) {
+        attr.kind = AttrKind::String, attr.s = val.getAsString()->str();
+      } else if (kind == "as_device") {
+        const json::Object *d = val.getAsObject();
+        attr.kind = AttrKind::String;
+        attr.s = d ? d->getString("type").getValueOr("").str() : "";
+        if (d)
+          if (auto idx = d->getInteger("index"))
+            attr.s += fmt::format(":{}", *idx);
+      } else if ((kind == "as_ints" || kind == "as_floats" || kind == "as_bools") && val.getAsArray()) {
+        attr.kind = kind == "as_floats" ? AttrKind::Floats : AttrKind::Ints;
+        for (const json::Value &x : *val.getAsArray()) {
+          if (kind == "as_floats")
+            attr.floats.push_back(x.getAsNumber().getValueOr(0));
+          else if (auto b = x.getAsBoolean())
+            attr.ints.push_back(*b);
+          else
+            attr.ints.push_back(x.getAsInteger().getValueOr(0));
+        }
+      } else {
+        continue;  // None, graphs of higher-order ops, custom objects: not kept
+      }
+      n.attributes.push_back(std::move(attr));
+    }
+    std::sort(n.attributes.begin(), n.attributes.end(),
+              [](const Attribute &a, const Attribute &b) { return a.name < b.name; });
+  }
+
+  void readOutput(const json::Value &out, const std::string &where, Node &n) {
+    const json::Object *o = out.getAsObject();
+    if (!o)
+      return error(where, "expected an object");
+    auto define = [&](const std::string &name, bool tensor) {
+      Value *v = defineValue(name, name, Value::Kind::NodeOutput, where);
+      if (!v)
+        return;
+      v->producer = &n;
+      v->resultIndex = static_cast<unsigned>(n.outputs.size());
+      if (tensor)
+        readTensorMeta(name, where, *v, false);
+      else
+        v->type.kind = TypeKind::Opaque;  // a SymInt/SymBool: a host-side scalar
+      n.outputs.push_back(v);
+    };
+    for (const std::string &t : tensorNames(out))
+      define(t, true);
+    for (const char *k : {"as_sym_int", "as_sym_bool", "as_sym_float"})
+      if (const json::Object *s = o->getObject(k))
+        if (auto name = s->getString("as_name"))
+          define(name->str(), false);
+  }
+
+  /// stack_trace -> the user's file:line; nn_module_stack -> the module path.
+  void readMetadata(const json::Object &o, Node &n) {
+    const json::Object *meta = o.getObject("metadata");
+    if (!meta)
+      return;
+    if (auto st = meta->getString("stack_trace")) {
+      n.loc = onnxio::parseStackTrace(*st);
+      n.loc.file = relativeSource(n.loc.file);
+    }
+    // "L__self__,,pkg.M;L__self__fc,fc,torch.nn.modules.linear.Linear": the
+    // innermost entry's second field is the module's path.
+    if (auto stack = meta->getString("nn_module_stack")) {
+      llvm::SmallVector<llvm::StringRef, 8> entries;
+      stack->split(entries, ';', -1, false);
+      if (!entries.empty()) {
+        llvm::SmallVector<llvm::StringRef, 3> fields;
+        entries.back().split(fields, ',', 2);
+        if (fields.size() == 3 && !fields[0].startswith("_empty_nn_module_stack"))
+          n.modulePath = fields[1].str();
+      }
+    }
+  }
+
+  // Paths under the archive's folder are written relative to it (as the FX
+  // exporter writes them relative to the user's repository).
+  std::string relativeSource(const std::string &file) {
+    if (file.empty() || !llvm::sys::path::is_absolute(file))
+      return file;
+    llvm::SmallString<256> dir(path_);
+    llvm::sys::fs::make_absolute(dir);
+    llvm::sys::path::remove_filename(dir);
+    llvm::sys::path::remove_dots(dir, true);
+    std::string prefix = std::string(dir.str()) + "/";
+    return llvm::StringRef(file).startswith(prefix) ? file.substr(prefix.size()) : file;
+  }
+
+  void readOutputs(const json::Object &g, const json::Object &sig) {
+    const json::Array *outs = array(g.get("outputs"), "graph_module.graph.outputs");
+    for (size_t i = 0; outs && i < outs->size() && error_.empty(); ++i)
+      for (const std::string &t : tensorNames((*outs)[i])) {
+        auto it = values_.find(t);
+        if (it == values_.end())
+          return error(fmt::format("graph_module.graph.outputs[{}]", i), fmt::format("'{}' is not defined", t));
+        if (!it->second->isGraphOutput()) {
+          it->second->markGraphOutput();
+          model_->graph->outputs.push_back(it->second);
+        }
+      }
+    // Mutations the program returns instead of performing (a functional graph).
+    unsigned mutations = 0;
+    if (const json::Array *specs = sig.getArray("output_specs"))
+      for (const json::Value &spec : *specs)
+        if (const json::Object *o = spec.getAsObject(); o && !o->empty()) {
+          llvm::StringRef k = o->begin()->first;
+          mutations += k == "buffer_mutation" || k == "user_input_mutation" || k == "parameter_mutation";
+        }
+    for (auto &kv : model_metadata_)
+      model_->metadata.push_back(kv);
+    model_->metadata.emplace_back("mutations_returned", std::to_string(mutations));
+    if (tiedParams_)
+      model_->metadata.emplace_back("tied_parameters", std::to_string(tiedParams_));
+  }
+
+  std::string path_, entry_;
+  SymbolBinder binder_;
+  std::unique_ptr<Model> model_;
+  std::string error_;
+  const json::Object *tensorValues_ = nullptr;
+  std::map<std::string, SymbolInfo> declared_;
+  std::map<std::string, std::string> storageOf_;  // parameter FQN -> weight entry
+  llvm::StringMap<Value *> values_;                // graph names -> values
+  std::vector<std::pair<std::string, std::string>> model_metadata_;
+  unsigned tiedParams_ = 0;
+  bool prepass_ = false;
+};
+
+}  // namespace
+
+llvm::Expected<std::unique_ptr<Model>> importExportedProgram(llvm::StringRef json, llvm::StringRef weightsConfig,
+                                                             const std::string &path, const std::string &entry,
+                                                             const ImportOptions &opts) {
+  return Pt2Import(path, entry, opts).run(json, weightsConfig);
+}
+
+}  // namespace graphlint::pt2

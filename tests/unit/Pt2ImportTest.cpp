@@ -1,0 +1,238 @@
+// The .pt2 frontend (docs/pt2.md) on real archives written by torch 2.13's
+// torch.export.save (tests/fixtures/pt2/make_pt2.py, models in pt2_models.py):
+// parameters, buffers and tied weights from the graph signature, SymInt sizes
+// rescaled by -D, unbacked sizes, findings at the user's lines (`# expect:`
+// markers), and one-line errors for archives that are not what they claim.
+#include "TestSupport.h"
+
+#include "graphlint/ir/Importer.h"
+#include "graphlint/lint/Driver.h"
+#include "ir/pt2/Pt2Archive.h"
+#include "ir/pt2/Pt2Importer.h"
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <random>
+#include <unistd.h>
+
+namespace graphlint {
+namespace {
+
+using test::sourcePath;
+
+std::string fixture(const std::string &name) { return sourcePath("tests/fixtures/pt2/" + name); }
+
+std::unique_ptr<Model> importPt2(const std::string &name, std::map<std::string, int64_t> dims = {}) {
+  ImportOptions io;
+  io.dims = std::move(dims);
+  auto m = importModelFile(fixture(name), io);
+  if (!m) {
+    ADD_FAILURE() << llvm::toString(m.takeError());
+    return nullptr;
+  }
+  return std::move(*m);
+}
+
+std::string importError(const std::string &path) {
+  auto m = importModelFile(path, {});
+  return m ? std::string("imported") : llvm::toString(m.takeError());
+}
+
+size_t countParams(const Model &m, bool buffers) {
+  size_t n = 0;
+  for (const auto &p : m.graph->params())
+    n += p->buffer == buffers;
+  return n;
+}
+
+TEST(Pt2Import, MlpParametersInputsAndOps) {
+  auto m = importPt2("mlp.pt2");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->format, ModelFormat::Fx);
+  EXPECT_EQ(m->producerName, "torch.export");
+  EXPECT_EQ(countParams(*m, false), 4u);
+  EXPECT_EQ(countParams(*m, true), 0u);
+  // fc1: 32x64 + 64, fc2: 64x10 + 10 -- as sum(p.numel()) counts them.
+  FileStats s = statsOf(*m);
+  EXPECT_EQ(s.paramBytes, (32u * 64 + 64 + 64 * 10 + 10) * 4);
+  ASSERT_EQ(m->graph->inputs.size(), 1u);
+  EXPECT_EQ(m->graph->inputs[0]->type.str(), "f32[4,32]");
+  std::vector<std::string> ops;
+  for (const auto &n : m->graph->nodes())
+    ops.push_back(n->domain + "::" + n->opType);
+  EXPECT_EQ(ops, (std::vector<std::string>{"aten::linear", "aten::relu", "aten::linear"}));
+  const Node &fc1 = *m->graph->nodes()[0];
+  EXPECT_EQ(fc1.modulePath, "fc1");
+  EXPECT_EQ(fc1.inputs[1]->name, "fc1.weight");  // the parameter's own name, not the graph's p_fc1_weight
+  EXPECT_EQ(fc1.loc.file, "pt2_models.py");     // relative to the archive's folder
+  EXPECT_EQ(fc1.loc.line, 16u);
+}
+
+TEST(Pt2Import, TiedWeightIsOneParameterAndBuffersAreBuffers) {
+  auto m = importPt2("tied_buffer.pt2");
+  ASSERT_TRUE(m);
+  // embed.weight and head.weight are one tensor: counted once, as torch does.
+  EXPECT_EQ(countParams(*m, false), 1u);
+  EXPECT_EQ(countParams(*m, true), 2u);
+  const Node *head = nullptr, *step = nullptr;
+  for (const auto &n : m->graph->nodes()) {
+    if (n->opType == "linear")
+      head = n.get();
+    if (n->opType == "add_")
+      step = n.get();
+  }
+  ASSERT_TRUE(head && step);
+  EXPECT_EQ(head->inputs[1]->name, "embed.weight");
+  EXPECT_EQ(head->inputs[1]->uses.size(), 2u);  // the embedding and the head read the same value
+  // The in-place counter update mutates the buffer (alias facts by op name).
+  EXPECT_EQ(step->mutatedInputs, (llvm::SmallVector<unsigned, 1>{0}));
+  EXPECT_TRUE(step->inputs[0]->param && step->inputs[0]->param->buffer);
+  EXPECT_FALSE(step->inputs[0]->requiresGrad);
+}
+
+TEST(Pt2Import, SymbolicBatchRescaledByDim) {
+  auto hinted = importPt2("dynamic_batch.pt2");
+  ASSERT_TRUE(hinted);
+  const Node *proj = nullptr;
+  for (const auto &n : hinted->graph->nodes())
+    if (n->opType == "linear")
+      proj = n.get();
+  ASSERT_TRUE(proj);
+  // The flattened batch*seq is Mul(Integer(5), s77): 5 x the traced batch 3.
+  EXPECT_EQ(proj->outputs[0]->type.str(), "f32[15,48]");
+  ASSERT_EQ(hinted->symbols.size(), 1u);
+  EXPECT_EQ(hinted->symbols[0].name, "s77");
+  EXPECT_EQ(hinted->symbols[0].source, "x.shape[0]");
+  EXPECT_EQ(hinted->symbols[0].origin, SymbolInfo::Origin::Hint);
+  EXPECT_EQ(hinted->symbols[0].max, 1024);  // Dim("batch", max=1024)
+
+  auto bound = importPt2("dynamic_batch.pt2", {{"s77", 64}});
+  ASSERT_TRUE(bound);
+  for (const auto &n : bound->graph->nodes())
+    if (n->opType == "linear")
+      EXPECT_EQ(n->outputs[0]->type.str(), "f32[320,48]");
+  EXPECT_EQ(bound->graph->outputs[0]->type.str(), "f32[64,5,48]");
+  EXPECT_TRUE(bound->setupWarnings.empty());
+
+  // torch does not save the Dim's name: a -D batch says which symbols there are.
+  auto named = importPt2("dynamic_batch.pt2", {{"batch", 8}});
+  ASSERT_TRUE(named);
+  ASSERT_EQ(named->setupWarnings.size(), 1u);
+  EXPECT_EQ(named->setupWarnings[0],
+            "-D batch=8 binds nothing: the file's size symbols are s77 (x.shape[0]) (inputs: x f32[s77,5,24])");
+}
+
+TEST(Pt2Import, UnbackedSizesAreShownByName) {
+  auto m = importPt2("data_dependent.pt2");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->graph->outputs[0]->type.str(), "i64[u0,2]");
+  EXPECT_EQ(m->graph->outputs[1]->type.str(), "f32[u1,8]");
+  ASSERT_EQ(m->symbols.size(), 2u);
+  EXPECT_EQ(m->symbols[0].kind, SymbolInfo::Kind::Unbacked);
+  EXPECT_EQ(m->symbols[0].source, "nonzero");
+  EXPECT_EQ(m->symbols[1].source, "item");
+  EXPECT_EQ(m->symbols[1].max, 64);  // torch._check(n <= 64)
+}
+
+TEST(Pt2Import, RulesFireAtTheUsersLines) {
+  std::set<test::Finding> want = test::markerFindings(fixture("pt2_models.py")), got;
+  for (const char *f : {"mlp.pt2", "tied_buffer.pt2", "data_dependent.pt2", "dynamic_batch.pt2", "branchy.pt2"}) {
+    FileReport r = lintFile(fixture(f), {});
+    ASSERT_FALSE(r.fatal) << f << ": " << r.fatalMessage;
+    std::set<test::Finding> one = test::findingsByLine(r, "pt2_models.py", {"GL102", "GL112", "GL121", "GL123", "GL131"});
+    got.insert(one.begin(), one.end());
+  }
+  EXPECT_EQ(got, want) << "expected: " << test::describeFindings(want) << "\nactual:   " << test::describeFindings(got);
+}
+
+TEST(Pt2Import, BrokenArchivesAreOneLineErrors) {
+  EXPECT_EQ(importError(fixture("bad_schema.pt2")),
+            "ExportedProgram schema version 99.20 is not supported (this graphlint reads schema major version 8, "
+            "written by torch 2.x's torch.export.save): upgrade graphlint");
+  EXPECT_EQ(importError(fixture("not_export.pt2")),
+            "is a zip archive written by torch.save (pickled tensors or a module), not by torch.export.save: export "
+            "the model with torch.export.save or graphlint-export");
+  // Cut anywhere, the archive loses its central directory.
+  std::string whole = test::readFile(fixture("mlp.pt2"));
+  for (size_t cut : {size_t{30}, whole.size() / 2, whole.size() - 10}) {
+    std::string path = test::tempDir() + "/truncated.pt2";
+    test::writeFile(path, whole.substr(0, cut));
+    std::string e = importError(path);
+    EXPECT_EQ(e.rfind("is not a readable zip archive (truncated or corrupt .pt2?): ", 0), 0u) << cut << ": " << e;
+  }
+}
+
+std::string mlpProgram() {
+  int fd = ::open(fixture("mlp.pt2").c_str(), O_RDONLY);
+  auto a = pt2::Pt2Archive::open(fd);
+  ::close(fd);
+  if (!a)
+    return llvm::toString(a.takeError());
+  auto json = a->read("mlp/models/model.json", 1 << 20);
+  return json ? *json : llvm::toString(json.takeError());
+}
+
+TEST(Pt2Import, MalformedProgramNamesTheEntryAndField) {
+  const std::string good = mlpProgram();
+  auto err = [](const std::string &json) {
+    auto m = pt2::importExportedProgram(json, "", "m.pt2", "m/models/model.json", {});
+    return m ? std::string("imported") : llvm::toString(m.takeError());
+  };
+  ASSERT_EQ(err(good), "imported");
+  auto edited = [&](const std::string &from, const std::string &to) {
+    std::string s = good;
+    size_t at = s.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return at == std::string::npos ? s : s.replace(at, from.size(), to);
+  };
+  EXPECT_EQ(err(good.substr(0, good.size() / 2)).rfind("m/models/model.json: is not valid JSON: ", 0), 0u);
+  EXPECT_EQ(err("[1]"), "m/models/model.json: the top level is not an object (not a serialized ExportedProgram)");
+  EXPECT_EQ(err("{}"), "m/models/model.json: schema_version: missing (not a serialized ExportedProgram)");
+  EXPECT_EQ(err(edited("\"target\": \"torch.ops.aten.relu.default\"", "\"target\": 3")),
+            "m/models/model.json: graph_module.graph.nodes[1].target: missing or not a string");
+  EXPECT_EQ(err(edited("{\"name\": \"self\", \"arg\": {\"as_tensor\": {\"name\": \"linear\"}}",
+                       "{\"name\": \"self\", \"arg\": {\"as_tensor\": {\"name\": \"ghost\"}}")),
+            "m/models/model.json: graph_module.graph.nodes[1].inputs[0]: 'ghost' is not defined before this node");
+  EXPECT_EQ(err(edited("\"x\": {\"dtype\": 7", "\"x\": {\"dtype\": \"f\"")),
+            "m/models/model.json: graph.tensor_values.x.dtype: missing or not an integer");
+  EXPECT_EQ(err(std::string(200, '[') + std::string(200, ']')), "m/models/model.json: JSON nested deeper than 128 levels");
+}
+
+// Random damage to the program never crashes: it imports or fails with a line.
+TEST(Pt2Import, DamagedProgramsNeverCrash) {
+  const std::string good = mlpProgram();
+  std::mt19937 rng(14);
+  const char junk[] = {'{', '}', '[', ']', '"', ':', ',', '0', 'x', '\\', ' '};
+  for (int i = 0; i < 300; ++i) {
+    std::string s = good;
+    for (int k = 0; k < 1 + i % 5; ++k)
+      s[rng() % s.size()] = junk[rng() % sizeof junk];
+    if (i % 7 == 0)
+      s.resize(rng() % s.size());
+    auto m = pt2::importExportedProgram(s, "", "m.pt2", "m/models/model.json", {});
+    if (!m) {
+      std::string e = llvm::toString(m.takeError());
+      EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+      EXPECT_TRUE(e.rfind("m/models/model.json: ", 0) == 0 || e.rfind("ExportedProgram schema version", 0) == 0) << e;
+    }
+  }
+}
+
+TEST(Pt2Archive, ReadingStopsAtTheCapWhateverTheHeadersClaim) {
+  // bomb.pt2's headers claim 100 bytes for a 4 MiB entry.
+  int fd = ::open(fixture("bomb.pt2").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  auto a = pt2::Pt2Archive::open(fd);
+  ::close(fd);
+  ASSERT_TRUE(bool(a)) << llvm::toString(a.takeError());
+  auto small = a->read("bomb/models/model.json", 1 << 20);
+  ASSERT_FALSE(bool(small));
+  EXPECT_EQ(llvm::toString(small.takeError()), "bomb/models/model.json: more than 1 MiB uncompressed");
+  auto none = a->read("../../etc/passwd", 1 << 20);
+  ASSERT_FALSE(bool(none));
+  EXPECT_EQ(llvm::toString(none.takeError()), "../../etc/passwd: no such entry in the archive");
+}
+
+}  // namespace
+}  // namespace graphlint
