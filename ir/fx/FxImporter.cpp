@@ -20,9 +20,8 @@
 namespace graphlint {
 namespace {
 
-// Version 2 adds size expressions and the `symbols` table; 1 is read as before.
-constexpr int64_t kFxFormatVersion = 2;
-constexpr int64_t kFxOldestVersion = 1;
+constexpr int64_t kFxFormatVersion = kFxFormatNewest;
+constexpr int64_t kFxOldestVersion = kFxFormatOldest;
 constexpr unsigned kMaxJsonNesting = 64;  // llvm::json parses recursively
 
 llvm::Error fail(std::string msg) {

@@ -124,6 +124,8 @@ def check(model: Any, example_inputs: Optional[Sequence[Any]] = None, *, train: 
 
 
 def _capture(exp, model, inputs, out, kwargs) -> None:
+    from ._binary import check_fx_version
+    check_fx_version(exp.FORMAT_VERSION)
     try:
         exp.export_module(model, inputs, out, **kwargs)
     except exp.ExportError as e:

@@ -57,15 +57,40 @@ def binary_path() -> str:
                          "); install the package with pip or set GRAPHLINT_BINARY")
 
 
-def binary_version(path: str) -> str:
+@lru_cache(maxsize=None)
+def _version_lines(path: str) -> List[str]:
     try:
         out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30)
     except OSError as e:
         raise GraphlintError(f"{path}: cannot run: {e}") from None
-    words = out.stdout.split()
-    if out.returncode != 0 or len(words) < 2 or words[0] != "graphlint":
+    lines = out.stdout.splitlines()
+    if out.returncode != 0 or not lines or lines[0].split()[:1] != ["graphlint"] or len(lines[0].split()) < 2:
         raise GraphlintError(f"{path}: not a graphlint binary (--version printed {out.stdout.strip()!r})")
-    return words[1]
+    return lines
+
+
+def binary_version(path: str) -> str:
+    return _version_lines(path)[0].split()[1]
+
+
+def fx_versions(path: str):
+    """The (oldest, newest) graphlint-fx versions the binary reads."""
+    for line in _version_lines(path)[1:]:
+        words = line.split()
+        if len(words) == 2 and words[0] == "graphlint-fx" and "-" in words[1]:
+            lo, _, hi = words[1].partition("-")
+            if lo.isdigit() and hi.isdigit():
+                return int(lo), int(hi)
+    return (1, 1)  # binaries before the line was printed read version 1 only
+
+
+def check_fx_version(version: int) -> None:
+    """Fails in one line when the binary cannot read FX files of `version`."""
+    path = binary_path()
+    lo, hi = fx_versions(path)
+    if not lo <= version <= hi:
+        raise GraphlintError(f"{path} reads graphlint-fx versions {lo}-{hi}, but this package's exporter writes "
+                             f"version {version}: reinstall the package so the two match")
 
 
 def run(args: Sequence[str], check_fatal: bool = True,

@@ -70,8 +70,10 @@ TEST(Cli, Help) {
 TEST(Cli, Version) {
   CliResult r = runCli({"--version"});
   EXPECT_EQ(r.exitCode, 0);
-  EXPECT_TRUE(std::regex_match(r.out, std::regex(R"(graphlint \d+\.\d+\.\d+\n)"))) << r.out;
-  EXPECT_EQ(r.out, std::string("graphlint ") + GRAPHLINT_VERSION + "\n");
+  // The second line is the range of FX format versions read (the Python
+  // package checks its exporter against it).
+  EXPECT_TRUE(std::regex_match(r.out, std::regex(R"(graphlint \d+\.\d+\.\d+\ngraphlint-fx \d+-\d+\n)"))) << r.out;
+  EXPECT_EQ(r.out, std::string("graphlint ") + GRAPHLINT_VERSION + "\ngraphlint-fx 1-2\n");
 }
 
 TEST(Cli, RulesListsTheCatalogueInCodeOrder) {

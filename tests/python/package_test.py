@@ -186,6 +186,16 @@ def main():
     check("a binary of another version is refused in one line",
           r.returncode != 0 and "is graphlint 0.0.1, but this Python package is " + version in r.stderr, r.stderr)
 
+    old = os.path.join(work, "old-fx-graphlint")
+    with open(old, "w") as f:
+        f.write(f"#!/bin/sh\necho graphlint {version}\necho graphlint-fx 1-1\n")
+    os.chmod(old, 0o755)
+    r = sh([py, "-c", "import torch, graphlint; graphlint.check(torch.nn.Linear(2, 2), (torch.randn(1, 2),))"],
+           env=dict(env, GRAPHLINT_BINARY=old))
+    check("an exporter writing an FX version the binary cannot read is refused in one line",
+          r.returncode != 0 and "reads graphlint-fx versions 1-1, but this package's exporter writes version" in r.stderr,
+          r.stderr[-2000:])
+
     # 3. docs/python.md's example.
     doc = open(os.path.join(source, "docs", "python.md")).read()
     m = re.search(r"<!-- example: [^>]*-->\s*```python\n(.*?)```", doc, re.S)

@@ -44,7 +44,7 @@ USAGE
   graphlint config --dump FILE [OPTIONS] print the effective configuration for FILE
   graphlint verify [OPTIONS] FILE        run the model once and print predicted vs
                                          measured kernels, time and peak memory
-  graphlint --help | --version
+  graphlint --help | --version      (--version: the version, and the FX format versions read)
 
 LINT OPTIONS
   --format text|gcc|json|sarif|github
@@ -826,7 +826,8 @@ int main(int argc, char **argv) {
       return 0;
     }
     if (s == "--version") {
-      llvm::outs() << "graphlint " << GRAPHLINT_VERSION << "\n";
+      llvm::outs() << "graphlint " << GRAPHLINT_VERSION << "\n"
+                   << "graphlint-fx " << kFxFormatOldest << "-" << kFxFormatNewest << "\n";
       return 0;
     }
   }

@@ -32,6 +32,13 @@ llvm::Expected<std::unique_ptr<Model>> importModelFile(const std::string &path, 
 llvm::Expected<std::unique_ptr<Model>> importOnnxBytes(llvm::StringRef bytes, const std::string &path,
                                                        const ImportOptions &opts);
 
+/// The graphlint-fx versions importFxBytes reads (docs/fx-format.md): version
+/// 2 adds size expressions and the `symbols` table; 1 is read as before.
+/// `graphlint --version` prints them, so the Python package can check its
+/// exporter against the binary.
+inline constexpr int64_t kFxFormatOldest = 1;
+inline constexpr int64_t kFxFormatNewest = 2;
+
 /// Imports an FX graph (graphlint-export JSON) already in memory; `path`
 /// names it in messages.
 llvm::Expected<std::unique_ptr<Model>> importFxBytes(llvm::StringRef bytes, const std::string &path,
