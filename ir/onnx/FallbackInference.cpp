@@ -1,6 +1,9 @@
 #include "FallbackInference.h"
 
+#include "graphlint/ir/CheckedMath.h"
 #include "graphlint/ir/OpRegistry.h"
+
+#include <fmt/format.h>
 
 #include <llvm/ADT/StringSwitch.h>
 
@@ -24,6 +27,28 @@ bool normAxis(int64_t &a, size_t rank) {
 }
 
 Type sameAs(const Type &t) { return t; }
+
+// A computed extent: unknown when the arithmetic overflowed or went negative.
+Dim checkedDim(CheckedInt v) { return v && *v >= 0 ? Dim::fixed(*v) : Dim::unknown(); }
+
+// A dim computed in floating point (scales, window counts): unknown unless it
+// is finite and representable; casting inf or 1e300 to int64 is undefined.
+Dim dimFromDouble(double x) {
+  if (!std::isfinite(x) || x < 0 || x >= 9.2e18)
+    return Dim::unknown();
+  return Dim::fixed(static_cast<int64_t>(x));
+}
+
+// A rank taken from a value (a declared length, a shape input): bounded, so a
+// 1e8-long shape vector cannot make a 1e8-dim tensor.
+bool rankWithinBounds(int64_t r) { return r >= 0 && r <= kMaxRank; }
+
+std::string intsStr(const std::vector<int64_t> &v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? "," : "") + std::to_string(v[i]);
+  return "[" + s + "]";
+}
 
 Type tensorLike(const Type &t, DType dt) {
   Type o = t;
@@ -96,22 +121,52 @@ bool broadcast(FallbackContext &c, std::optional<DType> resultType, size_t dtype
   return true;
 }
 
-// Output length of one spatial dim of a pooling/conv window.
+// Output length of one spatial dim of a pooling/conv window; the caller has
+// checked stride, dilation and kernel >= 1 and pads >= 0. Unknown when the
+// window does not fit or the arithmetic overflows.
 Dim windowDim(const Dim &in, int64_t k, int64_t stride, int64_t dil, int64_t padTotal, bool ceil,
               const std::string &autoPad) {
   if (!in.isStatic())
     return Dim::unknown();
-  int64_t eff = (k - 1) * dil + 1;
+  CheckedInt km1 = checkedSub(k, 1);
+  CheckedInt spread = km1 ? checkedMul(*km1, dil) : std::nullopt;
+  CheckedInt eff = spread ? checkedAdd(*spread, 1) : std::nullopt;
+  if (!eff)
+    return Dim::unknown();
   if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER")
-    return Dim::fixed((in.value + stride - 1) / stride);
-  if (autoPad == "VALID")
-    return Dim::fixed((in.value - eff) / stride + 1);
-  double q = static_cast<double>(in.value + padTotal - eff) / static_cast<double>(stride);
-  int64_t out = static_cast<int64_t>(ceil ? std::ceil(q) : std::floor(q)) + 1;
+    return checkedDim(checkedCeilDiv(in.value, stride));
+  if (autoPad == "VALID") {
+    CheckedInt span = checkedSub(in.value, *eff);
+    return span && *span >= 0 ? checkedDim(checkedAdd(*span / stride, 1)) : Dim::unknown();
+  }
+  CheckedInt padded = checkedAdd(in.value, padTotal);
+  CheckedInt span = padded ? checkedSub(*padded, *eff) : std::nullopt;
+  if (!span || *span < 0)
+    return Dim::unknown();
+  CheckedInt steps = ceil ? checkedCeilDiv(*span, stride) : CheckedInt(*span / stride);
+  if (!steps)
+    return Dim::unknown();
+  int64_t out = *steps + 1;
   // With ceil_mode the last window must start inside the (left-padded) input.
-  if (ceil && (out - 1) * stride >= in.value + padTotal / 2)
+  CheckedInt lastStart = checkedMul(out - 1, stride);
+  if (ceil && lastStart && *lastStart >= in.value + padTotal / 2)
     --out;
   return Dim::fixed(out);
+}
+
+// Window attributes out of range make the node invalid: a problem, and the
+// spatial dims stay unknown instead of dividing by zero or going negative.
+bool windowAttrsValid(FallbackContext &c, const std::vector<int64_t> &k, const std::vector<int64_t> &strides,
+                      const std::vector<int64_t> &dil, const std::vector<int64_t> &pads) {
+  auto bad = [&](const char *name, const std::vector<int64_t> &v, int64_t min) {
+    for (int64_t x : v)
+      if (x < min) {
+        c.problems.push_back(fmt::format("{} {} must be >= {} (got {})", c.node.opType, name, min, intsStr(v)));
+        return true;
+      }
+    return false;
+  };
+  return !(bad("kernel_shape", k, 1) | bad("strides", strides, 1) | bad("dilations", dil, 1) | bad("pads", pads, 0));
 }
 
 bool pool(FallbackContext &c, std::optional<int64_t> channelsOut) {
@@ -142,8 +197,12 @@ bool pool(FallbackContext &c, std::optional<int64_t> channelsOut) {
   Type o = x;
   if (channelsOut)
     o.shape.dims[1] = Dim::fixed(*channelsOut);
-  for (size_t i = 0; i < sp; ++i)
-    o.shape.dims[i + 2] = windowDim(x.shape.dims[i + 2], k[i], strides[i], dil[i], pads[i] + pads[i + sp], ceil, autoPad);
+  bool valid = windowAttrsValid(c, k, strides, dil, pads);
+  for (size_t i = 0; i < sp; ++i) {
+    CheckedInt padTotal = checkedAdd(pads[i], pads[i + sp]);
+    o.shape.dims[i + 2] = valid && padTotal ? windowDim(x.shape.dims[i + 2], k[i], strides[i], dil[i], *padTotal, ceil, autoPad)
+                                            : Dim::unknown();
+  }
   c.outputs = {o};
   for (size_t i = 1; i < c.node.outputs.size(); ++i)
     c.outputs.push_back(tensorLike(o, DType::Int64));
@@ -169,9 +228,14 @@ bool split(FallbackContext &c) {
   const Dim &d = x.shape.dims[axis];
   if (sizes.empty() && d.isStatic()) {
     int64_t parts = attrIntOr(c.node, "num_outputs", static_cast<int64_t>(n));
-    int64_t chunk = (d.value + parts - 1) / parts;
-    for (int64_t i = 0, left = d.value; i < static_cast<int64_t>(n); ++i, left -= chunk)
-      sizes.push_back(std::max<int64_t>(0, std::min(chunk, left)));
+    if (parts < 1) {
+      c.problems.push_back(n == 0 ? std::string("Split has no outputs")
+                                  : fmt::format("Split num_outputs must be >= 1 (got {})", parts));
+      return false;
+    }
+    CheckedInt chunk = checkedCeilDiv(d.value, parts);
+    for (int64_t i = 0, left = d.value; chunk && i < static_cast<int64_t>(n); ++i, left -= std::min(*chunk, left))
+      sizes.push_back(std::max<int64_t>(0, std::min(*chunk, left)));
   }
   for (size_t i = 0; i < n; ++i) {
     Type o = x;
@@ -208,7 +272,8 @@ bool pad(FallbackContext &c) {
     if (!normAxis(a, r))
       return false;
     const Dim &d = x.shape.dims[a];
-    o.shape.dims[a] = d.isStatic() ? Dim::fixed(d.value + (*pads)[i] + (*pads)[i + axes.size()]) : Dim::unknown();
+    CheckedInt grown = d.isStatic() ? checkedAdd(d.value, (*pads)[i]) : std::nullopt;
+    o.shape.dims[a] = checkedDim(grown ? checkedAdd(*grown, (*pads)[i + axes.size()]) : std::nullopt);
   }
   c.outputs = {o};
   return true;
@@ -242,14 +307,14 @@ bool resize(FallbackContext &c) {
       }
       for (int64_t a : axes) {
         normAxis(a, r);
-        o.shape.dims[a] = Dim::fixed(static_cast<int64_t>(std::round(scale * static_cast<double>(x.shape.dims[a].value))));
+        o.shape.dims[a] = dimFromDouble(std::round(scale * static_cast<double>(x.shape.dims[a].value)));
       }
     } else {
       for (size_t i = 0; i < axes.size(); ++i) {
         int64_t a = axes[i];
         if (!normAxis(a, r))
           return false;
-        o.shape.dims[a] = Dim::fixed(sizes[i]);
+        o.shape.dims[a] = checkedDim(sizes[i]);
       }
     }
     c.outputs = {o};
@@ -263,24 +328,32 @@ bool resize(FallbackContext &c) {
 }
 
 bool constantOfShape(FallbackContext &c) {
+  if (c.inputs.empty()) {
+    c.problems.push_back("ConstantOfShape has no shape input");
+    return false;
+  }
   DType dt = DType::Float;
   if (const Attribute *v = c.node.attr("value"); v && !v->tensors.empty())
     dt = v->tensors[0].dtype;
   Shape s;
-  if (c.values.size() > 0 && c.values[0]) {
+  const Shape &in = c.inputs[0].shape;
+  if (c.values.size() > 0 && c.values[0] && rankWithinBounds(static_cast<int64_t>(c.values[0]->size()))) {
     s.rankKnown = true;
-    for (int64_t d : *c.values[0])
-      s.dims.push_back(Dim::fixed(d));
-  } else if (c.inputs[0].shape.rankKnown && c.inputs[0].shape.rank() == 1 && c.inputs[0].shape.dims[0].isStatic()) {
+    for (int64_t d : *c.values[0]) {
+      if (d < 0)
+        c.problems.push_back(fmt::format("ConstantOfShape shape has a negative dim {}", d));
+      s.dims.push_back(checkedDim(d));
+    }
+  } else if (in.rankKnown && in.rank() == 1 && in.dims[0].isStatic() && rankWithinBounds(in.dims[0].value)) {
     s.rankKnown = true;
-    s.dims.resize(c.inputs[0].shape.dims[0].value);
+    s.dims.resize(static_cast<size_t>(in.dims[0].value));
   }
   c.outputs = {Type::tensor(dt, s)};
   return true;
 }
 
 Dim addDims(const Dim &a, const Dim &b) {
-  return a.isStatic() && b.isStatic() ? Dim::fixed(a.value + b.value) : Dim::unknown();
+  return a.isStatic() && b.isStatic() ? checkedDim(checkedAdd(a.value, b.value)) : Dim::unknown();
 }
 
 Dim divDim(const Dim &a, int64_t b) { return a.isStatic() && b > 0 ? Dim::fixed(a.value / b) : Dim::unknown(); }
@@ -326,7 +399,7 @@ bool attention(FallbackContext &c) {
   if (q.rank() == 4) {
     y.shape.dims[3] = headV;
   } else {
-    y.shape.dims[2] = headV.isStatic() ? Dim::fixed(headV.value * qh) : Dim::unknown();
+    y.shape.dims[2] = headV.isStatic() ? checkedDim(checkedMul(headV.value, qh)) : Dim::unknown();
   }
   c.outputs = {y, t4(batch, kvHeads, total, headK), t4(batch, kvHeads, total, headV), t4(batch, qHeads, qSeq, total)};
   return true;
@@ -360,7 +433,7 @@ bool causalConv(FallbackContext &c) {
   const Shape &x = c.inputs[0].shape, &w = c.inputs[1].shape;
   Shape state = x;
   const Dim &kernel = w.dims.back();
-  state.dims.back() = kernel.isStatic() ? Dim::fixed(kernel.value - 1) : Dim::unknown();
+  state.dims.back() = kernel.isStatic() ? checkedDim(checkedSub(kernel.value, 1)) : Dim::unknown();
   c.outputs = {c.inputs[0], Type::tensor(c.inputs[0].dtype, state)};
   return true;
 }
@@ -382,18 +455,24 @@ bool bitcast(FallbackContext &c) {
   return true;
 }
 
+// A shape read from values: negative entries are not dims (unknown), and a
+// vector longer than kMaxRank is no shape graphlint will materialise.
 Shape staticShape(const std::vector<int64_t> &dims) {
   Shape s;
+  if (!rankWithinBounds(static_cast<int64_t>(dims.size())))
+    return s;
   s.rankKnown = true;
   for (int64_t d : dims)
-    s.dims.push_back(Dim::fixed(d));
+    s.dims.push_back(checkedDim(d));
   return s;
 }
 
-Shape unknownDims(size_t rank) {
+Shape unknownDims(int64_t rank) {
   Shape s;
+  if (!rankWithinBounds(rank))
+    return s;
   s.rankKnown = true;
-  s.dims.assign(rank, Dim::unknown());
+  s.dims.assign(static_cast<size_t>(rank), Dim::unknown());
   return s;
 }
 
@@ -422,6 +501,8 @@ bool reshape(FallbackContext &c) {
     return false;
   }
   bool allowZero = attrIntOr(c.node, "allowzero", 0) != 0;
+  if (!rankWithinBounds(static_cast<int64_t>(shape->size())))
+    return false;
   Shape out;
   out.rankKnown = true;
   int inferIdx = -1;
@@ -432,17 +513,17 @@ bool reshape(FallbackContext &c) {
       if (!x.shape.rankKnown || i >= x.shape.rank())
         return false;
       out.dims.push_back(x.shape.dims[i]);
-      if (x.shape.dims[i].isStatic())
-        known *= x.shape.dims[i].value;
+      if (x.shape.dims[i].isStatic() && known >= 0)
+        known = checkedMul(known, x.shape.dims[i].value).value_or(-1);
       else
         known = -1;
     } else if (d == -1) {
       inferIdx = static_cast<int>(i);
       out.dims.push_back(Dim::unknown());
     } else {
-      out.dims.push_back(Dim::fixed(d));
+      out.dims.push_back(checkedDim(d));
       if (known >= 0)
-        known *= d;
+        known = d >= 0 ? checkedMul(known, d).value_or(-1) : -1;
     }
   }
   if (inferIdx >= 0) {
@@ -474,7 +555,7 @@ bool tile(FallbackContext &c) {
     return false;
   Type o = x;
   for (size_t i = 0; i < reps->size(); ++i)
-    o.shape.dims[i] = x.shape.dims[i].isStatic() ? Dim::fixed(x.shape.dims[i].value * (*reps)[i]) : Dim::unknown();
+    o.shape.dims[i] = x.shape.dims[i].isStatic() ? checkedDim(checkedMul(x.shape.dims[i].value, (*reps)[i])) : Dim::unknown();
   c.outputs = {o};
   return true;
 }
@@ -534,20 +615,27 @@ bool slice(FallbackContext &c) {
       o.shape.dims[a] = Dim::unknown();
       continue;
     }
+    // n >= 0 and s, e are clamped into [-1, n] before any difference, so
+    // only the negation of the step can overflow (INT64_MIN).
     int64_t n = d.value, s = starts[i], e = ends[i], st = steps[i];
-    if (s < 0) s += n;
-    if (e < 0) e += n;
-    int64_t len;
+    if (n < 0) {
+      o.shape.dims[a] = Dim::unknown();
+      continue;
+    }
+    if (s < 0) s = s < -n ? -1 : s + n;
+    if (e < 0) e = e < -n ? -1 : e + n;
+    CheckedInt len;
     if (st > 0) {
       s = std::clamp<int64_t>(s, 0, n);
       e = std::clamp<int64_t>(e, 0, n);
-      len = e > s ? (e - s + st - 1) / st : 0;
+      len = e > s ? checkedCeilDiv(e - s, st) : CheckedInt(0);
     } else {
       s = std::clamp<int64_t>(s, -1, n - 1);
       e = std::clamp<int64_t>(e, -1, n - 1);
-      len = s > e ? (s - e + (-st) - 1) / (-st) : 0;
+      CheckedInt back = checkedNeg(st);
+      len = !back ? std::nullopt : s > e ? checkedCeilDiv(s - e, *back) : CheckedInt(0);
     }
-    o.shape.dims[a] = Dim::fixed(len);
+    o.shape.dims[a] = checkedDim(len);
   }
   c.outputs = {o};
   return true;
@@ -580,6 +668,8 @@ bool squeezeOrUnsqueeze(FallbackContext &c, bool squeeze) {
         o.shape.dims.push_back(x.shape.dims[i]);
   } else {
     size_t outRank = x.shape.rank() + axes->size();
+    if (!rankWithinBounds(static_cast<int64_t>(outRank)))
+      return false;
     std::vector<bool> ins(outRank, false);
     for (int64_t a : *axes) {
       if (!normAxis(a, outRank))
@@ -607,7 +697,7 @@ bool range(FallbackContext &c) {
   auto s = scalarOf(c, 0), l = scalarOf(c, 1), d = scalarOf(c, 2);
   Shape out = unknownDims(1);
   if (s && l && d && *d != 0)
-    out.dims[0] = Dim::fixed(std::max<int64_t>(0, static_cast<int64_t>(std::ceil((*l - *s) / *d))));
+    out.dims[0] = dimFromDouble(std::max(0.0, std::ceil((*l - *s) / *d)));
   c.outputs = {Type::tensor(c.inputs[0].dtype, out)};
   return true;
 }
@@ -622,7 +712,7 @@ bool oneHot(FallbackContext &c) {
   if (!normAxis(axis, r))
     return false;
   Type o = Type::tensor(c.inputs[2].dtype, idx.shape);
-  o.shape.dims.insert(o.shape.dims.begin() + axis, depth ? Dim::fixed(static_cast<int64_t>(*depth)) : Dim::unknown());
+  o.shape.dims.insert(o.shape.dims.begin() + axis, depth ? dimFromDouble(*depth) : Dim::unknown());
   c.outputs = {o};
   return true;
 }
@@ -636,7 +726,7 @@ bool topK(FallbackContext &c) {
     return false;
   std::optional<double> k = c.node.attr("k") ? std::optional<double>(attrIntOr(c.node, "k", 0)) : scalarOf(c, 1);
   Type v = x;
-  v.shape.dims[axis] = k ? Dim::fixed(static_cast<int64_t>(*k)) : Dim::unknown();
+  v.shape.dims[axis] = k ? dimFromDouble(*k) : Dim::unknown();
   c.outputs = {v, tensorLike(v, DType::Int64)};
   return true;
 }
@@ -707,11 +797,12 @@ bool stft(FallbackContext &c) {
   out.dims[0] = sig.shape.dims[0];
   out.dims[3] = Dim::fixed(2);
   const Dim &len = sig.shape.dims[1];
-  if (step && frame && len.isStatic() && *step > 0)
-    out.dims[1] = Dim::fixed((len.value - static_cast<int64_t>(*frame)) / static_cast<int64_t>(*step) + 1);
-  if (frame)
-    out.dims[2] = Dim::fixed(attrIntOr(c.node, "onesided", 1) ? static_cast<int64_t>(*frame) / 2 + 1
-                                                               : static_cast<int64_t>(*frame));
+  Dim frameDim = frame ? dimFromDouble(*frame) : Dim::unknown();
+  Dim stepDim = step ? dimFromDouble(*step) : Dim::unknown();
+  if (stepDim.isStatic() && stepDim.value > 0 && frameDim.isStatic() && len.isStatic() && len.value >= frameDim.value)
+    out.dims[1] = Dim::fixed((len.value - frameDim.value) / stepDim.value + 1);
+  if (frameDim.isStatic())
+    out.dims[2] = attrIntOr(c.node, "onesided", 1) ? Dim::fixed(frameDim.value / 2 + 1) : frameDim;
   c.outputs = {Type::tensor(sig.dtype, out)};
   return true;
 }
@@ -721,7 +812,7 @@ bool window(FallbackContext &c) {
   DType dt = dtypeFromCode(attrIntOr(c.node, "output_datatype", 1)).value_or(DType::Float);
   Shape s = unknownDims(1);
   if (size)
-    s.dims[0] = Dim::fixed(static_cast<int64_t>(*size));
+    s.dims[0] = dimFromDouble(*size);
   c.outputs = {Type::tensor(dt, s)};
   return true;
 }
@@ -730,10 +821,10 @@ bool melWeights(FallbackContext &c) {
   auto bins = scalarOf(c, 0), dft = scalarOf(c, 1);
   DType dt = dtypeFromCode(attrIntOr(c.node, "output_datatype", 1)).value_or(DType::Float);
   Shape s = unknownDims(2);
-  if (dft)
-    s.dims[0] = Dim::fixed(static_cast<int64_t>(*dft) / 2 + 1);
+  if (Dim d = dft ? dimFromDouble(*dft) : Dim::unknown(); d.isStatic())
+    s.dims[0] = Dim::fixed(d.value / 2 + 1);
   if (bins)
-    s.dims[1] = Dim::fixed(static_cast<int64_t>(*bins));
+    s.dims[1] = dimFromDouble(*bins);
   c.outputs = {Type::tensor(dt, s)};
   return true;
 }
@@ -755,7 +846,7 @@ bool resizeWithScales(FallbackContext &c, size_t scalesIndex) {
     if (!normAxis(a, x.shape.rank()))
       return false;
     const Dim &d = x.shape.dims[a];
-    o.shape.dims[a] = d.isStatic() ? Dim::fixed(static_cast<int64_t>(std::floor(d.value * scales[i]))) : Dim::unknown();
+    o.shape.dims[a] = d.isStatic() ? dimFromDouble(std::floor(static_cast<double>(d.value) * scales[i])) : Dim::unknown();
   }
   c.outputs = {o};
   return true;
@@ -827,8 +918,11 @@ bool inferFallback(FallbackContext &c) {
     c.outputs = {Type::tensor(DType::Bool, Shape::of({}))};
     return true;
   }
-  if (c.inputs.empty() && op != "ConstantOfShape")
+  if (c.inputs.empty()) {
+    if (op == "ConstantOfShape")
+      c.problems.push_back("ConstantOfShape has no shape input");
     return false;
+  }
   if (op.startswith("Reduce") || op == "ArgMax" || op == "ArgMin")
     return reduce(c);
   if (op == "Split")
@@ -863,7 +957,7 @@ bool inferFallback(FallbackContext &c) {
     c.outputs = {sameAs(c.inputs[0])};
     return c.inputs[0].isTensor();
   }
-  if (op == "MaxUnpool" && valuesOf(c, 2)) {
+  if (op == "MaxUnpool" && valuesOf(c, 2) && staticShape(*valuesOf(c, 2)).rankKnown) {
     c.outputs = {Type::tensor(c.inputs[0].dtype, staticShape(*valuesOf(c, 2)))};
     return true;
   }
@@ -937,7 +1031,7 @@ bool inferFallback(FallbackContext &c) {
       int64_t a = axes[i];
       if (!normAxis(a, o.shape.rank()))
         return false;
-      o.shape.dims[a] = Dim::fixed(sizes[i]);
+      o.shape.dims[a] = checkedDim(sizes[i]);
     }
     c.outputs = {o};
     return true;
@@ -946,27 +1040,27 @@ bool inferFallback(FallbackContext &c) {
     const Type &x = c.inputs[0];
     if (!x.shape.rankKnown || x.shape.rank() != 3)
       return false;
-    int64_t block = 1;
-    for (int64_t b : *c.values[2])
-      block *= b;
+    int64_t block = checkedProduct(*c.values[2]).value_or(0);
+    if (!rankWithinBounds(static_cast<int64_t>(c.values[1]->size()) + 2))
+      return false;
     Type o = x;
     o.shape.dims.clear();
     o.shape.dims.push_back(x.shape.dims[0]);
-    o.shape.dims.push_back(x.shape.dims[1].isStatic() && block ? Dim::fixed(x.shape.dims[1].value / block) : Dim::unknown());
+    o.shape.dims.push_back(x.shape.dims[1].isStatic() && block > 0 ? Dim::fixed(x.shape.dims[1].value / block) : Dim::unknown());
     for (int64_t d : *c.values[1])
-      o.shape.dims.push_back(Dim::fixed(d));
+      o.shape.dims.push_back(checkedDim(d));
     c.outputs = {o};
     return true;
   }
   if (op == "AffineGrid" && c.values.size() > 1 && c.values[1]) {
     const auto &size = *c.values[1];
-    if (size.size() < 4)
+    if (size.size() < 4 || !rankWithinBounds(static_cast<int64_t>(size.size())))
       return false;
     Shape s;
     s.rankKnown = true;
-    s.dims.push_back(Dim::fixed(size[0]));
+    s.dims.push_back(checkedDim(size[0]));
     for (size_t i = 2; i < size.size(); ++i)
-      s.dims.push_back(Dim::fixed(size[i]));
+      s.dims.push_back(checkedDim(size[i]));
     s.dims.push_back(Dim::fixed(static_cast<int64_t>(size.size() - 2)));
     c.outputs = {Type::tensor(c.inputs[0].dtype, s)};
     return true;
@@ -997,7 +1091,7 @@ bool inferFallback(FallbackContext &c) {
     if (!normAxis(axis, o.shape.rank()))
       return false;
     if (c.values.size() > 1 && c.values[1] && c.values[1]->size() == 1)
-      o.shape.dims[axis] = Dim::fixed((*c.values[1])[0]);
+      o.shape.dims[axis] = checkedDim((*c.values[1])[0]);
     if (attrIntOr(n, "onesided", 0) && o.shape.dims[axis].isStatic())
       o.shape.dims[axis] = Dim::fixed(o.shape.dims[axis].value / 2 + 1);
     o.shape.dims.back() = Dim::fixed(2);

@@ -2,19 +2,26 @@
 
 #include "../../ir/onnx/ProtoConvert.h"
 
+#include "graphlint/ir/CheckedMath.h"
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <onnx/onnx_pb.h>
 
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 
 namespace graphlint::verify {
 
-int64_t HostTensor::count(const std::vector<int64_t> &shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
+int64_t HostTensor::count(const std::vector<int64_t> &shape) { return checkedProduct(shape).value_or(-1); }
+
+std::vector<double> HostTensor::zeros(const std::vector<int64_t> &shape) {
+  int64_t n = count(shape);
+  if (n < 0)
+    throw std::length_error("the element count of a tensor of shape [" + fmt::format("{}", fmt::join(shape, ",")) +
+                            "] is negative or overflows 64 bits");
+  return std::vector<double>(static_cast<size_t>(n), 0.0);
 }
 
 uint64_t HostTensor::deviceBytes() const { return bytesFor(dtype, numel()).value_or(numel() * 8); }

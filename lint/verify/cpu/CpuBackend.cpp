@@ -17,6 +17,8 @@ llvm::Error kernelError(const Node &n, const std::string &msg) {
 }
 
 llvm::Error result(Outputs &out, HostTensor y) {
+  if (out.empty())  // runPlan refuses such nodes first; kernels never index past it
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "the node has no outputs");
   y.roundToDtype();
   out[0] = std::move(y);
   return llvm::Error::success();

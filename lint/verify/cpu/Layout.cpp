@@ -62,8 +62,8 @@ llvm::Error transpose(const Node &n, Inputs in, Outputs &out) {
     for (size_t i = x->rank(); i-- > 0;)
       perm.push_back(static_cast<int64_t>(i));
   std::set<int64_t> seen(perm.begin(), perm.end());
-  if (perm.size() != x->rank() || seen.size() != perm.size() || *seen.begin() < 0 ||
-      *seen.rbegin() >= static_cast<int64_t>(x->rank()))
+  if (perm.size() != x->rank() || seen.size() != perm.size() ||
+      (!seen.empty() && (*seen.begin() < 0 || *seen.rbegin() >= static_cast<int64_t>(x->rank()))))
     return kernelError(n, "perm is not a permutation of the input dims");
   return result(out, permute(*x, perm));
 }
@@ -329,6 +329,8 @@ llvm::Error split(const Node &n, Inputs in, Outputs &out) {
   if (!axis)
     return kernelError(n, "axis out of range");
   int64_t dim = x->shape[*axis], parts = static_cast<int64_t>(out.size());
+  if (parts == 0)
+    return kernelError(n, "the node has no outputs");
   std::vector<int64_t> sizes = n.opsetVersion < 13 ? attrInts(n, "split")
                                                    : (input(in, 1) ? input(in, 1)->asInts() : std::vector<int64_t>());
   if (sizes.empty()) {
