@@ -191,6 +191,12 @@ private:
       if (const auto *t = typeOf(in))
         if (auto h = checkDims(*t, in))
           return h;
+    // Data propagators read every input's type unchecked.
+    for (int i = 0; i < np.input_size(); ++i)
+      if (!np.input(i).empty() && !typeOf(np.input(i)))
+        return InferenceHazard{fmt::format("input {} ('{}') has no known type", i, np.input(i)), false};
+    if (auto h = checkInputRanks(np))
+      return h;
     if (!schema.attributes().count("strides"))
       return std::nullopt;
     // The conv/pool family: the data input and the weight share one rank
@@ -220,6 +226,49 @@ private:
         return InferenceHazard{fmt::format("spatial dim {} of '{}' is {} (ONNX 1.12 infers windows only up to 2^24)",
                                            i, np.input(data), d.dim_value()),
                                false};
+    }
+    return std::nullopt;
+  }
+
+  // Ranks the ONNX 1.12 inference functions index without checking them
+  // first (from the operator spec): RNNShapeInference reads dims 0-2 of X, W
+  // and R; LayerNormalization normalises its axis against X's rank; and the
+  // ops whose output rank is the length of a shape vector would build a
+  // TensorShapeProto of that many dims.
+  std::optional<InferenceHazard> checkInputRanks(const onnx::NodeProto &np) {
+    struct Need {
+      int input;
+      int minRank, maxRank;
+    };
+    static const std::map<std::string, std::vector<Need>> needs = {
+        {"RNN", {{0, 3, 3}, {1, 3, 3}, {2, 3, 3}, {3, 2, 2}, {4, 1, 1}, {5, 3, 3}}},
+        {"GRU", {{0, 3, 3}, {1, 3, 3}, {2, 3, 3}, {3, 2, 2}, {4, 1, 1}, {5, 3, 3}}},
+        {"LSTM", {{0, 3, 3}, {1, 3, 3}, {2, 3, 3}, {3, 2, 2}, {4, 1, 1}, {5, 3, 3}, {6, 3, 3}, {7, 2, 2}}},
+        {"LayerNormalization", {{0, 1, static_cast<int>(kMaxRank)}}},
+    };
+    static const std::map<std::string, int> rankFromLength = {{"ConstantOfShape", 0}, {"Reshape", 1}, {"Expand", 1}};
+    if (!normDomain(np.domain()).empty())
+      return std::nullopt;
+    if (auto it = needs.find(np.op_type()); it != needs.end())
+      for (const Need &need : it->second) {
+        if (need.input >= np.input_size() || np.input(need.input).empty())
+          continue;
+        int r = rankOf(typeOf(np.input(need.input)));
+        if (r >= 0 && (r < need.minRank || r > need.maxRank))
+          return invalid(fmt::format("input {} ('{}') has rank {}; {} needs {}", need.input, np.input(need.input), r,
+                                     np.op_type(),
+                                     need.minRank == need.maxRank ? fmt::format("rank {}", need.minRank)
+                                                                  : fmt::format("rank {} or more", need.minRank)));
+      }
+    if (auto it = rankFromLength.find(np.op_type()); it != rankFromLength.end() && it->second < np.input_size()) {
+      const onnx::TypeProto *t = typeOf(np.input(it->second));
+      if (rankOf(t) == 1) {
+        const auto &d = t->tensor_type().shape().dim(0);
+        if (d.has_dim_value() && d.dim_value() > kMaxRank)
+          return InferenceHazard{fmt::format("its shape input '{}' has {} elements, a rank beyond {}",
+                                             np.input(it->second), d.dim_value(), kMaxRank),
+                                 false};
+      }
     }
     return std::nullopt;
   }

@@ -425,6 +425,10 @@ private:
           onnx::shape_inference::InferShapeForFunctionNode(*fn->second, fnOpsets, onnx::OpSchemaRegistry::Instance(),
                                                            ctx, options, functions_, &symbols_, &generated_);
         } else {
+          // ONNX's own driver checks the type constraints before inferring;
+          // the inference functions assume them.
+          if (!newerThanLibrary)
+            schema->CheckInputOutputType(ctx);
           schema->GetTypeAndShapeInferenceFunction()(ctx);
         }
         for (int i = 0; i < np->output_size(); ++i)
