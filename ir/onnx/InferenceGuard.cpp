@@ -94,10 +94,20 @@ std::optional<InferenceHazard> checkStructure(const onnx::NodeProto &np, const o
   return std::nullopt;
 }
 
+// The declared shape of a dense or sparse tensor type, or null.
+const onnx::TensorShapeProto *shapeOf(const onnx::TypeProto *t) {
+  if (t && t->has_tensor_type() && t->tensor_type().has_shape())
+    return &t->tensor_type().shape();
+  if (t && t->has_sparse_tensor_type() && t->sparse_tensor_type().has_shape())
+    return &t->sparse_tensor_type().shape();
+  return nullptr;
+}
+
 std::optional<InferenceHazard> checkDims(const onnx::TypeProto &t, const std::string &name) {
-  if (!t.has_tensor_type() || !t.tensor_type().has_shape())
+  const onnx::TensorShapeProto *s = shapeOf(&t);
+  if (!s)
     return std::nullopt;
-  const auto &shape = t.tensor_type().shape();
+  const auto &shape = *s;
   if (shape.dim_size() > kMaxRank)
     return InferenceHazard{fmt::format("'{}' has rank {} (more than {})", name, shape.dim_size(), kMaxRank), false};
   for (const auto &d : shape.dim()) {
@@ -183,7 +193,8 @@ private:
   }
 
   static int rankOf(const onnx::TypeProto *t) {
-    return t && t->has_tensor_type() && t->tensor_type().has_shape() ? t->tensor_type().shape().dim_size() : -1;
+    const onnx::TensorShapeProto *s = shapeOf(t);
+    return s ? s->dim_size() : -1;
   }
 
   std::optional<InferenceHazard> checkInputTypes(const onnx::NodeProto &np, const onnx::OpSchema &schema) {
@@ -221,7 +232,7 @@ private:
                                  "spatial dim",
                                  np.input(data), xr, np.op_type()));
     for (int i = 2; i < xr; ++i) {
-      const auto &d = x->tensor_type().shape().dim(i);
+      const auto &d = shapeOf(x)->dim(i);
       if (d.has_dim_value() && d.dim_value() > kMaxWindowedDim)
         return InferenceHazard{fmt::format("spatial dim {} of '{}' is {} (ONNX 1.12 infers windows only up to 2^24)",
                                            i, np.input(data), d.dim_value()),
@@ -263,7 +274,7 @@ private:
     if (auto it = rankFromLength.find(np.op_type()); it != rankFromLength.end() && it->second < np.input_size()) {
       const onnx::TypeProto *t = typeOf(np.input(it->second));
       if (rankOf(t) == 1) {
-        const auto &d = t->tensor_type().shape().dim(0);
+        const auto &d = shapeOf(t)->dim(0);
         if (d.has_dim_value() && d.dim_value() > kMaxRank)
           return InferenceHazard{fmt::format("its shape input '{}' has {} elements, a rank beyond {}",
                                              np.input(it->second), d.dim_value(), kMaxRank),
