@@ -466,9 +466,12 @@ private:
   void propagateData(onnx::NodeProto &np, const onnx::OpSchema &schema) {
     if (!schema.has_data_propagation_function())
       return;
-    // The propagators broadcast by indexing element 0 of each input's
-    // values (MathOpDataPropagator): an empty value vector reads past it.
+    // The propagators read every input's type unchecked (Shape of a value
+    // whose producer is unknown), and broadcast by indexing element 0 of
+    // each input's values (MathOpDataPropagator): an empty vector reads past it.
     for (const std::string &in : np.input()) {
+      if (!in.empty() && !types_.count(in))
+        return;
       if (auto g = generated_.find(in); g != generated_.end() && g->second.dim_size() == 0)
         return;
       if (auto d = data_.find(in); d != data_.end()) {

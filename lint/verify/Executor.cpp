@@ -86,7 +86,9 @@ std::optional<uint64_t> plannedPeakBytes(const ExecPlan &plan) {
 }
 
 std::optional<std::string> arityProblem(const Node &n) {
-  const onnx::OpSchema *schema = n.op ? n.op->schema : nullptr;
+  // The installed schema speaks for this node only at its own version (an
+  // opset-18 ReduceMean takes axes as an input; the library's -13 does not).
+  const onnx::OpSchema *schema = n.op && n.op->schemaCurrent ? n.op->schema : nullptr;
   if (n.outputs.empty() || !n.outputs[0])
     return std::string("it has no output");
   if (!schema)

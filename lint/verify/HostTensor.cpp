@@ -114,9 +114,13 @@ llvm::Expected<HostTensor> parseTensorProto(llvm::StringRef bytes) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "not a TensorProto");
   auto dt = dtypeFromCode(p.data_type());
   ConstData cd;
-  if (!dt || !onnxio::decodeSmallPayload(p, cd))
+  if (!dt)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    fmt::format("unsupported tensor data type {}", p.data_type()));
+  if (!onnxio::decodeSmallPayload(p, cd))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   fmt::format("its {} data cannot be decoded or does not match its dims [{}]",
+                                               dtypeName(*dt), fmt::join(dimsOf(p), ",")));
   return fromDecoded(*dt, dimsOf(p), cd);
 }
 
@@ -124,6 +128,8 @@ llvm::Expected<HostTensor> tensorFromBytes(DType dt, std::vector<int64_t> shape,
   onnx::TensorProto p;
   p.set_data_type(static_cast<int>(dt));
   p.set_raw_data(bytes.data(), bytes.size());
+  for (int64_t d : shape)
+    p.add_dims(d);
   ConstData cd;
   if (HostTensor::count(shape) == 0)
     return HostTensor(dt, std::move(shape));

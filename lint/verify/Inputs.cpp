@@ -79,7 +79,7 @@ llvm::Error checkHostBudget(const ExecPlan &plan) {
   }
   double total = params + resident + peak, avail = hostMemoryBytes();
   if (avail > 0 && total > avail)
-    return err(fmt::format("cannot run the model on the host: its parameters ({:.1f} GiB), inputs ({:.1f} GiB) and "
+    return err(fmt::format("cannot allocate the model's tensors on the host: its parameters ({:.1f} GiB), inputs ({:.1f} GiB) and "
                            "planned activations ({:.1f} GiB) need {:.1f} GiB, more than the {:.1f} GiB available "
                            "(8 bytes an element)",
                            params / kGiB, resident / kGiB, peak / kGiB, total / kGiB, avail / kGiB));
