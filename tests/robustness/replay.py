@@ -116,7 +116,7 @@ def limit_memory(mb):
 
 
 def check(argv, env, cwd, timeout, memory_mb):
-    """Runs one command; returns a list of problems (empty when it behaved)."""
+    """Runs one command; returns (problems, seconds): problems is empty when it behaved."""
     before = snapshot(cwd)
     full_env = dict(os.environ)
     full_env.update(env)
@@ -125,7 +125,7 @@ def check(argv, env, cwd, timeout, memory_mb):
         p = subprocess.run(argv, cwd=cwd, env=full_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, timeout=timeout, preexec_fn=limit_memory(memory_mb))
     except subprocess.TimeoutExpired:
-        return [f"did not finish within {timeout} s"]
+        return [f"did not finish within {timeout} s"], timeout
     elapsed = time.monotonic() - start
     problems = []
     err = p.stderr.decode("utf-8", "replace")
@@ -149,9 +149,7 @@ def check(argv, env, cwd, timeout, memory_mb):
     for path, digest in before.items():
         if after.get(path) != digest:
             problems.append(f"input {path} was changed or removed")
-    if not problems and elapsed > timeout:
-        problems.append(f"took {elapsed:.1f} s")
-    return problems
+    return problems, elapsed
 
 
 def main():
@@ -175,7 +173,7 @@ def main():
         print("replay: no case folder present (../shared absent?); skipped")
         return SKIP_EXIT
 
-    failures, ran, skipped = [], 0, 0
+    failures, ran, skipped, slowest = [], 0, 0, (0.0, "")
     for root in roots:
         for name in sorted(os.listdir(root)):
             folder = os.path.join(root, name)
@@ -198,7 +196,8 @@ def main():
                                    timeout=120)
                 for env, argv in cmds:
                     ran += 1
-                    problems = check(argv, env, work, args.timeout, args.memory_mb)
+                    problems, seconds = check(argv, env, work, args.timeout, args.memory_mb)
+                    slowest = max(slowest, (seconds, cid))
                     shown = " ".join(shlex.quote(a) for a in argv[1:])
                     if problems:
                         failures.append((cid, shown, problems))
@@ -206,8 +205,9 @@ def main():
                         for pr in problems:
                             print(f"     {pr}")
                     else:
-                        print(f"ok   {cid}: graphlint {shown}")
-    print(f"replay: {ran} commands, {len(failures)} failed, {skipped} cases skipped")
+                        print(f"ok   {cid}: graphlint {shown} ({seconds:.2f} s)")
+    print(f"replay: {ran} commands, {len(failures)} failed, {skipped} cases skipped; "
+          f"slowest {slowest[0]:.2f} s ({slowest[1]})")
     return 1 if failures else 0
 
 
