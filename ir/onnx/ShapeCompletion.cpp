@@ -339,9 +339,26 @@ private:
     }
   }
 
-  void mergeOutput(const Node &n, const std::string &name, const onnx::TypeProto &inferred, bool fromOnnx = true) {
-    if (inferred.value_case() == onnx::TypeProto::VALUE_NOT_SET)
+  // A negative inferred dim is no size (ONNX 1.12 passes a ConstantOfShape
+  // of [-1] straight through): it becomes unknown and the node is reported.
+  onnx::TypeProto withoutNegativeDims(const Node &n, const std::string &name, const onnx::TypeProto &inferred) {
+    onnx::TypeProto t = inferred;
+    onnx::TensorShapeProto *shape = t.has_tensor_type() && t.tensor_type().has_shape()
+                                        ? t.mutable_tensor_type()->mutable_shape()
+                                        : nullptr;
+    for (int i = 0; shape && i < shape->dim_size(); ++i)
+      if (shape->dim(i).has_dim_value() && shape->dim(i).dim_value() < 0) {
+        reportInvalid(n, {fmt::format("its output '{}' would have a negative dim {} (axis {})", name,
+                                      shape->dim(i).dim_value(), i)});
+        shape->mutable_dim(i)->clear_dim_value();
+      }
+    return t;
+  }
+
+  void mergeOutput(const Node &n, const std::string &name, const onnx::TypeProto &rawInferred, bool fromOnnx = true) {
+    if (rawInferred.value_case() == onnx::TypeProto::VALUE_NOT_SET)
       return;
+    onnx::TypeProto inferred = withoutNegativeDims(n, name, rawInferred);
     auto it = types_.find(name);
     if (it == types_.end()) {
       store(name, inferred);
