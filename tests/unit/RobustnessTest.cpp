@@ -8,12 +8,16 @@
 
 #include "graphlint/ir/CheckedMath.h"
 
+#include <fmt/format.h>
 #include <onnx/onnx_pb.h>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
+
+#include <unistd.h>
 
 using namespace graphlint;
 using namespace graphlint::test;
@@ -321,4 +325,62 @@ TEST(Robustness, DataDependenceOnNodesWithManyOutputs) {
 )" + uses + "}");
   EXPECT_TRUE(withCode(r, "GL001").empty()) << invalidMessages(r);
   EXPECT_FALSE(withCode(r, "GL123").empty());
+}
+
+// ---- 19, 20: verify ----------------------------------------------------------
+
+namespace {
+
+std::string writeModel(const std::string &text) {
+  std::string path = tempDir() + "/model.onnx";
+  writeFile(path, onnxFromText(text));
+  return path;
+}
+
+}  // namespace
+
+TEST(RobustnessVerify, NodeWithoutOutputsStopsTheRunWithAReason) {
+  onnx::ModelProto m = protoFromText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[4] x) => (float[4] y) {
+      h = Sigmoid(x)
+      y = Relu(x)
+    })");
+  m.mutable_graph()->mutable_node(0)->clear_output();
+  std::string path = tempDir() + "/sigmoid.onnx";
+  writeFile(path, m.SerializeAsString());
+  CliResult r = runCli({"verify", "--device", "cpu", "--random-weights", path});
+  EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("Sigmoid cannot run: it has no output"), std::string::npos) << r.out;
+}
+
+TEST(RobustnessVerify, TransposeOfAScalarRuns) {
+  CliResult r = runCli({"verify", "--device", "cpu", "--random-weights", writeModel(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float x) => (float y) {
+      y = Transpose(x)
+    })")});
+  EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("1 of 1 ran"), std::string::npos) << r.out;
+}
+
+TEST(RobustnessVerify, RefusesWhenAllTensorsTogetherExceedMemory) {
+  // Two inputs of 60% of physical memory each (as host doubles): each alone
+  // fits, together they do not (the old check looked at one tensor at a time).
+  double phys = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+  auto n = static_cast<int64_t>(phys * 0.6 / 8);
+  std::string path = writeModel(fmt::format(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[1, {0}] a, float[{0}, 1] b) => (float[1, 1] y) {{
+      y = Gemm(a, b)
+    }})",
+                                            n));
+  CliResult r = runCli({"verify", "--device", "cpu", "--random-weights", path});
+  EXPECT_EQ(r.exitCode, 2) << r.out << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("model.onnx: error: cannot allocate the model's tensors on the host: its parameters "
+                       "(0.0 GiB), inputs ("),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("more than the"), std::string::npos) << r.err;
 }
