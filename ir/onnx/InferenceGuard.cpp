@@ -138,7 +138,7 @@ public:
     if (auto it = scope_.functions.find(fn); it != scope_.functions.end()) {
       if (scope_.recursiveFunctions.count(fn))
         return invalid(fmt::format("it calls the model-local function '{}', which calls itself", fn));
-      if (safeFunctions_.count(fn) || !visiting_.insert(fn).second)
+      if (scope_.safeFunctions.count(fn) || !visiting_.insert(fn).second)
         return std::nullopt;  // checked already, or being checked further up
       std::unordered_map<std::string, int> inner = opsets;
       for (const auto &imp : it->second->opset_import())
@@ -149,7 +149,7 @@ public:
                                              h->reason),
                                  h->invalid};
       visiting_.erase(fn);
-      safeFunctions_.insert(fn);
+      scope_.safeFunctions.insert(fn);
       return std::nullopt;
     }
     auto ver = opsets.find(domain);
@@ -286,7 +286,7 @@ private:
   }
 
   const GuardScope &scope_;
-  std::set<std::string> visiting_, safeFunctions_;
+  std::set<std::string> visiting_;
 };
 
 // Calls from a list of nodes (and their subgraphs) to model-local functions.

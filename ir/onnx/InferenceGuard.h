@@ -34,6 +34,7 @@ struct GuardScope {
   const std::unordered_map<std::string, int> &opsets;               // domain ("" for ai.onnx) -> version
   const onnx::shape_inference::ModelLocalFunctionsMap &functions;   // "domain:name" -> body
   const std::set<std::string> &recursiveFunctions;                  // "domain:name" of functions in call cycles
+  std::set<std::string> &safeFunctions;  // bodies found safe so far (their checks do not depend on the call)
 };
 
 /// Why ONNX inference (and data propagation) must not run on `np`, or nullopt

@@ -425,7 +425,7 @@ private:
     if (useOnnx && reported_.count(&n))
       useOnnx = false;
     if (useOnnx) {
-      GuardScope scope{types_, opsets_, functions_, recursive_};
+      GuardScope scope{types_, opsets_, functions_, recursive_, safeFunctions_};
       if (auto hazard = onnxInferenceHazard(*np, scope)) {
         useOnnx = false;
         if (hazard->invalid)
@@ -544,6 +544,7 @@ private:
   std::unordered_map<std::string, onnx::TensorShapeProto> generated_;
   onnx::shape_inference::ModelLocalFunctionsMap functions_;
   std::set<std::string> recursive_;        // "domain:name" of functions in call cycles
+  std::set<std::string> safeFunctions_;    // function bodies the guard has passed
   std::set<const Node *> reported_;        // nodes already reported malformed
   onnx::shape_inference::SymbolTableImpl symbols_;
   google::protobuf::Arena arena_;  // types and folded tensors, freed in bulk
