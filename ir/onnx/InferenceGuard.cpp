@@ -82,8 +82,10 @@ std::optional<InferenceHazard> checkStructure(const onnx::NodeProto &np, const o
       return invalid(fmt::format("attribute '{}' has type {}, but {} declares {}", a.name(),
                                  AP::AttributeType_Name(a.type()), np.op_type(),
                                  AP::AttributeType_Name(it->second.type)));
+    // Window ranges apply to the conv/pool family (the schemas with strides);
+    // Pad-2's pads, for one, may be negative (cropping).
     auto min = windowAttrMinimum().find(a.name());
-    if (min == windowAttrMinimum().end() || (a.type() != AP::INT && a.type() != AP::INTS))
+    if (!declared.count("strides") || min == windowAttrMinimum().end() || (a.type() != AP::INT && a.type() != AP::INTS))
       continue;
     bool inRange = a.type() == AP::INT ? a.i() >= min->second && a.i() <= kMaxInferredDim : true;
     for (int64_t v : a.ints())

@@ -384,3 +384,13 @@ TEST(RobustnessVerify, RefusesWhenAllTensorsTogetherExceedMemory) {
       << r.err;
   EXPECT_NE(r.err.find("more than the"), std::string::npos) << r.err;
 }
+
+TEST(Robustness, NegativePadsOfPadAreNotWindowPads) {
+  // Pad-2 crops with negative pads; only the conv/pool family's pads must be >= 0.
+  FileReport r = lintText(R"(
+    <ir_version: 8, opset_import: ["" : 2]>
+    g (float[4, 4] x) => (float[2, 4] y) {
+      y = Pad<pads = [-1, 0, -1, 0]>(x)
+    })");
+  EXPECT_TRUE(withCode(r, "GL001").empty()) << invalidMessages(r);
+}
