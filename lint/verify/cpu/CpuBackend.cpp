@@ -80,6 +80,8 @@ std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape) {
 
 std::vector<int64_t> broadcastStrides(const std::vector<int64_t> &shape, const std::vector<int64_t> &out) {
   std::vector<int64_t> own = stridesOf(shape), s(out.size(), 0);
+  if (shape.size() > out.size())
+    return s;  // not broadcastable to `out`; callers check with broadcastShapes first
   size_t off = out.size() - shape.size();
   for (size_t i = 0; i < shape.size(); ++i)
     s[off + i] = shape[i] == 1 && out[off + i] != 1 ? 0 : own[i];
