@@ -11,16 +11,34 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <sys/resource.h>
+#include <unistd.h>
 
 namespace graphlint::verify {
 
 int64_t HostTensor::count(const std::vector<int64_t> &shape) { return checkedProduct(shape).value_or(-1); }
 
+double hostMemoryBytes() {
+  double phys = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+  struct rlimit lim;
+  if (getrlimit(RLIMIT_AS, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
+    phys = phys > 0 ? std::min(phys, static_cast<double>(lim.rlim_cur)) : static_cast<double>(lim.rlim_cur);
+  return phys;
+}
+
+// Shapes computed at run time (from tensor values) are checked here, before
+// the zero-filled vector touches its pages: an overcommitted 8 TB tensor would
+// bring the OOM killer, not a bad_alloc.
 std::vector<double> HostTensor::zeros(const std::vector<int64_t> &shape) {
   int64_t n = count(shape);
   if (n < 0)
     throw std::length_error("the element count of a tensor of shape [" + fmt::format("{}", fmt::join(shape, ",")) +
                             "] is negative or overflows 64 bits");
+  double bytes = static_cast<double>(n) * 8, avail = hostMemoryBytes();
+  if (avail > 0 && bytes > avail)
+    throw std::length_error(fmt::format("a tensor of shape [{}] needs {:.1f} GiB on the host, more than the {:.1f} GiB "
+                                        "available",
+                                        fmt::join(shape, ","), bytes / (1u << 30), avail / (1u << 30)));
   return std::vector<double>(static_cast<size_t>(n), 0.0);
 }
 

@@ -33,15 +33,6 @@ std::vector<int64_t> dimsOf(const TensorLiteral &t) { return {t.dims.begin(), t.
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-// Memory the run may use: physical memory, or less under an address-space limit.
-double hostMemoryBytes() {
-  double phys = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
-  struct rlimit lim;
-  if (getrlimit(RLIMIT_AS, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
-    phys = phys > 0 ? std::min(phys, static_cast<double>(lim.rlim_cur)) : static_cast<double>(lim.rlim_cur);
-  return phys;
-}
-
 // Host tensors hold 8 bytes an element. Elements of a value with a static
 // shape; nullopt when its dims are not all known; -1 when a dim is negative or
 // the count overflows.

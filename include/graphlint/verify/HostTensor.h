@@ -39,6 +39,11 @@ struct HostTensor {
   std::string str() const;  // "f32[2,3]"
 };
 
+/// Bytes the host may hold: physical memory, or less under an address-space
+/// limit (`ulimit -v`). HostTensor refuses larger tensors, feedModel a larger
+/// sum of them.
+double hostMemoryBytes();
+
 /// The dtypes a HostTensor represents exactly enough: floating types up to
 /// 64 bits (fp16 and bf16 rounded on store), integers, bool. Not strings,
 /// float8, or sub-byte types.

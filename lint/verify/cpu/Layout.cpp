@@ -340,6 +340,13 @@ llvm::Error split(const Node &n, Inputs in, Outputs &out) {
   }
   if (static_cast<int64_t>(sizes.size()) != parts)
     return kernelError(n, "split sizes do not match the outputs");
+  // Checked before any copy: sizes from data may be negative or overrun the dim.
+  int64_t total = 0;
+  for (int64_t size : sizes)
+    if (size < 0 || __builtin_add_overflow(total, size, &total))
+      return kernelError(n, "split sizes must be non-negative");
+  if (total != dim)
+    return kernelError(n, "split sizes do not add up to the dim");
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < *axis; ++d)
     outer *= x->shape[d];
@@ -356,8 +363,6 @@ llvm::Error split(const Node &n, Inputs in, Outputs &out) {
     pos += sizes[p];
     out[p] = std::move(y);
   }
-  if (pos != dim)
-    return kernelError(n, "split sizes do not add up to the dim");
   return llvm::Error::success();
 }
 

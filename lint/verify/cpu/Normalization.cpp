@@ -96,6 +96,8 @@ template <bool Log> llvm::Error softmax(const Node &n, Inputs in, Outputs &out) 
       inner *= s;
   }
   HostTensor y(x->dtype, x->shape);
+  if (x->numel() == 0)
+    return result(out, std::move(y));  // [2^31, 1, 0] would loop 2^31 times over nothing
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
       const double *X = x->data.data() + o * len * inner + i;
