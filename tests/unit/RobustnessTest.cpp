@@ -394,3 +394,22 @@ TEST(Robustness, NegativePadsOfPadAreNotWindowPads) {
     })");
   EXPECT_TRUE(withCode(r, "GL001").empty()) << invalidMessages(r);
 }
+
+TEST(RobustnessVerify, WindowsOutOfRangeAreRefusedNotRun) {
+  // A zero stride divided by zero in the cpu pool kernel; a 2^30-wide kernel
+  // over a 32-pixel input (SAME padding) looped for hours.
+  CliResult r = runCli({"verify", "--device", "cpu", "--random-weights", writeModel(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[1, 1, 4, 4] x) => (float[1, 1, ?, ?] y) {
+      y = MaxPool<kernel_shape = [1, 1], strides = [0, 0]>(x)
+    })")});
+  EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("kernel_shape, strides and dilations must be between 1 and 2^31"), std::string::npos) << r.out;
+  r = runCli({"verify", "--device", "cpu", "--random-weights", writeModel(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[1, 3, 32, 32] x) => (float[1, 3, ?, ?] y) {
+      y = MaxPool<kernel_shape = [2, 1073741824], auto_pad = "SAME_LOWER">(x)
+    })")});
+  EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("kernel taps, more than the cpu reference kernels run"), std::string::npos) << r.out;
+}
