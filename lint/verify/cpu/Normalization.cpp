@@ -4,6 +4,8 @@
 // (inference), LayerNormalization and InstanceNormalization.
 #include "CpuKernels.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <set>
 
@@ -122,6 +124,9 @@ llvm::Error batchNorm(const Node &n, Inputs in, Outputs &out) {
     return kernelError(n, "training mode is not supported (inference only)");
   double eps = attrFloat(n, "epsilon", 1e-5);
   int64_t N = x->shape[0], C = x->shape[1], sp = x->numel() / std::max<int64_t>(1, N * C);
+  for (const HostTensor *t : {scale, b, mean, var})
+    if (t->numel() != C)
+      return kernelError(n, fmt::format("scale, B, mean and var must hold one value per channel ({})", C));
   HostTensor y(x->dtype, x->shape);
   for (int64_t i = 0; i < N; ++i)
     for (int64_t c = 0; c < C; ++c) {
@@ -225,6 +230,8 @@ llvm::Error instanceNorm(const Node &n, Inputs in, Outputs &out) {
     return kernelError(n, "expects X, scale and B");
   double eps = attrFloat(n, "epsilon", 1e-5);
   int64_t C = x->shape[1], sp = x->numel() / std::max<int64_t>(1, x->shape[0] * C);
+  if (scale->numel() != C || b->numel() != C)
+    return kernelError(n, fmt::format("scale and B must hold one value per channel ({})", C));
   HostTensor y(x->dtype, x->shape);
   for (int64_t p = 0; p < x->shape[0] * C; ++p) {
     const double *X = x->data.data() + p * sp;
