@@ -9,6 +9,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 #include <sys/resource.h>
@@ -97,8 +98,9 @@ void HostTensor::roundToDtype() {
 std::vector<int64_t> HostTensor::asInts() const {
   std::vector<int64_t> out;
   out.reserve(data.size());
+  // Saturating: casting NaN, inf or 1e300 to int64 is undefined behaviour.
   for (double v : data)
-    out.push_back(static_cast<int64_t>(v));
+    out.push_back(std::isnan(v) ? 0 : v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN : static_cast<int64_t>(v));
   return out;
 }
 

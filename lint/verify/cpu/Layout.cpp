@@ -136,14 +136,18 @@ llvm::Error slice(const Node &n, Inputs in, Outputs &out) {
       s += dim;
     if (e < 0)
       e += dim;
+    // A step longer than the dim takes one element, as a step of the dim's
+    // length does: clamping keeps -st and the strides below in range. s and
+    // e are clamped into [-1, dim] before any difference.
+    st = std::clamp<int64_t>(st, -std::max<int64_t>(dim, 1), std::max<int64_t>(dim, 1));
     if (st > 0) {
       s = std::clamp<int64_t>(s, 0, dim);
       e = std::clamp<int64_t>(e, 0, dim);
-      shape[*a] = e > s ? (e - s + st - 1) / st : 0;
+      shape[*a] = e > s ? (e - s) / st + ((e - s) % st != 0) : 0;
     } else {
       s = std::clamp<int64_t>(s, 0, dim - 1);
       e = std::clamp<int64_t>(e, -1, dim - 1);
-      shape[*a] = s > e ? (s - e - st - 1) / -st : 0;
+      shape[*a] = s > e ? (s - e) / -st + ((s - e) % -st != 0) : 0;
     }
     begin[*a] = s;
     step[*a] = st;
