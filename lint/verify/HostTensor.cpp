@@ -2,19 +2,45 @@
 
 #include "../../ir/onnx/ProtoConvert.h"
 
+#include "graphlint/ir/CheckedMath.h"
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <onnx/onnx_pb.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <stdexcept>
+#include <sys/resource.h>
+#include <unistd.h>
 
 namespace graphlint::verify {
 
-int64_t HostTensor::count(const std::vector<int64_t> &shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
+int64_t HostTensor::count(const std::vector<int64_t> &shape) { return checkedProduct(shape).value_or(-1); }
+
+double hostMemoryBytes() {
+  double phys = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+  struct rlimit lim;
+  if (getrlimit(RLIMIT_AS, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
+    phys = phys > 0 ? std::min(phys, static_cast<double>(lim.rlim_cur)) : static_cast<double>(lim.rlim_cur);
+  return phys;
+}
+
+// Shapes computed at run time (from tensor values) are checked here, before
+// the zero-filled vector touches its pages: an overcommitted 8 TB tensor would
+// bring the OOM killer, not a bad_alloc.
+std::vector<double> HostTensor::zeros(const std::vector<int64_t> &shape) {
+  int64_t n = count(shape);
+  if (n < 0)
+    throw std::length_error("the element count of a tensor of shape [" + fmt::format("{}", fmt::join(shape, ",")) +
+                            "] is negative or overflows 64 bits");
+  double bytes = static_cast<double>(n) * 8, avail = hostMemoryBytes();
+  if (avail > 0 && bytes > avail)
+    throw std::length_error(fmt::format("a tensor of shape [{}] needs {:.1f} GiB on the host, more than the {:.1f} GiB "
+                                        "available",
+                                        fmt::join(shape, ","), bytes / (1u << 30), avail / (1u << 30)));
+  return std::vector<double>(static_cast<size_t>(n), 0.0);
 }
 
 uint64_t HostTensor::deviceBytes() const { return bytesFor(dtype, numel()).value_or(numel() * 8); }
@@ -72,8 +98,9 @@ void HostTensor::roundToDtype() {
 std::vector<int64_t> HostTensor::asInts() const {
   std::vector<int64_t> out;
   out.reserve(data.size());
+  // Saturating: casting NaN, inf or 1e300 to int64 is undefined behaviour.
   for (double v : data)
-    out.push_back(static_cast<int64_t>(v));
+    out.push_back(std::isnan(v) ? 0 : v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN : static_cast<int64_t>(v));
   return out;
 }
 
@@ -107,9 +134,13 @@ llvm::Expected<HostTensor> parseTensorProto(llvm::StringRef bytes) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "not a TensorProto");
   auto dt = dtypeFromCode(p.data_type());
   ConstData cd;
-  if (!dt || !onnxio::decodeSmallPayload(p, cd))
+  if (!dt)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    fmt::format("unsupported tensor data type {}", p.data_type()));
+  if (!onnxio::decodeSmallPayload(p, cd))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   fmt::format("its {} data cannot be decoded or does not match its dims [{}]",
+                                               dtypeName(*dt), fmt::join(dimsOf(p), ",")));
   return fromDecoded(*dt, dimsOf(p), cd);
 }
 
@@ -117,6 +148,8 @@ llvm::Expected<HostTensor> tensorFromBytes(DType dt, std::vector<int64_t> shape,
   onnx::TensorProto p;
   p.set_data_type(static_cast<int>(dt));
   p.set_raw_data(bytes.data(), bytes.size());
+  for (int64_t d : shape)
+    p.add_dims(d);
   ConstData cd;
   if (HostTensor::count(shape) == 0)
     return HostTensor(dt, std::move(shape));

@@ -4,6 +4,9 @@
 // loop nest serves every rank.
 #include "CpuKernels.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cmath>
 
 namespace graphlint::verify::cpu {
@@ -75,6 +78,10 @@ llvm::Error gemm(const Node &n, Inputs in, Outputs &out) {
 }
 
 // Window geometry over up to three spatial dims (unit dims fill the rest).
+// Kernel taps (batch x channels x windows x kernel size) one conv or pool
+// node may visit: about a minute of the reference kernels.
+constexpr double kMaxWindowTaps = 68719476736.0;  // 2^36
+
 struct Window {
   int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1};
   int64_t stride[3] = {1, 1, 1}, dil[3] = {1, 1, 1}, padBegin[3] = {0, 0, 0}, padEnd[3] = {0, 0, 0};
@@ -94,8 +101,19 @@ llvm::Error windowOf(const Node &n, const std::vector<int64_t> &xShape, std::vec
   std::vector<int64_t> pads = attrInts(n, "pads", std::vector<int64_t>(2 * s, 0));
   std::vector<int64_t> outPad = attrInts(n, "output_padding", std::vector<int64_t>(s, 0));
   std::string autoPad = attrString(n, "auto_pad", "NOTSET");
-  if (strides.size() != s || dil.size() != s || pads.size() != 2 * s)
+  if (strides.size() != s || dil.size() != s || pads.size() != 2 * s || outPad.size() != s)
     return kernelError(n, "strides, dilations or pads do not match the spatial rank");
+  // Ranges first: a zero stride divides by zero below, and no product of
+  // values within 2^31 overflows int64.
+  constexpr int64_t kMaxWindowValue = int64_t(1) << 31;
+  auto within = [](const std::vector<int64_t> &v, int64_t min) {
+    return std::all_of(v.begin(), v.end(), [&](int64_t x) { return x >= min && x <= kMaxWindowValue; });
+  };
+  if (!within(kernel, 1) || !within(strides, 1) || !within(dil, 1) || !within(pads, 0) || !within(outPad, 0))
+    return kernelError(n, "kernel_shape, strides and dilations must be between 1 and 2^31, pads between 0 and 2^31");
+  for (size_t i = 0; i < s; ++i)
+    if (xShape[2 + i] > kMaxWindowValue)
+      return kernelError(n, "spatial dims above 2^31 are not supported");
   size_t off = 3 - s;
   for (size_t i = 0; i < s; ++i) {
     int64_t in = xShape[2 + i], k = kernel[i], st = strides[i], d = dil[i];
@@ -132,6 +150,15 @@ llvm::Error windowOf(const Node &n, const std::vector<int64_t> &xShape, std::vec
     w.padBegin[off + i] = pb;
     w.padEnd[off + i] = pe;
   }
+  // The reference kernels visit every tap of every window: a 2^40-wide
+  // kernel over a 32-pixel input (SAME padding) would loop for hours.
+  double taps = static_cast<double>(xShape[0]) * static_cast<double>(xShape[1]);
+  for (size_t i = 0; i < 3; ++i)
+    taps *= static_cast<double>(w.k[i]) * static_cast<double>(std::max(w.out[i], w.in[i]));
+  if (taps > kMaxWindowTaps)
+    return kernelError(n, fmt::format("its windows visit {:.3g} kernel taps, more than the cpu reference kernels run "
+                                      "({:.3g})",
+                                      taps, kMaxWindowTaps));
   return llvm::Error::success();
 }
 

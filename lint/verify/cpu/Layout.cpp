@@ -62,8 +62,8 @@ llvm::Error transpose(const Node &n, Inputs in, Outputs &out) {
     for (size_t i = x->rank(); i-- > 0;)
       perm.push_back(static_cast<int64_t>(i));
   std::set<int64_t> seen(perm.begin(), perm.end());
-  if (perm.size() != x->rank() || seen.size() != perm.size() || *seen.begin() < 0 ||
-      *seen.rbegin() >= static_cast<int64_t>(x->rank()))
+  if (perm.size() != x->rank() || seen.size() != perm.size() ||
+      (!seen.empty() && (*seen.begin() < 0 || *seen.rbegin() >= static_cast<int64_t>(x->rank()))))
     return kernelError(n, "perm is not a permutation of the input dims");
   return result(out, permute(*x, perm));
 }
@@ -136,14 +136,18 @@ llvm::Error slice(const Node &n, Inputs in, Outputs &out) {
       s += dim;
     if (e < 0)
       e += dim;
+    // A step longer than the dim takes one element, as a step of the dim's
+    // length does: clamping keeps -st and the strides below in range. s and
+    // e are clamped into [-1, dim] before any difference.
+    st = std::clamp<int64_t>(st, -std::max<int64_t>(dim, 1), std::max<int64_t>(dim, 1));
     if (st > 0) {
       s = std::clamp<int64_t>(s, 0, dim);
       e = std::clamp<int64_t>(e, 0, dim);
-      shape[*a] = e > s ? (e - s + st - 1) / st : 0;
+      shape[*a] = e > s ? (e - s) / st + ((e - s) % st != 0) : 0;
     } else {
       s = std::clamp<int64_t>(s, 0, dim - 1);
       e = std::clamp<int64_t>(e, -1, dim - 1);
-      shape[*a] = s > e ? (s - e - st - 1) / -st : 0;
+      shape[*a] = s > e ? (s - e) / -st + ((s - e) % -st != 0) : 0;
     }
     begin[*a] = s;
     step[*a] = st;
@@ -329,6 +333,8 @@ llvm::Error split(const Node &n, Inputs in, Outputs &out) {
   if (!axis)
     return kernelError(n, "axis out of range");
   int64_t dim = x->shape[*axis], parts = static_cast<int64_t>(out.size());
+  if (parts == 0)
+    return kernelError(n, "the node has no outputs");
   std::vector<int64_t> sizes = n.opsetVersion < 13 ? attrInts(n, "split")
                                                    : (input(in, 1) ? input(in, 1)->asInts() : std::vector<int64_t>());
   if (sizes.empty()) {
@@ -338,6 +344,13 @@ llvm::Error split(const Node &n, Inputs in, Outputs &out) {
   }
   if (static_cast<int64_t>(sizes.size()) != parts)
     return kernelError(n, "split sizes do not match the outputs");
+  // Checked before any copy: sizes from data may be negative or overrun the dim.
+  int64_t total = 0;
+  for (int64_t size : sizes)
+    if (size < 0 || __builtin_add_overflow(total, size, &total))
+      return kernelError(n, "split sizes must be non-negative");
+  if (total != dim)
+    return kernelError(n, "split sizes do not add up to the dim");
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < *axis; ++d)
     outer *= x->shape[d];
@@ -354,8 +367,6 @@ llvm::Error split(const Node &n, Inputs in, Outputs &out) {
     pos += sizes[p];
     out[p] = std::move(y);
   }
-  if (pos != dim)
-    return kernelError(n, "split sizes do not add up to the dim");
   return llvm::Error::success();
 }
 
