@@ -95,6 +95,18 @@ def trace_make_fx(module, state, aliases, inputs, train, module_train, fake_mode
     if not train:
         gm, rec = trace(False, False)
         return Capture(gm, placeholders, set(), None, diagnostics + rec.diagnostics, rec)
+    if TORCH2 and fake_mode is not None and not os.environ.get("GRAPHLINT_EXPORT_TWO_TRACES"):
+        # torch 2.x traces backward through hooked saved tensors: one trace.
+        try:
+            joint, rec = trace(True, True)
+        except (RuntimeError, NotImplementedError) as e:
+            if os.environ.get("GRAPHLINT_EXPORT_DEBUG"):
+                raise
+            fwd, frec = trace(False, True)
+            return _backward_failed(e, fwd, frec, placeholders, diagnostics)
+        _no_grad_diagnostics(rec, placeholders, diagnostics)
+        return Capture(joint, placeholders, rec.saved, {"traced": True, "error": ""}, diagnostics + rec.diagnostics,
+                       rec)
     # Saved tensors are recorded with saved_tensors_hooks in a forward-only
     # trace: in torch 1.13, make_fx cannot trace backward through hooked
     # saved tensors. The joint trace runs without them and takes the marks
@@ -107,19 +119,8 @@ def trace_make_fx(module, state, aliases, inputs, train, module_train, fake_mode
     except (RuntimeError, NotImplementedError) as e:
         if os.environ.get("GRAPHLINT_EXPORT_DEBUG"):
             raise
-        # Typically autograd's own "modified by an inplace operation", or an
-        # op without a backward: keep the forward graph with its
-        # saved-for-backward marks so GL132 can point at the line.
-        msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        where = _user_frame(e)
-        diagnostics.append({"kind": "backward-not-traced", "message": f"the backward graph could not be traced: {msg}",
-                            **({"source": where} if where else {})})
-        return Capture(fwd, placeholders, saved, {"traced": False, "error": msg}, diagnostics + frec.diagnostics, frec)
-    for i in rec.no_grad:
-        kind, name, _ = placeholders[i]
-        diagnostics.append({"kind": "no-gradient", "message":
-                            f"{kind} '{name}' requires grad but gets no gradient: it is unused, or an op on its "
-                            f"path has no autograd kernel (a custom op without a backward)"})
+        return _backward_failed(e, fwd, frec, placeholders, diagnostics)
+    _no_grad_diagnostics(rec, placeholders, diagnostics)
     ops_fwd = _forward_ops(fwd)
     ops_joint = _forward_ops(joint)
     if [n.target for n in ops_fwd] != [n.target for n in ops_joint[:len(ops_fwd)]]:
@@ -133,6 +134,25 @@ def trace_make_fx(module, state, aliases, inputs, train, module_train, fake_mode
         items = {g.args[1]: g for g in twin.users if _is_getitem(g)}
         mapped.update(items[g.args[1]] for g in n.users if _is_getitem(g) and g in saved and g.args[1] in items)
     return Capture(joint, placeholders, mapped, {"traced": True, "error": ""}, diagnostics + rec.diagnostics, rec)
+
+
+def _backward_failed(e, fwd, frec, placeholders, diagnostics):
+    """Typically autograd's own "modified by an inplace operation", or an op
+    without a backward: keep the forward graph with its saved-for-backward
+    marks (GL132 points at the line) and say so in the file."""
+    msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    where = _user_frame(e)
+    diagnostics.append({"kind": "backward-not-traced", "message": f"the backward graph could not be traced: {msg}",
+                        **({"source": where} if where else {})})
+    return Capture(fwd, placeholders, frec.saved, {"traced": False, "error": msg}, diagnostics + frec.diagnostics, frec)
+
+
+def _no_grad_diagnostics(rec, placeholders, diagnostics):
+    for i in rec.no_grad:
+        kind, name, _ = placeholders[i]
+        diagnostics.append({"kind": "no-gradient", "message":
+                            f"{kind} '{name}' requires grad but gets no gradient: it is unused, or an op on its "
+                            f"path has no autograd kernel (a custom op without a backward)"})
 
 
 def _make_fx(step, fake_mode):
