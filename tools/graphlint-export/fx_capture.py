@@ -63,10 +63,13 @@ def trace_make_fx(module, state, aliases, inputs, train, module_train, fake_mode
 
         def step(*flat):
             rec.active = True
+            if simulate_device:   # the tensors the trace sees (torch 2.x make_fx re-wraps its inputs)
+                for t in flat:
+                    t._graphlint_device = simulate_device
             kept = {alias: flat[i] for alias, i in aliases.items()}
             args = tuple(t for (_, _, kw), t in zip(inputs, flat[n_state:]) if not kw)
             kwargs = {name: t for (name, _, kw), t in zip(inputs, flat[n_state:]) if kw}
-            hooks = (torch.autograd.graph.saved_tensors_hooks(lambda t: save(rec, t), lambda t: t)
+            hooks = (torch.autograd.graph.saved_tensors_hooks(lambda t: save(rec, t), unpack)
                      if save_hooks else contextlib.nullcontext())
             # Anomaly mode makes autograd keep each grad_fn's forward stack,
             # which the backward ops are then attributed to.
@@ -225,6 +228,17 @@ def save(rec, t):
     node = node_of(rec.tracer, t) if rec.tracer is not None and isinstance(t, torch.Tensor) else None
     if node is not None:
         rec.saved.add(node)
+    return t, t._version
+
+
+def unpack(packed):
+    """saved_tensors_hooks unpack hook: autograd does not check the version
+    of a tensor a hook packed, so do it here, as autograd would."""
+    t, version = packed
+    if t._version != version:
+        raise RuntimeError(f"one of the variables needed for gradient computation has been modified by an inplace "
+                           f"operation: [{t.dtype} {list(t.shape)}] is at version {t._version}; expected version "
+                           f"{version} instead")
     return t
 
 

@@ -225,7 +225,8 @@ def _record_host_sync(mode, func, args, kwargs, rec):
     fake = rec.fake_mode is not None and any(_is_fake(a) for a in pytree.tree_flatten(args)[0])
     if fake:
         result = _assumed(args[0].dtype if func is _aten("_local_scalar_dense") else torch.bool)
-        _note_assumed(rec, f"{_short(func)}()", result)
+        _note_assumed(rec, {"_local_scalar_dense": ".item()", "is_nonzero": "bool(tensor)",
+                            "equal": "torch.equal()"}.get(_short(func), f"{_short(func)}()"), result)
     else:
         with proxy_tensor.disable_proxy_modes_tracing():
             result = func(*args, **kwargs)

@@ -99,6 +99,8 @@ class Symbols:
         if not isinstance(d, (torch.SymInt, torch.SymFloat, torch.SymBool)):
             return int(d)
         expr = d.node.expr
+        if not isinstance(d, torch.SymInt):   # a float or bool value (from .item()), not a size
+            return str(expr.xreplace({s: _sym(self.names[s.name]) for s in expr.free_symbols if s.name in self.names}))
         hit = self._cache.get(expr)
         if hit is None:
             simple = self.shape_env.simplify(expr) if self.shape_env is not None else expr
