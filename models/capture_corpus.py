@@ -68,7 +68,8 @@ def bert_base():
 
 
 def t5_small():
-    return _hf("T5Config", "T5ForConditionalGeneration", d_model=512, d_ff=2048, num_layers=6, num_heads=8)
+    return _hf("T5Config", "T5ForConditionalGeneration", d_model=512, d_ff=2048, num_layers=6, num_heads=8,
+               decoder_start_token_id=0, pad_token_id=0)
 
 
 def vit_base():
@@ -139,3 +140,13 @@ CORPUS = {
     "tv_resnet50": (["1.13", "vision"], IMAGE, {"batch": 8}),
     "tv_vit_b_16": (["1.13", "vision"], IMAGE, {"batch": 8}),
 }
+
+
+def llama_small():
+    """The Llama architecture at a size a real-tensor capture can run here
+    (docs/performance.md compares both captures on it): 4 layers, width 1024."""
+    return _llama(hidden_size=1024, intermediate_size=2752, num_hidden_layers=4, num_attention_heads=16,
+                  num_key_value_heads=16, vocab_size=32000, max_position_embeddings=4096)
+
+
+CORPUS["llama_small"] = (["venv"], LM, {"batch": 1, "seq": 512})

@@ -371,8 +371,9 @@ bool torchAvailable() {
   if (!torchAvailable())                                                                                    \
   GTEST_SKIP() << kPython << " cannot import torch: the export tests need it (the fixture tests cover the rest)"
 
-/// Exports `model` (a file in tests/fixtures/fx) from inside that directory,
-/// so source paths are written relative to it, and returns the JSON's path.
+/// Exports `model` (a file in tests/fixtures/fx) from inside that directory
+/// and returns the JSON's path. Source paths are relative to the repository
+/// root (the model's git top-level), wherever the exporter runs.
 std::string exportFixture(const std::string &model, const std::string &flags) {
   std::string out = tempDir() + "/" + model + ".fx.json";
   std::string log;
@@ -386,13 +387,15 @@ std::string exportFixture(const std::string &model, const std::string &flags) {
 
 TEST(FxExport, ForwardHazardsFireAtTheUsersLines) {
   REQUIRE_TORCH();
+  // Source paths are relative to the repository root, not the exporter's directory.
   expectFindingsAtMarkers(exportFixture("hazards.py", "--device cuda"), sourcePath("tests/fixtures/fx/hazards.py"),
-                          "hazards.py");
+                          "tests/fixtures/fx/hazards.py");
 }
 
 TEST(FxExport, InplaceOnSavedTensorFiresInTrainingGraphs) {
   REQUIRE_TORCH();
-  expectFindingsAtMarkers(exportFixture("saved.py", "--train"), sourcePath("tests/fixtures/fx/saved.py"), "saved.py");
+  expectFindingsAtMarkers(exportFixture("saved.py", "--train"), sourcePath("tests/fixtures/fx/saved.py"),
+                          "tests/fixtures/fx/saved.py");
 }
 
 TEST(FxExport, TrainingGraphHasBackwardAndSymbolicDims) {
@@ -412,7 +415,8 @@ TEST(FxExport, TrainingGraphHasBackwardAndSymbolicDims) {
   }
   EXPECT_GT(backward, 5u);
   ASSERT_TRUE(convBackward);
-  EXPECT_EQ(convBackward->loc.file, "parity.py") << "backward ops point at the forward line they differentiate";
+  EXPECT_EQ(convBackward->loc.file, "tests/fixtures/fx/parity.py")
+      << "backward ops point at the forward line they differentiate";
   EXPECT_EQ(convBackward->loc.line, 14u);
   EXPECT_GT(saved, 2u);
   EXPECT_EQ((*m)->graph->inputs[0]->type.str(), "f32[batch,3,16,16]");
