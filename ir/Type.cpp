@@ -10,14 +10,35 @@ bool Dim::operator==(const Dim &o) const {
   if (kind == Kind::Static)
     return value == o.value;
   if (kind == Kind::Symbolic)
-    return symbol == o.symbol;
+    return expr->equals(*o.expr);
   return true;
+}
+
+Dim Dim::of(SymExprRef e) {
+  if (e->isConstant())
+    return fixed(e->value());
+  return {Kind::Symbolic, 0, std::move(e)};
+}
+
+std::optional<int64_t> Dim::evaluate(SymLookup lookup) const {
+  switch (kind) {
+  case Kind::Static: return value;
+  case Kind::Symbolic: return expr->evaluate(lookup);
+  case Kind::Unknown: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+Dim Dim::substitute(SymLookup lookup) const {
+  if (kind != Kind::Symbolic)
+    return *this;
+  return of(expr->substitute(expr, lookup));
 }
 
 std::string Dim::str() const {
   switch (kind) {
   case Kind::Static: return std::to_string(value);
-  case Kind::Symbolic: return symbol;
+  case Kind::Symbolic: return expr->str();
   case Kind::Unknown: return "?";
   }
   return "?";

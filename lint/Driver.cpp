@@ -34,6 +34,8 @@ FileReport lintModel(const Model &m, const LintOptions &opts) {
   FileReport r;
   r.path = m.path;
   r.stats = statsOf(m);
+  r.symbols = m.symbols;
+  r.setupWarnings = m.setupWarnings;
   AnalysisContext ctx(m, opts.setup);
   DiagnosticSink sink(m.path, r.diagnostics);
   for (const Rule *rule : allRules()) {

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include <set>
+
 namespace graphlint {
 namespace {
 
@@ -44,6 +46,19 @@ std::string originText(const Taint &t) {
   return "runtime data";
 }
 
+// The unbacked symbols (u0, u1) a value's dims mention: "u0", "u0, u1".
+std::string unbackedIn(const Model &m, const Value &v) {
+  std::set<std::string> syms;
+  for (const Dim &d : v.type.shape.dims)
+    if (d.isSymbolic())
+      d.expr->collectSymbols(syms);
+  std::string out;
+  for (const SymbolInfo &s : m.symbols)
+    if (s.kind == SymbolInfo::Kind::Unbacked && syms.count(s.name))
+      out += (out.empty() ? "" : ", ") + s.name;
+  return out;
+}
+
 class DataDependentShape final : public Rule {
 public:
   const RuleInfo &info() const override {
@@ -52,7 +67,7 @@ public:
     return i;
   }
 
-  void check(const Model &, AnalysisContext &ctx, DiagnosticSink &sink) const override {
+  void check(const Model &m, AnalysisContext &ctx, DiagnosticSink &sink) const override {
     const DataDependence &dd = ctx.get<DataDependence>();
     const FusionPlan &plan = ctx.get<FusionPlan>();
     for (const DataDependentSite &s : dd.sites()) {
@@ -78,6 +93,14 @@ public:
                           nodeLabel(n), s.value ? s.value->name : "?", originText(s.taint), path);
         hint = "keep a static size: pad to a maximum (e.g. torch.nonzero(x, size=MAX), fixed top-k) and mask the "
                "padding instead of compacting the tensor";
+        break;
+      case DataDependentSite::Kind::UnbackedSize:
+        msg = fmt::format("{} outputs '{}' {}, sized by the unbacked (data-dependent) size {} that comes from {} "
+                          "(path length {}): the size is only known at runtime",
+                          nodeLabel(n), s.value->name, s.value->type.str(), unbackedIn(m, *s.value), originText(s.taint),
+                          path);
+        hint = "keep a static size: pad to a maximum (e.g. torch.nonzero(x, size=MAX)) and mask the padding, or bound "
+               "the size with torch._check so the compiler can plan for its maximum";
         break;
       case DataDependentSite::Kind::GraphOutput:
         msg = s.taint.origin == &n

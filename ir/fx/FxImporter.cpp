@@ -7,6 +7,7 @@
 // expected an array"), never a crash.
 #include "graphlint/ir/Importer.h"
 #include "graphlint/ir/OpRegistry.h"
+#include "graphlint/ir/SymbolBinder.h"
 
 #include <fmt/format.h>
 
@@ -18,7 +19,9 @@
 namespace graphlint {
 namespace {
 
-constexpr int64_t kFxFormatVersion = 1;
+// Version 2 adds size expressions and the `symbols` table; 1 is read as before.
+constexpr int64_t kFxFormatVersion = 2;
+constexpr int64_t kFxOldestVersion = 1;
 constexpr unsigned kMaxJsonNesting = 64;  // llvm::json parses recursively
 
 llvm::Error fail(std::string msg) {
@@ -89,7 +92,7 @@ Device deviceFromString(llvm::StringRef s) {
 /// the field that caused it ("nodes[3].outputs[0].shape").
 class FxImport {
 public:
-  FxImport(const std::string &path, const ImportOptions &opts) : path_(path), opts_(opts) {}
+  FxImport(const std::string &path, const ImportOptions &opts) : path_(path), opts_(opts), binder_(opts.dims) {}
 
   llvm::Expected<std::unique_ptr<Model>> run(llvm::StringRef bytes) {
     if (bytes.trim().empty())
@@ -112,12 +115,14 @@ public:
     model_->graph = std::make_unique<Graph>();
     model_->graph->name = "main";
     readProvenance(*root);
+    readSymbols(*root);
     readTensorList(*root, "params", Value::Kind::Param);
     readTensorList(*root, "inputs", Value::Kind::GraphInput);
     readNodes(*root);
     readOutputs(*root);
     if (!error_.empty())
       return fail(error_);
+    binder_.finish(*model_);
     return std::move(model_);
   }
 
@@ -130,10 +135,11 @@ private:
     llvm::Optional<int64_t> version = root.getInteger("version");
     if (!version)
       return fail("version: missing or not an integer");
-    if (*version != kFxFormatVersion)
-      return fail(fmt::format("FX format version {} is not supported (this graphlint reads version {}){}", *version,
-                              kFxFormatVersion,
+    if (*version < kFxOldestVersion || *version > kFxFormatVersion)
+      return fail(fmt::format("FX format version {} is not supported (this graphlint reads versions {} to {}){}",
+                              *version, kFxOldestVersion, kFxFormatVersion,
                               *version > kFxFormatVersion ? ": upgrade graphlint" : ": re-export with graphlint-export"));
+    version_ = *version;
     return llvm::Error::success();
   }
 
@@ -216,8 +222,68 @@ private:
     }
   }
 
-  /// Reads {"shape", "dtype", "device", "requires_grad"} into a value.
-  void readTensorMeta(const llvm::json::Object &o, const std::string &where, Value &v) {
+  // Version 2: NAME -> {"hint", "kind", "min", "max", "source"}.
+  void readSymbols(const llvm::json::Object &root) {
+    const llvm::json::Value *syms = root.get("symbols");
+    if (!syms || syms->kind() == llvm::json::Value::Null)
+      return;
+    const llvm::json::Object *o = object(*syms, "symbols");
+    if (!o)
+      return;
+    for (const auto &kv : *o) {
+      std::string where = fmt::format("symbols.{}", kv.first.str());
+      const llvm::json::Object *s = object(kv.second, where);
+      if (!s)
+        return;
+      SymbolInfo info;
+      info.name = kv.first.str();
+      llvm::Expected<SymExprRef> e = SymExpr::parse(info.name);
+      if (!e || !(*e)->isSymbol()) {
+        if (!e)
+          llvm::consumeError(e.takeError());
+        return error(where, "a symbol name must be an identifier ([A-Za-z_][A-Za-z0-9_]*)");
+      }
+      auto opt = [&](const char *key) -> std::optional<int64_t> {
+        llvm::Optional<int64_t> v = integer(*s, key, fmt::format("{}.{}", where, key));
+        return v ? std::optional<int64_t>(*v) : std::nullopt;
+      };
+      info.hint = opt("hint");
+      info.min = opt("min");
+      info.max = opt("max");
+      std::string kind = string(*s, "kind", where + ".kind", false);
+      if (kind == "unbacked")
+        info.kind = SymbolInfo::Kind::Unbacked;
+      else if (!kind.empty() && kind != "input")
+        return error(where + ".kind", fmt::format("expected \"input\" or \"unbacked\", got '{}'", kind));
+      info.source = string(*s, "source", where + ".source", false);
+      binder_.declare(std::move(info));
+    }
+  }
+
+  /// One entry of `shape` or `strides`: an integer, null (unknown) or a size
+  /// expression over symbols (version 1: a symbol name).
+  Dim readDim(const llvm::json::Value &d, const std::string &at) {
+    if (llvm::Optional<int64_t> n = d.getAsInteger())
+      return Dim::fixed(*n);
+    if (d.kind() == llvm::json::Value::Null)
+      return Dim::unknown();
+    llvm::Optional<llvm::StringRef> text = d.getAsString();
+    if (!text) {
+      error(at, "expected an integer, a size expression or null");
+      return Dim::unknown();
+    }
+    llvm::Expected<SymExprRef> e = SymExpr::parse(*text);
+    if (e)
+      return Dim::of(std::move(*e));
+    std::string why = llvm::toString(e.takeError());
+    if (version_ < 2)
+      return Dim::named(text->str());  // version 1 took any string as a name
+    error(at, why);
+    return Dim::unknown();
+  }
+
+  /// Reads {"shape", "strides", "dtype", "device", "requires_grad"} into a value.
+  void readTensorMeta(const llvm::json::Object &o, const std::string &where, Value &v, bool userInput = false) {
     const llvm::json::Array *shape = array(o, "shape", where + ".shape", true);
     std::string dtype = string(o, "dtype", where + ".dtype", true);
     if (!shape)
@@ -225,20 +291,20 @@ private:
     Shape s;
     s.rankKnown = true;
     for (size_t i = 0; i < shape->size(); ++i) {
-      const llvm::json::Value &d = (*shape)[i];
-      if (llvm::Optional<int64_t> n = d.getAsInteger()) {
-        if (*n < 0)
-          error(fmt::format("{}.shape[{}]", where, i), fmt::format("negative dimension {}", *n));
-        s.dims.push_back(Dim::fixed(*n));
-      } else if (llvm::Optional<llvm::StringRef> sym = d.getAsString()) {
-        auto bound = opts_.dims.find(sym->str());
-        s.dims.push_back(bound != opts_.dims.end() ? Dim::fixed(bound->second) : Dim::named(sym->str()));
-      } else if (d.kind() == llvm::json::Value::Null) {
-        s.dims.push_back(Dim::unknown());
-      } else {
-        error(fmt::format("{}.shape[{}]", where, i), "expected an integer, a symbol name or null");
-      }
+      std::string at = fmt::format("{}.shape[{}]", where, i);
+      Dim d = readDim((*shape)[i], at);
+      if (d.isStatic() && d.value < 0)
+        error(at, fmt::format("negative dimension {}", d.value));
+      s.dims.push_back(std::move(d));
     }
+    // Strides are checked like dims but not kept: no analysis reads them yet.
+    if (const llvm::json::Array *strides = array(o, "strides", where + ".strides", false))
+      for (size_t i = 0; i < strides->size(); ++i)
+        readDim((*strides)[i], fmt::format("{}.strides[{}]", where, i));
+    if (userInput)
+      binder_.noteInput(v.name, Type::tensor(dtypeFromTorchName(dtype).getValueOr(DType::Undefined), s));
+    for (Dim &d : s.dims)
+      d = binder_.bind(d);
     llvm::Optional<DType> dt = dtypeFromTorchName(dtype);
     if (!dt && !dtype.empty())
       error(where + ".dtype", fmt::format("unknown dtype '{}'", dtype));
@@ -273,7 +339,7 @@ private:
       Value *v = o ? define(string(*o, "name", where + ".name", true), kind, where) : nullptr;
       if (!v)
         return;
-      readTensorMeta(*o, where, *v);
+      readTensorMeta(*o, where, *v, kind == Value::Kind::GraphInput);
       if (kind == Value::Kind::GraphInput) {
         model_->graph->inputs.push_back(v);
         continue;
@@ -483,6 +549,8 @@ private:
 
   std::string path_;
   const ImportOptions &opts_;
+  SymbolBinder binder_;
+  int64_t version_ = kFxFormatVersion;
   std::unique_ptr<Model> model_;
   std::string error_;
 };

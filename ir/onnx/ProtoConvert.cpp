@@ -8,6 +8,30 @@ namespace graphlint::onnxio {
 
 bool isPlaceholderSymbol(const std::string &s) { return s.rfind("unk__", 0) == 0; }
 
+// torch's exporters write size expressions as dim_params ("2*s0", "s0 + 1");
+// other dim_params are free-form names ("batch-size"), so only text with an
+// operator other than a bare '-' is read as an expression.
+// A graph repeats a handful of dim_params on every value: one shared
+// expression per spelling (per thread) keeps a million-node graph's dims at
+// one pointer each instead of one allocation each.
+static Dim dimFromParam(const std::string &p) {
+  thread_local std::vector<std::pair<std::string, Dim>> recent;
+  for (const auto &[text, d] : recent)
+    if (text == p)
+      return d;
+  Dim d = Dim::named(p);
+  if (p.find_first_of("*+/%(") != std::string::npos || p.find(" - ") != std::string::npos) {
+    if (llvm::Expected<SymExprRef> e = SymExpr::parse(p))
+      d = Dim::of(std::move(*e));
+    else
+      llvm::consumeError(e.takeError());
+  }
+  if (recent.size() >= 16)
+    recent.erase(recent.begin());
+  recent.emplace_back(p, d);
+  return d;
+}
+
 static Shape shapeFromProto(const onnx::TensorShapeProto &sp) {
   Shape s;
   s.rankKnown = true;
@@ -15,7 +39,7 @@ static Shape shapeFromProto(const onnx::TensorShapeProto &sp) {
     if (d.has_dim_value())
       s.dims.push_back(Dim::fixed(d.dim_value()));
     else if (d.has_dim_param() && !d.dim_param().empty() && !isPlaceholderSymbol(d.dim_param()))
-      s.dims.push_back(Dim::named(d.dim_param()));
+      s.dims.push_back(dimFromParam(d.dim_param()));
     else
       s.dims.push_back(Dim::unknown());
   }
@@ -68,7 +92,7 @@ static void shapeToProto(const Shape &s, onnx::TensorShapeProto &out) {
     if (d.isStatic())
       pd->set_dim_value(d.value);
     else if (d.isSymbolic())
-      pd->set_dim_param(d.symbol);
+      pd->set_dim_param(d.str());
   }
 }
 

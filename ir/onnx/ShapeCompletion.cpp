@@ -1,5 +1,7 @@
 #include "ShapeCompletion.h"
 
+#include "graphlint/ir/SymbolBinder.h"
+
 #include "ConstFolding.h"
 #include "FallbackInference.h"
 #include "ProtoConvert.h"
@@ -24,7 +26,7 @@ std::string firstLine(const std::string &s) {
 class Completion {
 public:
   Completion(Model &m, GraphBuilder &b, onnx::ModelProto &p, const ImportOptions &o)
-      : model_(m), builder_(b), proto_(p), opts_(o) {}
+      : model_(m), builder_(b), proto_(p), opts_(o), binder_(o.dims) {}
 
   void run() {
     Graph &g = *model_.graph;
@@ -43,6 +45,7 @@ public:
     for (const auto &n : g.nodes())
       for (const auto &sub : n->subgraphs())
         forEachGraph(*sub, [&](const Graph &sg) { writeBackNested(const_cast<Graph &>(sg)); });
+    binder_.finish(model_);
   }
 
 private:
@@ -53,13 +56,13 @@ private:
     return copy;
   }
 
+  // ONNX has no hints: a dim_param is bound by -D or stays symbolic.
   void bindDims(Value &v) {
-    if (!v.type.isTensor() || opts_.dims.empty())
+    if (!v.type.isTensor())
       return;
+    binder_.noteInput(v.name, v.type);
     for (Dim &d : v.type.shape.dims)
-      if (d.isSymbolic())
-        if (auto it = opts_.dims.find(d.symbol); it != opts_.dims.end())
-          d = Dim::fixed(it->second);
+      d = binder_.bind(d);
   }
 
   void seedTypes(Graph &g) {
@@ -466,6 +469,7 @@ private:
   GraphBuilder &builder_;
   onnx::ModelProto &proto_;
   const ImportOptions &opts_;
+  SymbolBinder binder_;
   std::unordered_map<std::string, int> opsets_;
   std::unordered_map<std::string, onnx::TypeProto *> types_;
   std::unordered_map<std::string, const onnx::TensorProto *> data_;

@@ -186,8 +186,50 @@ llvm::SmallVector<unsigned, 3> DataDependence::shapeOperands(const Node &n) {
 DataDependence::DataDependence(const Model &m, AnalysisContext &) : DataDependence(m) {}
 
 DataDependence::DataDependence(const Model &m) {
-  if (m.graph)
-    visitGraph(*m.graph);
+  if (!m.graph)
+    return;
+  for (const SymbolInfo &sym : m.symbols)
+    if (sym.kind == SymbolInfo::Kind::Unbacked && sym.origin == SymbolInfo::Origin::Unbound) {
+      const Node *src = nullptr;
+      if (!sym.source.empty())
+        for (const auto &n : m.graph->nodes())
+          if (n->name == sym.source)
+            src = n.get();
+      unbacked_[sym.name] = src;
+    }
+  visitGraph(*m.graph);
+}
+
+// A dim over an unbacked symbol is data-dependent even where no edge leads
+// back to the op that produced it (a SymInt passed as a constant argument):
+// such an output starts the dependence at that op.
+void DataDependence::taintUnbackedDims(const Node &n) {
+  for (const Value *out : n.outputs) {
+    if (!out || !out->type.isTensor() || !out->type.shape.rankKnown)
+      continue;
+    std::set<std::string> syms;
+    for (const Dim &d : out->type.shape.dims)
+      if (d.isSymbolic())
+        d.expr->collectSymbols(syms);
+    for (const std::string &name : syms) {
+      auto it = unbacked_.find(name);
+      if (it == unbacked_.end())
+        continue;
+      if (!it->second)
+        it->second = &n;
+      Facts &f = facts_[out];
+      if (f.shape)
+        break;
+      f.shape = true;
+      f.shapeTaint = Taint{it->second, nullptr, it->second == &n ? 0u : 1u};
+      bool inputsSized = false;
+      for (const Value *in : n.inputs)
+        inputsSized |= shapeTaint(in) != nullptr;
+      if (!inputsSized && it->second != &n && !(n.op && n.op->kind == OpKind::DataDependentOutput))
+        addSite({DataDependentSite::Kind::UnbackedSize, &n, 0, out, false, f.shapeTaint});
+      break;
+    }
+  }
 }
 
 const Taint *DataDependence::contentTaint(const Value *v) const {
@@ -352,6 +394,8 @@ void DataDependence::visitNode(const Node &n) {
   if (dims && !elementwise && (anyDynamicOutput || starts))
     addSite({DataDependentSite::Kind::DynamicConsumer, &n, dimsOperand, n.inputs.empty() ? nullptr : n.inputs[dimsOperand],
              false, *dims});
+  if (!unbacked_.empty())
+    taintUnbackedDims(n);
 }
 
 }  // namespace graphlint

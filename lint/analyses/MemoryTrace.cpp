@@ -3,6 +3,8 @@
 
 #include "graphlint/ir/OpRegistry.h"
 
+#include <fmt/format.h>
+
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/DenseSet.h>
 #include <llvm/ADT/StringMap.h>
@@ -90,11 +92,14 @@ uint64_t PlanBuilder::bytesOf(const Value *v, bool activation) {
   }
   uint64_t n = 1;
   for (const Dim &d : sh.dims) {
-    if (d.isStatic())
+    if (d.isStatic()) {
       n *= static_cast<uint64_t>(std::max<int64_t>(d.value, 0));
-    else if (d.isSymbolic())
-      assumed_.insert(d.symbol);
-    else {
+    } else if (d.isSymbolic()) {
+      // Symbols still unbound after import (no -D, no hint) are taken as 1.
+      d.expr->collectSymbols(assumed_);
+      std::optional<int64_t> v = d.evaluate([](llvm::StringRef) { return std::optional<int64_t>(1); });
+      n *= static_cast<uint64_t>(std::max<int64_t>(v.value_or(1), 0));
+    } else {
       ++unsized_;
       return 0;
     }
@@ -704,6 +709,10 @@ Trace PlanBuilder::build(MemorySummary &sum) {
   } else {
     forward(false);
   }
+  // Sizes the user did not give: hints the exporter recorded, then the 1s.
+  for (const SymbolInfo &sym : m_.symbols)
+    if (sym.origin == SymbolInfo::Origin::Hint && sym.value)
+      sum.assumedDims.push_back(fmt::format("{}={}", sym.name, *sym.value));
   for (const std::string &d : assumed_)
     sum.assumedDims.push_back(d + "=1");
   sum.unsizedTensors = unsized_;

@@ -20,7 +20,7 @@ static json::Value shapeJson(const Type &t) {
     if (d.isStatic())
       dims.push_back(d.value);
     else if (d.isSymbolic())
-      dims.push_back(d.symbol);
+      dims.push_back(d.str());
     else
       dims.push_back(nullptr);
   }

@@ -207,6 +207,26 @@ json::Value memoryToJson(const MemorySummary &s) {
   return o;
 }
 
+static json::Value optInt(const std::optional<int64_t> &v) { return v ? json::Value(*v) : json::Value(nullptr); }
+
+// The value each size symbol took and where it came from.
+static json::Array dimsToJson(const std::vector<SymbolInfo> &symbols) {
+  json::Array out;
+  for (const SymbolInfo &s : symbols) {
+    const char *from = s.origin == SymbolInfo::Origin::Cli ? "cli" : s.origin == SymbolInfo::Origin::Hint ? "hint" : "unbound";
+    json::Object o{{"name", s.name},
+                   {"kind", s.kind == SymbolInfo::Kind::Unbacked ? "unbacked" : "input"},
+                   {"value", optInt(s.value)},
+                   {"from", from},
+                   {"hint", optInt(s.hint)},
+                   {"min", optInt(s.min)},
+                   {"max", optInt(s.max)}};
+    o["source"] = s.source.empty() ? json::Value(nullptr) : json::Value(s.source);
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
 void renderJson(const std::vector<FileReport> &reports, llvm::raw_ostream &os) {
   json::Array files;
   for (const FileReport &r : reports) {
@@ -221,6 +241,11 @@ void renderJson(const std::vector<FileReport> &reports, llvm::raw_ostream &os) {
                               {"graphs", static_cast<int64_t>(r.stats.graphs)},
                               {"params", static_cast<int64_t>(r.stats.params)},
                               {"param_bytes", static_cast<int64_t>(r.stats.paramBytes)}};
+    f["dims"] = dimsToJson(r.symbols);
+    json::Array warnings;
+    for (const std::string &w : r.setupWarnings)
+      warnings.push_back(w);
+    f["warnings"] = std::move(warnings);
     f["fusion"] = fusionToJson(r.fusion);
     f["compute"] = computeToJson(r.cost);
     f["communication"] = communicationToJson(r.cost);

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <llvm/ADT/StringRef.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Program.h>
 
@@ -48,6 +49,43 @@ std::string readFile(const std::string &path) {
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
+}
+
+std::set<Finding> markerFindings(const std::string &pyPath) {
+  std::set<Finding> out;
+  std::istringstream in(readFile(pyPath));
+  std::string line;
+  for (unsigned no = 1; std::getline(in, line); ++no) {
+    llvm::StringRef l(line);
+    size_t at = l.find("# expect: ");
+    if (at == llvm::StringRef::npos || l.trim().startswith("\""))
+      continue;
+    for (llvm::StringRef rest = l.drop_front(at + 10); !rest.empty();) {
+      auto [code, tail] = rest.split(',');
+      if (code.trim().startswith("GL"))
+        out.insert({code.trim().str(), no});
+      rest = tail;
+    }
+  }
+  return out;
+}
+
+std::set<Finding> findingsByLine(const FileReport &r, const std::string &file, const std::set<std::string> &codes) {
+  std::set<Finding> out;
+  for (const Diagnostic &d : r.diagnostics) {
+    if (!codes.count(d.code))
+      continue;
+    EXPECT_EQ(d.location.source.file, file) << d.code << ": " << d.message;
+    out.insert({d.code, d.location.source.line});
+  }
+  return out;
+}
+
+std::string describeFindings(const std::set<Finding> &fs) {
+  std::string s;
+  for (const auto &[code, line] : fs)
+    s += code + "@" + std::to_string(line) + " ";
+  return s;
 }
 
 std::unique_ptr<Model> importText(const std::string &text, const ImportOptions &opts) {

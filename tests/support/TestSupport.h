@@ -5,7 +5,9 @@
 #include "graphlint/ir/Importer.h"
 #include "graphlint/lint/Driver.h"
 
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace graphlint::test {
@@ -29,6 +31,13 @@ std::vector<const Diagnostic *> withCode(const FileReport &r, const std::string 
 /// Compares `actual` with tests/golden/NAME, or rewrites the golden when
 /// GRAPHLINT_UPDATE_GOLDENS is set (review the diff afterwards).
 void expectGolden(const std::string &name, const std::string &actual);
+
+using Finding = std::pair<std::string, unsigned>;  // code, user source line
+/// The `# expect: CODE[, CODE]` markers of a model's Python source, as (code, line).
+std::set<Finding> markerFindings(const std::string &pyPath);
+/// The findings of `codes` by user source line; each must point into `file`.
+std::set<Finding> findingsByLine(const FileReport &r, const std::string &file, const std::set<std::string> &codes);
+std::string describeFindings(const std::set<Finding> &fs);  // "GL112@18 GL123@19"
 
 struct CliResult {
   int exitCode = -1;

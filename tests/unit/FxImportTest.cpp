@@ -30,48 +30,15 @@ using test::sourcePath;
 using test::tempDir;
 using test::writeFile;
 
-using Finding = std::pair<std::string, unsigned>;  // code, line
+using test::Finding;
 
 const std::set<std::string> kFxRules = {"GL101", "GL111", "GL112", "GL131", "GL132"};
 
-/// The `# expect: CODE` markers of a model file, as (code, line).
-std::set<Finding> expectedFindings(const std::string &pyPath) {
-  std::set<Finding> out;
-  std::istringstream in(readFile(pyPath));
-  std::string line;
-  for (unsigned no = 1; std::getline(in, line); ++no) {
-    llvm::StringRef l(line);
-    size_t at = l.find("# expect: ");
-    if (at == llvm::StringRef::npos || l.trim().startswith("\""))
-      continue;
-    for (llvm::StringRef rest = l.drop_front(at + 10); !rest.empty();) {
-      auto [code, tail] = rest.split(',');
-      if (code.trim().startswith("GL"))
-        out.insert({code.trim().str(), no});
-      rest = tail;
-    }
-  }
-  return out;
-}
-
-/// The findings of the FX rules, by code and user source line (all in `file`).
+std::set<Finding> expectedFindings(const std::string &pyPath) { return test::markerFindings(pyPath); }
 std::set<Finding> actualFindings(const FileReport &r, const std::string &file) {
-  std::set<Finding> out;
-  for (const Diagnostic &d : r.diagnostics) {
-    if (!kFxRules.count(d.code))
-      continue;
-    EXPECT_EQ(d.location.source.file, file) << d.code << ": " << d.message;
-    out.insert({d.code, d.location.source.line});
-  }
-  return out;
+  return test::findingsByLine(r, file, kFxRules);
 }
-
-std::string describe(const std::set<Finding> &fs) {
-  std::string s;
-  for (const auto &[code, line] : fs)
-    s += code + "@" + std::to_string(line) + " ";
-  return s;
-}
+std::string describe(const std::set<Finding> &fs) { return test::describeFindings(fs); }
 
 void expectFindingsAtMarkers(const std::string &fxJson, const std::string &py, const std::string &shownAs) {
   FileReport r = lintFile(fxJson, {});
@@ -269,7 +236,8 @@ TEST(FxImporter, MalformedFilesNameTheProblem) {
       {"{\"nodes\": []}", "not a graphlint FX graph"},
       {"[1, 2]", "top level is not an object"},
       {R"({"format":"graphlint-fx"})", "version: missing"},
-      {R"({"format":"graphlint-fx","version":2})", "FX format version 2 is not supported"},
+      {R"({"format":"graphlint-fx","version":3})", "FX format version 3 is not supported (this graphlint reads versions 1 to 2): upgrade graphlint"},
+      {R"({"format":"graphlint-fx","version":0})", "FX format version 0 is not supported"},
       {R"({"format":"graphlint-fx","version":1,"params":[],"inputs":[],"outputs":[]})", "nodes: missing"},
       {R"({"format":"graphlint-fx","version":1,"params":{},"inputs":[],"nodes":[],"outputs":[]})",
        "params: expected an array"},

@@ -540,6 +540,8 @@ std::unique_ptr<Model> importConfigured(const Args &a, std::optional<Config> &co
     llvm::errs() << a.files[0] << ": error: " << llvm::toString(model.takeError()) << "\n";
     return nullptr;
   }
+  for (const std::string &w : (*model)->setupWarnings)
+    llvm::errs() << a.files[0] << ": warning: " << w << "\n";
   return std::move(*model);
 }
 
@@ -713,6 +715,11 @@ int runLint(const Args &a) {
     ProgressLine progress(a.files.size(), a.quiet);
     reports = lintFiles(a.files, fileOpts, jobs, progress.callback());
   }
+  // Setup problems the lint went on after (-D binding nothing): stderr, so
+  // that machine-readable reports on stdout stay clean.
+  for (const FileReport &r : reports)
+    for (const std::string &w : r.setupWarnings)
+      llvm::errs() << r.path << ": warning: " << w << "\n";
 
   // Config ignore entries that suppressed nothing in any file (GL005), listed
   // with the first file linted under that config.

@@ -207,7 +207,21 @@ struct Function {
   std::unique_ptr<Graph> body;
 };
 
-enum class ModelFormat : uint8_t { Onnx, Fx };
+enum class ModelFormat : uint8_t { Onnx, Fx };  // Fx: every PyTorch graph (FX JSON, .pt2)
+
+/// A size symbol of the model and the value the lint used for it: bound on
+/// the command line (-D), taken from the exporter's hint (the traced size),
+/// or unbound (unbacked sizes such as torch's u0, ONNX dim_params without -D).
+struct SymbolInfo {
+  enum class Kind : uint8_t { Input, Unbacked };
+  enum class Origin : uint8_t { Cli, Hint, Unbound };
+  std::string name;
+  Kind kind = Kind::Input;
+  std::optional<int64_t> hint, min, max;
+  std::string source;             // "input0.shape[0]", or the op behind an unbacked size
+  Origin origin = Origin::Unbound;
+  std::optional<int64_t> value;   // when bound (Cli or Hint)
+};
 
 /// A problem the importer found in the file; GL001/GL004 turn them into
 /// diagnostics. The lint goes on after every one of them.
@@ -233,6 +247,11 @@ public:
   std::unique_ptr<Graph> graph;
   std::vector<std::unique_ptr<Function>> functions;
   std::vector<ImportProblem> problems;
+  /// Every size symbol the file declares or its dims mention, sorted by name.
+  std::vector<SymbolInfo> symbols;
+  /// Setup problems the lint goes on after (a -D that binds nothing): one
+  /// line each, without the path; the CLI prints them as warnings on stderr.
+  std::vector<std::string> setupWarnings;
 
   int64_t opsetVersion(llvm::StringRef domain) const;  // 0 when not imported
   const Function *findFunction(llvm::StringRef domain, llvm::StringRef name) const;

@@ -1,9 +1,10 @@
-// Value types of the IR: tensors with shapes whose dims are static, named
-// symbolic, or unknown; plus sequences, optionals and maps, which are marked as
+// Value types of the IR: tensors with shapes whose dims are static, symbolic
+// (a named symbol or a size expression over symbols, SymExpr.h), or unknown; plus sequences, optionals and maps, which are marked as
 // such so that analyses can skip them instead of misreading them as tensors.
 #pragma once
 
 #include "graphlint/ir/DType.h"
+#include "graphlint/ir/SymExpr.h"
 
 #include <llvm/ADT/SmallVector.h>
 
@@ -14,18 +15,31 @@
 
 namespace graphlint {
 
+/// A dim costs 32 bytes: static and unknown dims carry no expression, and a
+/// symbolic one shares its (immutable) expression tree with every copy.
 struct Dim {
   enum class Kind : uint8_t { Unknown, Static, Symbolic };
   Kind kind = Kind::Unknown;
-  int64_t value = 0;      // when Static
-  std::string symbol;     // when Symbolic
+  int64_t value = 0;   // when Static
+  SymExprRef expr;     // when Symbolic: never a constant
 
   static Dim unknown() { return {}; }
   static Dim fixed(int64_t v) { return {Kind::Static, v, {}}; }
-  static Dim named(std::string s) { return {Kind::Symbolic, 0, std::move(s)}; }
+  /// A single named symbol ("batch", "u0").
+  static Dim named(std::string s) { return {Kind::Symbolic, 0, SymExpr::symbol(std::move(s))}; }
+  /// An expression; a constant one is a static dim.
+  static Dim of(SymExprRef e);
   bool isStatic() const { return kind == Kind::Static; }
   bool isSymbolic() const { return kind == Kind::Symbolic; }
   bool isUnknown() const { return kind == Kind::Unknown; }
+  /// A symbolic dim that is one symbol, not an expression.
+  bool isSymbol() const { return isSymbolic() && expr->isSymbol(); }
+  /// The symbol's name when isSymbol(), else "".
+  llvm::StringRef symbolName() const { return isSymbol() ? llvm::StringRef(expr->name()) : llvm::StringRef(); }
+  /// The size under `lookup` (static dims need none); nullopt when unknown or unbound.
+  std::optional<int64_t> evaluate(SymLookup lookup) const;
+  /// Binds the symbols `lookup` knows; a fully bound dim becomes static.
+  Dim substitute(SymLookup lookup) const;
   bool operator==(const Dim &o) const;
   bool operator!=(const Dim &o) const { return !(*this == o); }
   std::string str() const;

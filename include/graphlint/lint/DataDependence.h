@@ -16,6 +16,7 @@
 
 #include <string>
 #include <string_view>
+#include <map>
 #include <vector>
 
 namespace graphlint {
@@ -55,6 +56,7 @@ struct DataDependentSite {
     ShapeArgument,    // a shape/size operand (Reshape shape, TopK K, Slice ends, ...)
     DynamicConsumer,  // a kernel (not elementwise/view) whose output dims follow a data-dependent shape
     GraphOutput,      // a graph output whose dims depend on data
+    UnbackedSize,     // an output sized by an unbacked symbol (u0) with no data-dependent input
   };
   Kind kind = Kind::ShapeArgument;
   const Node *node = nullptr;    // where to report
@@ -88,6 +90,11 @@ private:
   void visitGraph(const Graph &g);
   void visitNode(const Node &n);
   void addSite(DataDependentSite s);
+  void taintUnbackedDims(const Node &n);
+
+  /// Unbound unbacked size symbols (torch's u0, u1: nonzero, .item()) and
+  /// the op each comes from: the node its `source` names, else its first user.
+  std::map<std::string, const Node *> unbacked_;
 
   struct Facts {
     bool content = false, shape = false;

@@ -57,6 +57,11 @@ struct FileReport {
   /// Origins ("file:line") of config ignore entries that suppressed something.
   std::set<std::string> usedIgnores;
   FileStats stats;
+  /// The size symbols and the values used for them (-D, hint, unbound).
+  std::vector<SymbolInfo> symbols;
+  /// Setup problems the lint went on after (a -D that binds nothing): one
+  /// line each without the path; the CLI prints them on stderr.
+  std::vector<std::string> setupWarnings;
   /// The fusion plan as plain data (present unless fatal or not requested).
   FusionSummary fusion;
   /// The compute and communication model as plain data (present unless fatal

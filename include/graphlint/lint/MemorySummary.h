@@ -53,7 +53,9 @@ struct MemorySummary {
   uint64_t timelineSteps = 0;
   static constexpr size_t kMaxTimelinePoints = 2000;
   std::vector<Contributor> topAtPeak;  // largest first, at most 10
-  std::vector<std::string> assumedDims;  // "batch=1": unbound symbolic dims taken as 1
+  /// Sizes the user did not bind: "seq=128" from the exporter's hint, then
+  /// "batch=1" for symbols with neither -D nor a hint (taken as 1).
+  std::vector<std::string> assumedDims;
   uint64_t unsizedTensors = 0;    // tensors whose size is unknown (counted as 0)
 
   /// (peak reserved - peak allocated in blocks) / peak reserved.
