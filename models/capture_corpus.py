@@ -7,7 +7,7 @@ even the 70B configuration allocates no weights:
         --dim batch=1 --dim seq=4096 --train -o llama7b.fx.json
 
 CORPUS lists, per model, the interpreter line it needs, its inputs and its
-default sizes; bench/capture_corpus.py runs them all and writes the table.
+default sizes; bench/run_capture_corpus.py runs them all and writes the table.
 """
 
 
@@ -150,3 +150,10 @@ def llama_small():
 
 
 CORPUS["llama_small"] = (["venv"], LM, {"batch": 1, "seq": 512})
+
+
+def mixtral_small():
+    """Mixtral's MoE architecture at a size torch._dynamo.explain can run for real."""
+    return _hf("MixtralConfig", "MixtralForCausalLM", hidden_size=256, intermediate_size=512, num_hidden_layers=2,
+               num_attention_heads=4, num_key_value_heads=2, vocab_size=1000, num_local_experts=4,
+               num_experts_per_tok=2)

@@ -387,7 +387,11 @@ TEST(FxExport, TrainingGraphHasBackwardAndSymbolicDims) {
       << "backward ops point at the forward line they differentiate";
   EXPECT_EQ(convBackward->loc.line, 14u);
   EXPECT_GT(saved, 2u);
-  EXPECT_EQ((*m)->graph->inputs[0]->type.str(), "f32[batch,3,16,16]");
+  // The batch dim is the symbol `batch` (hint 5, bound to it without -D).
+  EXPECT_EQ((*m)->graph->inputs[0]->type.str(), "f32[5,3,16,16]");
+  ASSERT_FALSE((*m)->symbols.empty());
+  EXPECT_EQ((*m)->symbols[0].name, "batch");
+  EXPECT_EQ((*m)->symbols[0].origin, SymbolInfo::Origin::Hint);
   FileReport r = lintFile(path, {});
   EXPECT_FALSE(r.fatal) << r.fatalMessage;
   EXPECT_TRUE(test::withCode(r, "GL001").empty()) << "the joint graph is well formed";

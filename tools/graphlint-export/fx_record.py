@@ -137,6 +137,10 @@ class Recorder:
 
 REC = None
 _IN_DISPATCH = [0]
+# torch 1.13: under no_grad these modules take fused inference kernels
+# (_native_multi_head_attention) that its fake tensors cannot run; with grad
+# enabled around them they run their ordinary ops.
+_FAST_PATH_MODULES = () if TORCH2 else (torch.nn.MultiheadAttention, torch.nn.TransformerEncoderLayer)
 
 
 def node_of(tracer, t):
@@ -448,12 +452,20 @@ def recording(rec):
     fake_tolist = FakeTensor.__dict__.get("tolist")   # torch 2.x fake tensors define their own
     if fake_tolist is not None:
         FakeTensor.tolist = _host_copy(fake_tolist, tolist)
+    grad_stack = []
+
     def enter(m, inputs):
         rec.module_stack.append(rec.module_names.get(id(m), type(m).__name__))
+        if _FAST_PATH_MODULES and isinstance(m, _FAST_PATH_MODULES):
+            ctx = torch.enable_grad()
+            ctx.__enter__()
+            grad_stack.append((m, ctx))
 
     def leave(m, inputs, output):  # must return None: a value would replace the output
         if rec.module_stack:
             rec.module_stack.pop()
+        if grad_stack and grad_stack[-1][0] is m:
+            grad_stack.pop()[1].__exit__(None, None, None)
 
     hooks = [torch.nn.modules.module.register_module_forward_pre_hook(enter),
              torch.nn.modules.module.register_module_forward_hook(leave)]

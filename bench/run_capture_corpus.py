@@ -6,7 +6,7 @@ parameter count (against sum(p.numel()) computed in a separate process) and
 graphlint's findings on the export. Writes JSON lines and a Markdown table
 (docs/validation.md).
 
-    bench/capture_corpus.py [--only gpt2,llama_7b] [--out DIR] [--modes forward,train]
+    bench/run_capture_corpus.py [--only gpt2,llama_7b] [--out DIR] [--modes forward,train]
 """
 import argparse
 import json
