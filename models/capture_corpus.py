@@ -17,6 +17,8 @@ def _hf(config_cls, model_cls, **kw):
     cfg.use_cache = False   # no KV cache object in the outputs: a training step
     if hasattr(cfg, "_attn_implementation"):
         cfg._attn_implementation = "eager"
+    if hasattr(cfg, "_experts_implementation"):   # MoE: the per-expert loop, not CUDA grouped_mm
+        cfg._experts_implementation = "eager"
     return getattr(transformers, model_cls)(cfg)
 
 

@@ -403,11 +403,84 @@ def _fake_bool(orig):
         if rec is None or not rec.active or rec.fake_mode is None or not _is_fake(self) or rec.tracer is None:
             return orig(self)
         proxy = proxy_tensor.get_proxy_slot(self, rec.tracer, None, lambda x: x.proxy)
+        # An equality test usually guards the rare case (`if idx == n: continue`,
+        # `if count == 0: return`): assume it fails; any other condition holds.
+        value = not (proxy is not None and getattr(proxy.node.target, "__name__", "").startswith("eq"))
         if proxy is not None:
             p = rec.tracer.create_proxy("call_function", _aten("is_nonzero"), (proxy,), {})
-            p.node.meta["graphlint_assumed"] = True
-        _note_assumed(rec, "bool(tensor)", True)
+            p.node.meta["graphlint_assumed"] = value
+        _note_assumed(rec, "bool(tensor)", value)
+        return value
+    return wrapper
+
+
+def _guess(sym_bool):
+    """A guess for a condition on unbacked sizes: an equality (`u0 == 0`, an
+    empty result) is assumed false; otherwise the condition is evaluated with
+    each unbacked size at its upper bound (or 2 when torch knows none)."""
+    import sympy
+    node = getattr(sym_bool, "node", sym_bool)   # a SymBool or its SymNode
+    expr = node.expr
+    if isinstance(expr, sympy.Eq):
+        return False
+    if isinstance(expr, sympy.Ne):
         return True
+    env = node.shape_env
+    subs = {}
+    for s in expr.free_symbols:
+        rng = env.var_to_range.get(s)
+        upper = getattr(rng, "upper", None)
+        subs[s] = int(upper) if getattr(upper, "is_Integer", False) and int(upper) < 2 ** 31 else 2
+    try:
+        return bool(expr.xreplace(subs))
+    except TypeError:
+        return True
+
+
+def _sym_int(orig):
+    """torch 2.x: a data-dependent size needed as a number (iterating over
+    the rows of a nonzero result, range(t.item())): traced at its upper bound
+    (or 2 when torch knows none) and reported."""
+    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+
+    def wrapper(self, file, line):
+        try:
+            return orig(self, file, line)
+        except GuardOnDataDependentSymNode:
+            rec = REC
+            if rec is None or not rec.active:
+                raise
+            rng = self.shape_env.var_to_range.get(self.expr) if self.expr.is_Symbol else None
+            upper = getattr(rng, "upper", None)
+            value = int(upper) if getattr(upper, "is_Integer", False) and int(upper) < 2 ** 16 else 2
+            loc = user_location()
+            rec.diagnostics.append({"kind": "host-value-assumed", "message":
+                                    f"the data-dependent size {self.expr} was needed as a number (a Python loop "
+                                    f"or a size argument): the trace continued with {value}",
+                                    **({"source": loc} if loc else {})})
+            return value
+    return wrapper
+
+
+def _sym_guard_bool(orig):
+    """torch 2.x: a condition torch itself must decide on an unbacked size
+    (inside an op's shape logic): guessed as in _guess and reported."""
+    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+
+    def wrapper(self, file, line):
+        try:
+            return orig(self, file, line)
+        except GuardOnDataDependentSymNode:
+            rec = REC
+            if rec is None or not rec.active:
+                raise
+            value = _guess(self)
+            loc = user_location()
+            rec.diagnostics.append({"kind": "host-value-assumed", "message":
+                                    f"a condition on a data-dependent size ({self.expr}) cannot be decided without "
+                                    f"data: the trace continued as if it were {str(value).lower()}",
+                                    **({"source": loc} if loc else {})})
+            return value
     return wrapper
 
 
@@ -423,12 +496,13 @@ def _sym_bool(orig):
             rec = REC
             if rec is None or not rec.active:
                 raise
+            value = _guess(self)
             loc = user_location()
             rec.diagnostics.append({"kind": "host-value-assumed", "message":
                                     f"a condition on a data-dependent size or value ({self}) cannot be decided "
-                                    f"without data: the trace continued as if it were true",
+                                    f"without data: the trace continued as if it were {str(value).lower()}",
                                     **({"source": loc} if loc else {})})
-            return True
+            return value
     return wrapper
 
 
@@ -449,6 +523,12 @@ def recording(rec):
     torch.Tensor.__bool__ = _fake_bool(tensor_methods["__bool__"])
     if sym_bool is not None:
         sym_bool.__bool__ = _sym_bool(orig_sym_bool)
+    sym_node = None
+    if TORCH2:
+        from torch.fx.experimental.sym_node import SymNode as sym_node
+        orig_guard_int, orig_guard_bool = sym_node.guard_int, sym_node.guard_bool
+        sym_node.guard_int = _sym_int(orig_guard_int)
+        sym_node.guard_bool = _sym_guard_bool(orig_guard_bool)
     fake_tolist = FakeTensor.__dict__.get("tolist")   # torch 2.x fake tensors define their own
     if fake_tolist is not None:
         FakeTensor.tolist = _host_copy(fake_tolist, tolist)
@@ -483,6 +563,8 @@ def recording(rec):
             sym_bool.__bool__ = orig_sym_bool
         if fake_tolist is not None:
             FakeTensor.tolist = fake_tolist
+        if sym_node is not None:
+            sym_node.guard_int, sym_node.guard_bool = orig_guard_int, orig_guard_bool
         for h in hooks:
             h.remove()
 
