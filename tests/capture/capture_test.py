@@ -271,6 +271,31 @@ class Capture(unittest.TestCase):
         self.assertIn("GL111", p.stdout)
 
 
+class CommittedCaptures(unittest.TestCase):
+    """tests/fixtures/fx/captured/: exports of breaks.py and training.py from
+    both torch lines, linted as committed (no Python capture needed)."""
+
+    def lint(self, name):
+        if not os.access(GRAPHLINT, os.X_OK):
+            self.skipTest(f"{GRAPHLINT} not built")
+        p = subprocess.run([GRAPHLINT, "--no-color", "--format", "json",
+                            os.path.join(FIXTURES, "captured", name)], stdout=subprocess.PIPE, text=True)
+        f = json.loads(p.stdout)["files"][0]
+        self.assertIsNone(f["error"])
+        return [(d["code"], ((d["location"] or {}).get("source") or {}).get("line")) for d in f["diagnostics"]]
+
+    def test_breaks_are_host_syncs_at_the_users_lines(self):
+        for name in ("breaks.torch2.fx.json", "breaks.torch113.fx.json"):
+            got = sorted(line for code, line in self.lint(name) if code == "GL112")
+            self.assertEqual(got, [16, 18, 24], name)   # .item(), `if`, .tolist()
+
+    def test_training_graphs_are_well_formed(self):
+        for name in ("training.torch2.train.fx.json", "training.torch113.train.fx.json"):
+            codes = [code for code, _ in self.lint(name)]
+            self.assertNotIn("GL001", codes, name)
+            self.assertNotIn("GL002", codes, name)
+
+
 class Vision(unittest.TestCase):
     """torchvision (torch 1.13 and venv-vision) and timm (venv-vision):
     real architectures from --model factories, inputs given as shapes."""
