@@ -107,6 +107,10 @@ class Prepared:
                 raise ExportError(f"--dynamic {inp}:{d}={sym}: {inp} has {t.dim()} dims {list(t.shape)}")
             named[(inp, d)] = sym
         if not args.inputs:
+            small = [f"{name}={size}" for name, size in args.dim if size < 2]
+            if small:
+                raise ExportError(f"--dim {small[0]}: with example_inputs() dims are matched by size, and sizes 0 "
+                                  f"and 1 are everywhere; use --dynamic INPUT:DIM=NAME or --input")
             by_size = {size: name for name, size in args.dim}
             for n, t, _ in self.raw:
                 for d, size in enumerate(t.shape):
