@@ -215,6 +215,22 @@ class Capture(unittest.TestCase):
         const = [d for d in doc["diagnostics"] if d["kind"] == "constant-baked"]
         self.assertEqual([d["source"]["line"] for d in const], [21], "the numpy array baked as a constant")
 
+    def test_data_dependent_early_exit_is_assumed_not_taken(self):
+        d = tempfile.mkdtemp(prefix="capture-branch-")
+        with open(os.path.join(d, "early.py"), "w") as f:
+            f.write("import torch\n\n\nclass M(torch.nn.Module):\n    def __init__(self):\n"
+                    "        super().__init__()\n        self.fc = torch.nn.Linear(8, 8)\n\n"
+                    "    def forward(self, x):\n        if x.sum() == 0:\n            return x\n"
+                    "        return self.fc(x).relu()\n\n\ndef model():\n    return M()\n\n\n"
+                    "def example_inputs():\n    return (torch.randn(2, 8),)\n")
+        doc, _, _ = export([os.path.join(d, "early.py")])
+        self.assertIn("aten::addmm", [n["op"] for n in doc["nodes"]], "the main path is traced")
+        branch = next(n for n in doc["nodes"] if n["op"] == "aten::is_nonzero")
+        self.assertIs(branch["assumed"], False)
+        self.assertEqual(branch["source"]["line"], 10)
+        self.assertIn(("host-value-assumed", 10), [(x["kind"], x.get("source", {}).get("line"))
+                                                  for x in doc["diagnostics"]])
+
     def test_model_that_cannot_be_built_on_meta_is_an_error_at_its_line(self):
         d = tempfile.mkdtemp(prefix="capture-meta-")
         with open(os.path.join(d, "bad.py"), "w") as f:
