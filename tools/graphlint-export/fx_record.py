@@ -450,15 +450,42 @@ def _sym_int(orig):
             rec = REC
             if rec is None or not rec.active:
                 raise
-            rng = self.shape_env.var_to_range.get(self.expr) if self.expr.is_Symbol else None
-            upper = getattr(rng, "upper", None)
-            value = int(upper) if getattr(upper, "is_Integer", False) and int(upper) < 2 ** 16 else 2
+            value = _bound_of(self)
             loc = user_location()
             rec.diagnostics.append({"kind": "host-value-assumed", "message":
                                     f"the data-dependent size {self.expr} was needed as a number (a Python loop "
                                     f"or a size argument): the trace continued with {value}",
                                     **({"source": loc} if loc else {})})
             return value
+    return wrapper
+
+
+def _unbacked_bound(size):
+    """The upper bound torch knows for an unbacked size, else 2."""
+    return _bound_of(size.node)
+
+
+def _bound_of(node):
+    rng = node.shape_env.var_to_range.get(node.expr) if node.expr.is_Symbol else None
+    upper = getattr(rng, "upper", None)
+    return int(upper) if getattr(upper, "is_Integer", False) and int(upper) < 2 ** 16 else 2
+
+
+def _fake_iter(orig):
+    """torch 2.x: `for row in t` over a data-dependent number of rows (the
+    rows of a nonzero result): traced for the upper bound of rows, each a
+    select, and reported."""
+    def wrapper(self):
+        rec = REC
+        n = self.shape[0] if self.dim() > 0 else None
+        if rec is None or not rec.active or not isinstance(n, torch.SymInt) or n.node.hint is not None:
+            return orig(self)
+        count = _unbacked_bound(n)
+        loc = user_location()
+        rec.diagnostics.append({"kind": "host-value-assumed", "message":
+                                f"a loop over the {n.node.expr} rows of a data-dependent tensor: traced for "
+                                f"{count} rows", **({"source": loc} if loc else {})})
+        return iter([self.select(0, i) for i in range(count)])
     return wrapper
 
 
@@ -527,6 +554,8 @@ def recording(rec):
     if TORCH2:
         from torch.fx.experimental.sym_node import SymNode as sym_node
         orig_guard_int, orig_guard_bool = sym_node.guard_int, sym_node.guard_bool
+        tensor_methods["__iter__"] = torch.Tensor.__iter__
+        torch.Tensor.__iter__ = _fake_iter(tensor_methods["__iter__"])
         sym_node.guard_int = _sym_int(orig_guard_int)
         sym_node.guard_bool = _sym_guard_bool(orig_guard_bool)
     fake_tolist = FakeTensor.__dict__.get("tolist")   # torch 2.x fake tensors define their own
