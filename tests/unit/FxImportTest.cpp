@@ -339,8 +339,9 @@ bool torchAvailable() {
   if (!torchAvailable())                                                                                    \
   GTEST_SKIP() << kPython << " cannot import torch: the export tests need it (the fixture tests cover the rest)"
 
-/// Exports `model` (a file in tests/fixtures/fx) from inside that directory,
-/// so source paths are written relative to it, and returns the JSON's path.
+/// Exports `model` (a file in tests/fixtures/fx) from inside that directory
+/// and returns the JSON's path. Source paths are relative to the repository
+/// root (the model's git top-level), wherever the exporter runs.
 std::string exportFixture(const std::string &model, const std::string &flags) {
   std::string out = tempDir() + "/" + model + ".fx.json";
   std::string log;
@@ -354,13 +355,15 @@ std::string exportFixture(const std::string &model, const std::string &flags) {
 
 TEST(FxExport, ForwardHazardsFireAtTheUsersLines) {
   REQUIRE_TORCH();
+  // Source paths are relative to the repository root, not the exporter's directory.
   expectFindingsAtMarkers(exportFixture("hazards.py", "--device cuda"), sourcePath("tests/fixtures/fx/hazards.py"),
-                          "hazards.py");
+                          "tests/fixtures/fx/hazards.py");
 }
 
 TEST(FxExport, InplaceOnSavedTensorFiresInTrainingGraphs) {
   REQUIRE_TORCH();
-  expectFindingsAtMarkers(exportFixture("saved.py", "--train"), sourcePath("tests/fixtures/fx/saved.py"), "saved.py");
+  expectFindingsAtMarkers(exportFixture("saved.py", "--train"), sourcePath("tests/fixtures/fx/saved.py"),
+                          "tests/fixtures/fx/saved.py");
 }
 
 TEST(FxExport, TrainingGraphHasBackwardAndSymbolicDims) {
@@ -380,10 +383,15 @@ TEST(FxExport, TrainingGraphHasBackwardAndSymbolicDims) {
   }
   EXPECT_GT(backward, 5u);
   ASSERT_TRUE(convBackward);
-  EXPECT_EQ(convBackward->loc.file, "parity.py") << "backward ops point at the forward line they differentiate";
+  EXPECT_EQ(convBackward->loc.file, "tests/fixtures/fx/parity.py")
+      << "backward ops point at the forward line they differentiate";
   EXPECT_EQ(convBackward->loc.line, 14u);
   EXPECT_GT(saved, 2u);
-  EXPECT_EQ((*m)->graph->inputs[0]->type.str(), "f32[batch,3,16,16]");
+  // The batch dim is the symbol `batch` (hint 5, bound to it without -D).
+  EXPECT_EQ((*m)->graph->inputs[0]->type.str(), "f32[5,3,16,16]");
+  ASSERT_FALSE((*m)->symbols.empty());
+  EXPECT_EQ((*m)->symbols[0].name, "batch");
+  EXPECT_EQ((*m)->symbols[0].origin, SymbolInfo::Origin::Hint);
   FileReport r = lintFile(path, {});
   EXPECT_FALSE(r.fatal) << r.fatalMessage;
   EXPECT_TRUE(test::withCode(r, "GL001").empty()) << "the joint graph is well formed";

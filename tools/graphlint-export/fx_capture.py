@@ -1,118 +1,202 @@
-"""Capturing a module's aten graph for graphlint-export: make_fx (torch 1.13
-and 2.x; forward, or the joint forward + backward graph with the tensors
-autograd saves marked) and torch.export (torch >= 2.1, forward only)."""
+"""Tracing a module's aten graph for graphlint-export.
+
+`trace_make_fx` runs make_fx over functional_call(module, state, inputs) --
+with fake tensors (the default: FakeTensorMode on torch 1.13, FakeTensorMode
+with a ShapeEnv, so sizes are SymInts, on torch 2.x) or real ones (--capture
+real) -- forward only, or the joint forward + backward graph (autograd.grad
+inside the trace, as aot_autograd does) with the tensors autograd saves for
+backward marked. `trace_export` is torch.export (torch >= 2.1, forward)."""
 
 import contextlib
 import os
-import sys
 import warnings
 
 import torch
 from torch.fx.experimental import proxy_tensor
 from torch.utils import _pytree as pytree
 
-from fx_record import Recorder, loc_from_stack_trace, node_of, recording, tensor_meta
+from fx_build import ExportError
+from fx_record import Recorder, loc_from_stack_trace, node_of, recording, tensor_meta, user_location
 
 TORCH2 = int(torch.__version__.split(".")[0]) >= 2
-
-
-class ExportError(Exception):
-    """A request this torch cannot serve; the CLI prints it and exits 2."""
-
-
-# --------------------------------------------------------------------------
-# Capture
-# --------------------------------------------------------------------------
-
-def functional_call(module, tensors, args):
-    if TORCH2:
-        return torch.func.functional_call(module, tensors, args)
-    from torch.nn.utils import stateless
-    return stateless.functional_call(module, tensors, args)
 
 
 class Capture:
     """The traced graph plus what the exporter knows about its placeholders."""
 
-    def __init__(self, gm, placeholders, saved, backward):
+    def __init__(self, gm, placeholders, saved, backward, diagnostics, rec=None):
         self.gm = gm
         # Per placeholder, in graph order: (kind, name, tensor), kind one of
         # "parameter", "buffer", "constant" or "input".
         self.placeholders = placeholders
         self.saved = saved                # fx nodes whose value autograd saves for backward
         self.backward = backward          # {"traced": bool, "error": str}
+        self.diagnostics = diagnostics    # [{"kind", "message", "source"?}]
+        self.unbacked = rec.unbacked if rec is not None else {}   # 1.13: node -> [(out, dim, symbol, max)]
 
 
-def capture_make_fx(module, inputs, train, simulate_device):
-    params = dict(module.named_parameters())
-    buffers = dict(module.named_buffers())
-    names = list(params) + list(buffers)
-    state = [params[n] if n in params else buffers[n] for n in names]
+def functional_call(module, tensors, args, kwargs):
+    if TORCH2:
+        return torch.func.functional_call(module, tensors, args, kwargs, strict=False)
+    from torch.nn.utils import stateless
+    return stateless.functional_call(module, tensors, args, kwargs)
+
+
+def trace_make_fx(module, state, aliases, inputs, train, module_train, fake_mode, simulate_device):
+    """state: [(kind, name, tensor)] unique parameters and buffers; aliases:
+    every qualified name -> index in state (tied weights: two names, one
+    tensor); inputs: [(name, tensor, keyword?)]. Returns a Capture."""
+    tensors = [t for _, _, t in state]
     module_names = {id(m): n for n, m in module.named_modules()}
-    placeholders = [("parameter" if n in params else "buffer", n, t) for n, t in zip(names, state)]
-    placeholders += [("input", f"input{i}", t) for i, t in enumerate(inputs)]
+    placeholders = list(state) + [("input", name, t) for name, t, _ in inputs]
+    flat_inputs = tensors + [t for _, t, _ in inputs]
+    n_state = len(tensors)
+    diagnostics = []
 
     def trace(with_backward, save_hooks):
-        rec = Recorder(module_names, simulate_device)
+        # Without a GPU, `.cuda()` in the model is recorded (as cuda:0), not performed.
+        patch_devices = simulate_device or (None if torch.cuda.is_available() else "cpu")
+        rec = Recorder(module_names, patch_devices, fake_mode)
         if simulate_device:
-            for t in list(state) + list(inputs):
+            for t in flat_inputs:
                 t._graphlint_device = simulate_device
 
         def step(*flat):
             rec.active = True
-            kept = dict(zip(names, flat[:len(names)]))
-            hooks = (torch.autograd.graph.saved_tensors_hooks(lambda t: save(rec, t), lambda t: t)
+            if simulate_device:   # the tensors the trace sees (torch 2.x make_fx re-wraps its inputs)
+                for t in flat:
+                    t._graphlint_device = simulate_device
+            kept = {alias: flat[i] for alias, i in aliases.items()}
+            args = tuple(t for (_, _, kw), t in zip(inputs, flat[n_state:]) if not kw)
+            kwargs = {name: t for (name, _, kw), t in zip(inputs, flat[n_state:]) if kw}
+            hooks = (torch.autograd.graph.saved_tensors_hooks(lambda t: save(rec, t), unpack)
                      if save_hooks else contextlib.nullcontext())
             # Anomaly mode makes autograd keep each grad_fn's forward stack,
             # which the backward ops are then attributed to.
             with hooks, (_forward_stacks() if with_backward else contextlib.nullcontext()):
-                out = functional_call(module, kept, tuple(flat[len(names):]))
+                out = functional_call(module, kept, args, kwargs)
             if not with_backward:
                 return out
             rec.phase = "backward"
-            outs = [o for o in pytree.tree_flatten(out)[0] if isinstance(o, torch.Tensor) and o.requires_grad]
+            outs = [o for o in pytree.tree_flatten(_plain(out))[0]
+                    if isinstance(o, torch.Tensor) and o.requires_grad]
+            if not outs:
+                raise ExportError("--train: no output of the model requires grad (nothing to differentiate)")
             _locate_backward(rec, [o.grad_fn for o in outs])
-            wrt = [t for t in flat if isinstance(t, torch.Tensor) and t.requires_grad]
-            grads = torch.autograd.grad(outs, wrt, grad_outputs=[torch.ones_like(o) for o in outs], allow_unused=True)
+            wrt_idx = [i for i, t in enumerate(flat) if isinstance(t, torch.Tensor) and t.requires_grad]
+            grads = torch.autograd.grad(outs, [flat[i] for i in wrt_idx],
+                                        grad_outputs=[torch.ones_like(o) for o in outs], allow_unused=True)
+            rec.no_grad = [i for i, g in zip(wrt_idx, grads) if g is None]
             return out, grads
 
-        grad_ctx = contextlib.nullcontext() if train else torch.no_grad()
+        grad_ctx = contextlib.nullcontext() if with_backward or save_hooks else torch.no_grad()
         with recording(rec), grad_ctx:
-            gm = proxy_tensor.make_fx(step)(*state, *inputs)
-        return gm, rec.saved
+            gm = _make_fx(step, fake_mode)(*flat_inputs)
+        return gm, rec
 
-    module.train(train)
+    module.train(module_train)
     if not train:
-        gm, _ = trace(False, False)
-        return Capture(gm, placeholders, set(), None)
+        gm, rec = trace(False, False)
+        return Capture(gm, placeholders, set(), None, diagnostics + rec.diagnostics, rec)
+    if TORCH2 and fake_mode is not None and not os.environ.get("GRAPHLINT_EXPORT_TWO_TRACES"):
+        # torch 2.x traces backward through hooked saved tensors: one trace.
+        try:
+            joint, rec = trace(True, True)
+        except (RuntimeError, NotImplementedError) as e:
+            if os.environ.get("GRAPHLINT_EXPORT_DEBUG"):
+                raise
+            fwd, frec = trace(False, True)
+            return _backward_failed(e, fwd, frec, placeholders, diagnostics)
+        _no_grad_diagnostics(rec, placeholders, diagnostics)
+        return Capture(joint, placeholders, rec.saved, {"traced": True, "error": ""}, diagnostics + rec.diagnostics,
+                       rec)
     # Saved tensors are recorded with saved_tensors_hooks in a forward-only
     # trace: in torch 1.13, make_fx cannot trace backward through hooked
     # saved tensors. The joint trace runs without them and takes the marks
     # over by position (the forward ops are the same, minus the `detach`
     # nodes autograd adds for saved outputs when no hooks are set).
-    fwd, saved = trace(False, True)
+    fwd, frec = trace(False, True)
+    saved = frec.saved
     try:
-        joint, _ = trace(True, False)
-    except RuntimeError as e:
+        joint, rec = trace(True, False)
+    except (RuntimeError, NotImplementedError) as e:
         if os.environ.get("GRAPHLINT_EXPORT_DEBUG"):
             raise
-        # Typically autograd's own "modified by an inplace operation": keep
-        # the forward graph with its saved-for-backward marks so GL132 can
-        # point at the line that causes it.
-        return Capture(fwd, placeholders, saved, {"traced": False, "error": str(e).splitlines()[0]})
+        return _backward_failed(e, fwd, frec, placeholders, diagnostics)
+    _no_grad_diagnostics(rec, placeholders, diagnostics)
     ops_fwd = _forward_ops(fwd)
     ops_joint = _forward_ops(joint)
     if [n.target for n in ops_fwd] != [n.target for n in ops_joint[:len(ops_fwd)]]:
-        print("graphlint-export: warning: forward and joint traces differ; saved-for-backward marks dropped",
-              file=sys.stderr)
-        return Capture(joint, placeholders, set(), {"traced": True, "error": ""})
+        diagnostics.append({"kind": "saved-marks-dropped", "message": "the forward and joint traces differ, so the "
+                            "tensors autograd saves for backward are not marked"})
+        return Capture(joint, placeholders, set(), {"traced": True, "error": ""}, diagnostics + rec.diagnostics, rec)
     mapped = set()
     for n, twin in zip(ops_fwd, ops_joint):
         if n in saved:
             mapped.add(twin)
         items = {g.args[1]: g for g in twin.users if _is_getitem(g)}
         mapped.update(items[g.args[1]] for g in n.users if _is_getitem(g) and g in saved and g.args[1] in items)
-    return Capture(joint, placeholders, mapped, {"traced": True, "error": ""})
+    return Capture(joint, placeholders, mapped, {"traced": True, "error": ""}, diagnostics + rec.diagnostics, rec)
+
+
+def _backward_failed(e, fwd, frec, placeholders, diagnostics):
+    """Typically autograd's own "modified by an inplace operation", or an op
+    without a backward: keep the forward graph with its saved-for-backward
+    marks (GL132 points at the line) and say so in the file."""
+    msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    where = _user_frame(e)
+    diagnostics.append({"kind": "backward-not-traced", "message": f"the backward graph could not be traced: {msg}",
+                        **({"source": where} if where else {})})
+    return Capture(fwd, placeholders, frec.saved, {"traced": False, "error": msg}, diagnostics + frec.diagnostics, frec)
+
+
+def _no_grad_diagnostics(rec, placeholders, diagnostics):
+    for i in rec.no_grad:
+        kind, name, _ = placeholders[i]
+        diagnostics.append({"kind": "no-gradient", "message":
+                            f"{kind} '{name}' requires grad but gets no gradient: it is unused, or an op on its "
+                            f"path has no autograd kernel (a custom op without a backward)"})
+
+
+def _make_fx(step, fake_mode):
+    if fake_mode is None:
+        return proxy_tensor.make_fx(step)
+    if TORCH2:
+        # The inputs are fake tensors of `fake_mode` (its ShapeEnv holds the
+        # symbols of the dynamic dims); make_fx finds the mode from them.
+        return proxy_tensor.make_fx(step, tracing_mode="symbolic")
+
+    def run(*flat):  # torch 1.13: trace "real" over fake inputs, inside the fake mode
+        with fake_mode:
+            return proxy_tensor.make_fx(step)(*flat)
+    return run
+
+
+def _plain(out):
+    """Model outputs as pytree-flattenable values (transformers' ModelOutput
+    is a dict subclass; dataclass-like outputs are read by their fields)."""
+    if isinstance(out, dict):
+        return dict(out)
+    if hasattr(out, "to_tuple"):
+        return out.to_tuple()
+    return out
+
+
+def _user_frame(exc):
+    """The innermost frame of user code in an exception's traceback."""
+    from fx_record import is_user_file, display_path
+    best, tb = None, exc.__traceback__
+    while tb is not None:
+        if is_user_file(tb.tb_frame.f_code.co_filename):
+            best = {"file": display_path(tb.tb_frame.f_code.co_filename), "line": tb.tb_lineno, "col": 0,
+                    "function": tb.tb_frame.f_code.co_name}
+        tb = tb.tb_next
+    return best
+
+
+def error_location(exc):
+    loc = _user_frame(exc)
+    return f"{loc['file']}:{loc['line']}: " if loc else ""
 
 
 def _forward_stacks():
@@ -144,6 +228,17 @@ def save(rec, t):
     node = node_of(rec.tracer, t) if rec.tracer is not None and isinstance(t, torch.Tensor) else None
     if node is not None:
         rec.saved.add(node)
+    return t, t._version
+
+
+def unpack(packed):
+    """saved_tensors_hooks unpack hook: autograd does not check the version
+    of a tensor a hook packed, so do it here, as autograd would."""
+    t, version = packed
+    if t._version != version:
+        raise RuntimeError(f"one of the variables needed for gradient computation has been modified by an inplace "
+                           f"operation: [{t.dtype} {list(t.shape)}] is at version {t._version}; expected version "
+                           f"{version} instead")
     return t
 
 
@@ -153,20 +248,28 @@ def _is_getitem(n):
 
 def _forward_ops(gm):
     return [n for n in gm.graph.nodes if n.op == "call_function" and not _is_getitem(n)
-            and str(n.target) != "aten.detach.default"
+            and hasattr(n.target, "_schema") and str(n.target) != "aten.detach.default"
             and n.meta.get("graphlint", {}).get("phase", "forward") == "forward"]
 
 
-def capture_export(module, inputs, train, simulate_device):  # pragma: no cover - torch 2.x only
-    """torch.export path (torch >= 2.1): forward only, decomposed to aten.
-    Source lines come from each node's stack_trace; module paths from
-    nn_module_stack. Untested here (only torch 1.13 is installed)."""
+# --------------------------------------------------------------------------
+# torch.export (torch >= 2.1)
+# --------------------------------------------------------------------------
+
+def trace_export(module, inputs, train, dynamic_shapes):
+    """torch.export.export(...).run_decompositions(): forward only. The module
+    and inputs are on the meta device (nothing is computed); dynamic dims are
+    torch.export.Dim objects. Source lines come from each node's
+    stack_trace, module paths from nn_module_stack."""
     if not TORCH2 or not hasattr(torch, "export"):
-        raise ExportError("--capture export needs torch >= 2.1 (torch.export); use the default make_fx capture")
+        raise ExportError("--capture export needs torch >= 2.1 (torch.export); use the default fake capture")
     if train:
-        raise ExportError("--capture export traces the forward graph only; use the default make_fx capture with --train")
+        raise ExportError("--capture export traces the forward graph only; use the default capture with --train")
     module.eval()
-    ep = torch.export.export(module, tuple(inputs)).run_decompositions()
+    args = tuple(t for _, t, kw in inputs if not kw)
+    kwargs = {n: t for n, t, kw in inputs if kw}
+    ep = torch.export.export(module, args, kwargs, dynamic_shapes=dynamic_shapes or None, strict=False)
+    ep = ep.run_decompositions()
     gm = ep.graph_module
     sig = ep.graph_signature
     sd = {**dict(module.named_parameters()), **dict(module.named_buffers())}
@@ -177,11 +280,11 @@ def capture_export(module, inputs, train, simulate_device):  # pragma: no cover 
     placeholders, user_inputs = [], iter(inputs)
     for node in gm.graph.nodes:
         if node.op == "placeholder":
-            lifted = next(((kind, table[node.name], values.get(table[node.name]))
-                           for kind, table, values in kinds if node.name in table), None)
+            lifted = next(((kind, table[node.name], node.meta.get("val")) for kind, table, values in kinds
+                           if node.name in table), None)
             if lifted is None:
                 user = next(user_inputs, None)
-                lifted = ("input", f"input{sum(k == 'input' for k, _, _ in placeholders)}", user)
+                lifted = ("input", user[0] if user else node.name, node.meta.get("val"))
             placeholders.append(lifted)
         elif node.op == "call_function":
             node.meta["graphlint"] = {"loc": loc_from_stack_trace(node.meta.get("stack_trace")),
@@ -190,7 +293,11 @@ def capture_export(module, inputs, train, simulate_device):  # pragma: no cover 
             val = node.meta.get("val")
             if isinstance(val, torch.Tensor):
                 node.meta["graphlint_val"] = tensor_meta(val)
-    return Capture(gm, placeholders, set(), None)
+            elif isinstance(val, (tuple, list)):
+                for u in node.users:
+                    if _is_getitem(u) and isinstance(u.meta.get("val"), torch.Tensor):
+                        u.meta["graphlint_val"] = tensor_meta(u.meta["val"])
+    return Capture(gm, placeholders, set(), None, []), ep
 
 
 def _module_from_stack(stack):
@@ -200,3 +307,4 @@ def _module_from_stack(stack):
     return last[0] if isinstance(last, tuple) else str(last)
 
 
+__all__ = ["Capture", "ExportError", "trace_make_fx", "trace_export", "error_location", "user_location", "TORCH2"]

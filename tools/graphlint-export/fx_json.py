@@ -5,23 +5,14 @@ import math
 import torch
 from torch.utils import _pytree as pytree
 
-from fx_record import DTYPES, SYNC_OPS, tensor_meta, tolist
+from fx_record import DTYPES, SYNC_OPS, numpy, tensor_meta, tolist
+
+SYM_TYPES = tuple(t for t in (getattr(torch, n, None) for n in ("SymInt", "SymFloat", "SymBool")) if t is not None)
+MARKERS = (tolist, numpy)
 
 # --------------------------------------------------------------------------
 # Serialisation
 # --------------------------------------------------------------------------
-
-class DimNamer:
-    """--dim NAME=SIZE: every dim of that traced size in the inputs and the
-    intermediate tensors (not the weights) is written as the symbol. The
-    trace only sees sizes, so pick a size no other dim has (e.g. batch 7)."""
-
-    def __init__(self, bindings):
-        self.by_size = {size: name for name, size in bindings}
-
-    def dims(self, shape):
-        return [self.by_size.get(int(d), int(d)) for d in shape]
-
 
 def _attr_value(a):
     if isinstance(a, float) and not math.isfinite(a):
@@ -37,15 +28,36 @@ def _attr_value(a):
     return str(a)
 
 
+def is_sym_node(n):
+    """Nodes that compute sizes, not tensors (aten.sym_size, operator.mul on
+    SymInts): dropped; their values appear as expressions in the attrs of
+    the ops that use them."""
+    if n.op != "call_function":
+        return False
+    target = n.target
+    if target in MARKERS:
+        return False
+    schema = getattr(target, "_schema", None)
+    if schema is None:
+        return True
+    return schema.name.startswith("aten::sym_")
+
+
 class Writer:
     def __init__(self, cap, namer):
         self.cap = cap
         self.namer = namer
         self.names = {}   # fx node -> value name (or list of names for tuple outputs)
+        self.diagnostics = []
 
-    def meta_json(self, meta):
+    def meta_json(self, meta, static=False):
         meta = dict(meta)
-        meta["shape"] = self.namer.dims(meta["shape"])
+        if meta.get("device") == "meta":
+            meta["device"] = getattr(self.cap, "meta_device", "meta")
+        dim = (lambda d: int(d)) if static else self.namer.dim
+        meta["shape"] = [dim(d) for d in meta["shape"]]
+        if "strides" in meta:
+            meta["strides"] = [dim(d) for d in meta["strides"]]
         return meta
 
     def run(self):
@@ -59,15 +71,18 @@ class Writer:
             if kind == "input":
                 inputs.append({"name": name, **self.meta_json(tensor_meta(t))})
             else:
-                params.append({"name": name, "kind": kind, **tensor_meta(t)})  # weights keep static dims
+                params.append({"name": name, "kind": kind, **self.meta_json(tensor_meta(t), static=True)})
         saved = cap.saved
         nodes = []
         for n in gm.graph.nodes:
             if n.op == "get_attr":
                 t = getattr(gm, n.target)
                 if isinstance(t, torch.Tensor):
-                    params.append({"name": n.name, "kind": "constant", **self.meta_json(tensor_meta(t))})
+                    params.append({"name": n.name, "kind": "constant", **self.meta_json(tensor_meta(t), static=True)})
                     self.names[n] = n.name
+                    self.note_constant(n, t)
+            elif is_sym_node(n):
+                continue
             elif n.op == "call_function":
                 if n.target.__module__ == "_operator" and n.target.__name__ == "getitem":
                     src = self.names.get(n.args[0])
@@ -82,6 +97,14 @@ class Writer:
                 if isinstance(name, str) and name not in outputs:
                     outputs.append(name)
         return params, inputs, nodes, outputs
+
+    def note_constant(self, n, t):
+        user = next((u for u in n.users if u.meta.get("graphlint", {}).get("loc")), None)
+        loc = user.meta["graphlint"]["loc"] if user is not None else None
+        self.diagnostics.append({"kind": "constant-baked", "message":
+                                 f"a tensor made from Python or numpy data ({list(t.shape)}, {t.dtype}) is baked into "
+                                 f"the graph as the constant '{n.name}': its values are fixed at capture time",
+                                 **({"source": loc} if loc else {})})
 
     def ref(self, a):
         name = self.names.get(a)
@@ -118,6 +141,7 @@ class Writer:
                 mutates.extend(arg_positions.get(i, []))
         gl = n.meta.get("graphlint", {})
         vals = self.output_metas(n)
+        unbacked = []
         outs, aliases = [], []
         returns = list(schema.returns) if schema is not None else []
         names = []
@@ -127,6 +151,10 @@ class Writer:
             o = {"name": name}
             if meta is not None:
                 o.update(self.meta_json(meta))
+                self.new_unbacked(n, meta["shape"], unbacked)
+            elif isinstance(n.meta.get("val"), SYM_TYPES) and len(vals) == 1:
+                o["value"] = self.namer.dim(n.meta["val"])   # e.g. the u0 that .item() returns
+                self.new_unbacked(n, [n.meta["val"]], unbacked, scalar=True)
             outs.append(o)
             src = -1
             if j < len(returns) and returns[j].alias_info is not None:
@@ -135,6 +163,11 @@ class Writer:
                     if pos:
                         src = pos[0]
             aliases.append(src)
+        for j, d, symbol, bound in self.cap.unbacked.get(n, []):   # torch 1.13: sized at the upper bound
+            if j < len(outs) and "shape" in outs[j]:
+                outs[j]["shape"][d] = symbol
+                self.namer.info.setdefault(symbol, {"kind": "unbacked", "min": 0, "max": bound, "source": n.name})
+                unbacked.append(symbol)
         self.names[n] = names[0] if len(vals) == 1 and not self.is_tuple(n) else names
         node = {"name": n.name, "op": op_name, "overload": overload, "inputs": inputs, "outputs": outs}
         if attrs:
@@ -146,8 +179,12 @@ class Writer:
         saved_marks = self.saved_marks(n, len(vals), saved)
         if any(saved_marks):
             node["saved"] = saved_marks
-        if target in SYNC_OPS or target is tolist:
+        if target in SYNC_OPS or target in MARKERS or unbacked:
             node["host_sync"] = True
+        if unbacked:
+            node["unbacked"] = unbacked
+        if "graphlint_assumed" in n.meta:
+            node["assumed"] = n.meta["graphlint_assumed"]
         if gl.get("loc"):
             node["source"] = gl["loc"]
         if gl.get("module"):
@@ -155,8 +192,24 @@ class Writer:
         node["phase"] = gl.get("phase", "forward")
         return node
 
+    def sym_value(self, a):
+        val = a.meta.get("val")
+        return self.namer.dim(val) if isinstance(val, SYM_TYPES + (int, float, bool)) else None
+
     def add_arg(self, name, a, i, inputs, attrs, positions):
-        if isinstance(a, torch.fx.Node):
+        items = list(a) if isinstance(a, (list, tuple)) else [a]
+        scalar = [isinstance(x, SYM_TYPES) or (isinstance(x, torch.fx.Node) and self.is_scalar(x)) for x in items]
+        if any(scalar):
+            # Sizes: written as expressions; a size read from a tensor value
+            # (.item()) also references its host-sync node, for the data flow.
+            vals = [self.namer.dim(x) if isinstance(x, SYM_TYPES) else
+                    self.sym_value(x) if isinstance(x, torch.fx.Node) else _attr_value(x) for x in items]
+            attrs[name] = vals if isinstance(a, (list, tuple)) else vals[0]
+            for x in items:
+                if isinstance(x, torch.fx.Node) and not is_sym_node(x):
+                    positions.setdefault(i, []).append(len(inputs))
+                    inputs.append(self.ref(x))
+        elif isinstance(a, torch.fx.Node):
             positions.setdefault(i, []).append(len(inputs))
             inputs.append(self.ref(a))
         elif isinstance(a, (list, tuple)) and any(isinstance(x, torch.fx.Node) for x in a):
@@ -166,6 +219,28 @@ class Writer:
                     inputs.append(self.ref(x))
         else:
             attrs[name] = _attr_value(a)
+
+    def new_unbacked(self, n, dims, found, scalar=False):
+        """Unbacked symbols (u0, ...) a node's outputs introduce: the node is
+        where a size becomes data-dependent (nonzero, a boolean mask, .item())."""
+        for d in dims:
+            for name in self.namer.unbacked_symbols(d):
+                if name not in found and self.namer.note_unbacked(name, n.name, None if scalar else self.bound(n),
+                                                                  scalar):
+                    found.append(name)
+
+    @staticmethod
+    def bound(n):
+        """The largest size a data-dependent op can produce: its input's numel."""
+        sizes = [a.meta.get("val") for a in n.args if isinstance(a, torch.fx.Node)]
+        numel = [t.numel() for t in sizes if isinstance(t, torch.Tensor)]
+        numel = [x if isinstance(x, int) else x.node.hint for x in numel]   # symbolic: at the traced sizes
+        numel = [int(x) for x in numel if x is not None]
+        return max(numel) if numel else None
+
+    @staticmethod
+    def is_scalar(n):
+        return is_sym_node(n) or isinstance(n.meta.get("val"), SYM_TYPES)
 
     @staticmethod
     def is_tuple(n):

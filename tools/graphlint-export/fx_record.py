@@ -12,6 +12,14 @@ import sysconfig
 import torch
 from torch.fx.experimental import proxy_tensor
 from torch.utils import _pytree as pytree
+from torch._subclasses.fake_tensor import FakeTensor
+
+try:
+    from torch._subclasses.fake_tensor import DynamicOutputShapeException as DynamicOutputShape
+except ImportError:  # pragma: no cover
+    DynamicOutputShape = ()
+
+TORCH2 = int(torch.__version__.split(".")[0]) >= 2
 
 # --------------------------------------------------------------------------
 # Source locations: the innermost frame of user code
@@ -43,12 +51,29 @@ def is_user_file(filename):
     return hit
 
 
+ROOT = None   # the user's repository root (set by the CLI); paths inside it are written relative to it
+
+
+def repo_root(model_file):
+    """The git top-level directory holding model_file, else its folder."""
+    d = os.path.dirname(os.path.abspath(model_file))
+    probe = d
+    while True:
+        if os.path.exists(os.path.join(probe, ".git")):
+            return probe
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return d
+        probe = parent
+
+
 def display_path(filename):
-    """Relative to the current directory when the file is inside it."""
+    """Relative to the user's repository root when the file is inside it,
+    absolute otherwise (library code such as transformers)."""
     path = os.path.abspath(filename)
-    cwd = os.getcwd()
-    if path.startswith(cwd + os.sep):
-        return os.path.relpath(path, cwd)
+    root = ROOT or os.getcwd()
+    if path.startswith(root + os.sep):
+        return os.path.relpath(path, root)
     return path
 
 
@@ -94,8 +119,13 @@ SYNC_OPS = {op for op in (_aten("_local_scalar_dense"), _aten("equal"), _aten("i
 class Recorder:
     """State shared by the patched tracer and dispatch mode during one trace."""
 
-    def __init__(self, module_names, simulate_device):
+    def __init__(self, module_names, simulate_device, fake_mode=None):
         self.module_names = module_names      # id(module) -> qualified name
+        self.fake_mode = fake_mode            # FakeTensorMode of a fake capture, None for --capture real
+        self.diagnostics = []                 # [{"kind", "message", "source"}] for the file's top level
+        self.unbacked = {}                    # torch 1.13: fx node -> [(output, dim, symbol, max)]
+        self.no_grad = []                     # placeholder indices that got no gradient
+        self.unbacked_counter = [0]
         self.module_stack = []
         self.phase = "forward"
         self.backward_loc = None              # the forward line of the backward node running now
@@ -106,6 +136,11 @@ class Recorder:
 
 
 REC = None
+_IN_DISPATCH = [0]
+# torch 1.13: under no_grad these modules take fused inference kernels
+# (_native_multi_head_attention) that its fake tensors cannot run; with grad
+# enabled around them they run their ordinary ops.
+_FAST_PATH_MODULES = () if TORCH2 else (torch.nn.MultiheadAttention, torch.nn.TransformerEncoderLayer)
 
 
 def node_of(tracer, t):
@@ -144,12 +179,29 @@ def _patched_dispatch(orig):
         if rec is None or not rec.active or not getattr(self, "enable_tracing", True):
             return orig(self, func, types, args, kwargs)
         rec.tracer = self.tracer
-        if func in SYNC_OPS:
-            return _record_host_sync(self, func, args, kwargs)
+        if func in SYNC_OPS and not (TORCH2 and rec.fake_mode is not None):
+            return _record_host_sync(self, func, args, kwargs, rec)
         wanted = _device_kwarg(kwargs)
         if rec.simulate_device and wanted is not None and wanted.type == "cuda":
             kwargs["device"] = torch.device("cpu")  # traced on the CPU; recorded as on the GPU below
-        out = orig(self, func, types, args, kwargs)
+        # Inside the dispatch (fake tensor kernels), `.device` is the device
+        # the tensor is traced on, not the one recorded for it.
+        _IN_DISPATCH[0] += 1
+        last = self.tracer.graph._root._prev
+        try:
+            out = orig(self, func, types, args, kwargs)
+        except DynamicOutputShape:
+            _drop_nodes_after(self.tracer.graph, last)   # make_fx made the node before the kernel raised
+            out = _record_upper_bound(self, func, args, kwargs, rec)
+        except (NotImplementedError, RuntimeError):
+            _drop_nodes_after(self.tracer.graph, last)
+            # torch 1.13's fake tensors lack some backward kernels (the meta
+            # backend reaches convolution_backward_overrideable): shape them here.
+            if TORCH2 or rec.fake_mode is None or not func.overloadpacket.__name__.endswith("_backward"):
+                raise
+            out = _record_outputs(self, func, args, kwargs, _backward_outputs(func, args, kwargs))
+        finally:
+            _IN_DISPATCH[0] -= 1
         in_dev = next((logical_device(a) for a in pytree.tree_flatten((args, kwargs))[0]
                        if isinstance(a, torch.Tensor)), None)
         # torch fills the device of `empty_like(x)` / `x.new_zeros()` from x's
@@ -170,14 +222,128 @@ def _patched_dispatch(orig):
     return dispatch
 
 
-def _record_host_sync(mode, func, args, kwargs):
-    with proxy_tensor.disable_proxy_modes_tracing():
-        result = func(*args, **kwargs)
+def _record_host_sync(mode, func, args, kwargs, rec):
+    """A value read to Python: computed for real in a real capture; in a
+    torch 1.13 fake capture there is no value, so the trace continues with
+    an assumed one (1, 1.0, True), recorded on the node and as a diagnostic."""
+    fake = rec.fake_mode is not None and any(_is_fake(a) for a in pytree.tree_flatten(args)[0])
+    if fake:
+        result = _assumed(args[0].dtype if func is _aten("_local_scalar_dense") else torch.bool)
+        _note_assumed(rec, {"_local_scalar_dense": ".item()", "is_nonzero": "bool(tensor)",
+                            "equal": "torch.equal()"}.get(_short(func), f"{_short(func)}()"), result)
+    else:
+        with proxy_tensor.disable_proxy_modes_tracing():
+            result = func(*args, **kwargs)
     proxy_args = pytree.tree_map(
         lambda a: proxy_tensor.get_proxy_slot(a, mode.tracer, a, lambda x: x.proxy)
         if isinstance(a, torch.Tensor) else a, args)
-    mode.tracer.create_proxy("call_function", func, tuple(proxy_args), {})
+    proxy = mode.tracer.create_proxy("call_function", func, tuple(proxy_args), {})
+    if fake:
+        proxy.node.meta["graphlint_assumed"] = result
     return result
+
+
+def _is_fake(t):
+    return isinstance(t, FakeTensor)
+
+
+def _assumed(dtype):
+    if dtype == torch.bool:
+        return True
+    return 1.0 if dtype.is_floating_point or dtype.is_complex else 1
+
+
+def _short(func):
+    return getattr(func, "__name__", str(func)).split(".")[0]
+
+
+def _note_assumed(rec, what, value):
+    loc = user_location()
+    rec.diagnostics.append({"kind": "host-value-assumed", "message":
+                            f"{what} reads a tensor value, which a fake capture does not have: the trace continued "
+                            f"with {value!r} (a data-dependent branch takes the path that value gives)",
+                            **({"source": loc} if loc else {})})
+
+
+# Ops whose output size depends on values: torch 1.13's FakeTensorMode raises
+# on them; the recorder traces them with their largest possible output.
+def _upper_bound_outputs(func, args, kwargs):
+    name = func.overloadpacket.__name__
+    x = args[0]
+    if name in ("nonzero", "argwhere"):
+        return torch.empty((x.numel(), x.dim()), dtype=torch.int64, device=x.device), [(0, 0)], x.numel()
+    if name == "masked_select":
+        n = torch.broadcast_shapes(x.shape, args[1].shape).numel()
+        return torch.empty((n,), dtype=x.dtype, device=x.device), [(0, 0)], n
+    if name == "index":
+        indices, bound = [], None
+        for ix in args[1]:
+            if ix is not None and ix.dtype in (torch.bool, torch.uint8):
+                bound = ix.numel()
+                indices.extend(torch.empty((bound,), dtype=torch.int64, device=ix.device) for _ in range(ix.dim()))
+            else:
+                indices.append(ix)
+        out = func(x, indices)
+        return out, [(0, list(out.shape).index(bound))], bound
+    if name in ("_unique2", "unique_consecutive"):
+        n = x.numel()
+        inverse = kwargs.get("return_inverse", args[2] if len(args) > 2 else False)
+        counts = kwargs.get("return_counts", args[3] if len(args) > 3 else False)
+        out = (torch.empty((n,), dtype=x.dtype, device=x.device),
+               torch.empty(x.shape if inverse else (0,), dtype=torch.int64, device=x.device),
+               torch.empty((n,) if counts else (0,), dtype=torch.int64, device=x.device))
+        return out, [(0, 0)] + ([(2, 0)] if counts else []), n
+    return None, [], None
+
+
+def _drop_nodes_after(graph, last):
+    while graph._root._prev is not last and not graph._root._prev.users:
+        graph.erase_node(graph._root._prev)
+
+
+def _backward_outputs(func, args, kwargs):
+    """Outputs of a backward op shaped like the forward tensors they are the
+    gradients of (torch 1.13 fake tensors only)."""
+    schema = func._schema
+    bound = dict(zip([a.name for a in schema.arguments], args))
+    bound.update(kwargs)
+    with proxy_tensor.disable_proxy_modes_tracing():
+        if func.overloadpacket.__name__ == "convolution_backward":
+            mask = bound.get("output_mask", [True, True, True])
+            x, w, grad = bound["input"], bound["weight"], bound["grad_output"]
+            bias = bound.get("bias_sizes") or [w.shape[0]]
+            return (torch.empty_like(x) if mask[0] else None, torch.empty_like(w) if mask[1] else None,
+                    torch.empty(bias, dtype=grad.dtype, device=grad.device) if mask[2] else None)
+        like = bound.get("self", bound.get("input"))
+        if len(schema.returns) == 1 and isinstance(like, torch.Tensor):
+            return torch.empty_like(like)
+    raise NotImplementedError(f"{func}: torch {torch.__version__}'s fake tensors have no kernel for it")
+
+
+def _record_outputs(mode, func, args, kwargs, out):
+    proxy_args, proxy_kwargs = pytree.tree_map(
+        lambda a: proxy_tensor.get_proxy_slot(a, mode.tracer, a, lambda x: x.proxy)
+        if isinstance(a, torch.Tensor) else a, (args, kwargs))
+    proxy = mode.tracer.create_proxy("call_function", func, tuple(proxy_args), proxy_kwargs)
+    proxy_tensor.track_tensor_tree(out, proxy, constant=None, tracer=mode.tracer)
+    return out
+
+
+def _record_upper_bound(mode, func, args, kwargs, rec):
+    with proxy_tensor.disable_proxy_modes_tracing():
+        out, dims, bound = _upper_bound_outputs(func, args, kwargs)
+    if out is None:
+        raise NotImplementedError(f"{func}: its output size depends on tensor values and this torch's fake "
+                                  f"tensors cannot trace it (torch 2.x records it with an unbacked size)")
+    proxy_args, proxy_kwargs = pytree.tree_map(
+        lambda a: proxy_tensor.get_proxy_slot(a, mode.tracer, a, lambda x: x.proxy)
+        if isinstance(a, torch.Tensor) else a, (args, kwargs))
+    proxy = mode.tracer.create_proxy("call_function", func, tuple(proxy_args), proxy_kwargs)
+    proxy_tensor.track_tensor_tree(out, proxy, constant=None, tracer=mode.tracer)
+    symbol = f"u{rec.unbacked_counter[0]}"
+    rec.unbacked_counter[0] += 1
+    rec.unbacked[proxy.node] = [(o, d, symbol, bound) for o, d in dims]
+    return out
 
 
 def tolist(t):
@@ -186,16 +352,184 @@ def tolist(t):
     return t.tolist()
 
 
-def _recorded_tolist(orig):
-    def wrapper(self):
-        with proxy_tensor.disable_proxy_modes_tracing():
-            result = orig(self)
+def numpy(t):
+    """Stands for Tensor.numpy in the graph (a copy to the host)."""
+    return t.numpy()
+
+
+def _concrete(d):
+    """A size as a number: its traced value, or 1 for a data-dependent one."""
+    if isinstance(d, int):
+        return d
+    hint = getattr(getattr(d, "node", None), "hint", None)
+    return int(hint) if hint is not None else 1
+
+
+def _nested(shape, value):
+    return [_nested(shape[1:], value) for _ in range(shape[0])] if shape else value
+
+
+def _host_copy(orig, marker):
+    """Tensor.tolist / Tensor.numpy: the whole tensor goes to Python without
+    passing the dispatcher, so the recorder adds the node. A fake tensor has
+    no values: the result is filled with the assumed value (see _assumed)."""
+    def wrapper(self, *args, **kwargs):
         rec = REC
-        if rec is not None and rec.active and rec.tracer is not None:
+        tracing = rec is not None and rec.active and rec.tracer is not None
+        if tracing and rec.fake_mode is not None and _is_fake(self):
+            value = _assumed(self.dtype)
+            if marker is tolist:
+                result = _nested([_concrete(d) for d in self.shape], value)
+            else:
+                import numpy as np
+                result = np.full([_concrete(d) for d in self.shape], value)
+            _note_assumed(rec, f".{marker.__name__}()", value)
+        else:
+            with proxy_tensor.disable_proxy_modes_tracing():
+                result = orig(self, *args, **kwargs)
+        if tracing:
             proxy = proxy_tensor.get_proxy_slot(self, rec.tracer, None, lambda x: x.proxy)
             if proxy is not None:
-                rec.tracer.create_proxy("call_function", tolist, (proxy,), {})
+                rec.tracer.create_proxy("call_function", marker, (proxy,), {})
         return result
+    return wrapper
+
+
+def _fake_bool(orig):
+    """`if t:` / `bool(t)` on a fake tensor: recorded as aten::is_nonzero (a
+    host sync) and traced as True."""
+    def wrapper(self):
+        rec = REC
+        if rec is None or not rec.active or rec.fake_mode is None or not _is_fake(self) or rec.tracer is None:
+            return orig(self)
+        proxy = proxy_tensor.get_proxy_slot(self, rec.tracer, None, lambda x: x.proxy)
+        # An equality test usually guards the rare case (`if idx == n: continue`,
+        # `if count == 0: return`): assume it fails; any other condition holds.
+        value = not (proxy is not None and getattr(proxy.node.target, "__name__", "").startswith("eq"))
+        if proxy is not None:
+            p = rec.tracer.create_proxy("call_function", _aten("is_nonzero"), (proxy,), {})
+            p.node.meta["graphlint_assumed"] = value
+        _note_assumed(rec, "bool(tensor)", value)
+        return value
+    return wrapper
+
+
+def _guess(sym_bool):
+    """A guess for a condition on unbacked sizes: an equality (`u0 == 0`, an
+    empty result) is assumed false; otherwise the condition is evaluated with
+    each unbacked size at its upper bound (or 2 when torch knows none)."""
+    import sympy
+    node = getattr(sym_bool, "node", sym_bool)   # a SymBool or its SymNode
+    expr = node.expr
+    if isinstance(expr, sympy.Eq):
+        return False
+    if isinstance(expr, sympy.Ne):
+        return True
+    env = node.shape_env
+    subs = {}
+    for s in expr.free_symbols:
+        rng = env.var_to_range.get(s)
+        upper = getattr(rng, "upper", None)
+        subs[s] = int(upper) if getattr(upper, "is_Integer", False) and int(upper) < 2 ** 31 else 2
+    try:
+        return bool(expr.xreplace(subs))
+    except TypeError:
+        return True
+
+
+def _sym_int(orig):
+    """torch 2.x: a data-dependent size needed as a number (iterating over
+    the rows of a nonzero result, range(t.item())): traced at its upper bound
+    (or 2 when torch knows none) and reported."""
+    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+
+    def wrapper(self, file, line):
+        try:
+            return orig(self, file, line)
+        except GuardOnDataDependentSymNode:
+            rec = REC
+            if rec is None or not rec.active:
+                raise
+            value = _bound_of(self)
+            loc = user_location()
+            rec.diagnostics.append({"kind": "host-value-assumed", "message":
+                                    f"the data-dependent size {self.expr} was needed as a number (a Python loop "
+                                    f"or a size argument): the trace continued with {value}",
+                                    **({"source": loc} if loc else {})})
+            return value
+    return wrapper
+
+
+def _unbacked_bound(size):
+    """The upper bound torch knows for an unbacked size, else 2."""
+    return _bound_of(size.node)
+
+
+def _bound_of(node):
+    rng = node.shape_env.var_to_range.get(node.expr) if node.expr.is_Symbol else None
+    upper = getattr(rng, "upper", None)
+    return int(upper) if getattr(upper, "is_Integer", False) and int(upper) < 2 ** 16 else 2
+
+
+def _fake_iter(orig):
+    """torch 2.x: `for row in t` over a data-dependent number of rows (the
+    rows of a nonzero result): traced for the upper bound of rows, each a
+    select, and reported."""
+    def wrapper(self):
+        rec = REC
+        n = self.shape[0] if self.dim() > 0 else None
+        if rec is None or not rec.active or not isinstance(n, torch.SymInt) or n.node.hint is not None:
+            return orig(self)
+        count = _unbacked_bound(n)
+        loc = user_location()
+        rec.diagnostics.append({"kind": "host-value-assumed", "message":
+                                f"a loop over the {n.node.expr} rows of a data-dependent tensor: traced for "
+                                f"{count} rows", **({"source": loc} if loc else {})})
+        return iter([self.select(0, i) for i in range(count)])
+    return wrapper
+
+
+def _sym_guard_bool(orig):
+    """torch 2.x: a condition torch itself must decide on an unbacked size
+    (inside an op's shape logic): guessed as in _guess and reported."""
+    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+
+    def wrapper(self, file, line):
+        try:
+            return orig(self, file, line)
+        except GuardOnDataDependentSymNode:
+            rec = REC
+            if rec is None or not rec.active:
+                raise
+            value = _guess(self)
+            loc = user_location()
+            rec.diagnostics.append({"kind": "host-value-assumed", "message":
+                                    f"a condition on a data-dependent size ({self.expr}) cannot be decided without "
+                                    f"data: the trace continued as if it were {str(value).lower()}",
+                                    **({"source": loc} if loc else {})})
+            return value
+    return wrapper
+
+
+def _sym_bool(orig):
+    """torch 2.x: a Python branch on an unbacked value (`if t.item() > 0:`)
+    cannot be decided without data; it is traced as True and reported."""
+    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+
+    def wrapper(self):
+        try:
+            return orig(self)
+        except GuardOnDataDependentSymNode:
+            rec = REC
+            if rec is None or not rec.active:
+                raise
+            value = _guess(self)
+            loc = user_location()
+            rec.diagnostics.append({"kind": "host-value-assumed", "message":
+                                    f"a condition on a data-dependent size or value ({self}) cannot be decided "
+                                    f"without data: the trace continued as if it were {str(value).lower()}",
+                                    **({"source": loc} if loc else {})})
+            return value
     return wrapper
 
 
@@ -205,20 +539,47 @@ def recording(rec):
     global REC
     tracer_cls = proxy_tensor.PythonKeyTracer
     mode_cls = proxy_tensor.ProxyTorchDispatchMode
-    orig_proxy, orig_dispatch, orig_tolist = tracer_cls.create_proxy, mode_cls.__torch_dispatch__, torch.Tensor.tolist
+    orig_proxy, orig_dispatch = tracer_cls.create_proxy, mode_cls.__torch_dispatch__
+    tensor_methods = {m: getattr(torch.Tensor, m) for m in ("tolist", "numpy", "__bool__")}
+    sym_bool = getattr(torch, "SymBool", None)
+    orig_sym_bool = sym_bool.__bool__ if sym_bool is not None else None
     tracer_cls.create_proxy = _patched_create_proxy(orig_proxy)
     mode_cls.__torch_dispatch__ = _patched_dispatch(orig_dispatch)
-    torch.Tensor.tolist = _recorded_tolist(orig_tolist)
+    torch.Tensor.tolist = _host_copy(tensor_methods["tolist"], tolist)
+    torch.Tensor.numpy = _host_copy(tensor_methods["numpy"], numpy)
+    torch.Tensor.__bool__ = _fake_bool(tensor_methods["__bool__"])
+    if sym_bool is not None:
+        sym_bool.__bool__ = _sym_bool(orig_sym_bool)
+    sym_node = None
+    if TORCH2:
+        from torch.fx.experimental.sym_node import SymNode as sym_node
+        orig_guard_int, orig_guard_bool = sym_node.guard_int, sym_node.guard_bool
+        tensor_methods["__iter__"] = torch.Tensor.__iter__
+        torch.Tensor.__iter__ = _fake_iter(tensor_methods["__iter__"])
+        sym_node.guard_int = _sym_int(orig_guard_int)
+        sym_node.guard_bool = _sym_guard_bool(orig_guard_bool)
+    fake_tolist = FakeTensor.__dict__.get("tolist")   # torch 2.x fake tensors define their own
+    if fake_tolist is not None:
+        FakeTensor.tolist = _host_copy(fake_tolist, tolist)
+    grad_stack = []
+
     def enter(m, inputs):
         rec.module_stack.append(rec.module_names.get(id(m), type(m).__name__))
+        if _FAST_PATH_MODULES and isinstance(m, _FAST_PATH_MODULES):
+            ctx = torch.enable_grad()
+            ctx.__enter__()
+            grad_stack.append((m, ctx))
 
     def leave(m, inputs, output):  # must return None: a value would replace the output
         if rec.module_stack:
             rec.module_stack.pop()
+        if grad_stack and grad_stack[-1][0] is m:
+            grad_stack.pop()[1].__exit__(None, None, None)
 
     hooks = [torch.nn.modules.module.register_module_forward_pre_hook(enter),
              torch.nn.modules.module.register_module_forward_hook(leave)]
-    patched = _simulate_device_calls() if rec.simulate_device else contextlib.nullcontext()
+    from fx_devices import simulate_device_calls
+    patched = simulate_device_calls() if rec.simulate_device else contextlib.nullcontext()
     REC = rec
     try:
         with patched:
@@ -226,61 +587,16 @@ def recording(rec):
     finally:
         REC = None
         tracer_cls.create_proxy, mode_cls.__torch_dispatch__ = orig_proxy, orig_dispatch
-        torch.Tensor.tolist = orig_tolist
+        for m, f in tensor_methods.items():
+            setattr(torch.Tensor, m, f)
+        if sym_bool is not None:
+            sym_bool.__bool__ = orig_sym_bool
+        if fake_tolist is not None:
+            FakeTensor.tolist = fake_tolist
+        if sym_node is not None:
+            sym_node.guard_int, sym_node.guard_bool = orig_guard_int, orig_guard_bool
         for h in hooks:
             h.remove()
-
-
-@contextlib.contextmanager
-def _simulate_device_calls():
-    """On a machine without a GPU, `.cuda()` / `.to("cuda")` fail before they
-    reach the dispatcher and `.cpu()` of a CPU tensor never reaches it; route
-    them to aten._to_copy, which the recorder runs on the CPU and records on
-    the device the program would use."""
-    orig_cuda, orig_cpu, orig_to, orig_init = torch.Tensor.cuda, torch.Tensor.cpu, torch.Tensor.to, torch.cuda._lazy_init
-
-    def to_copy(t, device, dtype=None):
-        if logical_device(t) == device and dtype in (None, t.dtype):
-            return t
-        return torch.ops.aten._to_copy.default(t, dtype=dtype, device=torch.device(device))
-
-    def cuda(self, device=None, non_blocking=False, **kw):
-        index = device.index if isinstance(device, torch.device) else device
-        return to_copy(self, f"cuda:{index or 0}")
-
-    def cpu(self, memory_format=torch.preserve_format):
-        return to_copy(self, "cpu")  # a no-op on real CPU tensors, a copy from the recorded GPU
-
-    def to(self, *args, **kwargs):
-        dev = kwargs.get("device")
-        dtype = kwargs.get("dtype")
-        for a in args:
-            if isinstance(a, (str, torch.device)):
-                dev = a
-            elif isinstance(a, torch.dtype):
-                dtype = a
-        if dev is not None and torch.device(dev).type in ("cuda", "cpu") and not any(isinstance(a, torch.Tensor) for a in args):
-            d = torch.device(dev)
-            return to_copy(self, f"cuda:{d.index or 0}" if d.type == "cuda" else "cpu", dtype)
-        return orig_to(self, *args, **kwargs)
-
-    # `x.device` / `x.is_cuda` answer with the recorded device, so that code
-    # such as `torch.arange(n, device=x.device)` follows x to the GPU. The
-    # getset descriptors live on the C base class; torch.Tensor shadows them.
-    real_device = torch._C._TensorBase.device
-
-    def device_of(t):
-        return torch.device(t._graphlint_device) if hasattr(t, "_graphlint_device") else real_device.__get__(t)
-
-    torch.Tensor.cuda, torch.Tensor.cpu, torch.Tensor.to, torch.cuda._lazy_init = cuda, cpu, to, (lambda: None)
-    torch.Tensor.device = property(device_of)
-    torch.Tensor.is_cuda = property(lambda t: device_of(t).type == "cuda")
-    try:
-        yield
-    finally:
-        torch.Tensor.cuda, torch.Tensor.cpu, torch.Tensor.to, torch.cuda._lazy_init = orig_cuda, orig_cpu, orig_to, orig_init
-        del torch.Tensor.device, torch.Tensor.is_cuda
-
 
 
 DTYPES = {
@@ -291,10 +607,11 @@ DTYPES = {
 
 
 def tensor_meta(t):
-    meta = {"shape": [int(d) for d in t.shape], "dtype": DTYPES.get(t.dtype, str(t.dtype).replace("torch.", "")),
+    """Shape and strides keep torch's SymInts; fx_json writes them."""
+    meta = {"shape": list(t.shape), "dtype": DTYPES.get(t.dtype, str(t.dtype).replace("torch.", "")),
             "device": logical_device(t), "requires_grad": bool(t.requires_grad)}
     try:
-        meta["strides"] = [int(s) for s in t.stride()]
+        meta["strides"] = list(t.stride())
     except Exception:  # sparse or other layouts
         pass
     return meta

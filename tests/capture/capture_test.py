@@ -1,0 +1,352 @@
+"""graphlint-export's capture, on the torch line of the interpreter running
+this file (CTest runs it with /usr/bin/python3 = torch 1.13 and with the
+torch 2.x venvs; tests/CMakeLists.txt). Every export is a separate process,
+as a user runs it; the assertions read the JSON it writes (docs/fx-format.md).
+
+    python tests/capture/capture_test.py [-k pattern]
+"""
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXPORTER = os.path.join(ROOT, "tools", "graphlint-export", "graphlint-export")
+FIXTURES = os.path.join(ROOT, "tests", "fixtures", "fx")
+TORCH2 = int(torch.__version__.split(".")[0]) >= 2
+GRAPHLINT = os.environ.get("GRAPHLINT_CLI", os.path.join(ROOT, "build", "tools", "graphlint"))
+
+
+def export(args, cwd=None, expect_rc=0):
+    """Runs graphlint-export in its own process; returns (doc, stderr, seconds)."""
+    out = os.path.join(tempfile.mkdtemp(prefix="capture-test-"), "out.fx.json")
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    start = time.perf_counter()
+    p = subprocess.run([sys.executable, EXPORTER, *args, "-o", out], cwd=cwd or FIXTURES, env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
+    took = time.perf_counter() - start
+    if p.returncode != expect_rc:
+        raise AssertionError(f"graphlint-export {' '.join(args)}: exit {p.returncode}, expected {expect_rc}\n{p.stderr}")
+    doc = None
+    if expect_rc == 0:
+        with open(out) as f:
+            doc = json.load(f)
+    return doc, p.stderr, took
+
+
+def nodes_at(doc, line, file_suffix):
+    return [n for n in doc["nodes"] if n.get("source", {}).get("line") == line
+            and n["source"]["file"].endswith(file_suffix)]
+
+
+def value_producers(doc):
+    out = {}
+    for n in doc["nodes"]:
+        for i, o in enumerate(n["outputs"]):
+            out[o["name"]] = (n, i)
+    return out
+
+
+class Capture(unittest.TestCase):
+    def test_fixture_hazards_host_syncs_and_unbacked_sizes(self):
+        doc, err, _ = export(["hazards.py", "--device", "cuda"])
+        self.assertEqual(doc["format"], "graphlint-fx")
+        self.assertEqual(doc["version"], 2)
+        self.assertEqual(doc["producer"]["capture"], "fake")
+        self.assertEqual(doc["mode"], "forward")
+        self.assertEqual(doc["module_mode"], "eval")
+        syncs = {n["source"]["line"] for n in doc["nodes"] if n.get("host_sync")}
+        self.assertTrue({26, 27, 28, 29, 30} <= syncs, syncs)   # item, nonzero, masked_select, tolist, if
+        nonzero = next(n for n in doc["nodes"] if n["op"] == "aten::nonzero")
+        sym = nonzero["outputs"][0]["shape"][0]
+        self.assertIsInstance(sym, str)
+        self.assertEqual(nonzero["unbacked"], [sym])
+        self.assertEqual(doc["symbols"][sym]["kind"], "unbacked")
+        self.assertEqual(doc["symbols"][sym]["max"], 64, "nonzero of a [4, 16] tensor: at most 64 rows")
+        self.assertEqual(nonzero["outputs"][0]["shape"][1], 2)
+        masked = next(n for n in doc["nodes"] if n["op"] == "aten::masked_select")
+        self.assertEqual(doc["symbols"][masked["outputs"][0]["shape"][0]]["kind"], "unbacked")
+        item = next(n for n in doc["nodes"] if n["op"] == "aten::_local_scalar_dense")
+        self.assertTrue(item["host_sync"])
+        self.assertEqual(item["source"]["line"], 26)
+        if TORCH2:   # torch's unbacked float
+            self.assertIn(item["outputs"][0]["value"], doc["symbols"])
+        else:        # no value in a 1.13 fake capture: assumed, and said so
+            self.assertEqual(item["assumed"], 1.0)
+        kinds = [(d["kind"], d.get("source", {}).get("line")) for d in doc["diagnostics"]]
+        self.assertIn(("host-value-assumed", 30), kinds, "the `if` took an assumed branch")
+
+    def test_device_cuda_is_recorded_without_a_gpu(self):
+        doc, _, _ = export(["hazards.py", "--device", "cuda"])
+        self.assertEqual(doc["simulated_device"], "cuda:0")
+        self.assertTrue(all(p["device"] == "cuda:0" for p in doc["params"]))
+        self.assertEqual(doc["inputs"][0]["device"], "cuda:0")
+        host = nodes_at(doc, 24, "hazards.py")[0]          # y.cpu()
+        self.assertEqual(host["outputs"][0]["device"], "cpu")
+        again = nodes_at(doc, 25, "hazards.py")[0]         # host.cuda()
+        self.assertEqual(again["outputs"][0]["device"], "cuda:0")
+        doc, _, _ = export(["hazards.py"])                 # the model's own .cuda() without --device
+        self.assertEqual(nodes_at(doc, 25, "hazards.py")[0]["outputs"][0]["device"], "cuda:0")
+        self.assertEqual(doc["inputs"][0]["device"], "cpu")
+
+    def test_no_real_compute_for_a_model_no_machine_here_can_run(self):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        doc, _, took = export(["huge.py", "--train"])
+        rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        self.assertEqual(doc["model"]["parameters"], 2 * (65536 * 65536 + 65536))
+        self.assertEqual(sum(_numel(p["shape"]) for p in doc["params"] if p["kind"] == "parameter"),
+                         2 * (65536 * 65536 + 65536))
+        # Real: 34 GB of weights and ~2 TFLOP per layer. Fake: the process's
+        # own imports (~300 MB) and seconds (the bound allows a loaded CI box).
+        self.assertLess(max(rss_mb, before / 1024), 1500, f"peak RSS {rss_mb:.0f} MB")
+        self.assertLess(took, 120, f"{took:.1f} s")
+        self.assertTrue(any(n["op"] == "aten::mm" and n["phase"] == "backward" for n in doc["nodes"]))
+
+    def test_training_semantics_tied_buffers_frozen_dropout(self):
+        doc, _, _ = export(["training.py", "--train"])
+        self.assertEqual(doc["mode"], "train")
+        self.assertEqual(doc["module_mode"], "train")
+        names = {p["name"]: p for p in doc["params"]}
+        self.assertIn("embed.weight", names)
+        self.assertNotIn("head.weight", names, "tied: one parameter, under its first name")
+        self.assertEqual(doc["model"]["parameters"], 100 * 32 + 32 * 32 + 32 + 64 + 32 * 32 + 32 + 32)
+        self.assertEqual(sum(_numel(p["shape"]) for p in doc["params"] if p["kind"] == "parameter"),
+                         doc["model"]["parameters"])
+        for b in ("norm.running_mean", "norm.running_var", "norm.num_batches_tracked"):
+            self.assertEqual(names[b]["kind"], "buffer")
+            self.assertFalse(names[b]["requires_grad"])
+        self.assertFalse(names["frozen.weight"]["requires_grad"])
+        self.assertTrue(names["proj.weight"]["requires_grad"])
+        no_grad = [d["message"] for d in doc.get("diagnostics", []) if d["kind"] == "no-gradient"]
+        self.assertEqual(len(no_grad), 1, no_grad)
+        self.assertIn("'unused_scale'", no_grad[0])
+        self.assertTrue(doc["backward"]["traced"])
+        # Dropout's mask is a forward value autograd saves for backward.
+        producers = value_producers(doc)
+        dropout_ops = {"aten::native_dropout", "aten::bernoulli_", "aten::div_", "aten::bernoulli"}
+        saved_masks = [n for n in doc["nodes"] if n["phase"] == "forward" and n["op"] in dropout_ops
+                       and any(n.get("saved", []))]
+        self.assertTrue(saved_masks, "the dropout mask is saved for backward")
+        # Gradients for the tied weight flow from both uses into one parameter.
+        self.assertTrue(producers)
+        # BatchNorm in train mode updates its running statistics.
+        bn = [n for n in doc["nodes"] if "batch_norm" in n["op"] and n["phase"] == "forward"]
+        self.assertTrue(bn)
+        self.assertTrue(any("norm.running_mean" in n["inputs"] for n in bn))
+
+    def test_forward_module_mode_is_recorded(self):
+        doc, _, _ = export(["training.py", "--module-mode", "train"])
+        self.assertEqual((doc["mode"], doc["module_mode"]), ("forward", "train"))
+        self.assertTrue(any(n["op"] in ("aten::native_dropout", "aten::bernoulli_") for n in doc["nodes"]))
+        doc, _, _ = export(["training.py"])
+        self.assertEqual((doc["mode"], doc["module_mode"]), ("forward", "eval"))
+        self.assertFalse(any(n["op"] in ("aten::native_dropout", "aten::bernoulli_") for n in doc["nodes"]))
+
+    def test_symbolic_dims(self):
+        doc, _, _ = export(["training.py", "--train", "--dynamic", "input0:0=batch", "--dynamic", "input0:1=seq"])
+        self.assertEqual(doc["inputs"][0]["shape"], ["batch", "seq"])
+        self.assertEqual(doc["symbols"]["batch"]["hint"], 3)
+        self.assertEqual(doc["symbols"]["seq"]["hint"], 7)
+        self.assertEqual(doc["symbols"]["batch"]["kind"], "input")
+        dims = {d for n in doc["nodes"] for o in n["outputs"] for d in o.get("shape", []) if isinstance(d, str)}
+        if TORCH2:   # torch's own expressions, renamed: the flattened linear input
+            self.assertIn("batch*seq", dims)
+            self.assertEqual(doc["producer"]["tracer"].split()[1], "symbolic")
+        else:        # torch 1.13: size matching
+            self.assertEqual(dims, {"batch", "seq"})
+        # --dim on example inputs binds by size; one that binds nothing is reported.
+        doc, err, _ = export(["parity.py", "--dim", "batch=5", "--dim", "nothing=11"])
+        self.assertEqual(doc["inputs"][0]["shape"], ["batch", 3, 16, 16])
+        unbound = [d["message"] for d in doc["diagnostics"] if d["kind"] == "dim-unbound"]
+        self.assertEqual(len(unbound), 1)
+        self.assertIn("--dim nothing=11", unbound[0])
+        self.assertIn("input0 [5, 3, 16, 16]", unbound[0])
+        self.assertIn("--dim nothing=11 binds no input dim", err)
+
+    def test_factory_and_input_shapes(self):
+        doc, _, _ = export(["--model", "training:model", "--input", "input0:int64[batch,seq]",
+                            "--dim", "batch=4", "--dim", "seq=9", "--train"])
+        self.assertEqual(doc["inputs"][0]["shape"], ["batch", "seq"])
+        self.assertEqual(doc["inputs"][0]["dtype"], "int64")
+        self.assertEqual(doc["symbols"]["batch"]["hint"], 4)
+        self.assertEqual(doc["model"]["parameters"], 5408)
+        _, err, _ = export(["--model", "training:model", "--input", "input0:int64[batch]"], expect_rc=2)
+        self.assertIn("dim 'batch' has no size", err)
+        _, err, _ = export(["--model", "training:model", "--input", "ids:int65[4]"], expect_rc=2)
+        self.assertIn("unknown dtype 'int65'", err)
+
+    def test_source_lines_relative_to_the_repository_root(self):
+        doc, _, _ = export([os.path.join(FIXTURES, "parity.py")], cwd=tempfile.gettempdir())
+        conv = next(n for n in doc["nodes"] if n["op"] == "aten::convolution")
+        self.assertEqual(conv["source"]["file"], "tests/fixtures/fx/parity.py")
+        self.assertEqual(conv["source"]["line"], 14)
+        self.assertEqual(doc["model"]["file"], "tests/fixtures/fx/parity.py")
+        outside = tempfile.mkdtemp(prefix="capture-norepo-")   # no git repository: the model's folder
+        shutil.copy(os.path.join(FIXTURES, "parity.py"), outside)
+        doc, _, _ = export([os.path.join(outside, "parity.py")], cwd=FIXTURES)
+        conv = next(n for n in doc["nodes"] if n["op"] == "aten::convolution")
+        self.assertEqual(conv["source"]["file"], "parity.py")
+
+    def test_backward_ops_point_at_the_forward_line(self):
+        doc, _, _ = export(["parity.py", "--train"])
+        conv_bwd = next(n for n in doc["nodes"] if n["op"] == "aten::convolution_backward")
+        self.assertEqual(conv_bwd["phase"], "backward")
+        self.assertEqual(conv_bwd["source"]["line"], 14)
+        self.assertEqual([o.get("shape") for o in conv_bwd["outputs"]][1:], [[8, 3, 3, 3], [8]])
+
+    def test_backward_that_cannot_be_traced_is_reported(self):
+        doc, err, _ = export(["saved.py", "--train"])
+        self.assertFalse(doc["backward"]["traced"])
+        self.assertIn("modified by an inplace operation", doc["backward"]["error"])
+        self.assertIn("backward-not-traced", [d["kind"] for d in doc["diagnostics"]])
+        self.assertTrue(any(any(n.get("saved", [])) for n in doc["nodes"]), "forward keeps its saved marks")
+
+    def test_graph_breaks_become_nodes_or_diagnostics(self):
+        doc, _, _ = export(["breaks.py"])
+        syncs = {n["source"]["line"] for n in doc["nodes"] if n.get("host_sync")}
+        self.assertTrue({16, 18, 23, 24} <= syncs, syncs)    # item, if, boolean mask, tolist
+        const = [d for d in doc["diagnostics"] if d["kind"] == "constant-baked"]
+        self.assertEqual([d["source"]["line"] for d in const], [21], "the numpy array baked as a constant")
+
+    def test_data_dependent_early_exit_is_assumed_not_taken(self):
+        d = tempfile.mkdtemp(prefix="capture-branch-")
+        with open(os.path.join(d, "early.py"), "w") as f:
+            f.write("import torch\n\n\nclass M(torch.nn.Module):\n    def __init__(self):\n"
+                    "        super().__init__()\n        self.fc = torch.nn.Linear(8, 8)\n\n"
+                    "    def forward(self, x):\n        if x.sum() == 0:\n            return x\n"
+                    "        return self.fc(x).relu()\n\n\ndef model():\n    return M()\n\n\n"
+                    "def example_inputs():\n    return (torch.randn(2, 8),)\n")
+        doc, _, _ = export([os.path.join(d, "early.py")])
+        self.assertIn("aten::addmm", [n["op"] for n in doc["nodes"]], "the main path is traced")
+        branch = next(n for n in doc["nodes"] if n["op"] == "aten::is_nonzero")
+        self.assertIs(branch["assumed"], False)
+        self.assertEqual(branch["source"]["line"], 10)
+        self.assertIn(("host-value-assumed", 10), [(x["kind"], x.get("source", {}).get("line"))
+                                                  for x in doc["diagnostics"]])
+
+    def test_model_that_cannot_be_built_on_meta_is_an_error_at_its_line(self):
+        d = tempfile.mkdtemp(prefix="capture-meta-")
+        with open(os.path.join(d, "bad.py"), "w") as f:
+            f.write("import torch\n\n\ndef model():\n    w = torch.zeros(1 << 20)\n    w.numpy()\n"
+                    "    return torch.nn.Linear(2, 2)\n\n\ndef example_inputs():\n    return (torch.zeros(1, 2),)\n")
+        _, err, _ = export([os.path.join(d, "bad.py")], expect_rc=2)
+        self.assertIn("bad.py:6: model() failed (the model is built on the meta device", err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        doc, _, _ = export([os.path.join(d, "bad.py"), "--capture", "real"])
+        self.assertEqual(doc["producer"]["capture"], "real")
+
+    def test_real_capture_matches_the_fake_one(self):
+        fake, _, _ = export(["parity.py", "--train"])
+        real, _, _ = export(["parity.py", "--train", "--capture", "real"])
+        self.assertEqual(real["producer"]["capture"], "real")
+        strip = lambda doc: [(n["op"], [o.get("shape") for o in n["outputs"]]) for n in doc["nodes"]
+                             if n["op"] not in ("aten::detach", "aten::nonzero")]
+        self.assertEqual(strip(fake)[:12], strip(real)[:12])
+        self.assertEqual(fake["model"]["parameters"], real["model"]["parameters"])
+
+    @unittest.skipUnless(TORCH2, "torch.export needs torch >= 2.1")
+    def test_export_capture(self):
+        doc, _, _ = export(["parity.py", "--capture", "export", "--dim", "batch=5"])
+        self.assertEqual(doc["producer"]["capture"], "export")
+        self.assertEqual(doc["inputs"][0]["shape"], ["batch", 3, 16, 16])
+        self.assertEqual(doc["symbols"]["batch"]["kind"], "input")
+        conv = next(n for n in doc["nodes"] if n["op"] == "aten::convolution")
+        self.assertEqual(conv["source"]["line"], 14)
+        self.assertEqual(conv["outputs"][0]["shape"], ["batch", 8, 16, 16])
+        self.assertEqual(conv["outputs"][0]["device"], "cpu")
+        self.assertEqual(sum(_numel(p["shape"]) for p in doc["params"] if p["kind"] == "parameter"), 260)
+        _, err, _ = export(["parity.py", "--capture", "export", "--train"], expect_rc=2)
+        self.assertIn("forward graph only", err)
+
+    @unittest.skipIf(TORCH2, "torch 1.13 only")
+    def test_torch113_refuses_export(self):
+        _, err, _ = export(["parity.py", "--capture", "export"], expect_rc=2)
+        self.assertIn("needs torch >= 2.1", err)
+
+    def test_graphlint_reads_the_capture(self):
+        if not os.access(GRAPHLINT, os.X_OK):
+            self.skipTest(f"{GRAPHLINT} not built")
+        doc, _, _ = export(["hazards.py", "--device", "cuda"])
+        path = os.path.join(tempfile.mkdtemp(), "hazards.fx.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        p = subprocess.run([GRAPHLINT, "--no-color", "--format", "gcc", path], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        if "version 2" in p.stdout and "fatal" in p.stdout:
+            self.skipTest(f"this graphlint does not read format version 2 yet: {p.stdout.strip()}")
+        for line in (26, 27, 28, 29, 30):
+            self.assertIn(f"tests/fixtures/fx/hazards.py:{line}:", p.stdout)
+        self.assertIn("GL112", p.stdout)
+        self.assertIn("GL111", p.stdout)
+
+
+class CommittedCaptures(unittest.TestCase):
+    """tests/fixtures/fx/captured/: exports of breaks.py and training.py from
+    both torch lines, linted as committed (no Python capture needed)."""
+
+    def lint(self, name):
+        if not os.access(GRAPHLINT, os.X_OK):
+            self.skipTest(f"{GRAPHLINT} not built")
+        p = subprocess.run([GRAPHLINT, "--no-color", "--format", "json",
+                            os.path.join(FIXTURES, "captured", name)], stdout=subprocess.PIPE, text=True)
+        f = json.loads(p.stdout)["files"][0]
+        self.assertIsNone(f["error"])
+        return [(d["code"], ((d["location"] or {}).get("source") or {}).get("line")) for d in f["diagnostics"]]
+
+    def test_breaks_are_host_syncs_at_the_users_lines(self):
+        for name in ("breaks.torch2.fx.json", "breaks.torch113.fx.json"):
+            got = sorted(line for code, line in self.lint(name) if code == "GL112")
+            self.assertEqual(got, [16, 18, 24], name)   # .item(), `if`, .tolist()
+
+    def test_training_graphs_are_well_formed(self):
+        for name in ("training.torch2.train.fx.json", "training.torch113.train.fx.json"):
+            codes = [code for code, _ in self.lint(name)]
+            self.assertNotIn("GL001", codes, name)
+            self.assertNotIn("GL002", codes, name)
+
+
+class Vision(unittest.TestCase):
+    """torchvision (torch 1.13 and venv-vision) and timm (venv-vision):
+    real architectures from --model factories, inputs given as shapes."""
+
+    def _check(self, factory, params, module):
+        try:
+            __import__(module)
+        except ImportError:
+            self.skipTest(f"{module} is not installed for {sys.executable}")
+        doc, _, _ = export(["--model", factory, "--input", "input0:float32[batch,3,64,64]", "--dim", "batch=2",
+                            "--train"], cwd=tempfile.gettempdir())
+        self.assertEqual(doc["model"]["parameters"], params)
+        self.assertEqual(sum(_numel(p["shape"]) for p in doc["params"] if p["kind"] == "parameter"), params)
+        self.assertTrue(doc["backward"]["traced"])
+        ops = {n["op"] for n in doc["nodes"]}
+        self.assertIn("aten::convolution_backward", ops)
+        bn_buffers = [p for p in doc["params"] if p["kind"] == "buffer" and p["name"].endswith("running_mean")]
+        self.assertTrue(bn_buffers)
+        self.assertEqual(doc["inputs"][0]["shape"][0], "batch")
+        return doc
+
+    def test_torchvision_resnet18(self):
+        self._check("torchvision.models:resnet18", 11689512, "torchvision")
+
+    def test_timm_resnet18(self):
+        self._check("timm.models:resnet18", 11689512, "timm")
+
+
+def _numel(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+if __name__ == "__main__":
+    print(f"capture tests with torch {torch.__version__} ({sys.executable})", flush=True)
+    unittest.main(verbosity=2)

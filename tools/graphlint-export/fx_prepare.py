@@ -1,0 +1,261 @@
+"""From the command line to a traced Capture: build the module (on meta,
+or for real with --capture real), make its state and the inputs fake with
+the requested symbolic dims, and trace with make_fx or torch.export."""
+
+import os
+import traceback
+
+import torch
+
+from fx_build import ExportError, MetaInit, fake_like, meta_construction, real_input, state_tensors
+from fx_capture import TORCH2, trace_export, trace_make_fx
+from fx_record import display_path, is_user_file
+from fx_symbols import SizeNamer, Symbols
+
+
+def _where(exc, fallback):
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if is_user_file(f.filename)]
+    if frames:
+        return f"{display_path(frames[-1].filename)}:{frames[-1].lineno}"
+    return display_path(fallback)
+
+
+def _first(e):
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
+class Prepared:
+    def __init__(self, factory, example_inputs, model_file, args, capture):
+        self.args, self.capture_kind = args, capture
+        self.diagnostics = []
+        self.model_file = model_file
+        self.fake_mode, self.shape_env = None, None
+        self.simulate = None
+        init = MetaInit()
+        if capture == "real":
+            self.module = self._call(factory, "model()", model_file, real=True)
+            raw = self._raw_inputs(example_inputs, real=True)
+        else:
+            with meta_construction(init):
+                self.module = self._call(factory, "model()", model_file, real=False)
+                raw = self._raw_inputs(example_inputs, real=False)
+        if not isinstance(self.module, torch.nn.Module):
+            raise ExportError(f"{display_path(model_file)}: model() must return an nn.Module, "
+                              f"not {type(self.module).__name__}")
+        self.param_count = sum(p.numel() for p in self.module.parameters())
+        wants_cuda = args.device == "cuda" or init.wants_cuda
+        if wants_cuda and (capture != "real" or not torch.cuda.is_available()):
+            self.simulate = "cuda:0"
+        elif wants_cuda:
+            self.module, raw = self.module.cuda(), [(n, t.cuda(), kw) for n, t, kw in raw]
+        self.raw = raw
+        self.namer = None
+        self.tracer = ""
+
+    def _call(self, fn, what, model_file, real):
+        try:
+            return fn()
+        except ExportError:
+            raise
+        except Exception as e:
+            if os.environ.get("GRAPHLINT_EXPORT_DEBUG"):
+                raise
+            hint = "" if real else (" (the model is built on the meta device, without real weights; "
+                                    "--capture real builds it for real)")
+            raise ExportError(f"{_where(e, model_file)}: {what} failed{hint}: {type(e).__name__}: {_first(e)}")
+
+    def _raw_inputs(self, example_inputs, real):
+        """[(name, tensor or meta tensor, is_keyword)], from --input or example_inputs()."""
+        args = self.args
+        if args.inputs:
+            sizes = dict(args.dim)
+            out = []
+            for spec in args.inputs:
+                try:
+                    shape = spec.sizes(sizes)
+                except ValueError as e:
+                    raise ExportError(str(e))
+                t = real_input(spec, shape) if real else torch.empty(shape, dtype=spec.dtype, device="meta")
+                out.append((spec.name, t, not spec.name.startswith("input") or not spec.name[5:].isdigit()))
+            return out
+        got = self._call(example_inputs, "example_inputs()", self.model_file, real)
+        got = tuple(got) if isinstance(got, (tuple, list)) else (got,)
+        if not all(isinstance(t, torch.Tensor) for t in got):
+            raise ExportError(f"{display_path(self.model_file)}: example_inputs() must return a tuple of tensors")
+        return [(f"input{i}", t, False) for i, t in enumerate(got)]
+
+    # ------------------------------------------------------------------
+    # Symbolic dims: which input dim is which symbol
+    # ------------------------------------------------------------------
+
+    def dim_names(self):
+        """{(input name, dim): symbol} from --input names, --dynamic and, with
+        example_inputs(), --dim NAME=SIZE matched against the inputs' sizes."""
+        args = self.args
+        named = {}
+        for spec in args.inputs:
+            for d, sym in enumerate(spec.symbols()):
+                if sym is not None:
+                    named[(spec.name, d)] = sym
+        names = {n for n, _, _ in self.raw}
+        for inp, d, sym in args.dynamic:
+            t = next((t for n, t, _ in self.raw if n == inp), None)
+            if t is None:
+                raise ExportError(f"--dynamic {inp}:{d}={sym}: no input '{inp}' (inputs: {', '.join(sorted(names))})")
+            if d >= t.dim():
+                raise ExportError(f"--dynamic {inp}:{d}={sym}: {inp} has {t.dim()} dims {list(t.shape)}")
+            named[(inp, d)] = sym
+        if not args.inputs:
+            small = [f"{name}={size}" for name, size in args.dim if size < 2]
+            if small:
+                raise ExportError(f"--dim {small[0]}: with example_inputs() dims are matched by size, and sizes 0 "
+                                  f"and 1 are everywhere; use --dynamic INPUT:DIM=NAME or --input")
+            by_size = {size: name for name, size in args.dim}
+            for n, t, _ in self.raw:
+                for d, size in enumerate(t.shape):
+                    if int(size) in by_size and (n, d) not in named:
+                        named[(n, d)] = by_size[int(size)]
+        used = set(named.values())
+        shapes = ", ".join(f"{n} {list(t.shape)}" for n, t, _ in self.raw)
+        for name, size in args.dim:
+            if name not in used:
+                self.diagnostics.append({"kind": "dim-unbound", "message": f"--dim {name}={size} binds no input dim "
+                                         f"(inputs: {shapes}); it is ignored"})
+        return named
+
+    # ------------------------------------------------------------------
+    # Tracing
+    # ------------------------------------------------------------------
+
+    def capture(self):
+        args = self.args
+        named = self.dim_names()
+        train = args.train or args.module_mode == "train"
+        if self.capture_kind == "export":
+            return self._export(named, train)
+        if self.capture_kind == "real":
+            self.namer = SizeNamer([(sym, int(t.shape[d])) for (n, d), sym in named.items()
+                                    for name, t, _ in self.raw if name == n])
+            self.tracer = "make_fx (real tensors)"
+            state, aliases = state_tensors(self.module)
+            inputs = self.raw
+        else:
+            state, aliases, inputs = self._fake(named)
+        cap = trace_make_fx(self.module, state, aliases, inputs, args.train, train, self.fake_mode, self.simulate)
+        if self.shape_env is not None:
+            for name, value in self.namer.specialised():
+                self.diagnostics.append({"kind": "dim-specialised", "message": f"dim '{name}' was specialised to "
+                                         f"{value} by the trace (a guard on its size, or size 0/1 broadcasting): "
+                                         f"it is written as the number"})
+        return cap
+
+    def _fake(self, named):
+        from torch._subclasses import FakeTensorMode
+        if TORCH2:
+            from torch.fx.experimental.symbolic_shapes import ShapeEnv
+            self.shape_env = ShapeEnv(duck_shape=False)
+            self.fake_mode = FakeTensorMode(shape_env=self.shape_env, allow_fallback_kernels=False,
+                                            allow_non_fake_inputs=True)
+            self.namer = Symbols(self.shape_env)
+            self.tracer = "make_fx symbolic (FakeTensorMode + ShapeEnv)"
+        else:
+            self.fake_mode = FakeTensorMode(allow_fallback_kernels=False)
+            self.namer = SizeNamer([(sym, int(t.shape[d])) for (n, d), sym in named.items()
+                                    for name, t, _ in self.raw if name == n])
+            self.tracer = "make_fx fake (FakeTensorMode, static sizes)"
+        state, aliases = state_tensors(self.module)
+        fake_state = [(kind, name, fake_like(self.fake_mode, t, requires_grad=kind == "parameter" and t.requires_grad))
+                      for kind, name, t in state]
+        _fake_plain_attributes(self.module, self.fake_mode, {id(t) for _, _, t in state})
+        inputs = []
+        for name, t, kw in self.raw:
+            shape = []
+            for d, size in enumerate(t.shape):
+                sym = named.get((name, d))
+                if sym is not None and TORCH2:
+                    shape.append(self.namer.symbolic(sym, int(size), f"{name}.shape[{d}]"))
+                else:
+                    shape.append(int(size))
+            with self.fake_mode:
+                f = torch.empty(shape, dtype=t.dtype, device="cpu")
+            if t.requires_grad:
+                f.requires_grad_(True)
+            inputs.append((name, f, kw))
+        return fake_state, aliases, inputs
+
+    def _export(self, named, train):
+        if not TORCH2:
+            raise ExportError("--capture export needs torch >= 2.1 (torch.export); use the default fake capture")
+        from torch.export import Dim
+        dims = {}
+        shapes = []
+        for name, t, kw in self.raw:
+            spec = {d: dims.setdefault(sym, Dim(sym)) for (n, d), sym in named.items() if n == name}
+            shapes.append((name, kw, spec or None))
+        dynamic = {n: s for n, kw, s in shapes if kw}
+        positional = tuple(s for n, kw, s in shapes if not kw)
+        dynamic_shapes = None
+        if any(s for _, _, s in shapes):
+            dynamic_shapes = {"args": positional, "kwargs": dynamic} if dynamic else positional
+        self.module.to("meta") if hasattr(self.module, "to") else None
+        inputs = [(n, t.to("meta"), kw) for n, t, kw in self.raw]
+        try:
+            cap, ep = trace_export(self.module, inputs, train, _flatten_dynamic(dynamic_shapes, shapes))
+        except ExportError:
+            raise
+        self.shape_env = None
+        self.namer = _ExportSymbols(ep, cap, named, self.raw)
+        self.tracer = "torch.export.export + run_decompositions"
+        cap.meta_device = self.simulate or "cpu"
+        return cap
+
+
+def _flatten_dynamic(dynamic_shapes, shapes):
+    """torch.export wants dynamic_shapes shaped like (args) or {arg name: ...}."""
+    if dynamic_shapes is None:
+        return None
+    if all(not kw for _, kw, _ in shapes):
+        return tuple(s for _, _, s in shapes)
+    return {n: s for n, _, s in shapes}
+
+
+def _fake_plain_attributes(module, fake_mode, registered):
+    """Tensors a module holds as plain attributes (not parameters or
+    buffers) were made on meta by MetaInit: give them fake twins too."""
+    for m in module.modules():
+        for k, v in list(vars(m).items()):
+            if isinstance(v, torch.Tensor) and not isinstance(v, torch.nn.Parameter) and id(v) not in registered \
+                    and v.device.type == "meta":
+                setattr(m, k, fake_like(fake_mode, v, requires_grad=False))
+
+
+class _ExportSymbols(Symbols):
+    """torch.export: the ExportedProgram's symbols, named after the
+    user's dims through the placeholders' sizes."""
+
+    def __init__(self, ep, cap, named, raw):
+        super().__init__(None)
+        inputs = [ph for ph, (kind, _, _) in zip([n for n in ep.graph_module.graph.nodes if n.op == "placeholder"],
+                                                 cap.placeholders) if kind == "input"]
+        for (name, t, _), ph in zip(raw, inputs):
+            val = ph.meta.get("val")
+            for d, size in enumerate(getattr(val, "shape", [])):
+                sym = named.get((name, d))
+                if sym is not None and isinstance(size, torch.SymInt) and size.node.expr.is_Symbol:
+                    self.names[size.node.expr.name] = sym
+                    rng = ep.range_constraints.get(size.node.expr)
+                    entry = {"hint": int(t.shape[d]), "kind": "input", "source": f"{name}.shape[{d}]"}
+                    if rng is not None and getattr(rng.lower, "is_Integer", False):
+                        entry["min"] = int(rng.lower)
+                    if rng is not None and getattr(rng.upper, "is_Integer", False) and int(rng.upper) < 2 ** 62:
+                        entry["max"] = int(rng.upper)
+                    self.info[sym] = entry
+
+    def specialised(self):
+        return []
+
+
+def prepare(factory, example_inputs, model_file, args, capture):
+    return Prepared(factory, example_inputs, model_file, args, capture)
+
