@@ -33,8 +33,9 @@ from torch._inductor.codegen import cpp  # noqa: E402
 from torch._inductor.virtualized import V  # noqa: E402
 
 from fx_capture import Capture  # noqa: E402
-from fx_json import DimNamer, Writer  # noqa: E402
+from fx_json import Writer  # noqa: E402
 from fx_record import tensor_meta  # noqa: E402
+from fx_symbols import SizeNamer  # noqa: E402
 
 import zoo  # noqa: E402
 
@@ -177,9 +178,9 @@ def write_graph(gm, inputs, path):
                 placeholders.append(("input", n.name, val))
             else:
                 placeholders.append(("parameter", n.name, val))
-    writer = Writer(Capture(gm, placeholders, set(), None), DimNamer([]))
+    writer = Writer(Capture(gm, placeholders, set(), None, []), SizeNamer([]))
     params, graph_inputs, nodes, outputs = writer.run()
-    doc = {"format": "graphlint-fx", "version": 1,
+    doc = {"format": "graphlint-fx", "version": 2,
            "producer": {"name": "bench/fusion_compare", "version": "1", "torch": torch.__version__,
                         "capture": "inductor-post-grad"},
            "model": {"file": "", "class": "GraphModule"}, "mode": "forward",
