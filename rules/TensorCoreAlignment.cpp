@@ -3,6 +3,7 @@
 // attention head dim) is not a multiple of the dtype's alignment: 8 for 16-bit,
 // 16 for 8-bit, 4 for fp32 run as TF32. Identical findings on repeated layers
 // become one diagnostic with a count.
+#include "graphlint/ir/CheckedMath.h"
 #include "graphlint/ir/OpRegistry.h"
 #include "graphlint/lint/FusionPlan.h"
 #include "graphlint/lint/HardwareProfile.h"
@@ -144,13 +145,14 @@ std::optional<Shape3> convDims(const Node &n, unsigned x, unsigned w, bool trans
   std::optional<int64_t> kernel = 1;
   for (int i = 2; i < rankOf(W); ++i) {
     auto d = dimAt(W, i);
-    kernel = d && kernel ? std::optional<int64_t>(*kernel * *d) : std::nullopt;
+    kernel = d && kernel ? checkedMul(*kernel, *d) : std::nullopt;
   }
   const Value *out = n.outputs.empty() ? nullptr : n.outputs[0];
   std::optional<int64_t> M;  // batch x output pixels
-  if (auto e = out ? out->type.shape.numElements() : std::nullopt; e && cout && *cout > 0)
-    M = *e / (*cout * group);
-  s.gemm = {M, cout, cin && kernel ? std::optional<int64_t>(*cin * *kernel) : std::nullopt};
+  CheckedInt perPixel = cout && *cout > 0 ? checkedMul(*cout, group) : std::nullopt;
+  if (auto e = out ? out->type.shape.numElements() : std::nullopt; e && perPixel)
+    M = *e / *perPixel;
+  s.gemm = {M, cout, cin && kernel ? checkedMul(*cin, *kernel) : std::nullopt};
   s.dims = {{group > 1 ? "C_in/group" : "C_in", cin}, {group > 1 ? "C_out/group" : "C_out", cout}};
   s.hint = "with zero channels, or choose a multiple of the alignment when designing the layer";
   return s;
@@ -175,7 +177,7 @@ std::optional<Shape3> einsumDims(const Node &n) {
     return std::nullopt;
   std::optional<int64_t> M = 1, N = 1, K = 1;
   auto mul = [](std::optional<int64_t> &acc, std::optional<int64_t> d) {
-    acc = acc && d ? std::optional<int64_t>(*acc * *d) : std::nullopt;
+    acc = acc && d ? checkedMul(*acc, *d) : std::nullopt;
   };
   for (size_t i = 0; i < a.size(); ++i) {
     bool inB = b.find(a[i]) != std::string::npos, inO = o.find(a[i]) != std::string::npos;
@@ -282,7 +284,11 @@ public:
         for (const auto &[role, size] : bad) {
           key += fmt::format("|{}={}", role, size);
           dims += fmt::format("{}{} = {}", dims.empty() ? "" : ", ", role, size);
-          pads += fmt::format("{}{} to {}", pads.empty() ? "" : ", ", role, (size + align - 1) / align * align);
+          // The next multiple of align; a dim within align of INT64_MAX has none.
+          CheckedInt up = checkedCeilDiv(size, static_cast<int64_t>(align));
+          CheckedInt padded = up ? checkedMul(*up, static_cast<int64_t>(align)) : std::nullopt;
+          pads += fmt::format("{}{} to {}", pads.empty() ? "" : ", ", role,
+                              padded ? std::to_string(*padded) : "a multiple of " + std::to_string(align));
         }
         auto [it, inserted] = findings.try_emplace(key);
         Finding &f = it->second;

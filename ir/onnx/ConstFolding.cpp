@@ -1,5 +1,7 @@
 #include "ConstFolding.h"
 
+#include "graphlint/ir/CheckedMath.h"
+
 #include <llvm/ADT/StringRef.h>
 
 #include <numeric>
@@ -7,41 +9,38 @@
 namespace graphlint::onnxio {
 namespace {
 
-int64_t numel(const std::vector<int64_t> &dims) {
-  int64_t n = 1;
-  for (int64_t d : dims)
-    n *= d;
-  return n;
-}
+using BinOp = CheckedInt (*)(int64_t, int64_t);
 
-std::optional<IntTensor> elementwise(const IntTensor &a, const IntTensor &b, int64_t (*f)(int64_t, int64_t)) {
+// An element that overflows (or divides by zero) makes the whole result
+// unknown: a wrapped value would be a wrong shape, not an approximate one.
+std::optional<IntTensor> elementwise(const IntTensor &a, const IntTensor &b, BinOp f) {
   // Scalars and equal shapes cover the shape arithmetic exporters emit.
   IntTensor out;
+  auto push = [&](int64_t x, int64_t y) {
+    CheckedInt r = f(x, y);
+    if (r)
+      out.values.push_back(*r);
+    return r.has_value();
+  };
   if (a.values.size() == b.values.size()) {
     out.dims = a.dims.size() >= b.dims.size() ? a.dims : b.dims;
     for (size_t i = 0; i < a.values.size(); ++i)
-      out.values.push_back(f(a.values[i], b.values[i]));
+      if (!push(a.values[i], b.values[i]))
+        return std::nullopt;
   } else if (b.values.size() == 1) {
     out.dims = a.dims;
     for (int64_t v : a.values)
-      out.values.push_back(f(v, b.values[0]));
+      if (!push(v, b.values[0]))
+        return std::nullopt;
   } else if (a.values.size() == 1) {
     out.dims = b.dims;
     for (int64_t v : b.values)
-      out.values.push_back(f(a.values[0], v));
+      if (!push(a.values[0], v))
+        return std::nullopt;
   } else {
     return std::nullopt;
   }
   return out;
-}
-
-int64_t floorDiv(int64_t a, int64_t b) {
-  if (b == 0)
-    return 0;
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0)))
-    --q;
-  return q;
 }
 
 }  // namespace
@@ -81,7 +80,8 @@ std::optional<IntTensor> foldIntegers(const Node &n, const std::vector<std::opti
     return t;
   }
   if (op == "ConstantOfShape") {
-    if (!known(0) || numel(in[0]->values) > static_cast<int64_t>(kMaxFoldElements))
+    CheckedInt count = known(0) ? checkedProduct(in[0]->values) : std::nullopt;
+    if (!count || *count > static_cast<int64_t>(kMaxFoldElements))
       return std::nullopt;
     int64_t fill = 0;
     if (const Attribute *v = n.attr("value"); v && !v->tensors.empty() && v->tensors[0].data.known) {
@@ -90,7 +90,7 @@ std::optional<IntTensor> foldIntegers(const Node &n, const std::vector<std::opti
       else
         return std::nullopt;
     }
-    return IntTensor{in[0]->values, std::vector<int64_t>(numel(in[0]->values), fill)};
+    return IntTensor{in[0]->values, std::vector<int64_t>(static_cast<size_t>(*count), fill)};
   }
   if (op == "Concat") {
     IntTensor t;
@@ -122,7 +122,7 @@ std::optional<IntTensor> foldIntegers(const Node &n, const std::vector<std::opti
       return std::nullopt;
     if ((in.size() > 3 && !known(3) && n.inputs[3]) || (in.size() > 4 && !known(4) && n.inputs[4]))
       return std::nullopt;
-    if (in[1]->values.size() != 1)
+    if (in[1]->values.size() != 1 || in[2]->values.size() != 1 || (in.size() > 4 && known(4) && in[4]->values.size() != 1))
       return std::nullopt;
     int64_t size = static_cast<int64_t>(in[0]->values.size());
     int64_t start = in[1]->values[0], end = in[2]->values[0];
@@ -135,12 +135,12 @@ std::optional<IntTensor> foldIntegers(const Node &n, const std::vector<std::opti
     if (step > 0) {
       start = std::clamp<int64_t>(start, 0, size);
       end = std::clamp<int64_t>(end, 0, size);
-      for (int64_t i = start; i < end; i += step)
+      for (int64_t i = start; i < end; i = checkedAdd(i, step).value_or(end))
         t.values.push_back(in[0]->values[i]);
     } else {
       start = std::clamp<int64_t>(start, -1, size - 1);
       end = std::clamp<int64_t>(end, -1, size - 1);
-      for (int64_t i = start; i > end; i += step)
+      for (int64_t i = start; i > end; i = checkedAdd(i, step).value_or(end))
         t.values.push_back(in[0]->values[i]);
     }
     t.dims = {static_cast<int64_t>(t.values.size())};
@@ -149,44 +149,64 @@ std::optional<IntTensor> foldIntegers(const Node &n, const std::vector<std::opti
   if (op == "Range") {
     if (!known(0) || !known(1) || !known(2) || in[2]->values.empty() || in[2]->values[0] == 0)
       return std::nullopt;
+    if (in[0]->values.empty() || in[1]->values.empty())
+      return std::nullopt;
     int64_t s = in[0]->values[0], l = in[1]->values[0], d = in[2]->values[0];
-    int64_t count = std::max<int64_t>(0, (l - s + d + (d > 0 ? -1 : 1)) / d);
+    CheckedInt span = checkedSub(l, s);
+    CheckedInt rounded = span ? checkedAdd(*span, d + (d > 0 ? -1 : 1)) : std::nullopt;
+    CheckedInt q = rounded ? checkedDiv(*rounded, d) : std::nullopt;
+    if (!q)
+      return std::nullopt;
+    int64_t count = std::max<int64_t>(0, *q);
     if (count > static_cast<int64_t>(kMaxFoldElements))
       return std::nullopt;
     IntTensor t{{count}, {}};
-    for (int64_t i = 0; i < count; ++i)
-      t.values.push_back(s + i * d);
+    for (int64_t i = 0; i < count; ++i) {
+      CheckedInt step = checkedMul(i, d);
+      CheckedInt v = step ? checkedAdd(s, *step) : std::nullopt;
+      if (!v)
+        return std::nullopt;
+      t.values.push_back(*v);
+    }
     return t;
   }
   if (op == "Neg" || op == "Abs") {
     if (!known(0))
       return std::nullopt;
     IntTensor t = *in[0];
-    for (int64_t &v : t.values)
-      v = op == "Neg" ? -v : std::abs(v);
+    for (int64_t &v : t.values) {
+      CheckedInt r = v < 0 || op == "Neg" ? checkedNeg(v) : CheckedInt(v);
+      if (!r)
+        return std::nullopt;  // -INT64_MIN
+      v = *r;
+    }
     return t;
   }
   if (op == "ReduceProd" || op == "ReduceSum") {
     if (!known(0) || in[0]->dims.size() != 1 || n.attr("axes") || in.size() > 1)
       return std::nullopt;
-    int64_t acc = op == "ReduceProd" ? 1 : 0;
+    CheckedInt acc = op == "ReduceProd" ? 1 : 0;
     for (int64_t v : in[0]->values)
-      acc = op == "ReduceProd" ? acc * v : acc + v;
+      if (acc)
+        acc = op == "ReduceProd" ? checkedMul(*acc, v) : checkedAdd(*acc, v);
+    if (!acc)
+      return std::nullopt;
     bool keep = n.attrInt("keepdims").value_or(1) != 0;
-    return IntTensor{keep ? std::vector<int64_t>{1} : std::vector<int64_t>{}, {acc}};
+    return IntTensor{keep ? std::vector<int64_t>{1} : std::vector<int64_t>{}, {*acc}};
   }
-  using BinOp = int64_t (*)(int64_t, int64_t);
+  // Integer Div truncates (ONNX follows C); integer Mod with fmod = 0 takes
+  // the divisor's sign. Division by zero is not folded.
   BinOp f = nullptr;
-  if (op == "Add") f = [](int64_t a, int64_t b) { return a + b; };
-  else if (op == "Sub") f = [](int64_t a, int64_t b) { return a - b; };
-  else if (op == "Mul") f = [](int64_t a, int64_t b) { return a * b; };
-  else if (op == "Div") f = [](int64_t a, int64_t b) { return b ? a / b : 0; };
-  else if (op == "Mod") f = [](int64_t a, int64_t b) { return b ? a - floorDiv(a, b) * b : 0; };
-  else if (op == "Max") f = [](int64_t a, int64_t b) { return std::max(a, b); };
-  else if (op == "Min") f = [](int64_t a, int64_t b) { return std::min(a, b); };
-  else if (op == "Equal") f = [](int64_t a, int64_t b) -> int64_t { return a == b; };
-  else if (op == "Less") f = [](int64_t a, int64_t b) -> int64_t { return a < b; };
-  else if (op == "Greater") f = [](int64_t a, int64_t b) -> int64_t { return a > b; };
+  if (op == "Add") f = checkedAdd;
+  else if (op == "Sub") f = checkedSub;
+  else if (op == "Mul") f = checkedMul;
+  else if (op == "Div") f = checkedDiv;
+  else if (op == "Mod" && n.attrInt("fmod").value_or(0) == 0) f = checkedFloorMod;
+  else if (op == "Max") f = [](int64_t a, int64_t b) -> CheckedInt { return std::max(a, b); };
+  else if (op == "Min") f = [](int64_t a, int64_t b) -> CheckedInt { return std::min(a, b); };
+  else if (op == "Equal") f = [](int64_t a, int64_t b) -> CheckedInt { return a == b; };
+  else if (op == "Less") f = [](int64_t a, int64_t b) -> CheckedInt { return a < b; };
+  else if (op == "Greater") f = [](int64_t a, int64_t b) -> CheckedInt { return a > b; };
   if (f && in.size() == 2 && known(0) && known(1))
     return elementwise(*in[0], *in[1], f);
   if (op == "Where" && in.size() == 3 && known(0) && known(1) && known(2)) {

@@ -1,6 +1,9 @@
 #include "FallbackInference.h"
 
+#include "FallbackRules.h"
 #include "graphlint/ir/OpRegistry.h"
+
+#include <fmt/format.h>
 
 #include <llvm/ADT/StringSwitch.h>
 
@@ -10,26 +13,8 @@
 namespace graphlint::onnxio {
 namespace {
 
-int64_t attrIntOr(const Node &n, llvm::StringRef name, int64_t dflt) { return n.attrInt(name).value_or(dflt); }
+using namespace fallback;
 
-std::vector<int64_t> attrInts(const Node &n, llvm::StringRef name) {
-  const Attribute *a = n.attr(name);
-  return a && a->kind == AttrKind::Ints ? a->ints : std::vector<int64_t>{};
-}
-
-bool normAxis(int64_t &a, size_t rank) {
-  if (a < 0)
-    a += static_cast<int64_t>(rank);
-  return a >= 0 && a < static_cast<int64_t>(rank);
-}
-
-Type sameAs(const Type &t) { return t; }
-
-Type tensorLike(const Type &t, DType dt) {
-  Type o = t;
-  o.dtype = dt;
-  return o;
-}
 
 bool reduce(FallbackContext &c) {
   const Type &x = c.inputs[0];
@@ -96,124 +81,6 @@ bool broadcast(FallbackContext &c, std::optional<DType> resultType, size_t dtype
   return true;
 }
 
-// Output length of one spatial dim of a pooling/conv window.
-Dim windowDim(const Dim &in, int64_t k, int64_t stride, int64_t dil, int64_t padTotal, bool ceil,
-              const std::string &autoPad) {
-  if (!in.isStatic())
-    return Dim::unknown();
-  int64_t eff = (k - 1) * dil + 1;
-  if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER")
-    return Dim::fixed((in.value + stride - 1) / stride);
-  if (autoPad == "VALID")
-    return Dim::fixed((in.value - eff) / stride + 1);
-  double q = static_cast<double>(in.value + padTotal - eff) / static_cast<double>(stride);
-  int64_t out = static_cast<int64_t>(ceil ? std::ceil(q) : std::floor(q)) + 1;
-  // With ceil_mode the last window must start inside the (left-padded) input.
-  if (ceil && (out - 1) * stride >= in.value + padTotal / 2)
-    --out;
-  return Dim::fixed(out);
-}
-
-bool pool(FallbackContext &c, std::optional<int64_t> channelsOut) {
-  const Type &x = c.inputs[0];
-  if (!x.isTensor() || !x.shape.rankKnown || x.shape.rank() < 3)
-    return false;
-  size_t sp = x.shape.rank() - 2;
-  auto k = attrInts(c.node, "kernel_shape");
-  if (k.empty() && c.inputs.size() > 1 && c.inputs[1].shape.rankKnown && c.inputs[1].shape.rank() == x.shape.rank()) {
-    for (size_t i = 0; i < sp; ++i) {
-      const Dim &d = c.inputs[1].shape.dims[i + 2];
-      if (!d.isStatic())
-        return false;
-      k.push_back(d.value);
-    }
-  }
-  if (k.size() != sp)
-    return false;
-  auto strides = attrInts(c.node, "strides");
-  auto dil = attrInts(c.node, "dilations");
-  auto pads = attrInts(c.node, "pads");
-  strides.resize(sp, 1);
-  dil.resize(sp, 1);
-  pads.resize(2 * sp, 0);
-  const Attribute *ap = c.node.attr("auto_pad");
-  std::string autoPad = ap ? ap->s : "NOTSET";
-  bool ceil = attrIntOr(c.node, "ceil_mode", 0) != 0;
-  Type o = x;
-  if (channelsOut)
-    o.shape.dims[1] = Dim::fixed(*channelsOut);
-  for (size_t i = 0; i < sp; ++i)
-    o.shape.dims[i + 2] = windowDim(x.shape.dims[i + 2], k[i], strides[i], dil[i], pads[i] + pads[i + sp], ceil, autoPad);
-  c.outputs = {o};
-  for (size_t i = 1; i < c.node.outputs.size(); ++i)
-    c.outputs.push_back(tensorLike(o, DType::Int64));
-  return true;
-}
-
-bool split(FallbackContext &c) {
-  const Type &x = c.inputs[0];
-  if (!x.isTensor() || !x.shape.rankKnown)
-    return false;
-  int64_t axis = attrIntOr(c.node, "axis", 0);
-  if (!normAxis(axis, x.shape.rank()))
-    return false;
-  size_t n = c.node.outputs.size();
-  std::vector<int64_t> sizes;
-  bool splitGiven = c.node.inputs.size() > 1 && c.node.inputs[1];
-  if (c.values.size() > 1 && c.values[1])
-    sizes = *c.values[1];
-  else if (splitGiven)
-    sizes.assign(n, -1);  // given but unknown: sizes unknown
-  else if (c.node.attr("split"))
-    sizes = attrInts(c.node, "split");
-  const Dim &d = x.shape.dims[axis];
-  if (sizes.empty() && d.isStatic()) {
-    int64_t parts = attrIntOr(c.node, "num_outputs", static_cast<int64_t>(n));
-    int64_t chunk = (d.value + parts - 1) / parts;
-    for (int64_t i = 0, left = d.value; i < static_cast<int64_t>(n); ++i, left -= chunk)
-      sizes.push_back(std::max<int64_t>(0, std::min(chunk, left)));
-  }
-  for (size_t i = 0; i < n; ++i) {
-    Type o = x;
-    o.shape.dims[axis] = i < sizes.size() && sizes[i] >= 0 ? Dim::fixed(sizes[i]) : Dim::unknown();
-    c.outputs.push_back(o);
-  }
-  return true;
-}
-
-bool pad(FallbackContext &c) {
-  const Type &x = c.inputs[0];
-  if (!x.isTensor() || !x.shape.rankKnown)
-    return false;
-  size_t r = x.shape.rank();
-  std::optional<std::vector<int64_t>> pads = c.values.size() > 1 ? c.values[1] : std::nullopt;
-  if (!pads && c.node.attr("pads"))
-    pads = attrInts(c.node, "pads");
-  std::vector<int64_t> axes;
-  if (c.values.size() > 3 && c.values[3])
-    axes = *c.values[3];
-  else
-    for (size_t i = 0; i < r; ++i)
-      axes.push_back(static_cast<int64_t>(i));
-  Type o = x;
-  if (!pads || pads->size() != 2 * axes.size()) {
-    for (int64_t a : axes)
-      if (normAxis(a, r))
-        o.shape.dims[a] = Dim::unknown();
-    c.outputs = {o};
-    return true;
-  }
-  for (size_t i = 0; i < axes.size(); ++i) {
-    int64_t a = axes[i];
-    if (!normAxis(a, r))
-      return false;
-    const Dim &d = x.shape.dims[a];
-    o.shape.dims[a] = d.isStatic() ? Dim::fixed(d.value + (*pads)[i] + (*pads)[i + axes.size()]) : Dim::unknown();
-  }
-  c.outputs = {o};
-  return true;
-}
-
 bool resizeWithScales(FallbackContext &c, size_t scalesIndex);
 
 bool resize(FallbackContext &c) {
@@ -242,14 +109,14 @@ bool resize(FallbackContext &c) {
       }
       for (int64_t a : axes) {
         normAxis(a, r);
-        o.shape.dims[a] = Dim::fixed(static_cast<int64_t>(std::round(scale * static_cast<double>(x.shape.dims[a].value))));
+        o.shape.dims[a] = dimFromDouble(std::round(scale * static_cast<double>(x.shape.dims[a].value)));
       }
     } else {
       for (size_t i = 0; i < axes.size(); ++i) {
         int64_t a = axes[i];
         if (!normAxis(a, r))
           return false;
-        o.shape.dims[a] = Dim::fixed(sizes[i]);
+        o.shape.dims[a] = checkedDim(sizes[i]);
       }
     }
     c.outputs = {o};
@@ -262,25 +129,9 @@ bool resize(FallbackContext &c) {
   return true;  // scales are floats we do not carry: rank only
 }
 
-bool constantOfShape(FallbackContext &c) {
-  DType dt = DType::Float;
-  if (const Attribute *v = c.node.attr("value"); v && !v->tensors.empty())
-    dt = v->tensors[0].dtype;
-  Shape s;
-  if (c.values.size() > 0 && c.values[0]) {
-    s.rankKnown = true;
-    for (int64_t d : *c.values[0])
-      s.dims.push_back(Dim::fixed(d));
-  } else if (c.inputs[0].shape.rankKnown && c.inputs[0].shape.rank() == 1 && c.inputs[0].shape.dims[0].isStatic()) {
-    s.rankKnown = true;
-    s.dims.resize(c.inputs[0].shape.dims[0].value);
-  }
-  c.outputs = {Type::tensor(dt, s)};
-  return true;
-}
 
 Dim addDims(const Dim &a, const Dim &b) {
-  return a.isStatic() && b.isStatic() ? Dim::fixed(a.value + b.value) : Dim::unknown();
+  return a.isStatic() && b.isStatic() ? checkedDim(checkedAdd(a.value, b.value)) : Dim::unknown();
 }
 
 Dim divDim(const Dim &a, int64_t b) { return a.isStatic() && b > 0 ? Dim::fixed(a.value / b) : Dim::unknown(); }
@@ -326,7 +177,7 @@ bool attention(FallbackContext &c) {
   if (q.rank() == 4) {
     y.shape.dims[3] = headV;
   } else {
-    y.shape.dims[2] = headV.isStatic() ? Dim::fixed(headV.value * qh) : Dim::unknown();
+    y.shape.dims[2] = headV.isStatic() ? checkedDim(checkedMul(headV.value, qh)) : Dim::unknown();
   }
   c.outputs = {y, t4(batch, kvHeads, total, headK), t4(batch, kvHeads, total, headV), t4(batch, qHeads, qSeq, total)};
   return true;
@@ -360,7 +211,7 @@ bool causalConv(FallbackContext &c) {
   const Shape &x = c.inputs[0].shape, &w = c.inputs[1].shape;
   Shape state = x;
   const Dim &kernel = w.dims.back();
-  state.dims.back() = kernel.isStatic() ? Dim::fixed(kernel.value - 1) : Dim::unknown();
+  state.dims.back() = kernel.isStatic() ? checkedDim(checkedSub(kernel.value, 1)) : Dim::unknown();
   c.outputs = {c.inputs[0], Type::tensor(c.inputs[0].dtype, state)};
   return true;
 }
@@ -382,218 +233,6 @@ bool bitcast(FallbackContext &c) {
   return true;
 }
 
-Shape staticShape(const std::vector<int64_t> &dims) {
-  Shape s;
-  s.rankKnown = true;
-  for (int64_t d : dims)
-    s.dims.push_back(Dim::fixed(d));
-  return s;
-}
-
-Shape unknownDims(size_t rank) {
-  Shape s;
-  s.rankKnown = true;
-  s.dims.assign(rank, Dim::unknown());
-  return s;
-}
-
-const std::vector<int64_t> *valuesOf(const FallbackContext &c, size_t i) {
-  return i < c.values.size() && c.values[i] ? &*c.values[i] : nullptr;
-}
-
-// Axes from the input at `index` (newer opsets) or the attribute (older).
-std::optional<std::vector<int64_t>> axesOf(const FallbackContext &c, size_t index) {
-  if (index < c.inputs.size() && c.node.inputs.size() > index && c.node.inputs[index])
-    return valuesOf(c, index) ? std::optional(*valuesOf(c, index)) : std::nullopt;
-  if (c.node.attr("axes"))
-    return attrInts(c.node, "axes");
-  return std::vector<int64_t>{};
-}
-
-bool reshape(FallbackContext &c) {
-  const Type &x = c.inputs[0];
-  const auto *shape = valuesOf(c, 1);
-  if (!shape) {
-    const Type &st = c.inputs.size() > 1 ? c.inputs[1] : Type{};
-    if (st.shape.rankKnown && st.shape.rank() == 1 && st.shape.dims[0].isStatic()) {
-      c.outputs = {Type::tensor(x.dtype, unknownDims(st.shape.dims[0].value))};
-      return true;
-    }
-    return false;
-  }
-  bool allowZero = attrIntOr(c.node, "allowzero", 0) != 0;
-  Shape out;
-  out.rankKnown = true;
-  int inferIdx = -1;
-  int64_t known = 1;
-  for (size_t i = 0; i < shape->size(); ++i) {
-    int64_t d = (*shape)[i];
-    if (d == 0 && !allowZero) {
-      if (!x.shape.rankKnown || i >= x.shape.rank())
-        return false;
-      out.dims.push_back(x.shape.dims[i]);
-      if (x.shape.dims[i].isStatic())
-        known *= x.shape.dims[i].value;
-      else
-        known = -1;
-    } else if (d == -1) {
-      inferIdx = static_cast<int>(i);
-      out.dims.push_back(Dim::unknown());
-    } else {
-      out.dims.push_back(Dim::fixed(d));
-      if (known >= 0)
-        known *= d;
-    }
-  }
-  if (inferIdx >= 0) {
-    auto total = x.shape.numElements();
-    if (total && known > 0)
-      out.dims[inferIdx] = Dim::fixed(*total / known);
-  }
-  c.outputs = {Type::tensor(x.dtype, out)};
-  return true;
-}
-
-bool expand(FallbackContext &c) {
-  const Type &x = c.inputs[0];
-  const auto *shape = valuesOf(c, 1);
-  if (!x.shape.rankKnown || !shape)
-    return false;
-  Shape target = staticShape(*shape);
-  auto s = broadcastShapes({&x.shape, &target});
-  if (!s)
-    return false;
-  c.outputs = {Type::tensor(x.dtype, *s)};
-  return true;
-}
-
-bool tile(FallbackContext &c) {
-  const Type &x = c.inputs[0];
-  const auto *reps = valuesOf(c, 1);
-  if (!x.shape.rankKnown || !reps || reps->size() != x.shape.rank())
-    return false;
-  Type o = x;
-  for (size_t i = 0; i < reps->size(); ++i)
-    o.shape.dims[i] = x.shape.dims[i].isStatic() ? Dim::fixed(x.shape.dims[i].value * (*reps)[i]) : Dim::unknown();
-  c.outputs = {o};
-  return true;
-}
-
-bool slice(FallbackContext &c) {
-  const Type &x = c.inputs[0];
-  if (!x.shape.rankKnown)
-    return false;
-  size_t r = x.shape.rank();
-  std::vector<int64_t> starts, ends, axes, steps;
-  if (c.node.attr("starts")) {  // Slice-1
-    starts = attrInts(c.node, "starts");
-    ends = attrInts(c.node, "ends");
-    axes = attrInts(c.node, "axes");
-  } else {
-    if (!valuesOf(c, 1) || !valuesOf(c, 2)) {
-      Type o = x;
-      auto ax = valuesOf(c, 3);
-      for (size_t i = 0; i < r; ++i) {
-        int64_t a = static_cast<int64_t>(i);
-        bool sliced = !ax;
-        if (ax)
-          for (int64_t v : *ax)
-            sliced |= normAxis(v, r) && v == a;
-        if (sliced)
-          o.shape.dims[i] = Dim::unknown();
-      }
-      c.outputs = {o};
-      return true;
-    }
-    starts = *valuesOf(c, 1);
-    ends = *valuesOf(c, 2);
-    if (c.node.inputs.size() > 3 && c.node.inputs[3]) {
-      if (!valuesOf(c, 3))
-        return false;
-      axes = *valuesOf(c, 3);
-    }
-    if (c.node.inputs.size() > 4 && c.node.inputs[4]) {
-      if (!valuesOf(c, 4))
-        return false;
-      steps = *valuesOf(c, 4);
-    }
-  }
-  if (axes.empty())
-    for (size_t i = 0; i < starts.size(); ++i)
-      axes.push_back(static_cast<int64_t>(i));
-  steps.resize(starts.size(), 1);
-  if (ends.size() != starts.size() || axes.size() != starts.size())
-    return false;
-  Type o = x;
-  for (size_t i = 0; i < starts.size(); ++i) {
-    int64_t a = axes[i];
-    if (!normAxis(a, r) || steps[i] == 0)
-      return false;
-    const Dim &d = x.shape.dims[a];
-    if (!d.isStatic()) {
-      o.shape.dims[a] = Dim::unknown();
-      continue;
-    }
-    int64_t n = d.value, s = starts[i], e = ends[i], st = steps[i];
-    if (s < 0) s += n;
-    if (e < 0) e += n;
-    int64_t len;
-    if (st > 0) {
-      s = std::clamp<int64_t>(s, 0, n);
-      e = std::clamp<int64_t>(e, 0, n);
-      len = e > s ? (e - s + st - 1) / st : 0;
-    } else {
-      s = std::clamp<int64_t>(s, -1, n - 1);
-      e = std::clamp<int64_t>(e, -1, n - 1);
-      len = s > e ? (s - e + (-st) - 1) / (-st) : 0;
-    }
-    o.shape.dims[a] = Dim::fixed(len);
-  }
-  c.outputs = {o};
-  return true;
-}
-
-bool squeezeOrUnsqueeze(FallbackContext &c, bool squeeze) {
-  const Type &x = c.inputs[0];
-  auto axes = axesOf(c, 1);
-  if (!x.shape.rankKnown || !axes)
-    return false;
-  Type o = x;
-  if (squeeze) {
-    size_t r = x.shape.rank();
-    std::vector<bool> drop(r, false);
-    if (axes->empty()) {
-      for (size_t i = 0; i < r; ++i) {
-        if (!x.shape.dims[i].isStatic())
-          return false;
-        drop[i] = x.shape.dims[i].value == 1;
-      }
-    }
-    for (int64_t a : *axes) {
-      if (!normAxis(a, r))
-        return false;
-      drop[a] = true;
-    }
-    o.shape.dims.clear();
-    for (size_t i = 0; i < r; ++i)
-      if (!drop[i])
-        o.shape.dims.push_back(x.shape.dims[i]);
-  } else {
-    size_t outRank = x.shape.rank() + axes->size();
-    std::vector<bool> ins(outRank, false);
-    for (int64_t a : *axes) {
-      if (!normAxis(a, outRank))
-        return false;
-      ins[a] = true;
-    }
-    o.shape.dims.clear();
-    size_t k = 0;
-    for (size_t i = 0; i < outRank; ++i)
-      o.shape.dims.push_back(ins[i] ? Dim::fixed(1) : x.shape.dims[k++]);
-  }
-  c.outputs = {o};
-  return true;
-}
 
 std::optional<double> scalarOf(const FallbackContext &c, size_t i) {
   if (i < c.floats.size() && c.floats[i] && c.floats[i]->size() == 1)
@@ -607,7 +246,7 @@ bool range(FallbackContext &c) {
   auto s = scalarOf(c, 0), l = scalarOf(c, 1), d = scalarOf(c, 2);
   Shape out = unknownDims(1);
   if (s && l && d && *d != 0)
-    out.dims[0] = Dim::fixed(std::max<int64_t>(0, static_cast<int64_t>(std::ceil((*l - *s) / *d))));
+    out.dims[0] = dimFromDouble(std::max(0.0, std::ceil((*l - *s) / *d)));
   c.outputs = {Type::tensor(c.inputs[0].dtype, out)};
   return true;
 }
@@ -622,7 +261,7 @@ bool oneHot(FallbackContext &c) {
   if (!normAxis(axis, r))
     return false;
   Type o = Type::tensor(c.inputs[2].dtype, idx.shape);
-  o.shape.dims.insert(o.shape.dims.begin() + axis, depth ? Dim::fixed(static_cast<int64_t>(*depth)) : Dim::unknown());
+  o.shape.dims.insert(o.shape.dims.begin() + axis, depth ? dimFromDouble(*depth) : Dim::unknown());
   c.outputs = {o};
   return true;
 }
@@ -636,7 +275,7 @@ bool topK(FallbackContext &c) {
     return false;
   std::optional<double> k = c.node.attr("k") ? std::optional<double>(attrIntOr(c.node, "k", 0)) : scalarOf(c, 1);
   Type v = x;
-  v.shape.dims[axis] = k ? Dim::fixed(static_cast<int64_t>(*k)) : Dim::unknown();
+  v.shape.dims[axis] = k ? dimFromDouble(*k) : Dim::unknown();
   c.outputs = {v, tensorLike(v, DType::Int64)};
   return true;
 }
@@ -707,11 +346,12 @@ bool stft(FallbackContext &c) {
   out.dims[0] = sig.shape.dims[0];
   out.dims[3] = Dim::fixed(2);
   const Dim &len = sig.shape.dims[1];
-  if (step && frame && len.isStatic() && *step > 0)
-    out.dims[1] = Dim::fixed((len.value - static_cast<int64_t>(*frame)) / static_cast<int64_t>(*step) + 1);
-  if (frame)
-    out.dims[2] = Dim::fixed(attrIntOr(c.node, "onesided", 1) ? static_cast<int64_t>(*frame) / 2 + 1
-                                                               : static_cast<int64_t>(*frame));
+  Dim frameDim = frame ? dimFromDouble(*frame) : Dim::unknown();
+  Dim stepDim = step ? dimFromDouble(*step) : Dim::unknown();
+  if (stepDim.isStatic() && stepDim.value > 0 && frameDim.isStatic() && len.isStatic() && len.value >= frameDim.value)
+    out.dims[1] = Dim::fixed((len.value - frameDim.value) / stepDim.value + 1);
+  if (frameDim.isStatic())
+    out.dims[2] = attrIntOr(c.node, "onesided", 1) ? Dim::fixed(frameDim.value / 2 + 1) : frameDim;
   c.outputs = {Type::tensor(sig.dtype, out)};
   return true;
 }
@@ -721,7 +361,7 @@ bool window(FallbackContext &c) {
   DType dt = dtypeFromCode(attrIntOr(c.node, "output_datatype", 1)).value_or(DType::Float);
   Shape s = unknownDims(1);
   if (size)
-    s.dims[0] = Dim::fixed(static_cast<int64_t>(*size));
+    s.dims[0] = dimFromDouble(*size);
   c.outputs = {Type::tensor(dt, s)};
   return true;
 }
@@ -730,10 +370,10 @@ bool melWeights(FallbackContext &c) {
   auto bins = scalarOf(c, 0), dft = scalarOf(c, 1);
   DType dt = dtypeFromCode(attrIntOr(c.node, "output_datatype", 1)).value_or(DType::Float);
   Shape s = unknownDims(2);
-  if (dft)
-    s.dims[0] = Dim::fixed(static_cast<int64_t>(*dft) / 2 + 1);
+  if (Dim d = dft ? dimFromDouble(*dft) : Dim::unknown(); d.isStatic())
+    s.dims[0] = Dim::fixed(d.value / 2 + 1);
   if (bins)
-    s.dims[1] = Dim::fixed(static_cast<int64_t>(*bins));
+    s.dims[1] = dimFromDouble(*bins);
   c.outputs = {Type::tensor(dt, s)};
   return true;
 }
@@ -755,7 +395,7 @@ bool resizeWithScales(FallbackContext &c, size_t scalesIndex) {
     if (!normAxis(a, x.shape.rank()))
       return false;
     const Dim &d = x.shape.dims[a];
-    o.shape.dims[a] = d.isStatic() ? Dim::fixed(static_cast<int64_t>(std::floor(d.value * scales[i]))) : Dim::unknown();
+    o.shape.dims[a] = d.isStatic() ? dimFromDouble(std::floor(static_cast<double>(d.value) * scales[i])) : Dim::unknown();
   }
   c.outputs = {o};
   return true;
@@ -827,8 +467,11 @@ bool inferFallback(FallbackContext &c) {
     c.outputs = {Type::tensor(DType::Bool, Shape::of({}))};
     return true;
   }
-  if (c.inputs.empty() && op != "ConstantOfShape")
+  if (c.inputs.empty()) {
+    if (op == "ConstantOfShape")
+      c.problems.push_back("ConstantOfShape has no shape input");
     return false;
+  }
   if (op.startswith("Reduce") || op == "ArgMax" || op == "ArgMin")
     return reduce(c);
   if (op == "Split")
@@ -863,7 +506,7 @@ bool inferFallback(FallbackContext &c) {
     c.outputs = {sameAs(c.inputs[0])};
     return c.inputs[0].isTensor();
   }
-  if (op == "MaxUnpool" && valuesOf(c, 2)) {
+  if (op == "MaxUnpool" && valuesOf(c, 2) && staticShape(*valuesOf(c, 2)).rankKnown) {
     c.outputs = {Type::tensor(c.inputs[0].dtype, staticShape(*valuesOf(c, 2)))};
     return true;
   }
@@ -937,7 +580,7 @@ bool inferFallback(FallbackContext &c) {
       int64_t a = axes[i];
       if (!normAxis(a, o.shape.rank()))
         return false;
-      o.shape.dims[a] = Dim::fixed(sizes[i]);
+      o.shape.dims[a] = checkedDim(sizes[i]);
     }
     c.outputs = {o};
     return true;
@@ -946,27 +589,27 @@ bool inferFallback(FallbackContext &c) {
     const Type &x = c.inputs[0];
     if (!x.shape.rankKnown || x.shape.rank() != 3)
       return false;
-    int64_t block = 1;
-    for (int64_t b : *c.values[2])
-      block *= b;
+    int64_t block = checkedProduct(*c.values[2]).value_or(0);
+    if (!rankWithinBounds(static_cast<int64_t>(c.values[1]->size()) + 2))
+      return false;
     Type o = x;
     o.shape.dims.clear();
     o.shape.dims.push_back(x.shape.dims[0]);
-    o.shape.dims.push_back(x.shape.dims[1].isStatic() && block ? Dim::fixed(x.shape.dims[1].value / block) : Dim::unknown());
+    o.shape.dims.push_back(x.shape.dims[1].isStatic() && block > 0 ? Dim::fixed(x.shape.dims[1].value / block) : Dim::unknown());
     for (int64_t d : *c.values[1])
-      o.shape.dims.push_back(Dim::fixed(d));
+      o.shape.dims.push_back(checkedDim(d));
     c.outputs = {o};
     return true;
   }
   if (op == "AffineGrid" && c.values.size() > 1 && c.values[1]) {
     const auto &size = *c.values[1];
-    if (size.size() < 4)
+    if (size.size() < 4 || !rankWithinBounds(static_cast<int64_t>(size.size())))
       return false;
     Shape s;
     s.rankKnown = true;
-    s.dims.push_back(Dim::fixed(size[0]));
+    s.dims.push_back(checkedDim(size[0]));
     for (size_t i = 2; i < size.size(); ++i)
-      s.dims.push_back(Dim::fixed(size[i]));
+      s.dims.push_back(checkedDim(size[i]));
     s.dims.push_back(Dim::fixed(static_cast<int64_t>(size.size() - 2)));
     c.outputs = {Type::tensor(c.inputs[0].dtype, s)};
     return true;
@@ -997,7 +640,7 @@ bool inferFallback(FallbackContext &c) {
     if (!normAxis(axis, o.shape.rank()))
       return false;
     if (c.values.size() > 1 && c.values[1] && c.values[1]->size() == 1)
-      o.shape.dims[axis] = Dim::fixed((*c.values[1])[0]);
+      o.shape.dims[axis] = checkedDim((*c.values[1])[0]);
     if (attrIntOr(n, "onesided", 0) && o.shape.dims[axis].isStatic())
       o.shape.dims[axis] = Dim::fixed(o.shape.dims[axis].value / 2 + 1);
     o.shape.dims.back() = Dim::fixed(2);

@@ -17,10 +17,13 @@ struct FallbackContext {
   std::vector<std::optional<std::vector<int64_t>>> values;  // known integer contents
   std::vector<std::optional<std::vector<double>>> floats;   // known float contents
   std::vector<Type> outputs;                                // filled by inference
+  std::vector<std::string> problems;  // what makes the node invalid (a stride of 0, no outputs)
 };
 
 /// Fills ctx.outputs; returns false when the op has no fallback rule or the
-/// inputs are too unknown to say anything.
+/// inputs are too unknown to say anything. Arithmetic is overflow-checked: a
+/// dim that would overflow stays unknown. Attribute values that make the node
+/// invalid are described in ctx.problems (the caller reports them as GL001).
 bool inferFallback(FallbackContext &ctx);
 
 /// Keeps what `better` knows that `t` does not: a rank where `t` has none,

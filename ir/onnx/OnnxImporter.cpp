@@ -2,6 +2,7 @@
 // the wire level, parses the structure, builds the IR, completes shapes and
 // records every problem it finds without stopping at the first.
 #include "GraphBuilder.h"
+#include "InferenceGuard.h"
 #include "ProtoConvert.h"
 #include "ShapeCompletion.h"
 #include "WireStripper.h"
@@ -115,6 +116,7 @@ public:
     }
     m.graph = builder.build(proto_.graph(), nullptr, nullptr, "main");
     importFunctionBodies(builder);
+    checkFunctionCycles();
     checkNodes(builder);
     checkParams();
     onnxio::completeShapes(m, builder, proto_, opts_);
@@ -174,6 +176,19 @@ private:
       *gp->mutable_node() = fp.node();
       model_->functions[i]->body = builder.build(*gp, nullptr, nullptr, "function:" + fp.name());
     }
+  }
+
+  // A model-local function that reaches itself through calls would make
+  // ONNX's function inference recurse until the stack overflows.
+  void checkFunctionCycles() {
+    std::vector<std::string> cycles;
+    std::set<std::string> recursive = onnxio::recursiveFunctions(proto_, cycles);
+    for (auto &f : model_->functions)
+      f->recursive = recursive.count(f->domain + ":" + f->name) > 0;
+    for (const std::string &c : cycles)
+      problem(fmt::format("model-local functions call themselves without end ({}); their calls are not "
+                          "shape-inferred",
+                          c));
   }
 
   void checkNodes(onnxio::GraphBuilder &builder) {

@@ -1,5 +1,7 @@
 #include "ProtoConvert.h"
 
+#include "graphlint/ir/CheckedMath.h"
+
 #include "WireStripper.h"
 
 #include <cstring>
@@ -133,7 +135,26 @@ static float halfToFloat(uint16_t h) {
   return f;
 }
 
+namespace {
+bool decodePayload(const onnx::TensorProto &t, ConstData &out);
+}  // namespace
+
+// Values whose count disagrees with the dims are no known contents: ONNX's
+// data propagators and our folding index them by the dims.
 bool decodeSmallPayload(const onnx::TensorProto &t, ConstData &out) {
+  if (!decodePayload(t, out))
+    return false;
+  CheckedInt count = checkedProduct(t.dims());
+  size_t n = out.floats.empty() ? out.ints.size() : out.floats.size();
+  if (!count || static_cast<uint64_t>(*count) != n) {
+    out = ConstData{};
+    return false;
+  }
+  return true;
+}
+
+namespace {
+bool decodePayload(const onnx::TensorProto &t, ConstData &out) {
   auto dt = dtypeFromCode(t.data_type()).value_or(DType::Undefined);
   out = ConstData{};
   if (t.data_location() == onnx::TensorProto::EXTERNAL || payloadRef(t).stripped)
@@ -188,6 +209,7 @@ bool decodeSmallPayload(const onnx::TensorProto &t, ConstData &out) {
   out.known = true;
   return true;
 }
+}  // namespace
 
 TensorLiteral literalFromTensor(const onnx::TensorProto &t) {
   TensorLiteral lit;

@@ -2,7 +2,9 @@
 
 #include "ConstFolding.h"
 #include "FallbackInference.h"
+#include "InferenceGuard.h"
 #include "ProtoConvert.h"
+#include "graphlint/ir/CheckedMath.h"
 #include "graphlint/ir/OpRegistry.h"
 #include "graphlint/ir/Verifier.h"
 
@@ -32,6 +34,14 @@ public:
       opsets_[isDefaultDomain(imp.domain) ? std::string() : imp.domain] = static_cast<int>(imp.version);
     for (const auto &f : proto_.functions())
       functions_[f.domain() + ":" + f.name()] = &f;
+    for (const auto &f : model_.functions)
+      if (f->recursive)
+        recursive_.insert(f->domain + ":" + f->name);
+    // Nodes that failed ONNX's own check_node: its inference functions
+    // assume a node that passed it.
+    for (const ImportProblem &p : model_.problems)
+      if (p.node && p.kind == ImportProblem::Kind::Invalid)
+        reported_.insert(p.node);
     seedTypes(g);
     onnx::ShapeInferenceOptions options{false, 0, true};
     onnx::shape_inference::GraphInferenceContext graphCtx(types_, opsets_, &symbols_, functions_,
@@ -132,7 +142,7 @@ private:
   }
 
   FallbackContext fallbackContext(const Node &n, const onnx::NodeProto &np) {
-    FallbackContext ctx{n, {}, {}, {}, {}};
+    FallbackContext ctx{n, {}, {}, {}, {}, {}};
     for (int i = 0; i < np.input_size(); ++i) {
       const std::string &in = np.input(i);
       ctx.inputs.push_back(currentType(in));
@@ -152,7 +162,9 @@ private:
     if (!incomplete)
       return;
     FallbackContext ctx = fallbackContext(n, np);
-    if (!inferFallback(ctx))
+    bool inferred = inferFallback(ctx);
+    reportInvalid(n, ctx.problems);
+    if (!inferred)
       return;
     onnx::TypeProto tp;
     for (size_t i = 0; i < ctx.outputs.size() && i < static_cast<size_t>(np.output_size()); ++i) {
@@ -202,8 +214,9 @@ private:
       } else if (bodyOut.isTensor() && bodyOut.shape.rankKnown) {
         better = bodyOut;
         auto trip = np.input_size() > 0 && !np.input(0).empty() ? knownInts(np.input(0)) : std::nullopt;
-        better.shape.dims.insert(better.shape.dims.begin(),
-                                 trip && trip->size() == 1 ? Dim::fixed((*trip)[0]) : Dim::unknown());
+        better.shape.dims.insert(better.shape.dims.begin(), trip && trip->size() == 1 && (*trip)[0] >= 0
+                                                                ? Dim::fixed((*trip)[0])
+                                                                : Dim::unknown());
       }
       if (refineType(cur, better)) {
         typeToProto(cur, tp);
@@ -278,10 +291,8 @@ private:
       for (const Dim &d : out.shape.dims)
         dims.push_back(d.value);
     }
-    int64_t count = 1;
-    for (int64_t d : dims)
-      count *= d;
-    if (count != static_cast<int64_t>(folded->values.size()))
+    CheckedInt count = checkedProduct(dims);
+    if (!count || *count != static_cast<int64_t>(folded->values.size()))
       return;
     onnx::TensorProto &t = *google::protobuf::Arena::CreateMessage<onnx::TensorProto>(&arena_);
     t.set_data_type(static_cast<int>(dt));
@@ -328,9 +339,26 @@ private:
     }
   }
 
-  void mergeOutput(const Node &n, const std::string &name, const onnx::TypeProto &inferred, bool fromOnnx = true) {
-    if (inferred.value_case() == onnx::TypeProto::VALUE_NOT_SET)
+  // A negative inferred dim is no size (ONNX 1.12 passes a ConstantOfShape
+  // of [-1] straight through): it becomes unknown and the node is reported.
+  onnx::TypeProto withoutNegativeDims(const Node &n, const std::string &name, const onnx::TypeProto &inferred) {
+    onnx::TypeProto t = inferred;
+    onnx::TensorShapeProto *shape = t.has_tensor_type() && t.tensor_type().has_shape()
+                                        ? t.mutable_tensor_type()->mutable_shape()
+                                        : nullptr;
+    for (int i = 0; shape && i < shape->dim_size(); ++i)
+      if (shape->dim(i).has_dim_value() && shape->dim(i).dim_value() < 0) {
+        reportInvalid(n, {fmt::format("its output '{}' would have a negative dim {} (axis {})", name,
+                                      shape->dim(i).dim_value(), i)});
+        shape->mutable_dim(i)->clear_dim_value();
+      }
+    return t;
+  }
+
+  void mergeOutput(const Node &n, const std::string &name, const onnx::TypeProto &rawInferred, bool fromOnnx = true) {
+    if (rawInferred.value_case() == onnx::TypeProto::VALUE_NOT_SET)
       return;
+    onnx::TypeProto inferred = withoutNegativeDims(n, name, rawInferred);
     auto it = types_.find(name);
     if (it == types_.end()) {
       store(name, inferred);
@@ -352,9 +380,23 @@ private:
     }
   }
 
+  // One GL001 per malformed node: check_node's, the guard's or the
+  // fallback's, whichever saw it first.
+  void reportInvalid(const Node &n, const std::vector<std::string> &why) {
+    if (why.empty() || !reported_.insert(&n).second)
+      return;
+    ImportProblem p;
+    p.message = fmt::format("node {} is malformed: {}", describeNode(n), why.front());
+    p.graph = n.graph;
+    p.node = &n;
+    model_.problems.push_back(std::move(p));
+  }
+
   bool runFallback(const Node &n, onnx::NodeProto &np) {
     FallbackContext ctx = fallbackContext(n, np);
-    if (!inferFallback(ctx))
+    bool inferred = inferFallback(ctx);
+    reportInvalid(n, ctx.problems);
+    if (!inferred)
       return false;
     onnx::TypeProto tp;
     for (size_t i = 0; i < ctx.outputs.size() && i < static_cast<size_t>(np.output_size()); ++i) {
@@ -378,6 +420,18 @@ private:
     bool useOnnx = fn != functions_.end() ||
                    (schema && schema->has_type_and_shape_inference_function() &&
                     n.op->schemaCurrent);
+    // libonnx crashes or hangs on malformed nodes (signals, not exceptions):
+    // those get the checked fallback below.
+    if (useOnnx && reported_.count(&n))
+      useOnnx = false;
+    if (useOnnx) {
+      GuardScope scope{types_, opsets_, functions_, recursive_, safeFunctions_};
+      if (auto hazard = onnxInferenceHazard(*np, scope)) {
+        useOnnx = false;
+        if (hazard->invalid)
+          reportInvalid(n, {hazard->reason});
+      }
+    }
     if (useOnnx) {
       try {
         onnx::shape_inference::InferenceContextImpl ctx(*np, types_, data_, {}, &generated_, &graphCtx);
@@ -388,6 +442,10 @@ private:
           onnx::shape_inference::InferShapeForFunctionNode(*fn->second, fnOpsets, onnx::OpSchemaRegistry::Instance(),
                                                            ctx, options, functions_, &symbols_, &generated_);
         } else {
+          // ONNX's own driver checks the type constraints before inferring;
+          // the inference functions assume them.
+          if (!newerThanLibrary)
+            schema->CheckInputOutputType(ctx);
           schema->GetTypeAndShapeInferenceFunction()(ctx);
         }
         for (int i = 0; i < np->output_size(); ++i)
@@ -425,6 +483,20 @@ private:
   void propagateData(onnx::NodeProto &np, const onnx::OpSchema &schema) {
     if (!schema.has_data_propagation_function())
       return;
+    // The propagators read every input's type unchecked (Shape of a value
+    // whose producer is unknown), and broadcast by indexing element 0 of
+    // each input's values (MathOpDataPropagator): an empty vector reads past it.
+    for (const std::string &in : np.input()) {
+      if (!in.empty() && !types_.count(in))
+        return;
+      if (auto g = generated_.find(in); g != generated_.end() && g->second.dim_size() == 0)
+        return;
+      if (auto d = data_.find(in); d != data_.end()) {
+        CheckedInt count = checkedProduct(d->second->dims());
+        if (!count || *count == 0)
+          return;
+      }
+    }
     try {
       onnx::shape_inference::DataPropagationContextImpl dctx(np, types_, data_, generated_);
       schema.GetDataPropagationFunction()(dctx);
@@ -471,6 +543,9 @@ private:
   std::unordered_map<std::string, const onnx::TensorProto *> data_;
   std::unordered_map<std::string, onnx::TensorShapeProto> generated_;
   onnx::shape_inference::ModelLocalFunctionsMap functions_;
+  std::set<std::string> recursive_;        // "domain:name" of functions in call cycles
+  std::set<std::string> safeFunctions_;    // function bodies the guard has passed
+  std::set<const Node *> reported_;        // nodes already reported malformed
   onnx::shape_inference::SymbolTableImpl symbols_;
   google::protobuf::Arena arena_;  // types and folded tensors, freed in bulk
 };

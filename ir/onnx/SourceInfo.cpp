@@ -57,12 +57,17 @@ std::string modulePathFromScopedName(llvm::StringRef nodeName) {
   if (parts.size() < 2)
     return {};
   parts.pop_back();  // the op itself
+  // Linear in the name's length: a component either restates the path so
+  // far plus ".x" (torch's "layer1/layer1.0") or extends it. Comparing
+  // without building `path + "."` keeps a 100,000-component name linear.
   std::string path;
   for (llvm::StringRef p : parts) {
-    if (path.empty() || llvm::StringRef(p).startswith(path + "."))
-      path = p.str();
-    else
-      path += "." + p.str();
+    if (path.empty() || (p.size() > path.size() && p[path.size()] == '.' && p.startswith(path))) {
+      path.assign(p.data(), p.size());
+    } else {
+      path += '.';
+      path.append(p.data(), p.size());
+    }
   }
   return path;
 }

@@ -9,6 +9,8 @@
 
 #include <llvm/ADT/StringSwitch.h>
 
+#include <optional>
+
 namespace graphlint {
 
 ControlFlowKind controlFlowKind(const Node &n) {
@@ -213,11 +215,13 @@ void DataDependence::visitGraph(const Graph &g) {
   // Formal inputs: the main graph's are runtime data. A body's carry data
   // except a Loop's iteration counter, a host-side integer like a Python
   // range() index; their dims follow the owner's operands.
-  const Taint *ownerShape = nullptr;
+  // Held by value: the facts_[in] inserts below may grow the map and free
+  // the bucket a pointer from shapeTaint() points into.
+  std::optional<Taint> ownerShape;
   if (owner)
     for (const Value *in : owner->inputs)
       if (const Taint *t = shapeTaint(in); t && (!ownerShape || t->hops < ownerShape->hops))
-        ownerShape = t;
+        ownerShape = *t;
   for (size_t i = 0; i < g.inputs.size(); ++i) {
     const Value *in = g.inputs[i];
     Facts f;
@@ -317,6 +321,13 @@ void DataDependence::visitNode(const Node &n) {
     scanOutputsDynamic = contentTaint(trip) || contentTaint(bodyCond);
   }
   unsigned carried = n.inputs.size() >= 2 ? static_cast<unsigned>(n.inputs.size() - 2) : 0;
+
+  // `content` and `dims` point into facts_; the facts_[out] inserts below may
+  // grow the map and free them, so the loop works on copies.
+  std::optional<Taint> contentCopy = content ? std::optional<Taint>(*content) : std::nullopt;
+  std::optional<Taint> dimsCopy = dims ? std::optional<Taint>(*dims) : std::nullopt;
+  content = contentCopy ? &*contentCopy : nullptr;
+  dims = dimsCopy ? &*dimsCopy : nullptr;
 
   bool anyDynamicOutput = false;
   for (const Value *out : n.outputs) {

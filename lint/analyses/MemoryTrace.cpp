@@ -336,32 +336,49 @@ void PlanBuilder::forward(bool training) {
   // ("/blocks.0/mlp/fc/MatMul"). A module's forward holds its arguments (and
   // its caller's variable holds them too) until it returns: a value read
   // inside a scope it was not produced in lives until that scope's last node.
-  llvm::StringMap<int64_t> scopeEnd;
-  auto scopesOf = [](const Node &n, llvm::SmallVectorImpl<llvm::StringRef> &out) {
+  // Scopes are numbered by (enclosing scope, name component): a name with
+  // 100,000 components costs time linear in its length, where hashing every
+  // prefix of it would be quadratic. A node's chain lists its scopes
+  // outermost first ("/a/b/MatMul": /a, /a/b).
+  llvm::DenseMap<std::pair<unsigned, llvm::StringRef>, unsigned> scopeIds;
+  std::vector<int64_t> scopeEnd(1, 0);  // by scope id; 0 is the root
+  auto scopesOf = [&](const Node &n, std::vector<unsigned> &out) {
     llvm::StringRef name = n.name;
     if (!name.startswith("/"))
       return;
-    for (size_t slash = name.find('/', 1); slash != llvm::StringRef::npos; slash = name.find('/', slash + 1))
-      out.push_back(name.take_front(slash));
+    unsigned parent = 0;
+    for (size_t start = 1, slash = name.find('/', 1); slash != llvm::StringRef::npos;
+         start = slash + 1, slash = name.find('/', slash + 1)) {
+      auto [it, inserted] = scopeIds.try_emplace({parent, name.slice(start, slash)}, scopeEnd.size());
+      if (inserted)
+        scopeEnd.push_back(0);
+      parent = it->second;
+      out.push_back(parent);
+    }
   };
-  llvm::SmallVector<llvm::StringRef, 8> scopes;
+  std::vector<std::vector<unsigned>> chains(nodes.size());
   for (const auto &np : nodes) {
-    scopes.clear();
-    scopesOf(*np, scopes);
-    for (llvm::StringRef sc : scopes)
+    std::vector<unsigned> &chain = chains[np->index < nodes.size() ? np->index : 0];
+    scopesOf(*np, chain);
+    for (unsigned sc : chain)
       scopeEnd[sc] = static_cast<int64_t>(np->index);
   }
+  auto chainOf = [&](const Node &n) -> const std::vector<unsigned> * {
+    return n.graph == &g_ && n.index < chains.size() ? &chains[n.index] : nullptr;
+  };
   auto noteScopes = [&](const Node &user) {
-    scopes.clear();
-    scopesOf(user, scopes);
+    const std::vector<unsigned> *scopes = chainOf(user);
+    if (!scopes || scopes->empty())
+      return;
     for (const Value *v : user.inputs) {
       if (!v || v->kind != Value::Kind::NodeOutput || !v->producer)
         continue;
-      llvm::StringRef from = v->producer->name;
+      const std::vector<unsigned> *from = chainOf(*v->producer);
       int64_t &lu = lastUse[v];
-      for (llvm::StringRef sc : scopes)
-        if (!(from.startswith(sc) && from.size() > sc.size() && from[sc.size()] == '/'))
-          lu = std::max(lu, scopeEnd.lookup(sc));
+      // The producer is inside scope d of the user when their chains agree there.
+      for (size_t d = 0; d < scopes->size(); ++d)
+        if (!from || d >= from->size() || (*from)[d] != (*scopes)[d])
+          lu = std::max(lu, scopeEnd[(*scopes)[d]]);
     }
   };
   for (const auto &np : nodes) {

@@ -3,6 +3,10 @@
 
 #include <llvm/ADT/DenseMap.h>
 
+#include "graphlint/ir/OpRegistry.h"
+
+#include <onnx/defs/schema.h>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -81,6 +85,37 @@ std::optional<uint64_t> plannedPeakBytes(const ExecPlan &plan) {
   return peak;
 }
 
+std::optional<std::string> arityProblem(const Node &n) {
+  // The installed schema speaks for this node only at its own version (an
+  // opset-18 ReduceMean takes axes as an input; the library's -13 does not).
+  const onnx::OpSchema *schema = n.op && n.op->schemaCurrent ? n.op->schema : nullptr;
+  if (n.outputs.empty() || !n.outputs[0])
+    return std::string("it has no output");
+  if (!schema)
+    return std::nullopt;
+  auto present = [](llvm::ArrayRef<Value *> vs) {
+    size_t k = 0;
+    for (const Value *v : vs)
+      k += v != nullptr;
+    return k;
+  };
+  if (n.inputs.size() < static_cast<size_t>(schema->min_input()) ||
+      n.inputs.size() > static_cast<size_t>(schema->max_input()))
+    return fmt::format("it has {} inputs; {} takes {} to {}", n.inputs.size(), n.opType, schema->min_input(),
+                       schema->max_input());
+  if (n.outputs.size() < static_cast<size_t>(schema->min_output()) ||
+      n.outputs.size() > static_cast<size_t>(schema->max_output()))
+    return fmt::format("it has {} outputs; {} produces {} to {}", n.outputs.size(), n.opType, schema->min_output(),
+                       schema->max_output());
+  const auto &formals = schema->inputs();
+  for (size_t i = 0; i < n.inputs.size() && i < formals.size(); ++i)
+    if (!n.inputs[i] && formals[i].GetOption() == onnx::OpSchema::Single)
+      return fmt::format("its required input {} ('{}') is missing", i, formals[i].GetName());
+  if (present(n.inputs) < static_cast<size_t>(schema->min_input()))
+    return fmt::format("it has {} of the {} inputs {} needs", present(n.inputs), schema->min_input(), n.opType);
+  return std::nullopt;
+}
+
 RunRecord runPlan(const ExecPlan &plan, Backend &backend, unsigned runIndex) {
   RunRecord r;
   for (const Value *v : plan.resident())
@@ -95,7 +130,11 @@ RunRecord runPlan(const ExecPlan &plan, Backend &backend, unsigned runIndex) {
     std::optional<std::string> why;
     if (blocker && blocker->first == &n)
       why = blocker->second;
-    else
+    else if (auto bad = arityProblem(n)) {
+      r.stoppedAt = &n;
+      r.stopReason = fmt::format("{} cannot run: {}", n.qualifiedOp(), *bad);
+      break;
+    } else
       why = backend.unsupported(n);
     if (why) {
       r.stoppedAt = &n;

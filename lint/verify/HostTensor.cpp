@@ -2,21 +2,46 @@
 
 #include "../../ir/onnx/ProtoConvert.h"
 
+#include "graphlint/ir/CheckedMath.h"
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
+#include <sys/resource.h>
+#include <unistd.h>
 
 namespace graphlint::verify {
 
-int64_t HostTensor::count(const std::vector<int64_t> &shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
+int64_t HostTensor::count(const std::vector<int64_t> &shape) { return checkedProduct(shape).value_or(-1); }
+
+double hostMemoryBytes() {
+  double phys = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+  struct rlimit lim;
+  if (getrlimit(RLIMIT_AS, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
+    phys = phys > 0 ? std::min(phys, static_cast<double>(lim.rlim_cur)) : static_cast<double>(lim.rlim_cur);
+  return phys;
+}
+
+// Shapes computed at run time (from tensor values) are checked here, before
+// the zero-filled vector touches its pages: an overcommitted 8 TB tensor would
+// bring the OOM killer, not a bad_alloc.
+std::vector<double> HostTensor::zeros(const std::vector<int64_t> &shape) {
+  int64_t n = count(shape);
+  if (n < 0)
+    throw std::length_error("the element count of a tensor of shape [" + fmt::format("{}", fmt::join(shape, ",")) +
+                            "] is negative or overflows 64 bits");
+  double bytes = static_cast<double>(n) * 8, avail = hostMemoryBytes();
+  if (avail > 0 && bytes > avail)
+    throw std::length_error(fmt::format("a tensor of shape [{}] needs {:.1f} GiB on the host, more than the {:.1f} GiB "
+                                        "available",
+                                        fmt::join(shape, ","), bytes / (1u << 30), avail / (1u << 30)));
+  return std::vector<double>(static_cast<size_t>(n), 0.0);
 }
 
 uint64_t HostTensor::deviceBytes() const { return bytesFor(dtype, numel()).value_or(numel() * 8); }
@@ -125,9 +150,13 @@ llvm::Expected<HostTensor> parseTensorProto(llvm::StringRef bytes) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "not a TensorProto");
   auto dt = dtypeFromCode(p.data_type());
   ConstData cd;
-  if (!dt || !onnxio::decodeSmallPayload(p, cd))
+  if (!dt)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    fmt::format("unsupported tensor data type {}", p.data_type()));
+  if (!onnxio::decodeSmallPayload(p, cd))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   fmt::format("its {} data cannot be decoded or does not match its dims [{}]",
+                                               dtypeName(*dt), fmt::join(dimsOf(p), ",")));
   return fromDecoded(*dt, dimsOf(p), cd);
 }
 
@@ -135,6 +164,8 @@ llvm::Expected<HostTensor> tensorFromBytes(DType dt, std::vector<int64_t> shape,
   onnx::TensorProto p;
   p.set_data_type(static_cast<int>(dt));
   p.set_raw_data(bytes.data(), bytes.size());
+  for (int64_t d : shape)
+    p.add_dims(d);
   ConstData cd;
   if (HostTensor::count(shape) == 0)
     return HostTensor(dt, std::move(shape));

@@ -1,14 +1,17 @@
 #include "graphlint/verify/Inputs.h"
 
+#include "graphlint/ir/CheckedMath.h"
 #include "graphlint/ir/ExternalData.h"
 #include "graphlint/ir/InputFile.h"
 
+#include <llvm/ADT/DenseMap.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
 
 #include <fmt/format.h>
 
 #include <cmath>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <random>
 
@@ -31,16 +34,49 @@ llvm::Expected<std::string> readRange(const std::string &path, uint64_t offset, 
 
 std::vector<int64_t> dimsOf(const TensorLiteral &t) { return {t.dims.begin(), t.dims.end()}; }
 
-// Host tensors hold 8 bytes an element; one larger than physical memory is
-// refused up front rather than left to the OOM killer.
-llvm::Error checkHostSize(const std::string &what, const std::vector<int64_t> &shape) {
-  double elems = 1;
-  for (int64_t d : shape)
-    elems *= static_cast<double>(d);
-  double phys = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
-  if (elems < 0 || (phys > 0 && elems * 8 > phys))
-    return err(fmt::format("cannot allocate the model's tensors: {} needs {:.1f} GiB on the host", what,
-                           elems * 8 / 1073741824.0));
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// Host tensors hold 8 bytes an element. Elements of a value with a static
+// shape; nullopt when its dims are not all known; -1 when a dim is negative or
+// the count overflows.
+std::optional<int64_t> hostElements(const Value &v) {
+  if (!v.type.isTensor() || !v.type.shape.isFullyStatic())
+    return std::nullopt;
+  std::vector<int64_t> dims;
+  for (const Dim &d : v.type.shape.dims)
+    dims.push_back(d.value);
+  return checkedProduct(dims).value_or(-1);
+}
+
+// Everything the run holds at once must fit, not just each tensor: the
+// parameters and inputs (resident for the whole run) plus the largest set of
+// activations alive together on the plan's schedule (sizes the IR knows).
+// Refused up front rather than left to the OOM killer.
+llvm::Error checkHostBudget(const ExecPlan &plan) {
+  double resident = 0, params = 0, live = 0, peak = 0;
+  for (const Value *v : plan.resident()) {
+    std::optional<int64_t> n = hostElements(*v);
+    if (n && *n < 0)
+      return err(fmt::format("cannot run the model on the host: '{}' has shape {}, whose element count overflows",
+                             v->name, v->type.shape.str()));
+    (v->param ? params : resident) += n ? static_cast<double>(*n) * 8 : 0;
+  }
+  llvm::DenseMap<const Value *, double> held;
+  for (const PlanStep &s : plan.steps()) {
+    for (const Value *v : s.node->outputs)
+      if (v)
+        if (std::optional<int64_t> n = hostElements(*v); n && *n > 0)
+          live += held[v] = static_cast<double>(*n) * 8;
+    peak = std::max(peak, live);
+    for (const Value *v : s.freeAfter)
+      live -= held.lookup(v);
+  }
+  double total = params + resident + peak, avail = hostMemoryBytes();
+  if (avail > 0 && total > avail)
+    return err(fmt::format("cannot allocate the model's tensors on the host: its parameters ({:.1f} GiB), inputs ({:.1f} GiB) and "
+                           "planned activations ({:.1f} GiB) need {:.1f} GiB, more than the {:.1f} GiB available "
+                           "(8 bytes an element)",
+                           params / kGiB, resident / kGiB, peak / kGiB, total / kGiB, avail / kGiB));
   return llvm::Error::success();
 }
 
@@ -101,12 +137,14 @@ llvm::Expected<HostTensor> loadParam(const Model &m, const Param &p) {
 
 llvm::Error feedModel(const Model &m, const ExecPlan &plan, Backend &backend, const FeedOptions &opts) {
   std::mt19937_64 rng(opts.seed);
+  if (auto e = checkHostBudget(plan))
+    return e;
   for (const auto &p : plan.graph().params()) {
     if (!p->value)
       continue;
     const TensorLiteral &t = p->tensor;
-    if (auto e = checkHostSize("parameter '" + t.name + "'", dimsOf(t)))
-      return e;
+    if (HostTensor::count(dimsOf(t)) < 0)
+      return err(fmt::format("parameter '{}' has a negative dim or an element count that overflows", t.name));
     llvm::Expected<HostTensor> value = opts.randomWeights && !t.data.known
                                            ? llvm::Expected<HostTensor>(randomParam(t.dtype, dimsOf(t), rng))
                                            : loadParam(m, *p);
@@ -124,8 +162,8 @@ llvm::Error feedModel(const Model &m, const ExecPlan &plan, Backend &backend, co
     std::vector<int64_t> shape;
     for (const Dim &d : v->type.shape.dims)
       shape.push_back(d.value);
-    if (auto e = checkHostSize("input '" + v->name + "'", shape))
-      return e;
+    if (HostTensor::count(shape) < 0)
+      return err(fmt::format("input '{}' has shape {}, whose element count overflows", v->name, v->type.str()));
     HostTensor t(v->type.dtype, shape);
     if (isFloating(t.dtype)) {
       std::uniform_real_distribution<double> u(-1.0, 1.0);

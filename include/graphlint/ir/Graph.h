@@ -205,6 +205,7 @@ struct Function {
   std::vector<std::string> attributeNames;
   std::vector<OpsetImport> opsets;
   std::unique_ptr<Graph> body;
+  bool recursive = false;  // calls itself, directly or through other local functions (GL001)
 };
 
 enum class ModelFormat : uint8_t { Onnx, Fx };

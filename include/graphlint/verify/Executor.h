@@ -47,6 +47,11 @@ private:
   std::vector<const Value *> resident_;
 };
 
+/// Why `n` cannot be run at all, whatever the backend: no output, or fewer
+/// (or more) inputs and outputs than its schema allows, or a required input
+/// omitted. Kernels index their operands by position and rely on this.
+std::optional<std::string> arityProblem(const Node &n);
+
 /// The rounding of the allocation policy both sides assume: PyTorch's
 /// caching allocator rounds every block to 512 bytes (BRIEF "Cost model").
 uint64_t allocatorRound(uint64_t bytes);

@@ -22,8 +22,12 @@ struct HostTensor {
   std::vector<double> data;
 
   HostTensor() = default;
-  HostTensor(DType dt, std::vector<int64_t> s) : dtype(dt), shape(std::move(s)), data(count(shape), 0.0) {}
+  /// Throws std::length_error when the shape has a negative dim or its
+  /// element count overflows (the cpu backend reports it as the node's error).
+  HostTensor(DType dt, std::vector<int64_t> s) : dtype(dt), shape(std::move(s)), data(zeros(shape)) {}
+  /// Element count of `shape`; -1 when a dim is negative or the product overflows.
   static int64_t count(const std::vector<int64_t> &shape);
+  static std::vector<double> zeros(const std::vector<int64_t> &shape);
   int64_t numel() const { return static_cast<int64_t>(data.size()); }
   size_t rank() const { return shape.size(); }
   /// Bytes the tensor occupies on a device in its dtype (sub-byte types packed).
@@ -34,6 +38,11 @@ struct HostTensor {
   std::vector<int64_t> asInts() const;
   std::string str() const;  // "f32[2,3]"
 };
+
+/// Bytes the host may hold: physical memory, or less under an address-space
+/// limit (`ulimit -v`). HostTensor refuses larger tensors, feedModel a larger
+/// sum of them.
+double hostMemoryBytes();
 
 /// The dtypes a HostTensor represents exactly enough: floating types up to
 /// 64 bits (fp16 and bf16 rounded on store), integers, bool. Not strings,

@@ -17,6 +17,8 @@ llvm::Error kernelError(const Node &n, const std::string &msg) {
 }
 
 llvm::Error result(Outputs &out, HostTensor y) {
+  if (out.empty())  // runPlan refuses such nodes first; kernels never index past it
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "the node has no outputs");
   y.roundToDtype();
   out[0] = std::move(y);
   return llvm::Error::success();
@@ -78,6 +80,8 @@ std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape) {
 
 std::vector<int64_t> broadcastStrides(const std::vector<int64_t> &shape, const std::vector<int64_t> &out) {
   std::vector<int64_t> own = stridesOf(shape), s(out.size(), 0);
+  if (shape.size() > out.size())
+    return s;  // not broadcastable to `out`; callers check with broadcastShapes first
   size_t off = out.size() - shape.size();
   for (size_t i = 0; i < shape.size(); ++i)
     s[off + i] = shape[i] == 1 && out[off + i] != 1 ? 0 : own[i];

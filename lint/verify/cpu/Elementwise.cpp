@@ -192,6 +192,8 @@ llvm::Error passThrough(const Node &n, Inputs in, Outputs &out) {
   const HostTensor *x = input(in, 0);
   if (!x)
     return kernelError(n, "missing input");
+  if (out.empty())
+    return kernelError(n, "the node has no outputs");
   if (const HostTensor *training = input(in, 2); n.opType == "Dropout" && training && training->numel() &&
                                                  training->data[0] != 0)
     return kernelError(n, "training mode is not supported (inference only)");

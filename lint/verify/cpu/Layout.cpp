@@ -62,8 +62,8 @@ llvm::Error transpose(const Node &n, Inputs in, Outputs &out) {
     for (size_t i = x->rank(); i-- > 0;)
       perm.push_back(static_cast<int64_t>(i));
   std::set<int64_t> seen(perm.begin(), perm.end());
-  if (perm.size() != x->rank() || seen.size() != perm.size() || *seen.begin() < 0 ||
-      *seen.rbegin() >= static_cast<int64_t>(x->rank()))
+  if (perm.size() != x->rank() || seen.size() != perm.size() ||
+      (!seen.empty() && (*seen.begin() < 0 || *seen.rbegin() >= static_cast<int64_t>(x->rank()))))
     return kernelError(n, "perm is not a permutation of the input dims");
   return result(out, permute(*x, perm));
 }
@@ -329,6 +329,8 @@ llvm::Error split(const Node &n, Inputs in, Outputs &out) {
   if (!axis)
     return kernelError(n, "axis out of range");
   int64_t dim = x->shape[*axis], parts = static_cast<int64_t>(out.size());
+  if (parts == 0)
+    return kernelError(n, "the node has no outputs");
   std::vector<int64_t> sizes = n.opsetVersion < 13 ? attrInts(n, "split")
                                                    : (input(in, 1) ? input(in, 1)->asInts() : std::vector<int64_t>());
   if (sizes.empty()) {
@@ -338,6 +340,13 @@ llvm::Error split(const Node &n, Inputs in, Outputs &out) {
   }
   if (static_cast<int64_t>(sizes.size()) != parts)
     return kernelError(n, "split sizes do not match the outputs");
+  // Checked before any copy: sizes from data may be negative or overrun the dim.
+  int64_t total = 0;
+  for (int64_t size : sizes)
+    if (size < 0 || __builtin_add_overflow(total, size, &total))
+      return kernelError(n, "split sizes must be non-negative");
+  if (total != dim)
+    return kernelError(n, "split sizes do not add up to the dim");
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < *axis; ++d)
     outer *= x->shape[d];
@@ -354,8 +363,6 @@ llvm::Error split(const Node &n, Inputs in, Outputs &out) {
     pos += sizes[p];
     out[p] = std::move(y);
   }
-  if (pos != dim)
-    return kernelError(n, "split sizes do not add up to the dim");
   return llvm::Error::success();
 }
 

@@ -96,6 +96,8 @@ template <bool Log> llvm::Error softmax(const Node &n, Inputs in, Outputs &out) 
       inner *= s;
   }
   HostTensor y(x->dtype, x->shape);
+  if (x->numel() == 0)
+    return result(out, std::move(y));  // [2^31, 1, 0] would loop 2^31 times over nothing
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
       const double *X = x->data.data() + o * len * inner + i;
@@ -155,10 +157,16 @@ llvm::Error layerNorm(const Node &n, Inputs in, Outputs &out) {
   double eps = attrFloat(n, "epsilon", 1e-5);
   std::vector<int64_t> normShape(x->shape.begin() + *axis, x->shape.end());
   int64_t len = HostTensor::count(normShape), rows = x->numel() / std::max<int64_t>(1, len);
+  // Scale and B must broadcast to the normalised shape before their strides
+  // are taken: a longer or mismatched one would be read out of bounds.
+  auto fits = [&](const HostTensor *t) {
+    auto b = broadcastShapes({&t->shape, &normShape});
+    return t->rank() <= normShape.size() && b && *b == normShape;
+  };
+  if (!fits(scale) || (bias && !fits(bias)))
+    return kernelError(n, "Scale or B does not broadcast to the normalised shape");
   auto sStrides = broadcastStrides(scale->shape, normShape);
   std::vector<int64_t> bStrides = bias ? broadcastStrides(bias->shape, normShape) : std::vector<int64_t>();
-  if (scale->rank() > normShape.size() || (bias && bias->rank() > normShape.size()))
-    return kernelError(n, "Scale or B has more dims than the normalised shape");
   // Offsets of Scale and B for each position of the normalised block.
   std::vector<int64_t> sOff(len), bOff(len);
   forEachBroadcast(normShape, {sStrides, bias ? bStrides : sStrides}, [&](int64_t i, const std::vector<int64_t> &o) {

@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""Replays the robustness reproducers (fuzzing findings) against a graphlint binary.
+
+Each case is a folder holding its inputs and either an `entry.json` (the curated
+cases: "cmds" are shell lines naming the binary "$GL", "setup" lines generate
+big inputs) or an `info.json` (raw fuzzer findings: "cmd" is an argv whose
+first element is the binary). Every command runs in a scratch copy of its
+folder and must:
+  - exit 0, 1 or 2 (never a signal, an abort or a sanitizer report),
+  - on exit 2 print exactly one line on stderr, naming an input file,
+  - finish within --timeout seconds,
+  - leave every file that existed before it byte-identical.
+
+  replay.py --graphlint build/tools/graphlint ../shared/robustness/cases ../shared/robustness/more
+  replay.py --graphlint build/tools/graphlint tests/fixtures/robustness
+
+A root that does not exist is skipped with a message (exit 77 when none
+exists, which CTest reports as skipped).
+"""
+import argparse
+import hashlib
+import json
+import os
+import re
+import resource
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+# Curated cases whose fixes live on branch robust-io (baseline/config/hardware
+# YAML depth, huge FX file, glob matcher, verify's external-data resolver,
+# output paths that name an input, /dev/zero configs, message escaping). They
+# still fail on a branch without those fixes; remove this list once both
+# branches are merged.
+OTHER_BRANCH_CASES = {"11", "12", "13", "14", "15", "18", "22", "24", "25"}
+
+SANITIZER_MARKERS = ("runtime error:", "AddressSanitizer", "LeakSanitizer", "UndefinedBehaviorSanitizer",
+                     "LLVM ERROR", "terminate called", "Segmentation fault", "internal error")
+SKIP_EXIT = 77
+
+
+def sha(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def snapshot(folder):
+    """Hashes of every regular file under `folder` (symlinks and devices are not read)."""
+    out = {}
+    for root, _, files in os.walk(folder):
+        for name in files:
+            p = os.path.join(root, name)
+            if os.path.isfile(p) and not os.path.islink(p):
+                out[os.path.relpath(p, folder)] = sha(p)
+    return out
+
+
+def argv_from_shell(line, binary):
+    """The (env, argv) of the graphlint call in a run.sh-style line:
+    `[wrappers] [VAR=val ...] "$GL" args [; | > ...]`. Wrappers (timeout,
+    prlimit, time) are dropped: the replay applies its own limits."""
+    lex = shlex.shlex(line, posix=True, punctuation_chars=";|&<>")
+    lex.whitespace_split = True
+    tokens = list(lex)
+    if "$GL" not in tokens:
+        return None
+    i = tokens.index("$GL")
+    env = {}
+    j = i - 1
+    while j >= 0 and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", tokens[j]):
+        k, v = tokens[j].split("=", 1)
+        env[k] = v
+        j -= 1
+    args = []
+    for t in tokens[i + 1:]:
+        if set(t) <= set(";|&<>"):
+            if args and args[-1].isdigit():
+                args.pop()  # the "2" of "2>&1"
+            break
+        args.append(t)
+    return env, [binary] + args
+
+
+def load_case(folder, binary):
+    """(case id, setup lines, [(env, argv)]) or None for a folder that is not a case."""
+    entry, info = os.path.join(folder, "entry.json"), os.path.join(folder, "info.json")
+    name = os.path.basename(folder)
+    if os.path.isfile(entry):
+        with open(entry) as f:
+            e = json.load(f)
+        cmds = [c for c in (argv_from_shell(line, binary) for line in e.get("cmds", [])) if c]
+        return name, e.get("setup", []), cmds
+    if os.path.isfile(info):
+        with open(info) as f:
+            e = json.load(f)
+        return name, [], [({}, [binary] + list(e["cmd"][1:]))]
+    return None
+
+
+def case_number(name):
+    m = re.match(r"(\d\d)-", name)
+    return m.group(1) if m else None
+
+
+def limit_memory(mb):
+    def apply():
+        if mb:
+            resource.setrlimit(resource.RLIMIT_AS, (mb << 20, mb << 20))
+    return apply
+
+
+def check(argv, env, cwd, timeout, memory_mb):
+    """Runs one command; returns (problems, seconds): problems is empty when it behaved."""
+    before = snapshot(cwd)
+    full_env = dict(os.environ)
+    full_env.update(env)
+    start = time.monotonic()
+    try:
+        p = subprocess.run(argv, cwd=cwd, env=full_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=timeout, preexec_fn=limit_memory(memory_mb))
+    except subprocess.TimeoutExpired:
+        return [f"did not finish within {timeout} s"], timeout
+    elapsed = time.monotonic() - start
+    problems = []
+    err = p.stderr.decode("utf-8", "replace")
+    if p.returncode < 0:
+        problems.append(f"killed by signal {-p.returncode}")
+    elif p.returncode not in (0, 1, 2):
+        problems.append(f"exit status {p.returncode}")
+    for marker in SANITIZER_MARKERS:
+        if marker in err:
+            line = next(l for l in err.splitlines() if marker in l)
+            problems.append(f"stderr reports '{marker}': {line[:200]}")
+            break
+    if p.returncode == 2:
+        lines = [l for l in err.splitlines() if l.strip()]
+        inputs = [os.path.basename(a) for a in argv[1:] if os.path.exists(os.path.join(cwd, a))]
+        if len(lines) != 1:
+            problems.append(f"exit 2 with {len(lines)} lines on stderr (want one): {err[:300]!r}")
+        elif inputs and not any(i in lines[0] for i in inputs):
+            problems.append(f"exit 2 message names no input file ({', '.join(inputs)}): {lines[0][:200]}")
+    after = snapshot(cwd)
+    for path, digest in before.items():
+        if after.get(path) != digest:
+            problems.append(f"input {path} was changed or removed")
+    return problems, elapsed
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--graphlint", required=True, help="the binary under test")
+    ap.add_argument("--timeout", type=float, default=5.0, help="seconds per command (default 5)")
+    ap.add_argument("--memory-mb", type=int, default=4096,
+                    help="address-space limit per command in MiB (0: none; use 0 for sanitizer builds)")
+    ap.add_argument("--include-other-branch", action="store_true",
+                    help="also run the cases fixed on branch robust-io (see OTHER_BRANCH_CASES)")
+    ap.add_argument("--only", default="", help="run only cases whose folder name contains this")
+    ap.add_argument("roots", nargs="+", help="folders of case folders")
+    args = ap.parse_args()
+    binary = os.path.abspath(args.graphlint)
+
+    roots = [r for r in args.roots if os.path.isdir(r)]
+    for r in args.roots:
+        if r not in roots:
+            print(f"replay: {r} is absent; its cases are skipped")
+    if not roots:
+        print("replay: no case folder present (../shared absent?); skipped")
+        return SKIP_EXIT
+
+    failures, ran, skipped, slowest = [], 0, 0, (0.0, "")
+    for root in roots:
+        for name in sorted(os.listdir(root)):
+            folder = os.path.join(root, name)
+            if not os.path.isdir(folder) or (args.only and args.only not in name):
+                continue
+            case = load_case(folder, binary)
+            if not case:
+                continue
+            cid, setup, cmds = case
+            if case_number(cid) in OTHER_BRANCH_CASES and not args.include_other_branch:
+                print(f"SKIP {cid} (fixed on branch robust-io)")
+                skipped += 1
+                continue
+            with tempfile.TemporaryDirectory(prefix="gl-replay-") as tmp:
+                work = os.path.join(tmp, name)
+                shutil.copytree(folder, work, symlinks=True,
+                                ignore=shutil.ignore_patterns("release.txt", "asan.txt", "stdout.txt", "stderr.txt"))
+                for line in setup:
+                    subprocess.run(line, shell=True, cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                   timeout=120)
+                for env, argv in cmds:
+                    ran += 1
+                    problems, seconds = check(argv, env, work, args.timeout, args.memory_mb)
+                    slowest = max(slowest, (seconds, cid))
+                    shown = " ".join(shlex.quote(a) for a in argv[1:])
+                    if problems:
+                        failures.append((cid, shown, problems))
+                        print(f"FAIL {cid}: graphlint {shown}")
+                        for pr in problems:
+                            print(f"     {pr}")
+                    else:
+                        print(f"ok   {cid}: graphlint {shown} ({seconds:.2f} s)")
+    print(f"replay: {ran} commands, {len(failures)} failed, {skipped} cases skipped; "
+          f"slowest {slowest[0]:.2f} s ({slowest[1]})")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
