@@ -1,5 +1,8 @@
 #include "graphlint/lint/Baseline.h"
 
+#include "graphlint/ir/InputFile.h"
+#include "graphlint/ir/MessageText.h"
+#include "graphlint/lint/OutputFiles.h"
 #include "graphlint/lint/Paths.h"
 #include "graphlint/lint/Reporters.h"
 
@@ -7,7 +10,6 @@
 
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/JSON.h>
-#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/Path.h>
 #include <llvm/Support/raw_ostream.h>
 
@@ -43,12 +45,19 @@ Key keyOf(const BaselineEntry &e) { return {e.file, e.code, e.fingerprint}; }
 }  // namespace
 
 llvm::Expected<Baseline> Baseline::load(const std::string &path) {
-  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
-  if (!buf)
-    return fail(path, "cannot read baseline: " + buf.getError().message());
-  auto json = llvm::json::parse((*buf)->getBuffer());
+  auto text = readInputFile(path, InputKind::Baseline);
+  if (!text)
+    return text.takeError();
+  return parse(*text, path);
+}
+
+llvm::Expected<Baseline> Baseline::parse(llvm::StringRef text, const std::string &path) {
+  // llvm::json recurses once per level.
+  if (llvm::Error e = checkNestingDepth(text, TextSyntax::Json, path))
+    return std::move(e);
+  auto json = llvm::json::parse(text);
   if (!json)
-    return fail(path, "not a graphlint baseline (invalid JSON: " + llvm::toString(json.takeError()) + ")");
+    return fail(path, "not a graphlint baseline (invalid JSON: " + oneLine(llvm::toString(json.takeError())) + ")");
   const llvm::json::Object *root = json->getAsObject();
   auto version = root ? root->getInteger("graphlint_baseline") : llvm::None;
   if (!version)
@@ -95,16 +104,9 @@ llvm::Error Baseline::write(const std::string &path, const std::vector<FileRepor
                                      {"graph", e.graph}, {"node", e.node}, {"op", e.op},
                                      {"fingerprint", e.fingerprint},       {"message", e.message}});
   llvm::json::Object root{{"graphlint_baseline", kBaselineVersion}, {"findings", std::move(arr)}};
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_Text);
-  if (!ec) {
-    os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
-    os.close();
-    ec = os.error();
-    os.clear_error();
-  }
-  if (ec)
-    return fail(path, "cannot write baseline: " + ec.message());
+  llvm::json::Value doc(std::move(root));
+  if (llvm::Error e = writeOutputAtomically(path, [&](llvm::raw_ostream &os) { os << llvm::formatv("{0:2}", doc) << "\n"; }))
+    return e;  // "cannot write 'PATH': why"
   return llvm::Error::success();
 }
 

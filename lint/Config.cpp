@@ -1,5 +1,8 @@
 #include "graphlint/lint/Config.h"
 
+#include "graphlint/ir/InputFile.h"
+#include "graphlint/ir/MessageText.h"
+#include "graphlint/lint/Glob.h"
 #include "graphlint/lint/HardwareProfile.h"
 #include "graphlint/lint/Paths.h"
 #include "graphlint/lint/Rule.h"
@@ -8,8 +11,6 @@
 
 #include <llvm/ADT/StringExtras.h>
 #include <llvm/Support/FileSystem.h>
-#include <llvm/Support/GlobPattern.h>
-#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/Path.h>
 #include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/YAMLParser.h>
@@ -52,7 +53,7 @@ public:
         [](const llvm::SMDiagnostic &d, void *ctx) {
           auto *self = static_cast<ConfigParser *>(ctx);
           if (self->error_.empty())
-            self->error_ = fmt::format("{}:{}: {}", self->path_, d.getLineNo(), d.getMessage().str());
+            self->error_ = oneLine(fmt::format("{}:{}: {}", self->path_, d.getLineNo(), d.getMessage().str()));
         },
         this);
     stream_ = std::make_unique<yaml::Stream>(text, sm_);
@@ -84,16 +85,17 @@ private:
   }
   std::string where(const yaml::Node *n) const { return fmt::format("{}:{}", path_, lineOf(n)); }
   void fail(const yaml::Node *n, const std::string &why) {
-    if (error_.empty())
-      error_ = fmt::format("{}: {}", where(n), why);
+    if (error_.empty())  // one line, whatever the file's strings hold
+      error_ = oneLine(fmt::format("{}: {}", where(n), why));
   }
+  static std::string shown(const std::string &userText) { return escapedForMessage(userText); }
 
   std::optional<std::string> scalar(yaml::Node *n, const std::string &key) {
     if (auto *s = llvm::dyn_cast_or_null<yaml::ScalarNode>(n)) {
       llvm::SmallString<64> buf;
       return s->getValue(buf).str();
     }
-    fail(n, fmt::format("'{}' expects a single value", key));
+    fail(n, fmt::format("'{}' expects a single value", shown(key)));
     return std::nullopt;
   }
 
@@ -109,7 +111,7 @@ private:
     }
     auto *seq = llvm::dyn_cast_or_null<yaml::SequenceNode>(n);
     if (!seq) {
-      fail(n, fmt::format("'{}' expects a list", key));
+      fail(n, fmt::format("'{}' expects a list", shown(key)));
       return std::nullopt;
     }
     for (yaml::Node &item : *seq) {
@@ -135,7 +137,7 @@ private:
     for (const std::string &s : names) {
       std::vector<std::string> c = resolveRuleSelector(s);
       if (c.empty()) {
-        fail(n, fmt::format("unknown rule '{}' in '{}' (see 'graphlint rules')", s, key));
+        fail(n, fmt::format("unknown rule '{}' in '{}' (see 'graphlint rules')", shown(s), shown(key)));
         return std::nullopt;
       }
       codes.insert(codes.end(), c.begin(), c.end());
@@ -152,7 +154,7 @@ private:
       return true;
     if (s == "false" || s == "no" || s == "off")
       return false;
-    fail(n, fmt::format("'{}' expects true or false, got '{}'", key, *v));
+    fail(n, fmt::format("'{}' expects true or false, got '{}'", shown(key), shown(*v)));
     return std::nullopt;
   }
 
@@ -162,7 +164,7 @@ private:
       return std::nullopt;
     int64_t x = 0;
     if (llvm::StringRef(*v).getAsInteger(10, x) || x < lo || x > hi) {
-      fail(n, fmt::format("'{}' expects an integer from {} to {}, got '{}'", key, lo, hi, *v));
+      fail(n, fmt::format("'{}' expects an integer from {} to {}, got '{}'", shown(key), lo, hi, shown(*v)));
       return std::nullopt;
     }
     return x;
@@ -175,7 +177,7 @@ private:
       return std::nullopt;
     auto e = fromName(*v);
     if (!e)
-      fail(n, fmt::format("'{}' must be one of {}, got '{}'", key, allowed, *v));
+      fail(n, fmt::format("'{}' must be one of {}, got '{}'", shown(key), allowed, shown(*v)));
     return e;
   }
 
@@ -193,7 +195,7 @@ private:
   yaml::MappingNode *mapping(yaml::Node *n, const std::string &key) {
     auto *m = llvm::dyn_cast_or_null<yaml::MappingNode>(n);
     if (!m)
-      fail(n, fmt::format("'{}' expects a mapping", key));
+      fail(n, fmt::format("'{}' expects a mapping", shown(key)));
     return m;
   }
 
@@ -212,7 +214,7 @@ private:
         else if (s && severityFromName(*s))
           layer_.failOn = severityFromName(*s);
         else if (s)
-          fail(v, fmt::format("'fail-on' must be one of error, warning, note, never, got '{}'", *s));
+          fail(v, fmt::format("'fail-on' must be one of error, warning, note, never, got '{}'", shown(*s)));
       } else if (key == "report-unused-ignores") {
         if (auto b = boolean(v, key)) layer_.reportUnusedIgnores = *b;
       } else if (key == "rules") {
@@ -226,7 +228,7 @@ private:
       } else {
         fail(keyNode, fmt::format("unknown key '{}' (known: select, extend-select, ignore, fail-on, "
                                   "report-unused-ignores, rules, per-file-ignores, per-node-ignores, setup)",
-                                  key));
+                                  shown(key)));
       }
     });
   }
@@ -235,7 +237,7 @@ private:
     forEachKey(map, [&](const std::string &sel, yaml::Node *keyNode, yaml::Node *v) {
       const Rule *rule = findRule(sel);
       if (!rule) {
-        fail(keyNode, fmt::format("unknown rule '{}' in 'rules' (see 'graphlint rules')", sel));
+        fail(keyNode, fmt::format("unknown rule '{}' in 'rules' (see 'graphlint rules')", shown(sel)));
         return;
       }
       const RuleInfo &info = rule->info();
@@ -251,7 +253,7 @@ private:
           else if (s && severityFromName(*s))
             layer_.severity[code] = *severityFromName(*s);
           else if (s)
-            fail(val, fmt::format("'severity' of {} must be one of error, warning, note, off, got '{}'", code, *s));
+            fail(val, fmt::format("'severity' of {} must be one of error, warning, note, off, got '{}'", code, shown(*s)));
           return;
         }
         const RuleOptionInfo *opt = nullptr;
@@ -262,7 +264,7 @@ private:
           std::string known = "severity";
           for (const RuleOptionInfo &o : info.options)
             known += ", " + std::string(o.name);
-          fail(optKey, fmt::format("unknown option '{}' for {} {} (known: {})", key, code, info.name, known));
+          fail(optKey, fmt::format("unknown option '{}' for {} {} (known: {})", shown(key), code, info.name, known));
           return;
         }
         auto s = scalar(val, key);
@@ -271,7 +273,7 @@ private:
           return;
         if (llvm::StringRef(*s).getAsDouble(x) || !std::isfinite(x) || x < opt->min || x > opt->max) {
           fail(val, fmt::format("option '{}' of {} expects a number from {} to {}, got '{}'", key, code, opt->min,
-                                opt->max, *s));
+                                opt->max, shown(*s)));
           return;
         }
         layer_.options[code][key] = x;
@@ -281,8 +283,8 @@ private:
 
   void parseIgnores(yaml::MappingNode &map, const std::string &key, std::vector<IgnoreEntry> &out) {
     forEachKey(map, [&](const std::string &pattern, yaml::Node *keyNode, yaml::Node *v) {
-      if (auto g = llvm::GlobPattern::create(pattern); !g) {
-        fail(keyNode, fmt::format("'{}': bad glob '{}': {}", key, pattern, llvm::toString(g.takeError())));
+      if (auto g = Glob::compile(pattern); !g) {
+        fail(keyNode, fmt::format("'{}': bad glob '{}': {}", key, shown(pattern), llvm::toString(g.takeError())));
         return;
       }
       auto selectors = list(v, key + ": " + pattern);
@@ -336,7 +338,7 @@ private:
       } else {
         fail(keyNode, fmt::format("unknown key 'setup: {}' (known: dims, backend, target, train, optimizer, "
                                   "precision, zero, world-size, recompute, gpus-per-node, intra, inter)",
-                                  key));
+                                  shown(key)));
       }
     });
   }
@@ -351,30 +353,31 @@ private:
 // A per-file-ignores glob matches the model's path relative to the config
 // file's directory; a glob without '/' also matches the bare file name.
 bool fileGlobMatches(const IgnoreEntry &e, const std::string &baseDir, const std::string &modelPath) {
-  auto glob = llvm::GlobPattern::create(e.pattern);
-  if (!glob)
+  auto glob = Glob::compile(e.pattern);
+  if (!glob) {
+    llvm::consumeError(glob.takeError());  // refused when the config was read
     return false;
+  }
   std::string abs = absolutePath(modelPath);
-  if (glob->match(pathUnder(abs, baseDir).value_or(abs)))
+  if (glob->matches(pathUnder(abs, baseDir).value_or(abs)))
     return true;
-  return e.pattern.find('/') == std::string::npos && glob->match(llvm::sys::path::filename(abs));
+  return e.pattern.find('/') == std::string::npos && glob->matches(llvm::sys::path::filename(abs));
 }
 
 }  // namespace
 
 llvm::Expected<ConfigLayer> parseConfigYaml(llvm::StringRef text, const std::string &path) {
+  // llvm::yaml recurses once per level (and again when skipping a value).
+  if (llvm::Error e = checkNestingDepth(text, TextSyntax::Yaml, path))
+    return std::move(e);
   return ConfigParser(text, path).parse();
 }
 
 llvm::Expected<ConfigLayer> loadConfigFile(const std::string &path) {
-  if (llvm::sys::fs::is_directory(path))
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s: is a directory, not a config file",
-                                   path.c_str());
-  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
-  if (!buf)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s: cannot read config file: %s", path.c_str(),
-                                   buf.getError().message().c_str());
-  return parseConfigYaml((*buf)->getBuffer(), path);
+  auto text = readInputFile(path, InputKind::Config);
+  if (!text)
+    return text.takeError();
+  return parseConfigYaml(*text, path);
 }
 
 std::string findConfigFile(const std::string &modelPath) {

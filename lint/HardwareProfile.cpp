@@ -2,11 +2,13 @@
 // the hardware.yaml reader (llvm::yaml traits) and the catalog that merges them.
 #include "graphlint/lint/HardwareProfile.h"
 
+#include "graphlint/ir/InputFile.h"
+#include "graphlint/ir/MessageText.h"
+
 #include <fmt/format.h>
 
 #include <llvm/ADT/StringExtras.h>
 #include <llvm/Support/FileSystem.h>
-#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/Path.h>
 #include <llvm/Support/Process.h>
 #include <llvm/Support/SourceMgr.h>
@@ -283,12 +285,16 @@ std::optional<unsigned> parseComputeCapability(llvm::StringRef s) {
 namespace {
 
 llvm::Error fileError(llvm::StringRef bufferName, const std::string &why) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s: %s", bufferName.str().c_str(), why.c_str());
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s: %s", bufferName.str().c_str(),
+                                 oneLine(why).c_str());
 }
 
 // One llvm::yaml pass over the whole file; profiles and interconnects are
 // validated by their own readers below.
 llvm::Expected<HardwareFile> readHardwareFile(llvm::StringRef text, llvm::StringRef bufferName) {
+  // llvm::yaml recurses once per level.
+  if (llvm::Error e = checkNestingDepth(text, TextSyntax::Yaml, bufferName.str()))
+    return std::move(e);
   // Collect llvm::yaml's diagnostics instead of letting it print to stderr.
   std::string diags;
   auto handler = [](const llvm::SMDiagnostic &d, void *ctx) {
@@ -317,7 +323,7 @@ llvm::Expected<std::vector<Interconnect>> parseInterconnectYaml(llvm::StringRef 
     return file.takeError();
   std::vector<Interconnect> out;
   for (const LinkYaml &y : file->interconnects.items) {
-    auto bad = [&](const std::string &why) { return fileError(bufferName, fmt::format("interconnect '{}': {}", y.name, why)); };
+    auto bad = [&](const std::string &why) { return fileError(bufferName, fmt::format("interconnect '{}': {}", escapedForMessage(y.name), why)); };
     if (y.name.empty())
       return fileError(bufferName, "an interconnect has an empty name");
     Interconnect l;
@@ -349,7 +355,7 @@ llvm::Expected<std::vector<HardwareProfile>> parseHardwareYaml(llvm::StringRef t
 
   std::vector<HardwareProfile> out;
   for (const ProfileYaml &y : file.profiles.items) {
-    auto bad = [&](const std::string &why) { return fail(fmt::format("profile '{}': {}", y.name, why)); };
+    auto bad = [&](const std::string &why) { return fail(fmt::format("profile '{}': {}", escapedForMessage(y.name), why)); };
     if (y.name.empty())
       return fail("a profile has an empty name");
     HardwareProfile p;
@@ -360,7 +366,7 @@ llvm::Expected<std::vector<HardwareProfile>> parseHardwareYaml(llvm::StringRef t
     if (!y.computeCapability.empty()) {
       auto cc = parseComputeCapability(y.computeCapability);
       if (!cc)
-        return bad(fmt::format("compute_capability '{}' is not MAJOR.MINOR", y.computeCapability));
+        return bad(fmt::format("compute_capability '{}' is not MAJOR.MINOR", escapedForMessage(y.computeCapability)));
       p.computeCapability = *cc;
     }
     if (y.smCount == 0)
@@ -491,17 +497,17 @@ const HardwareCatalog &HardwareCatalog::instance() {
     for (const std::string &path : dataFileCandidates()) {
       if (!explicitFile && !llvm::sys::fs::exists(path))
         continue;
-      auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
-      if (!buf) {
-        c.loadError_ = fmt::format("{}: {}", path, buf.getError().message());
+      auto text = readInputFile(path, InputKind::HardwareFile);
+      if (!text) {
+        c.loadError_ = llvm::toString(text.takeError());
         break;
       }
-      auto parsed = parseHardwareYaml((*buf)->getBuffer(), path);
+      auto parsed = parseHardwareYaml(*text, path);
       if (!parsed) {
         c.loadError_ = llvm::toString(parsed.takeError());
         break;
       }
-      auto links = parseInterconnectYaml((*buf)->getBuffer(), path);
+      auto links = parseInterconnectYaml(*text, path);
       if (!links) {
         c.loadError_ = llvm::toString(links.takeError());
         break;
@@ -524,7 +530,7 @@ llvm::Expected<const HardwareProfile &> resolveHardwareTarget(std::string_view t
   for (const HardwareProfile &p : c.profiles())
     names += (names.empty() ? "" : ", ") + p.name;
   return llvm::createStringError(llvm::inconvertibleErrorCode(), "unknown target '%s' (known: %s)",
-                                 std::string(target).c_str(), names.c_str());
+                                 escapedForMessage(std::string(target)).c_str(), names.c_str());
 }
 
 llvm::Expected<const Interconnect &> resolveInterconnect(std::string_view name) {
@@ -535,7 +541,7 @@ llvm::Expected<const Interconnect &> resolveInterconnect(std::string_view name) 
   for (const Interconnect &i : c.interconnects())
     names += (names.empty() ? "" : ", ") + i.name;
   return llvm::createStringError(llvm::inconvertibleErrorCode(), "unknown interconnect '%s' (known: %s)",
-                                 std::string(name).c_str(), names.c_str());
+                                 escapedForMessage(std::string(name)).c_str(), names.c_str());
 }
 
 double rooflineSeconds(const HardwareProfile &hw, double flops, MathPrecision p, double bytes) {

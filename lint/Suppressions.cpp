@@ -1,12 +1,12 @@
 // The suppression pass: after the rules ran, the driver applies the file's
 // RulePolicy (docs/configuration.md#suppressions). Rules never see it.
 #include "graphlint/lint/Config.h"
+#include "graphlint/lint/Glob.h"
 #include "graphlint/lint/Rule.h"
 
 #include <fmt/format.h>
 
 #include <llvm/ADT/StringExtras.h>
-#include <llvm/Support/GlobPattern.h>
 
 #include <map>
 
@@ -29,8 +29,14 @@ Diagnostic unusedSuppression(Location loc, std::string message, const RulePolicy
 }
 
 bool globMatches(const std::string &pattern, llvm::StringRef text) {
-  auto g = llvm::GlobPattern::create(pattern);
-  return g && !text.empty() && g->match(text);
+  if (text.empty())
+    return false;
+  auto g = Glob::compile(pattern);
+  if (!g) {
+    llvm::consumeError(g.takeError());  // refused when the config was read
+    return false;
+  }
+  return g->matches(text);
 }
 
 bool contains(const std::vector<std::string> &codes, const std::string &code) {

@@ -6,6 +6,8 @@
 #   scripts/setup.sh            install + configure + build (Release)
 #   scripts/setup.sh --deps     install packages only
 #   scripts/setup.sh --no-venv  skip the torch 2.x environments
+#   scripts/setup.sh --fuzz     install only the fuzzing toolchain (clang +
+#                               libFuzzer runtime) for scripts/fuzz.sh
 #
 # Python: Debian's /usr/bin/python3 carries torch 1.13 (python3-torch); the
 # torch 2.x environments are virtual environments under the build folder
@@ -30,17 +32,28 @@ PACKAGES=(cmake ninja-build g++ pkg-config
           python3-onnx python3-numpy pre-commit python3-jsonschema ccache
           python3-torch python3-torchvision graphviz libzip-dev)
 
-missing=()
-for p in "${PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
+# Only for the libFuzzer targets (scripts/fuzz.sh, docs/robustness.md): the
+# normal build and test setup does not need them.
+FUZZ_PACKAGES=(clang-14 libclang-rt-14-dev)
+
+# install_missing PACKAGE...: apt-get install of those not installed yet.
+install_missing() {
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  ((${#missing[@]})) || return 0
   echo "setup: installing ${missing[*]}"
-  SUDO=""
+  local SUDO=""
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+if [ "${1:-}" = "--fuzz" ]; then
+  install_missing "${FUZZ_PACKAGES[@]}"
+  exit 0
 fi
+install_missing "${PACKAGES[@]}"
 [ "${1:-}" = "--deps" ] && exit 0
 
 # make_venv DIR REQUIREMENTS: (re)creates DIR when its requirements changed.

@@ -6,9 +6,10 @@
 // with a one-line message naming the field (e.g. "nodes[3].outputs[0].shape:
 // expected an array"), never a crash.
 #include "graphlint/ir/Importer.h"
+#include "graphlint/ir/InputFile.h"
+#include "graphlint/ir/MessageText.h"
 #include "graphlint/ir/OpRegistry.h"
 #include "graphlint/ir/SymbolBinder.h"
-#include "../JsonNesting.h"
 
 #include <fmt/format.h>
 
@@ -22,7 +23,6 @@ namespace {
 
 constexpr int64_t kFxFormatVersion = kFxFormatNewest;
 constexpr int64_t kFxOldestVersion = kFxFormatOldest;
-constexpr unsigned kMaxJsonNesting = 64;  // llvm::json parses recursively
 
 llvm::Error fail(std::string msg) {
   return llvm::make_error<llvm::StringError>(std::move(msg), llvm::inconvertibleErrorCode());
@@ -72,8 +72,9 @@ public:
   llvm::Expected<std::unique_ptr<Model>> run(llvm::StringRef bytes) {
     if (bytes.trim().empty())
       return fail("empty file: not an FX graph");
-    if (!jsonNestingWithin(bytes, kMaxJsonNesting))
-      return fail(fmt::format("is not a graphlint FX graph: JSON nested deeper than {} levels", kMaxJsonNesting));
+    // llvm::json parses recursively: refuse nesting no FX graph has.
+    if (llvm::Error e = checkNestingDepth(bytes, TextSyntax::Json, ""))
+      return fail(fmt::format("is not a graphlint FX graph: {}", llvm::toString(std::move(e))));
     llvm::Expected<llvm::json::Value> doc = llvm::json::parse(bytes);
     if (!doc)
       return fail(fmt::format("is not valid JSON: {}", llvm::toString(doc.takeError())));
@@ -121,8 +122,8 @@ private:
   // --- field access: each records the first error and returns a default ---
 
   void error(const std::string &where, const std::string &what) {
-    if (error_.empty())
-      error_ = fmt::format("{}: {}", where, what);
+    if (error_.empty())  // one line, whatever the file's strings hold
+      error_ = oneLine(fmt::format("{}: {}", where, what));
   }
 
   const llvm::json::Array *array(const llvm::json::Object &o, llvm::StringRef key, const std::string &where,
@@ -295,7 +296,7 @@ private:
       d = binder_.bind(d);
     llvm::Optional<DType> dt = dtypeFromTorchName(dtype);
     if (!dt && !dtype.empty())
-      error(where + ".dtype", fmt::format("unknown dtype '{}'", dtype));
+      error(where + ".dtype", fmt::format("unknown dtype '{}'", escapedForMessage(dtype)));
     v.type = Type::tensor(dt.getValueOr(DType::Undefined), std::move(s));
     v.device = deviceFromString(string(o, "device", where + ".device", false));
     if (const llvm::json::Value *rg = o.get("requires_grad")) {
@@ -312,7 +313,7 @@ private:
       return nullptr;
     }
     if (model_->graph->findLocal(name)) {
-      error(where + ".name", fmt::format("'{}' is defined twice", name));
+      error(where + ".name", fmt::format("'{}' is defined twice", escapedForMessage(name)));
       return nullptr;
     }
     return model_->graph->createValue(name, kind);
@@ -365,7 +366,7 @@ private:
     llvm::StringRef ns, name;
     std::tie(ns, name) = llvm::StringRef(op).split("::");
     if (name.empty()) {
-      error(where + ".op", fmt::format("'{}' is not a qualified op name such as 'aten::relu'", op));
+      error(where + ".op", fmt::format("'{}' is not a qualified op name such as 'aten::relu'", escapedForMessage(op)));
       return;
     }
     n->domain = ns.str();
@@ -401,7 +402,7 @@ private:
       if (!ref)
         error(fmt::format("{}.inputs[{}]", where, i), "expected a value name or null");
       else if (!v)
-        error(fmt::format("{}.inputs[{}]", where, i), fmt::format("'{}' is not defined before this node", ref->str()));
+        error(fmt::format("{}.inputs[{}]", where, i), fmt::format("'{}' is not defined before this node", escapedForMessage(*ref)));
       if (v)
         v->uses.push_back({&n, static_cast<unsigned>(n.inputs.size())});
       n.inputs.push_back(v);
@@ -547,7 +548,7 @@ private:
       if (!ref)
         return error(at, "expected a value name");
       if (!v)
-        return error(at, fmt::format("'{}' is not defined", ref->str()));
+        return error(at, fmt::format("'{}' is not defined", escapedForMessage(*ref)));
       v->markGraphOutput();
       model_->graph->outputs.push_back(v);
     }

@@ -166,7 +166,11 @@ std::unique_ptr<Graph> GraphBuilder::build(const onnx::GraphProto &gp, Graph *pa
   }
 
   // Inputs and nested bodies, now that every local value exists.
-  for (auto &[n, np] : order) {
+  for (const auto &entry : order) {
+    // Plain variables, not a structured binding: the lambdas below capture
+    // them, which C++17 (and clang, for the fuzz build) does not allow.
+    Node *n = entry.first;
+    const onnx::NodeProto *np = entry.second;
     for (int i = 0; i < np->input_size(); ++i) {
       const std::string &in = np->input(i);
       Value *v = in.empty() ? nullptr : resolve(*g, in, *n, static_cast<unsigned>(i));

@@ -7,7 +7,9 @@
 #include "ShapeCompletion.h"
 #include "WireStripper.h"
 #include "../pt2/Pt2Importer.h"
+#include "graphlint/ir/ExternalData.h"
 #include "graphlint/ir/Importer.h"
+#include "graphlint/ir/InputFile.h"
 #include "graphlint/ir/OpRegistry.h"
 #include "graphlint/ir/Verifier.h"
 
@@ -228,49 +230,6 @@ private:
     }
   }
 
-  // External data may only name a regular file inside the model's directory.
-  std::optional<std::string> resolveExternal(const std::string &loc, std::string &why) {
-    if (loc.empty()) {
-      why = "has an empty external data location";
-      return std::nullopt;
-    }
-    if (llvm::sys::path::is_absolute(loc) || llvm::sys::path::is_absolute(loc, llvm::sys::path::Style::windows) ||
-        loc.find(':') != std::string::npos) {
-      why = fmt::format("names an absolute external data path '{}'; refused", loc);
-      return std::nullopt;
-    }
-    int depth = 0;
-    for (auto it = llvm::sys::path::begin(loc), e = llvm::sys::path::end(loc); it != e; ++it) {
-      if (*it == "..")
-        --depth;
-      else if (*it != ".")
-        ++depth;
-      if (depth < 0) {
-        why = fmt::format("external data path '{}' escapes the model's directory; refused", loc);
-        return std::nullopt;
-      }
-    }
-    llvm::SmallString<256> dir(llvm::sys::path::parent_path(path_));
-    if (dir.empty())
-      dir = ".";
-    llvm::SmallString<256> full(dir);
-    llvm::sys::path::append(full, loc);
-    llvm::sys::fs::file_status st;
-    if (llvm::sys::fs::status(full, st))
-      return full.str().str();  // absent: reported as missing weights
-    if (st.type() != llvm::sys::fs::file_type::regular_file) {
-      why = fmt::format("external data path '{}' is not a regular file; refused", loc);
-      return std::nullopt;
-    }
-    llvm::SmallString<256> realDir, realFile;
-    if (!llvm::sys::fs::real_path(dir, realDir) && !llvm::sys::fs::real_path(full, realFile) &&
-        !llvm::StringRef(realFile).startswith((realDir + "/").str())) {
-      why = fmt::format("external data path '{}' resolves outside the model's directory (symlink); refused", loc);
-      return std::nullopt;
-    }
-    return full.str().str();
-  }
-
   void checkParams() {
     struct Missing { uint64_t count = 0, bytes = 0; std::string first; };
     std::map<std::string, Missing> missing;
@@ -295,10 +254,10 @@ private:
           continue;
         }
         if (t.storage == TensorLiteral::Storage::External) {
-          std::string why;
-          auto full = resolveExternal(t.externalPath, why);
+          auto full = resolveExternalData(path_, t.externalPath);
           if (!full) {
-            problem(fmt::format("initializer '{}' {}", t.name, why), none, &g);
+            problem(fmt::format("initializer '{}' {}", t.name, llvm::toString(full.takeError())), none, &g);
+            model_->problems.back().refusedPath = true;
             continue;
           }
           uint64_t size = 0;
@@ -339,10 +298,12 @@ private:
           for (const TensorLiteral &t : a.tensors) {
             if (t.storage != TensorLiteral::Storage::External)
               continue;
-            std::string why;
-            auto full = resolveExternal(t.externalPath, why);
+            auto full = resolveExternalData(path_, t.externalPath);
             if (!full) {
-              problem(fmt::format("attribute '{}' of node {} {}", a.name, describeNode(*n), why), n.get());
+              problem(fmt::format("attribute '{}' of node {} {}", a.name, describeNode(*n),
+                                  llvm::toString(full.takeError())),
+                      n.get());
+              model_->problems.back().refusedPath = true;
               continue;
             }
             uint64_t size = 0;
@@ -412,30 +373,6 @@ bool looksLikeJson(llvm::StringRef head) {
   return t.startswith("{") || t.startswith("[");
 }
 
-// Reads `size` bytes from the start of `fd` into a string.
-llvm::Expected<std::string> readWhole(int fd, uint64_t size) {
-  std::string whole(size, '\0');
-  uint64_t done = 0;
-  while (done < size) {
-    ssize_t n = ::pread(fd, whole.data() + done, size - done, static_cast<off_t>(done));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return fail(n == 0 ? "the file shrank while being read" : fmt::format("cannot read: {}", std::strerror(errno)));
-    done += static_cast<uint64_t>(n);
-  }
-  return whole;
-}
-
-// Closes the descriptor on every path out of importModelFile.
-struct FileCloser {
-  int fd;
-  ~FileCloser() {
-    if (fd >= 0)
-      llvm::sys::Process::SafelyCloseFileDescriptor(fd);
-  }
-};
-
 }  // namespace
 
 llvm::Expected<std::unique_ptr<Model>> importModelFile(const std::string &path, const ImportOptions &opts) {
@@ -447,29 +384,46 @@ llvm::Expected<std::unique_ptr<Model>> importModelFile(const std::string &path, 
   if (st.type() != llvm::sys::fs::file_type::regular_file)
     return fail("is not a regular file");
   // Read with pread through a window, never mmap: weight pages must not
-  // become part of our resident set. Small files are read whole.
-  int fd = -1;
-  if (std::error_code ec = llvm::sys::fs::openFileForRead(path, fd))
-    return fail(fmt::format("cannot read: {}", ec.message()));
-  FileCloser closer{fd};
-  uint64_t size = st.getSize();
+  // become part of our resident set. Small files are read whole. The open
+  // does not block and re-checks the type on the descriptor (a FIFO swapped
+  // in after the stat is refused, not waited on).
+  auto file = InputFile::open(path);
+  if (!file)
+    return file.takeError();
+  uint64_t size = file->size();
   char head[64];
-  ssize_t got = ::pread(fd, head, sizeof head, 0);
+  ssize_t got = ::pread(file->fd(), head, sizeof head, 0);
   if (got < 0)
     return fail(fmt::format("cannot read: {}", std::strerror(errno)));
   if (llvm::Error e = sniff(llvm::StringRef(head, static_cast<size_t>(got))))
     return e;
   if (pt2::looksLikeZip(llvm::StringRef(head, static_cast<size_t>(got))))
-    return pt2::importPt2(fd, path, size, opts);  // recognised by content, whatever the extension
+    return pt2::importPt2(file->fd(), path, size, opts);  // recognised by content, whatever the extension
   constexpr uint64_t kReadWhole = 8ull << 20;
   bool json = looksLikeJson(llvm::StringRef(head, static_cast<size_t>(got)));
-  if (json || size <= kReadWhole) {  // an FX graph holds no weights: always small enough to read whole
-    llvm::Expected<std::string> whole = readWhole(fd, size);
+  if (json && size > maxInputBytes(InputKind::FxGraph))
+    return fail(fmt::format("is a {:.1f} GiB JSON file, larger than the {} GiB limit for FX graphs (an FX graph "
+                            "holds no weights; is this really a graphlint-export file?)",
+                            size / 1073741824.0, maxInputBytes(InputKind::FxGraph) >> 30));
+  if (json || size <= kReadWhole) {
+    llvm::Expected<std::string> whole = [&]() -> llvm::Expected<std::string> {
+      try {
+        return file->read(0, size);
+      } catch (const std::bad_alloc &) {
+        return fail(fmt::format("cannot hold its {} bytes in memory", size));
+      }
+    }();
     if (!whole)
       return whole.takeError();
-    return json ? importFxBytes(*whole, path, opts) : importOnnxBytes(*whole, path, opts);
+    if (!json)
+      return importOnnxBytes(*whole, path, opts);
+    try {
+      return importFxBytes(*whole, path, opts);
+    } catch (const std::bad_alloc &) {
+      return fail("out of memory while reading the FX graph");
+    }
   }
-  onnxio::ByteWindow window(fd, size);
+  onnxio::ByteWindow window(file->fd(), size);
   return importWindow(window, path, opts);
 }
 

@@ -1,7 +1,7 @@
 #include "Pt2Importer.h"
 
 #include "Pt2Schema.h"
-#include "../JsonNesting.h"
+#include "graphlint/ir/InputFile.h"
 #include "../onnx/SourceInfo.h"
 #include "graphlint/ir/OpRegistry.h"
 #include "graphlint/ir/SymbolBinder.h"
@@ -37,8 +37,9 @@ public:
       : path_(path), entry_(entry), binder_(opts.dims) {}
 
   llvm::Expected<std::unique_ptr<Model>> run(llvm::StringRef text, llvm::StringRef weightsConfig) {
-    if (!jsonNestingWithin(text, kMaxJsonNesting))
-      return fail(fmt::format("{}: JSON nested deeper than {} levels", entry_, kMaxJsonNesting));
+    // llvm::json parses recursively: refuse nesting no program has.
+    if (llvm::Error e = checkNestingDepth(text, TextSyntax::Json, "", kMaxJsonNesting))
+      return fail(fmt::format("{}: {}", entry_, llvm::toString(std::move(e))));
     llvm::Expected<json::Value> doc = json::parse(text);
     if (!doc)
       return fail(fmt::format("{}: is not valid JSON: {}", entry_, llvm::toString(doc.takeError())));

@@ -8,9 +8,11 @@
 #include <fmt/ranges.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -69,12 +71,28 @@ static double roundToBf16(double v) {
   return f;
 }
 
+// IEEE binary16, round to nearest even, without _Float16 (which clang 14
+// does not support on x86, and the fuzz build uses clang): 11 significant
+// bits, quantum 2^-24 below the smallest normal, infinity from 65520 up.
+double roundToFp16(double v) {
+  float f = static_cast<float>(v);
+  if (!std::isfinite(f))
+    return f;
+  float a = std::fabs(f);
+  if (a >= 65520.0f)
+    return std::copysign(std::numeric_limits<float>::infinity(), f);
+  int e = 0;
+  std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1)
+  float quantum = std::ldexp(1.0f, std::max(e - 11, -24));
+  return std::copysign(std::nearbyint(a / quantum) * quantum, f);
+}
+
 double roundTo(DType dt, double v) {
   switch (dt) {
   case DType::Float:
     return static_cast<double>(static_cast<float>(v));
   case DType::Float16:
-    return static_cast<double>(static_cast<_Float16>(static_cast<float>(v)));
+    return roundToFp16(v);
   case DType::BFloat16:
     return roundToBf16(v);
   case DType::Double:

@@ -1,10 +1,11 @@
 #include "graphlint/verify/Inputs.h"
 
 #include "graphlint/ir/CheckedMath.h"
+#include "graphlint/ir/ExternalData.h"
+#include "graphlint/ir/InputFile.h"
 
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/Support/FileSystem.h>
-#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/Path.h>
 
 #include <fmt/format.h>
@@ -19,14 +20,16 @@ namespace {
 
 llvm::Error err(const std::string &msg) { return llvm::createStringError(llvm::inconvertibleErrorCode(), msg); }
 
+// The model's own bytes (inline payloads at the offsets the importer
+// recorded), opened the way every input is: regular file, no blocking.
 llvm::Expected<std::string> readRange(const std::string &path, uint64_t offset, uint64_t length) {
-  auto buf = llvm::MemoryBuffer::getFileSlice(path, length, offset, /*IsVolatile=*/false);
-  if (!buf)
-    return err(fmt::format("cannot read {} bytes at offset {} of '{}': {}", length, offset, path,
-                           buf.getError().message()));
-  if ((*buf)->getBufferSize() != length)
-    return err(fmt::format("'{}' is shorter than offset {} + {} bytes", path, offset, length));
-  return (*buf)->getBuffer().str();
+  auto file = InputFile::open(path);
+  if (!file)
+    return err(fmt::format("cannot read '{}': {}", path, llvm::toString(file.takeError())));
+  auto bytes = file->read(offset, length);
+  if (!bytes)
+    return err(fmt::format("'{}' {}", path, llvm::toString(bytes.takeError())));
+  return bytes;
 }
 
 std::vector<int64_t> dimsOf(const TensorLiteral &t) { return {t.dims.begin(), t.dims.end()}; }
@@ -114,9 +117,8 @@ llvm::Expected<HostTensor> loadParam(const Model &m, const Param &p) {
   if (auto small = tensorFromLiteral(t))
     return std::move(*small);
   if (t.storage == TensorLiteral::Storage::External) {
-    llvm::SmallString<256> path = llvm::sys::path::parent_path(m.path);
-    llvm::sys::path::append(path, t.externalPath);
-    auto bytes = readRange(path.str().str(), t.externalOffset, t.externalLength.value_or(t.byteSize));
+    // The importer's resolver, again: the same paths are refused here.
+    auto bytes = readExternalData(m.path, t.externalPath, t.externalOffset, t.externalLength.value_or(t.byteSize));
     if (!bytes)
       return bytes.takeError();
     return tensorFromBytes(t.dtype, shape, *bytes);

@@ -35,7 +35,7 @@ import time
 # output paths that name an input, /dev/zero configs, message escaping). They
 # still fail on a branch without those fixes; remove this list once both
 # branches are merged.
-OTHER_BRANCH_CASES = {"11", "12", "13", "14", "15", "18", "22", "24", "25"}
+OTHER_BRANCH_CASES = set()  # cases 11-15, 18, 22, 24, 25 (robust-io) are merged
 
 SANITIZER_MARKERS = ("runtime error:", "AddressSanitizer", "LeakSanitizer", "UndefinedBehaviorSanitizer",
                      "LLVM ERROR", "terminate called", "Segmentation fault", "internal error")
@@ -94,12 +94,18 @@ def load_case(folder, binary):
     if os.path.isfile(entry):
         with open(entry) as f:
             e = json.load(f)
-        cmds = [c for c in (argv_from_shell(line, binary) for line in e.get("cmds", [])) if c]
+        cmds = []
+        for line in e.get("cmds", []):
+            c = argv_from_shell(line, binary)
+            if c:
+                # Commands before the call on the same line ("cp a b; $GL b -o b") prepare it.
+                before = line[:line.index("$GL")]
+                cmds.append((c[0], c[1], before.rsplit(";", 1)[0] if ";" in before else ""))
         return name, e.get("setup", []), cmds
     if os.path.isfile(info):
         with open(info) as f:
             e = json.load(f)
-        return name, [], [({}, [binary] + list(e["cmd"][1:]))]
+        return name, [], [({}, [binary] + list(e["cmd"][1:]), "")]
     return None
 
 
@@ -142,7 +148,10 @@ def check(argv, env, cwd, timeout, memory_mb):
         # One error line; setup warnings the run printed before it (a -D that
         # binds nothing, docs/cli.md) are each one line of their own.
         lines = [l for l in err.splitlines() if l.strip() and not WARNING_LINE.match(l)]
-        inputs = [os.path.basename(a) for a in argv[1:] if os.path.exists(os.path.join(cwd, a))]
+        # Files named on the command line or by an environment variable
+        # (GRAPHLINT_HARDWARE_FILE=hw.yaml) are the inputs a message may name.
+        named = list(argv[1:]) + list(env.values())
+        inputs = [os.path.basename(a) for a in named if os.path.exists(os.path.join(cwd, a))]
         if len(lines) != 1:
             problems.append(f"exit 2 with {len(lines)} lines on stderr (want one): {err[:300]!r}")
         elif inputs and not any(i in lines[0] for i in inputs):
@@ -199,7 +208,10 @@ def main():
                 for line in setup:
                     subprocess.run(line, shell=True, cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                    timeout=120)
-                for env, argv in cmds:
+                for env, argv, prepare in cmds:
+                    if prepare:
+                        subprocess.run(prepare, shell=True, cwd=work, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.DEVNULL, timeout=120)
                     ran += 1
                     problems, seconds = check(argv, env, work, args.timeout, args.memory_mb)
                     slowest = max(slowest, (seconds, cid))

@@ -14,6 +14,8 @@
 #include <iostream>
 #include <sstream>
 
+#include <unistd.h>
+
 namespace graphlint::test {
 
 std::string sourcePath(const std::string &rel) { return std::string(GRAPHLINT_SOURCE_DIR) + "/" + rel; }
@@ -145,7 +147,9 @@ void expectGolden(const std::string &name, const std::string &actual) {
                               << "\nIf the change is intended: GRAPHLINT_UPDATE_GOLDENS=1 and review git diff.";
 }
 
-CliResult runCli(const std::vector<std::string> &args) {
+CliResult runCli(const std::vector<std::string> &args) { return runCliTimed(args, 120); }
+
+CliResult runCliTimed(const std::vector<std::string> &args, unsigned seconds, const std::vector<std::string> &env) {
   std::string dir = tempDir();
   std::string outPath = dir + "/stdout", errPath = dir + "/stderr";
   std::vector<llvm::StringRef> argv{GRAPHLINT_CLI};
@@ -154,9 +158,19 @@ CliResult runCli(const std::vector<std::string> &args) {
   llvm::Optional<llvm::StringRef> redirects[] = {llvm::StringRef(""), llvm::StringRef(outPath), llvm::StringRef(errPath)};
   CliResult r;
   std::string errMsg;
-  r.exitCode = llvm::sys::ExecuteAndWait(GRAPHLINT_CLI, argv, llvm::None, redirects, /*SecondsToWait=*/120, 0, &errMsg);
+  llvm::Optional<llvm::ArrayRef<llvm::StringRef>> envp;
+  std::vector<std::string> vars;
+  std::vector<llvm::StringRef> envRefs;
+  if (!env.empty()) {
+    for (char **e = environ; *e; ++e)
+      vars.emplace_back(*e);
+    vars.insert(vars.end(), env.begin(), env.end());
+    envRefs.assign(vars.begin(), vars.end());
+    envp = llvm::ArrayRef<llvm::StringRef>(envRefs);
+  }
+  r.exitCode = llvm::sys::ExecuteAndWait(GRAPHLINT_CLI, argv, envp, redirects, seconds, 0, &errMsg);
   r.out = readFile(outPath);
-  r.err = readFile(errPath);
+  r.err = readFile(errPath) + errMsg;
   return r;
 }
 

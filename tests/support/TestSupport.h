@@ -46,5 +46,9 @@ struct CliResult {
 };
 /// Runs the graphlint binary with arguments (shell-quoted here).
 CliResult runCli(const std::vector<std::string> &args);
+/// The same, killed after `seconds` (a hang fails fast: exit -2), with
+/// `env` ("NAME=value") added to the environment.
+CliResult runCliTimed(const std::vector<std::string> &args, unsigned seconds,
+                      const std::vector<std::string> &env = {});
 
 }  // namespace graphlint::test

@@ -6,8 +6,9 @@
 #include "graphlint/lint/Baseline.h"
 #include "graphlint/lint/Config.h"
 #include "graphlint/lint/Driver.h"
-#include "graphlint/lint/HardwareProfile.h"
 #include "graphlint/lint/FusionPlan.h"
+#include "graphlint/lint/HardwareProfile.h"
+#include "graphlint/lint/OutputFiles.h"
 #include "graphlint/lint/Reporters.h"
 #include "graphlint/lint/Rule.h"
 #include "graphlint/verify/Comparison.h"
@@ -507,17 +508,35 @@ std::vector<std::string> dotPaths(const std::string &base, const std::vector<std
 }
 
 bool writeOutputFile(const std::string &path, llvm::function_ref<void(llvm::raw_ostream &)> render) {
-  std::error_code ec;
-  llvm::raw_fd_ostream f(path, ec, llvm::sys::fs::OF_Text);
-  if (!ec) {
-    render(f);
-    f.close();
-    ec = f.error();
-    f.clear_error();
-  }
-  if (ec) {
-    llvm::errs() << "graphlint: cannot write '" << path << "': " << ec.message() << "\n";
+  if (llvm::Error e = writeOutputAtomically(path, render)) {
+    llvm::errs() << "graphlint: " << llvm::toString(std::move(e)) << "\n";
     return false;
+  }
+  return true;
+}
+
+// The files this run reads, for refusing outputs that would overwrite them.
+OutputGuard inputsOf(const Args &a, const std::vector<std::string> &configFiles) {
+  OutputGuard g;
+  for (const std::string &f : a.files)
+    g.addInput(f, "model");
+  for (const std::string &c : configFiles)
+    g.addInput(c, "config file");
+  g.addInput(a.configFile, "config file");
+  g.addInput(a.baseline, "baseline");
+  g.addInput(HardwareCatalog::instance().dataFile(), "hardware file");
+  return g;
+}
+
+// Every output path checked before any is opened; prints the refusal.
+bool outputsAllowed(const OutputGuard &g, const std::vector<std::pair<std::string, const char *>> &outputs) {
+  for (const auto &[path, flag] : outputs) {
+    // Rewriting the baseline being applied is an update, not a loss: it was
+    // read whole before, and the new one replaces it atomically.
+    if (llvm::Error e = g.check(path, flag, std::string(flag) == "--write-baseline" ? "baseline" : "")) {
+      llvm::errs() << "graphlint: " << llvm::toString(std::move(e)) << "\n";
+      return false;
+    }
   }
   return true;
 }
@@ -560,6 +579,8 @@ int runInspect(const Args &a) {
   std::unique_ptr<Model> model = importConfigured(a, config);
   if (!model)
     return 2;
+  if (!a.emitDot.empty() && !outputsAllowed(inputsOf(a, {config->file}), {{a.emitDot, "--emit-dot"}}))
+    return 2;
   FusionSummary fusion;
   if (a.fusion || !a.emitDot.empty())
     fusion = summariseFusion(*model, FusionPlan(*model, config->setup.backend), !a.emitDot.empty());
@@ -598,6 +619,22 @@ int runVerify(const Args &a) {
   std::unique_ptr<Model> model = importConfigured(a, config);
   if (!model)
     return 2;
+  // External data the importer refused to follow (absolute, '..', a symlink
+  // out of the folder, a FIFO or device) is never read: not even with
+  // --random-weights, since Constant attributes are still loaded.
+  for (const ImportProblem &p : model->problems)
+    if (p.refusedPath) {
+      llvm::errs() << a.files[0] << ": error: verify: refusing to run on a model with unsafe external data: "
+                   << p.message << "\n";
+      return 2;
+    }
+  if (!outputsAllowed(inputsOf(a, {config->file}), {{a.output, "--output"}}))
+    return 2;
+  auto file = AtomicOutput::create(a.output.empty() ? "-" : a.output);
+  if (!file) {
+    llvm::errs() << "graphlint: " << llvm::toString(file.takeError()) << "\n";
+    return 2;
+  }
   verify::VerifyOptions vo;
   vo.feed.randomWeights = a.verify.randomWeights;
   auto report = verify::verifyModel(*model, config->setup, **backend, vo);
@@ -605,16 +642,14 @@ int runVerify(const Args &a) {
     llvm::errs() << a.files[0] << ": error: " << llvm::toString(report.takeError()) << "\n";
     return 2;
   }
-  std::error_code ec;
-  llvm::raw_fd_ostream file(a.output.empty() ? "-" : a.output, ec, llvm::sys::fs::OF_Text);
-  if (ec) {
-    llvm::errs() << "graphlint: cannot write '" << a.output << "': " << ec.message() << "\n";
+  if (a.format == "json")
+    (*file)->os() << llvm::formatv("{0:2}", verify::verifyToJson(*report)) << "\n";
+  else
+    verify::renderVerifyText(*report, (*file)->os());
+  if (llvm::Error e = (*file)->commit()) {
+    llvm::errs() << "graphlint: " << llvm::toString(std::move(e)) << "\n";
     return 2;
   }
-  if (a.format == "json")
-    file << llvm::formatv("{0:2}", verify::verifyToJson(*report)) << "\n";
-  else
-    verify::renderVerifyText(*report, file);
   return report->stopReason.empty() ? 0 : 1;
 }
 
@@ -704,17 +739,34 @@ int runLint(const Args &a) {
     }
     baseline = std::move(*b);
   }
-  // Open --output before linting so an unwritable path fails fast.
-  std::unique_ptr<llvm::raw_fd_ostream> file;
+  // No output may be an input; checked before anything is opened.
+  {
+    std::vector<std::pair<std::string, const char *>> outputs{{a.output, "--output"},
+                                                               {a.writeBaseline, "--write-baseline"}};
+    if (!a.emitDot.empty())
+      for (const std::string &p : dotPaths(a.emitDot, a.files))
+        outputs.push_back({p, "--emit-dot"});
+    if (!a.memoryPlot.empty())
+      for (const std::string &p : dotPaths(a.memoryPlot, a.files))
+        outputs.push_back({p, "--memory-plot"});
+    std::vector<std::string> configFiles;
+    for (const ConfigLayer *c : configs.loaded())
+      configFiles.push_back(c->origin);
+    if (!outputsAllowed(inputsOf(a, configFiles), outputs))
+      return 2;
+  }
+  // Create --output's temporary file before linting so an unwritable path
+  // fails fast; it replaces the target only once the report is complete.
+  std::unique_ptr<AtomicOutput> file;
   if (!a.output.empty()) {
-    std::error_code ec;
-    file = std::make_unique<llvm::raw_fd_ostream>(a.output, ec, llvm::sys::fs::OF_Text);
-    if (ec) {
-      llvm::errs() << "graphlint: cannot write '" << a.output << "': " << ec.message() << "\n";
+    auto f = AtomicOutput::create(a.output);
+    if (!f) {
+      llvm::errs() << "graphlint: " << llvm::toString(f.takeError()) << "\n";
       return 2;
     }
+    file = std::move(*f);
   }
-  llvm::raw_ostream &out = file ? static_cast<llvm::raw_ostream &>(*file) : llvm::outs();
+  llvm::raw_ostream &out = file ? file->os() : llvm::outs();
   unsigned jobs = a.jobs ? a.jobs : llvm::hardware_concurrency().compute_thread_count();
   std::vector<FileReport> reports;
   {
@@ -780,10 +832,8 @@ int runLint(const Args &a) {
   }
   out.flush();
   if (file) {
-    file->close();
-    if (std::error_code ec = file->error()) {
-      file->clear_error();
-      llvm::errs() << "graphlint: cannot write '" << a.output << "': " << ec.message() << "\n";
+    if (llvm::Error e = file->commit()) {
+      llvm::errs() << "graphlint: " << llvm::toString(std::move(e)) << "\n";
       return 2;
     }
   }
@@ -838,6 +888,15 @@ int main(int argc, char **argv) {
     return runRules(a);
   if (a.command == "rule")
     return runRule(a);
+  // An explicit GRAPHLINT_HARDWARE_FILE that cannot be read stops the run
+  // (a discovered data file that is broken is ignored: docs/hardware.md).
+  if (const char *hw = std::getenv("GRAPHLINT_HARDWARE_FILE"); hw && *hw) {
+    const std::string &why = HardwareCatalog::instance().loadError();
+    if (!why.empty()) {
+      llvm::errs() << "graphlint: GRAPHLINT_HARDWARE_FILE: " << why << "\n";
+      return 2;
+    }
+  }
   if (a.command == "inspect")
     return runInspect(a);
   if (a.command == "config")

@@ -233,6 +233,9 @@ struct ImportProblem {
   const Graph *graph = nullptr;
   const Node *node = nullptr;   // when the problem is tied to a node
   std::vector<std::string> notes;
+  /// An external data path the importer refused to follow (absolute, '..',
+  /// symlink out of the folder, not a regular file): verify will not run.
+  bool refusedPath = false;
 };
 
 class Model {

@@ -32,6 +32,9 @@ struct BaselineEntry {
 class Baseline {
 public:
   static llvm::Expected<Baseline> load(const std::string &path);
+  /// The same from bytes already read; `path` names them and anchors the
+  /// entries' relative file keys.
+  static llvm::Expected<Baseline> parse(llvm::StringRef text, const std::string &path);
   /// Writes every finding of `reports` (fatal files have none) to `path`.
   static llvm::Error write(const std::string &path, const std::vector<FileReport> &reports);
 

@@ -1,0 +1,21 @@
+// Error messages echo what the user wrote (a config key, an FX op name); this
+// keeps every such message on one line and of bounded length, whatever the
+// input holds: control characters become escapes (\n, \t, \x1b; the Unicode
+// line breaks U+0085, U+2028, U+2029 become \u0085 ...) and a long
+// string is cut with "...(N bytes)".
+#pragma once
+
+#include <llvm/ADT/StringRef.h>
+
+#include <string>
+
+namespace graphlint {
+
+/// `s` as it should appear inside a message: control bytes and DEL escaped,
+/// at most `maxBytes` of it shown (cut at a UTF-8 boundary).
+std::string escapedForMessage(llvm::StringRef s, size_t maxBytes = 120);
+
+/// A whole message made one line: control characters escaped; nothing cut.
+std::string oneLine(llvm::StringRef message);
+
+}  // namespace graphlint

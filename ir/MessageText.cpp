@@ -1,0 +1,73 @@
+#include "graphlint/ir/MessageText.h"
+
+#include <fmt/format.h>
+
+namespace graphlint {
+
+namespace {
+
+void appendEscaped(std::string &out, unsigned char c) {
+  switch (c) {
+  case '\n': out += "\\n"; break;
+  case '\r': out += "\\r"; break;
+  case '\t': out += "\\t"; break;
+  default:
+    if (c < 0x20 || c == 0x7f)
+      out += fmt::format("\\x{:02x}", c);
+    else
+      out += static_cast<char>(c);
+  }
+}
+
+// Unicode line breaks that some terminals and editors honour: NEL (U+0085),
+// LINE SEPARATOR (U+2028), PARAGRAPH SEPARATOR (U+2029). Returns the bytes
+// consumed at `s[i]` (0 when none starts there).
+size_t unicodeBreak(llvm::StringRef s, size_t i, std::string &out) {
+  if (s.substr(i).startswith("\xc2\x85")) {
+    out += "\\u0085";
+    return 2;
+  }
+  if (s.substr(i).startswith("\xe2\x80\xa8") || s.substr(i).startswith("\xe2\x80\xa9")) {
+    out += s[i + 2] == '\xa8' ? "\\u2028" : "\\u2029";
+    return 3;
+  }
+  return 0;
+}
+
+void appendEscaped(std::string &out, llvm::StringRef s, size_t end) {
+  for (size_t i = 0; i < end;) {
+    if (size_t n = unicodeBreak(s, i, out)) {
+      i += n;
+      continue;
+    }
+    appendEscaped(out, static_cast<unsigned char>(s[i]));
+    ++i;
+  }
+}
+
+}  // namespace
+
+std::string escapedForMessage(llvm::StringRef s, size_t maxBytes) {
+  size_t shown = s.size();
+  if (shown > maxBytes) {
+    shown = maxBytes;
+    // Do not split a UTF-8 sequence: back up over continuation bytes.
+    while (shown > 0 && (static_cast<unsigned char>(s[shown]) & 0xC0) == 0x80)
+      --shown;
+  }
+  std::string out;
+  out.reserve(shown + 16);
+  appendEscaped(out, s, shown);
+  if (shown < s.size())
+    out += fmt::format("...({} bytes)", s.size());
+  return out;
+}
+
+std::string oneLine(llvm::StringRef message) {
+  std::string out;
+  out.reserve(message.size());
+  appendEscaped(out, message, message.size());
+  return out;
+}
+
+}  // namespace graphlint
