@@ -30,9 +30,15 @@ if [ "$what" != "--fuzz-only" ]; then
   cmake --build build-asan -j"$(nproc)"
   t1=$(date +%s)
   echo "ci-sanitizers: build-asan built in $((t1 - t0)) s"
-  # halt_on_error: the first report fails the test that caused it.
+  # halt_on_error: the first report fails the test that caused it. The
+  # Python-driven tests (torch capture, the wheel build, the compiler
+  # comparison) exercise Python, not graphlint's memory safety, and the
+  # replay's address-space limit cannot hold ASan's shadow memory: they run
+  # in the normal suite; the reproducers run here through the gtest suites
+  # (RobustnessTest, InputLimitsTest, RobustnessIoCases) and fuzz regressions.
   ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build-asan --output-on-failure -j2 || status=1
+    ctest --test-dir build-asan --output-on-failure -j2 \
+      -E '^(PythonPackage\.|FxCapture\.|fusion_compare_smoke|robustness_replay_|export_cost_validation_models)' || status=1
   t2=$(date +%s)
   echo "ci-sanitizers: ASan+UBSan suite ran in $((t2 - t1)) s"
 fi
