@@ -397,7 +397,7 @@ std::string findConfigFile(const std::string &modelPath) {
     llvm::StringRef parent = llvm::sys::path::parent_path(dir);
     if (parent == dir)
       break;
-    dir = parent;
+    dir.truncate(parent.size());  // parent is a prefix of dir: assigning it would read the buffer it overwrites
   }
   return {};
 }

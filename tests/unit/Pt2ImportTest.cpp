@@ -196,7 +196,7 @@ TEST(Pt2Import, MalformedProgramNamesTheEntryAndField) {
             "m/models/model.json: graph_module.graph.nodes[1].inputs[0]: 'ghost' is not defined before this node");
   EXPECT_EQ(err(edited("\"x\": {\"dtype\": 7", "\"x\": {\"dtype\": \"f\"")),
             "m/models/model.json: graph.tensor_values.x.dtype: missing or not an integer");
-  EXPECT_EQ(err(std::string(200, '[') + std::string(200, ']')), "m/models/model.json: JSON nested deeper than 128 levels");
+  EXPECT_EQ(err(std::string(200, '[') + std::string(200, ']')), "m/models/model.json: line 1: JSON nested deeper than 128 levels; refused (the parser would exhaust its stack)");
 }
 
 // Random damage to the program never crashes: it imports or fails with a line.
