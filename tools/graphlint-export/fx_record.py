@@ -437,27 +437,34 @@ def _guess(sym_bool):
         return True
 
 
-def _sym_int(orig):
-    """torch 2.x: a data-dependent size needed as a number (iterating over
-    the rows of a nonzero result, range(t.item())): traced at its upper bound
-    (or 2 when torch knows none) and reported."""
+def _on_data_dependent_guard(orig, value_of, message_of):
+    """Wraps a torch 2.x SymNode/SymBool method: where it would raise
+    GuardOnDataDependentSymNode during a recording, the trace continues with
+    value_of(self) and the assumption is recorded as a diagnostic."""
     from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
-    def wrapper(self, file, line):
+    def wrapper(self, *args):
         try:
-            return orig(self, file, line)
+            return orig(self, *args)
         except GuardOnDataDependentSymNode:
             rec = REC
             if rec is None or not rec.active:
                 raise
-            value = _bound_of(self)
+            value = value_of(self)
             loc = user_location()
-            rec.diagnostics.append({"kind": "host-value-assumed", "message":
-                                    f"the data-dependent size {self.expr} was needed as a number (a Python loop "
-                                    f"or a size argument): the trace continued with {value}",
+            rec.diagnostics.append({"kind": "host-value-assumed", "message": message_of(self, value),
                                     **({"source": loc} if loc else {})})
             return value
     return wrapper
+
+
+def _sym_int(orig):
+    """torch 2.x: a data-dependent size needed as a number (iterating over
+    the rows of a nonzero result, range(t.item())): traced at its upper bound
+    (or 2 when torch knows none) and reported."""
+    return _on_data_dependent_guard(
+        orig, _bound_of, lambda self, value: f"the data-dependent size {self.expr} was needed as a number (a Python "
+        f"loop or a size argument): the trace continued with {value}")
 
 
 def _unbacked_bound(size):
@@ -492,45 +499,17 @@ def _fake_iter(orig):
 def _sym_guard_bool(orig):
     """torch 2.x: a condition torch itself must decide on an unbacked size
     (inside an op's shape logic): guessed as in _guess and reported."""
-    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
-
-    def wrapper(self, file, line):
-        try:
-            return orig(self, file, line)
-        except GuardOnDataDependentSymNode:
-            rec = REC
-            if rec is None or not rec.active:
-                raise
-            value = _guess(self)
-            loc = user_location()
-            rec.diagnostics.append({"kind": "host-value-assumed", "message":
-                                    f"a condition on a data-dependent size ({self.expr}) cannot be decided without "
-                                    f"data: the trace continued as if it were {str(value).lower()}",
-                                    **({"source": loc} if loc else {})})
-            return value
-    return wrapper
+    return _on_data_dependent_guard(
+        orig, _guess, lambda self, value: f"a condition on a data-dependent size ({self.expr}) cannot be decided "
+        f"without data: the trace continued as if it were {str(value).lower()}")
 
 
 def _sym_bool(orig):
     """torch 2.x: a Python branch on an unbacked value (`if t.item() > 0:`)
     cannot be decided without data; it is traced as True and reported."""
-    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
-
-    def wrapper(self):
-        try:
-            return orig(self)
-        except GuardOnDataDependentSymNode:
-            rec = REC
-            if rec is None or not rec.active:
-                raise
-            value = _guess(self)
-            loc = user_location()
-            rec.diagnostics.append({"kind": "host-value-assumed", "message":
-                                    f"a condition on a data-dependent size or value ({self}) cannot be decided "
-                                    f"without data: the trace continued as if it were {str(value).lower()}",
-                                    **({"source": loc} if loc else {})})
-            return value
-    return wrapper
+    return _on_data_dependent_guard(
+        orig, _guess, lambda self, value: f"a condition on a data-dependent size or value ({self}) cannot be "
+        f"decided without data: the trace continued as if it were {str(value).lower()}")
 
 
 @contextlib.contextmanager
