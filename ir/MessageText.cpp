@@ -45,7 +45,57 @@ void appendEscaped(std::string &out, llvm::StringRef s, size_t end) {
   }
 }
 
+// Length of the well-formed UTF-8 sequence at s[i] (Unicode 15, table 3-7),
+// or 0 when the byte there does not start one.
+size_t utf8SequenceAt(llvm::StringRef s, size_t i) {
+  auto b = [&](size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u; };
+  auto cont = [&](size_t k, unsigned lo = 0x80, unsigned hi = 0xBF) { return b(k) >= lo && b(k) <= hi; };
+  unsigned c = b(0);
+  if (c < 0x80)
+    return 1;
+  if (c >= 0xC2 && c <= 0xDF)
+    return cont(1) ? 2 : 0;
+  if (c == 0xE0)
+    return cont(1, 0xA0) && cont(2) ? 3 : 0;
+  if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF)
+    return cont(1) && cont(2) ? 3 : 0;
+  if (c == 0xED)
+    return cont(1, 0x80, 0x9F) && cont(2) ? 3 : 0;
+  if (c == 0xF0)
+    return cont(1, 0x90) && cont(2) && cont(3) ? 4 : 0;
+  if (c >= 0xF1 && c <= 0xF3)
+    return cont(1) && cont(2) && cont(3) ? 4 : 0;
+  if (c == 0xF4)
+    return cont(1, 0x80, 0x8F) && cont(2) && cont(3) ? 4 : 0;
+  return 0;
+}
+
 }  // namespace
+
+bool makeValidUtf8(std::string &s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    size_t n = utf8SequenceAt(s, i);
+    if (n == 0)
+      break;
+    i += n;
+  }
+  if (i == s.size())
+    return false;
+  std::string out(s, 0, i);
+  out.reserve(s.size() + 12);
+  while (i < s.size()) {
+    if (size_t n = utf8SequenceAt(s, i)) {
+      out.append(s, i, n);
+      i += n;
+    } else {
+      out += fmt::format("\\x{:02X}", static_cast<unsigned char>(s[i]));
+      ++i;
+    }
+  }
+  s = std::move(out);
+  return true;
+}
 
 std::string escapedForMessage(llvm::StringRef s, size_t maxBytes) {
   size_t shown = s.size();

@@ -1,5 +1,7 @@
 #include "graphlint/lint/Diagnostic.h"
 
+#include "graphlint/ir/MessageText.h"
+
 #include <tuple>
 
 namespace graphlint {
@@ -26,12 +28,14 @@ std::optional<Severity> severityFromName(std::string_view s) {
 Location Location::ofFile(std::string file) {
   Location l;
   l.file = std::move(file);
+  makeValidUtf8(l.file);  // a path is bytes; reports are UTF-8
   return l;
 }
 
 Location Location::ofNode(std::string file, const Node &n) {
   Location l;
   l.file = std::move(file);
+  makeValidUtf8(l.file);
   l.graphPath = n.graph ? n.graph->path() : "main";
   l.nodeName = n.name;
   l.opType = n.qualifiedOp();

@@ -1,5 +1,6 @@
 #include "graphlint/lint/Driver.h"
 
+#include "graphlint/ir/MessageText.h"
 #include "graphlint/lint/FusionPlan.h"
 #include "graphlint/lint/MemoryPlan.h"
 #include "graphlint/lint/Rule.h"
@@ -47,6 +48,7 @@ FileStats statsOf(const Model &m) {
 FileReport lintModel(const Model &m, const LintOptions &opts) {
   FileReport r;
   r.path = m.path;
+  makeValidUtf8(r.path);  // reports are UTF-8; a file name is bytes
   r.stats = statsOf(m);
   r.symbols = m.symbols;
   r.setupWarnings = m.setupWarnings;
@@ -76,6 +78,7 @@ FileReport lintFile(const std::string &path, const LintOptions &opts) {
   if (!model) {
     FileReport r;
     r.path = path;
+    makeValidUtf8(r.path);
     r.fatal = true;
     r.fatalMessage = llvm::toString(model.takeError());
     return r;

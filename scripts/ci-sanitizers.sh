@@ -36,12 +36,9 @@ if [ "$what" != "--fuzz-only" ]; then
   # replay's address-space limit cannot hold ASan's shadow memory: they run
   # in the normal suite; the reproducers run here through the gtest suites
   # (RobustnessTest, InputLimitsTest, RobustnessIoCases) and fuzz regressions.
-  # fuzz_regressions_onnx is the open finding of docs/robustness.md (invalid
-  # UTF-8 reaching llvm::json aborts on its assertion here); the Release
-  # suite replays it.
   ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure -j2 \
-      -E '^(PythonPackage\.|FxCapture\.|fusion_compare_smoke$|robustness_replay_|export_cost_validation_models$|fuzz_regressions_onnx$)' || status=1
+      -E '^(PythonPackage\.|FxCapture\.|fusion_compare_smoke$|robustness_replay_|export_cost_validation_models$)' || status=1
   t2=$(date +%s)
   echo "ci-sanitizers: ASan+UBSan suite ran in $((t2 - t1)) s"
 fi

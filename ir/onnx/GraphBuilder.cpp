@@ -135,8 +135,10 @@ std::unique_ptr<Graph> GraphBuilder::build(const onnx::GraphProto &gp, Graph *pa
       if (uf.number() != 9 || uf.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
         continue;
       onnx::StringStringEntryProto kv;
-      if (kv.ParseFromString(uf.length_delimited()))
+      if (kv.ParseFromString(uf.length_delimited())) {
+        makeStringsValidUtf8(kv);
         n->metadata.emplace_back(kv.key(), kv.value());
+      }
     }
     if (model_.findFunction(n->domain, n->opType))
       n->op = OpRegistry::instance().lookup("graphlint.function", n->opType, 1);

@@ -10,6 +10,7 @@
 #include "graphlint/ir/ExternalData.h"
 #include "graphlint/ir/Importer.h"
 #include "graphlint/ir/InputFile.h"
+#include "graphlint/ir/MessageText.h"
 #include "graphlint/ir/OpRegistry.h"
 #include "graphlint/ir/Verifier.h"
 
@@ -94,6 +95,9 @@ public:
         proto_.opset_import_size() == 0)
       return fail("not a valid ONNX model: the graph is empty and no opset is imported");
 
+    std::string firstRepaired;
+    size_t repaired = onnxio::makeStringsValidUtf8(proto_, &firstRepaired);
+
     model_ = std::make_unique<Model>();
     Model &m = *model_;
     m.path = path_;
@@ -104,6 +108,11 @@ public:
     for (const auto &kv : proto_.metadata_props())
       m.metadata.emplace_back(kv.key(), kv.value());
     checkModelHeader();
+    if (repaired)
+      problem(fmt::format("{} name{} or text field{} not valid UTF-8, as ONNX requires (the first: '{}'); "
+                          "shown with \\xNN escapes",
+                          repaired, repaired == 1 ? "" : "s", repaired == 1 ? " is" : "s are",
+                          escapedForMessage(firstRepaired, 60)));
 
     onnxio::GraphBuilder builder(m);
     for (const auto &fp : proto_.functions()) {

@@ -1,6 +1,7 @@
 #include "ProtoConvert.h"
 
 #include "graphlint/ir/CheckedMath.h"
+#include "graphlint/ir/MessageText.h"
 
 #include "WireStripper.h"
 
@@ -279,14 +280,19 @@ void attributeFromProto(const onnx::AttributeProto &a, Attribute &out) {
   switch (a.type()) {
   case AP::FLOAT: out.kind = AttrKind::Float; out.f = a.f(); break;
   case AP::INT: out.kind = AttrKind::Int; out.i = a.i(); break;
-  case AP::STRING: out.kind = AttrKind::String; out.s = a.s(); break;
+  case AP::STRING: out.kind = AttrKind::String; out.s = a.s(); makeValidUtf8(out.s); break;
   case AP::TENSOR: out.kind = AttrKind::Tensor; out.tensors.push_back(literalFromTensor(a.t())); break;
   case AP::SPARSE_TENSOR: out.kind = AttrKind::SparseTensor; out.tensors.push_back(literalFromTensor(a.sparse_tensor().values())); break;
   case AP::GRAPH: out.kind = AttrKind::Graph; break;
   case AP::TYPE_PROTO: out.kind = AttrKind::TypeProto; break;
   case AP::FLOATS: out.kind = AttrKind::Floats; out.floats.assign(a.floats().begin(), a.floats().end()); break;
   case AP::INTS: out.kind = AttrKind::Ints; out.ints.assign(a.ints().begin(), a.ints().end()); break;
-  case AP::STRINGS: out.kind = AttrKind::Strings; out.strings.assign(a.strings().begin(), a.strings().end()); break;
+  case AP::STRINGS:
+    out.kind = AttrKind::Strings;
+    out.strings.assign(a.strings().begin(), a.strings().end());
+    for (std::string &e : out.strings)
+      makeValidUtf8(e);
+    break;
   case AP::TENSORS:
     out.kind = AttrKind::Tensors;
     for (const auto &t : a.tensors())
@@ -299,11 +305,45 @@ void attributeFromProto(const onnx::AttributeProto &a, Attribute &out) {
     // Attributes written without a type field (old exporters): infer it.
     if (a.has_f()) { out.kind = AttrKind::Float; out.f = a.f(); }
     else if (a.has_i()) { out.kind = AttrKind::Int; out.i = a.i(); }
-    else if (a.has_s()) { out.kind = AttrKind::String; out.s = a.s(); }
+    else if (a.has_s()) { out.kind = AttrKind::String; out.s = a.s(); makeValidUtf8(out.s); }
     else if (a.ints_size()) { out.kind = AttrKind::Ints; out.ints.assign(a.ints().begin(), a.ints().end()); }
     else if (a.floats_size()) { out.kind = AttrKind::Floats; out.floats.assign(a.floats().begin(), a.floats().end()); }
     break;
   }
+}
+
+size_t makeStringsValidUtf8(google::protobuf::Message &m, std::string *first) {
+  using FD = google::protobuf::FieldDescriptor;
+  const google::protobuf::Reflection *r = m.GetReflection();
+  std::vector<const FD *> fields;
+  r->ListFields(m, &fields);
+  size_t repaired = 0;
+  auto fix = [&](std::string s, auto &&store) {
+    if (!makeValidUtf8(s))
+      return;
+    if (repaired++ == 0 && first)
+      *first = s;
+    store(std::move(s));
+  };
+  for (const FD *f : fields) {
+    if (f->type() == FD::TYPE_STRING) {
+      if (f->is_repeated()) {
+        for (int i = 0, n = r->FieldSize(m, f); i < n; ++i)
+          fix(r->GetRepeatedString(m, f, i), [&](std::string s) { r->SetRepeatedString(&m, f, i, std::move(s)); });
+      } else {
+        fix(r->GetString(m, f), [&](std::string s) { r->SetString(&m, f, std::move(s)); });
+      }
+    } else if (f->cpp_type() == FD::CPPTYPE_MESSAGE) {
+      std::string *firstBelow = repaired == 0 ? first : nullptr;
+      if (f->is_repeated()) {
+        for (int i = 0, n = r->FieldSize(m, f); i < n; ++i)
+          repaired += makeStringsValidUtf8(*r->MutableRepeatedMessage(&m, f, i), repaired == 0 ? firstBelow : nullptr);
+      } else {
+        repaired += makeStringsValidUtf8(*r->MutableMessage(&m, f), firstBelow);
+      }
+    }
+  }
+  return repaired;
 }
 
 }  // namespace graphlint::onnxio

@@ -18,6 +18,13 @@ void typeToProto(const Type &t, onnx::TypeProto &out);
 TensorLiteral literalFromTensor(const onnx::TensorProto &t);
 void attributeFromProto(const onnx::AttributeProto &a, Attribute &out);
 
+/// Makes every `string` field of `m` and of the messages it holds valid UTF-8
+/// (MessageText.h's makeValidUtf8; `bytes` fields such as payloads and string
+/// attributes are left alone). ONNX requires UTF-8, but proto2 parsing does not
+/// check it. Returns how many strings were repaired; `first` gets the first one
+/// as repaired. Nesting is bounded by the parser's recursion limit.
+size_t makeStringsValidUtf8(google::protobuf::Message &m, std::string *first = nullptr);
+
 /// Decodes a retained (small) payload into ints/floats; false when absent.
 bool decodeSmallPayload(const onnx::TensorProto &t, ConstData &out);
 

@@ -7,6 +7,9 @@
 #include "TestSupport.h"
 
 #include "graphlint/ir/CheckedMath.h"
+#include "graphlint/ir/Importer.h"
+#include "graphlint/ir/MessageText.h"
+#include "graphlint/lint/Reporters.h"
 
 #include <fmt/format.h>
 #include <onnx/onnx_pb.h>
@@ -412,4 +415,55 @@ TEST(RobustnessVerify, WindowsOutOfRangeAreRefusedNotRun) {
     })")});
   EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("kernel taps, more than the cpu reference kernels run"), std::string::npos) << r.out;
+}
+
+// ---- names that are not UTF-8 (fuzz/regressions/onnx/libonnx-data-propagation-segv.onnx)
+
+TEST(Utf8Text, InvalidSequencesBecomeHexEscapesAndValidTextIsUntouched) {
+  std::string s = "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80";  // é € 😀
+  EXPECT_FALSE(makeValidUtf8(s));
+  EXPECT_EQ(s, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+  struct Case { std::string in, out; };
+  for (const Case &c : std::vector<Case>{
+           {"Co\xeestant", "Co\\xEEstant"},          // lead byte, no continuation
+           {"a\x80z", "a\\x80z"},                      // stray continuation byte
+           {"\xc0\xaf", "\\xC0\\xAF"},                 // overlong '/'
+           {"\xed\xa0\x80", "\\xED\\xA0\\x80"},        // a UTF-16 surrogate
+           {"\xf4\x90\x80\x80", "\\xF4\\x90\\x80\\x80"},  // past U+10FFFF
+           {"end\xe2\x82", "end\\xE2\\x82"},          // truncated at the end
+       }) {
+    std::string t = c.in;
+    EXPECT_TRUE(makeValidUtf8(t));
+    EXPECT_EQ(t, c.out);
+    EXPECT_TRUE(llvm::json::isUTF8(t));
+  }
+}
+
+TEST(Utf8Text, OnnxNamesThatAreNotUtf8AreGL001AndTheReportStaysStrictJson) {
+  onnx::ModelProto m = protoFromText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[3, 4] x) => (float[3, 4] y) {
+      t = Relu(x)
+      y = Sigmoid(t)
+    })");
+  onnx::GraphProto *g = m.mutable_graph();
+  g->mutable_node(0)->set_name("Co\xeestant_129");
+  g->mutable_node(0)->set_output(0, "t\xff");
+  g->mutable_node(1)->set_input(0, "t\xff");
+  FileReport r = lintProto(m);
+  EXPECT_GL001(r, "3 names or text fields are not valid UTF-8, as ONNX requires (the first: 't\\xFF')");
+  std::string path = tempDir() + "/model.onnx";
+  writeFile(path, m.SerializeAsString());
+  auto model = importModelFile(path, {});
+  ASSERT_TRUE(static_cast<bool>(model)) << llvm::toString(model.takeError());
+  EXPECT_EQ((*model)->graph->nodes()[0]->name, "Co\\xEEstant_129");
+  EXPECT_NE((*model)->graph->findLocal("t\\xFF"), nullptr);
+  // Every reference is repaired alike: the graph stays wired (no dangling input).
+  EXPECT_EQ(invalidMessages(r).find("dangling"), std::string::npos) << invalidMessages(r);
+  std::string json;
+  llvm::raw_string_ostream os(json);
+  renderJson({r}, os);
+  os.flush();
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(json);
+  ASSERT_TRUE(static_cast<bool>(parsed)) << llvm::toString(parsed.takeError());
 }

@@ -18,4 +18,12 @@ std::string escapedForMessage(llvm::StringRef s, size_t maxBytes = 120);
 /// A whole message made one line: control characters escaped; nothing cut.
 std::string oneLine(llvm::StringRef message);
 
+/// Makes `s` valid UTF-8 in place: every byte that does not belong to a
+/// well-formed sequence (stray continuation bytes, truncated or overlong
+/// sequences, surrogates, code points past U+10FFFF) becomes the four ASCII
+/// characters `\xNN`. Valid text is left untouched. Returns whether anything
+/// changed. Importers call it on every name and text a file carries, so the IR,
+/// messages and the JSON/SARIF reports only ever hold UTF-8.
+bool makeValidUtf8(std::string &s);
+
 }  // namespace graphlint
