@@ -66,6 +66,16 @@ TEST(RobustFiles, Case13DeepHardwareFileIsRefusedInOneLine) {
   expectOneLineError(r, hw + ":1: YAML nested deeper than 64 levels; refused");
 }
 
+// A malformed user hardware file is its own error, not "unknown target" for
+// the profile it was meant to define.
+TEST(RobustFiles, MalformedHardwareFileIsNamedBeforeTheTargetItDefines) {
+  std::string dir = tempDir(), model = modelCopy(dir), hw = dir + "/hw.yaml";
+  writeFile(hw, "targets:\n  B200:\n    peak: [oops\n");
+  CliResult r = runCliTimed({model, "--target", "B200"}, 60, {"GRAPHLINT_HARDWARE_FILE=" + hw});
+  expectOneLineError(r, hw + ": line 3: Could not find closing ]!");
+  EXPECT_EQ(r.err.find("unknown target"), std::string::npos) << r.err;
+}
+
 TEST(RobustFiles, Case14HugeJsonLookingFileIsRefusedBeforeReading) {
   std::string dir = tempDir(), path = dir + "/huge.fx.json";
   writeFile(path, "{");

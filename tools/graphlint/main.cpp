@@ -881,14 +881,8 @@ int main(int argc, char **argv) {
       return 0;
     }
   }
-  Args a;
-  if (auto err = parseArgs(argc, argv, a))
-    return usage(*err);
-  if (a.command == "rules")
-    return runRules(a);
-  if (a.command == "rule")
-    return runRule(a);
   // An explicit GRAPHLINT_HARDWARE_FILE that cannot be read stops the run
+  // before any flag is read (--target names a profile it may define)
   // (a discovered data file that is broken is ignored: docs/hardware.md).
   if (const char *hw = std::getenv("GRAPHLINT_HARDWARE_FILE"); hw && *hw) {
     const std::string &why = HardwareCatalog::instance().loadError();
@@ -897,6 +891,13 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
+  Args a;
+  if (auto err = parseArgs(argc, argv, a))
+    return usage(*err);
+  if (a.command == "rules")
+    return runRules(a);
+  if (a.command == "rule")
+    return runRule(a);
   if (a.command == "inspect")
     return runInspect(a);
   if (a.command == "config")
