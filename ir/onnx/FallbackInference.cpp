@@ -462,6 +462,10 @@ std::optional<Shape> broadcastShapes(const std::vector<const Shape *> &shapes) {
 
 bool inferFallback(FallbackContext &c) {
   const Node &n = c.node;
+  // The rules below are ai.onnx's operators: com.example::Reshape is not
+  // Reshape, and its shapes stay unknown (GL002 says so).
+  if (!n.domain.empty())
+    return false;
   llvm::StringRef op = n.opType;
   if (op == "OptionalHasElement") {
     c.outputs = {Type::tensor(DType::Bool, Shape::of({}))};

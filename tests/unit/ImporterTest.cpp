@@ -43,6 +43,22 @@ TEST(Importer, ConsumerOfCustomOpIsNotInvalid) {
     ADD_FAILURE() << "false GL001: " << d->message;
 }
 
+// A custom domain's op that shares a standard op's name is not that op: its
+// output shape stays unknown, as GL002 says, instead of ai.onnx Reshape's.
+TEST(Importer, CustomDomainOpNamedLikeAStandardOpGetsNoStandardShapes) {
+  auto m = importText(R"(
+    <ir_version: 8, opset_import: ["" : 17, "com.example" : 1]>
+    g (float[2, 6] x) => (float[?, ?] y) {
+      s = Constant<value = int64[2] {3, 4}>()
+      y = com.example.Reshape(x, s)
+      z = Reshape(x, s)
+    })");
+  const Value *y = m->graph->findLocal("y"), *z = m->graph->findLocal("z");
+  ASSERT_TRUE(y && z);
+  EXPECT_FALSE(y->type.shape.isFullyStatic()) << "com.example::Reshape got " << y->type.str();
+  EXPECT_EQ(z->type.str(), "f32[3,4]");
+}
+
 TEST(Importer, InitializersAreDescribedWithoutTheirBytes) {
   auto m = importModelFile(sourcePath("models/resnet18.onnx"), {});
   ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
