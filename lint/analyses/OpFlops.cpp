@@ -3,6 +3,7 @@
 #include "graphlint/lint/OpFlops.h"
 
 #include "graphlint/ir/OpRegistry.h"
+#include "graphlint/lint/Contraction.h"
 
 #include <llvm/ADT/StringMap.h>
 
@@ -100,27 +101,28 @@ double reductionFactor(llvm::StringRef op) {
 }  // namespace
 
 std::optional<double> contractionFlops(const Node &n) {
-  const Value *out = output0(n);
-  const std::string aten = n.atenName();
-  const std::string &op = aten.empty() ? n.opType : aten;
-  if (op == "MatMul" || op == "MatMulInteger" || op == "QLinearMatMul" || op == "mm" || op == "bmm" || op == "matmul")
-    return macs(numel(out), staticDim(input(n, 0), -1));
-  if (op == "addmm" || op == "baddbmm" || op == "linear")  // linear(x, W[out, in]); addmm(bias, a, b)
-    return macs(numel(out), staticDim(input(n, 1), -1));
-  if (op == "Gemm")
-    return macs(numel(out), staticDim(input(n, 0), n.attrInt("transA").value_or(0) ? 0 : 1));
-  if (op == "Conv" || op == "ConvInteger" || op == "QLinearConv" || op == "convolution" || op == "conv2d" ||
-      op == "conv1d" || op == "conv3d")
-    return macs(numel(out), convReduction(input(n, op == "QLinearConv" ? 3 : 1)));
-  if (op == "ConvTranspose")  // each input element scatters into C_out/group x kernel outputs
-    return macs(numel(input(n, 0)), convReduction(input(n, 1)));
-  if (op == "Einsum")
-    return einsumFlops(n);
-  if (op == "LSTM")
+  if (auto g = contractionGeometry(n)) {
+    switch (g->form) {
+    case ContractionForm::MatMul:
+    case ContractionForm::Gemm:
+    case ContractionForm::Conv:  // K = C_in/group x kernel taps per output element
+      return macs(numel(output0(n)), g->K ? std::optional<double>(static_cast<double>(*g->K)) : std::nullopt);
+    case ContractionForm::ConvTranspose:  // each input element scatters into C_out/group x kernel outputs
+      return macs(numel(input(n, 0)), convReduction(input(n, 1)));
+    case ContractionForm::Einsum:
+      return einsumFlops(n);
+    case ContractionForm::Attention:
+      return std::nullopt;  // not modelled
+    }
+  }
+  const std::string &op = n.opType;
+  if (n.domain.empty() && op == "Einsum")
+    return einsumFlops(n);  // contractions the geometry leaves out (ellipses, one operand)
+  if (n.domain.empty() && op == "LSTM")
     return recurrentFlops(n, 4);
-  if (op == "GRU")
+  if (n.domain.empty() && op == "GRU")
     return recurrentFlops(n, 3);
-  if (op == "RNN")
+  if (n.domain.empty() && op == "RNN")
     return recurrentFlops(n, 1);
   if (!n.op || n.op->kind != OpKind::Contraction)
     return 0.0;

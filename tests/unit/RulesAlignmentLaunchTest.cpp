@@ -2,6 +2,7 @@
 // they read (built-in table, data/hardware.yaml, roofline-lite estimates).
 #include "TestSupport.h"
 
+#include "graphlint/ir/Importer.h"
 #include "graphlint/lint/FusionPlan.h"
 #include "graphlint/lint/HardwareProfile.h"
 #include "graphlint/lint/ComputeModel.h"
@@ -244,6 +245,69 @@ TEST(RulesTensorCoreAlignment, VocabularyNotAMultipleOf8InHalfPrecision) {
   ASSERT_TRUE(d[0]->fusionId);
   EXPECT_EQ(*d[0]->fusionId, groupIdOf(text, d[0]->location.nodeIndex));
   EXPECT_FALSE(d[0]->reason);  // a performance finding, not a fusion breaker
+}
+
+// The LM head of a GPT as graphlint-export records it: aten::mm [120, 2048] x
+// [2048, 50257]. Contraction geometry is shared with the FLOP formulas, so the
+// FX graph gets the finding the same ONNX MatMul gets.
+std::string lmHeadFx(const char *dtype) {
+  std::string t = R"({"format": "graphlint-fx", "version": 1, "mode": "forward",
+    "producer": {"name": "graphlint-export", "version": "1.0", "torch": "2.13.0", "capture": "fake"},
+    "model": {"file": "gpt.py", "class": "GPT"},
+    "params": [{"name": "lm_head.weight", "kind": "parameter", "shape": [50257, 2048], "dtype": "DT",
+                "device": "cuda:0", "requires_grad": true, "strides": [2048, 1]}],
+    "inputs": [{"name": "h", "shape": [120, 2048], "dtype": "DT", "device": "cuda:0", "requires_grad": false,
+                "strides": [2048, 1]}],
+    "nodes": [
+      {"name": "t", "op": "aten::t", "overload": "", "inputs": ["lm_head.weight"], "aliases": [0],
+       "outputs": [{"name": "t", "shape": [2048, 50257], "dtype": "DT", "device": "cuda:0", "strides": [1, 2048]}],
+       "source": {"file": "gpt.py", "line": 40, "col": 16, "function": "forward"}, "module": "lm_head"},
+      {"name": "mm", "op": "aten::mm", "overload": "", "inputs": ["h", "t"],
+       "outputs": [{"name": "mm", "shape": [120, 50257], "dtype": "DT", "device": "cuda:0", "strides": [50257, 1]}],
+       "source": {"file": "gpt.py", "line": 40, "col": 16, "function": "forward"}, "module": "lm_head"}],
+    "outputs": ["mm"]})";
+  for (size_t at; (at = t.find("DT")) != std::string::npos;)
+    t.replace(at, 2, dtype);
+  return t;
+}
+
+std::string writeFx(const std::string &json) {
+  std::string path = tempDir() + "/gpt.fx.json";
+  writeFile(path, json);
+  return path;
+}
+
+TEST(RulesTensorCoreAlignment, FxMatmulIsCheckedLikeTheOnnxOne) {
+  std::string path = writeFx(lmHeadFx("bfloat16"));
+  FileReport r = lintFile(path, onTarget("A100-80GB"));
+  auto d = withCode(r, "GL141");
+  ASSERT_EQ(d.size(), 1u) << "aten::mm [120,2048] x [2048,50257] went unreported";
+  EXPECT_HAS(d[0]->message, "aten::mm 'mm' has N = 50257, not a multiple of 8, the bf16 tensor-core alignment");
+  EXPECT_HAS(d[0]->message, "pad N to 50264");
+  // The FLOP formula reads the same geometry: 2 x M x N x K.
+  auto m = importModelFile(path, {});
+  ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
+  const Node &mm = *(*m)->graph->nodes().back();
+  ASSERT_EQ(mm.atenName(), "mm");
+  EXPECT_EQ(contractionFlops(mm), 2.0 * 120 * 50257 * 2048);
+}
+
+// fp32 tensors under --precision bf16-mixed are multiplied in bf16: the
+// alignment is 8, not TF32's 4.
+TEST(RulesTensorCoreAlignment, MixedPrecisionAsksForTheSixteenBitMultiple) {
+  const std::string text = R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[64, 128] x, float[128, 100] w) => (float[64, 100] y) {
+      y = MatMul(x, w)
+    })";
+  // fp32 as TF32: 100 is a multiple of 4, nothing to say.
+  EXPECT_TRUE(withCode(lintText(text, onTarget("A100-80GB")), "GL141").empty());
+  LintOptions mixed = onTarget("A100-80GB");
+  mixed.setup.precision = Precision::BF16Mixed;
+  auto d = withCode(lintText(text, mixed), "GL141");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_HAS(d[0]->message, "N = 100, not a multiple of 8, the bf16 (--precision bf16-mixed) tensor-core alignment");
+  EXPECT_FALSE(contains(d[0]->message, "TF32"));
 }
 
 TEST(RulesTensorCoreAlignment, AlignedAndSymbolicDimsAreClean) {
