@@ -311,7 +311,7 @@ private:
         if (auto hw = resolveHardwareTarget(*t); !hw)
           fail(v, "'target': " + llvm::toString(hw.takeError()));
         else
-          layer_.target = *t;
+          layer_.target = hw->name;  // canonical spelling, as every report prints it
       } else if (key == "train") {
         if (auto b = boolean(v, key)) layer_.train = b;
       } else if (key == "optimizer") {

@@ -149,7 +149,7 @@ setup:
   EXPECT_FALSE(c.policy.isEnabled("GL002"));
   EXPECT_EQ(c.failOn, Severity::Warning);
   EXPECT_TRUE(c.policy.reportUnusedIgnores);
-  EXPECT_EQ(c.setup.target, "a100-80gb");
+  EXPECT_EQ(c.setup.target, "A100-80GB") << "resolved once to the profile's spelling";
   EXPECT_EQ(c.setup.backend, FusionBackend::OrtCpu) << "the old name ort is an alias of ort-cpu";
   EXPECT_EQ(c.setup.dims.at("seq"), 2048);
   EXPECT_TRUE(c.setup.train);
@@ -275,7 +275,7 @@ setup:
   EXPECT_NE(r.out.find("# config file: " + root + "/.graphlint.yaml"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("select: [GL001, GL002, GL003, GL004, GL005]\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("fail-on: warning\n"), std::string::npos);
-  EXPECT_NE(r.out.find("  target: h100\n"), std::string::npos);
+  EXPECT_NE(r.out.find("  target: H100-SXM\n"), std::string::npos) << "the alias h100, resolved";
   EXPECT_NE(r.out.find("    \"batch\": 16\n    \"seq\": 128\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("  optimizer: adamw\n"), std::string::npos);
   EXPECT_NE(r.out.find("  zero: 3\n"), std::string::npos);
@@ -288,7 +288,7 @@ setup:
   ASSERT_TRUE(static_cast<bool>(layer)) << llvm::toString(layer.takeError());
   Config again = resolveConfig({&*layer}, m);
   EXPECT_EQ(again.policy.enabled, (std::set<std::string>{"GL001", "GL002", "GL003", "GL004", "GL005"}));
-  EXPECT_EQ(again.setup.target, "h100");
+  EXPECT_EQ(again.setup.target, "H100-SXM");
   EXPECT_EQ(again.setup.zero, 3u);
 
   r = runCli({"config", m});

@@ -36,3 +36,30 @@ TEST(CostCli, JsonAlwaysHasTheComputeSection) {
   EXPECT_EQ(compute->getArray("groups")->size(), 23u);
   EXPECT_EQ(file.get("communication")->kind(), llvm::json::Value::Null);  // not a training step
 }
+
+// The target is resolved once to the profile's spelling: one report never names
+// it two ways (`compute.target` "A100-80GB" beside `memory.setup.target`
+// "a100-80g"), whether it came from the command line or a config file.
+TEST(CostCli, TargetAliasIsReportedInOneSpellingEverywhere) {
+  std::string dir = tempDir(), model = dir + "/m.onnx";
+  writeFile(model, readFile(sourcePath("models/resnet18.onnx")));
+  auto targets = [](const std::string &out) {
+    std::vector<std::string> found;
+    auto v = llvm::json::parse(out);
+    if (!v) {
+      ADD_FAILURE() << llvm::toString(v.takeError());
+      return found;
+    }
+    const llvm::json::Object &file = *(*v->getAsObject()->getArray("files"))[0].getAsObject();
+    if (auto t = file.getObject("compute")->getString("target"))
+      found.push_back(t->str());
+    if (auto t = file.getObject("memory")->getObject("setup")->getString("target"))
+      found.push_back(t->str());
+    return found;
+  };
+  CliResult r = runCli({"--format", "json", "--memory", "--target", "a100-80g", "-D", "batch=1", model});
+  EXPECT_EQ(targets(r.out), (std::vector<std::string>{"A100-80GB", "A100-80GB"})) << r.err;
+  writeFile(dir + "/.graphlint.yaml", "setup:\n  target: a100-80g\n");
+  r = runCli({"--format", "json", "--memory", "-D", "batch=1", model});
+  EXPECT_EQ(targets(r.out), (std::vector<std::string>{"A100-80GB", "A100-80GB"})) << r.err;
+}

@@ -361,7 +361,7 @@ std::optional<std::string> parseArgs(int argc, char **argv, Args &a) {
         if (!profile)
           err = "--target: " + llvm::toString(profile.takeError());
         else
-          cli.target = v;
+          cli.target = profile->name;  // canonical: "a100-80g" reports as A100-80GB
       }
     } else if (arg == "--train") {
       cli.train = true;
