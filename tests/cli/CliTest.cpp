@@ -474,3 +474,28 @@ TEST(Cli, DimThatBindsNothingWarnsOnStderr) {
       << st.err;
 }
 }  // namespace
+
+// Each subcommand takes only the flags it reads: a flag another subcommand
+// owns is exit 2 with one line, never accepted and silently ignored.
+TEST(Cli, SubcommandsRefuseFlagsTheyDoNotRead) {
+  CliResult r = runCli({"rules", "--train", "--memory-plot", "x.svg"});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("--train is not an option of 'graphlint rules' (it takes --format text|json)"),
+            std::string::npos)
+      << r.err;
+  r = runCli({"inspect", "--memory", sourcePath("models/resnet18.onnx")});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("--memory is not an option of 'graphlint inspect'"), std::string::npos) << r.err;
+  r = runCli({"verify", "--device", "cpu", "--baseline", "b.json", sourcePath("models/resnet18.onnx")});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("--baseline is not an option of 'graphlint verify'"), std::string::npos) << r.err;
+  r = runCli({"--print-ir", sourcePath("models/resnet18.onnx")});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("--print-ir is not an option of 'graphlint lint'"), std::string::npos) << r.err;
+  r = runCli({"rule", "--format", "json", "GL001"});
+  EXPECT_EQ(r.exitCode, 2);
+  // What each reads still works, short forms included.
+  EXPECT_EQ(runCli({"rules", "--format=json"}).exitCode, 0);
+  EXPECT_EQ(runCli({"inspect", "-Dbatch=2", "--fusion", sourcePath("models/resnet18.onnx")}).exitCode, 0);
+  EXPECT_EQ(runCli({"config", "--dump", "--fsdp", "-D", "batch=2", sourcePath("models/resnet18.onnx")}).exitCode, 0);
+}

@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -193,6 +194,7 @@ struct Args {
   ConfigLayer cli;
   bool memory = false;
   std::string memoryPlot;
+  std::vector<std::string> flagsSeen;  // canonical names, for the per-command check
 };
 
 std::optional<std::string> parseDim(const std::string &spec, Args &a) {
@@ -243,6 +245,61 @@ std::optional<std::string> parseChoice(const std::string &flag, const std::strin
   if (!out)
     return flag + " must be one of " + allowed + ", got '" + v + "'";
   return std::nullopt;
+}
+
+// Every subcommand takes only the flags it reads: `graphlint rules
+// --memory-plot x.svg` is an error, not a silent no-op.
+std::string canonicalFlag(const std::string &arg) {
+  if (arg == "-D") return "--dim";
+  if (arg == "-o") return "--output";
+  if (arg == "-q") return "--quiet";
+  if (arg == "-j") return "--jobs";
+  if (arg == "--no-color") return "--color";
+  if (arg == "--fsdp") return "--zero";
+  return arg;
+}
+
+const std::set<std::string> &setupFlags() {
+  static const std::set<std::string> f{"--train", "--optimizer", "--precision", "--zero", "--world-size",
+                                       "--recompute", "--gpus-per-node", "--intra", "--inter", "--target",
+                                       "--backend", "--dim", "--config"};
+  return f;
+}
+
+const std::set<std::string> &selectionFlags() {
+  static const std::set<std::string> f{"--select", "--extend-select", "--ignore", "--report-unused-ignores",
+                                       "--fail-on", "--baseline"};
+  return f;
+}
+
+bool commandAccepts(const std::string &command, const std::string &flag) {
+  if (command == "lint")
+    return flag != "--print-ir" && flag != "--dump" && flag != "--device" && flag != "--random-weights";
+  if (command == "inspect")
+    return flag == "--format" || flag == "--print-ir" || flag == "--dim" || flag == "--backend" ||
+           flag == "--fusion" || flag == "--emit-dot" || flag == "--config";
+  if (command == "rules")
+    return flag == "--format";
+  if (command == "config")
+    return flag == "--dump" || setupFlags().count(flag) || selectionFlags().count(flag);
+  if (command == "verify")
+    return flag == "--device" || flag == "--random-weights" || flag == "--format" || flag == "--output" ||
+           setupFlags().count(flag);
+  return false;  // rule CODE takes none
+}
+
+std::string commandFlagsHelp(const std::string &command) {
+  if (command == "inspect")
+    return "it takes --format, --print-ir, -D, --backend, --fusion, --emit-dot, --config";
+  if (command == "rules")
+    return "it takes --format text|json";
+  if (command == "config")
+    return "it takes --dump and the configuration and training-setup options";
+  if (command == "verify")
+    return "it takes --device, --random-weights, --format, -o and the training-setup options";
+  if (command == "rule")
+    return "it takes one CODE or NAME and no options";
+  return "see 'graphlint --help'";
 }
 
 std::optional<std::string> parseArgs(int argc, char **argv, Args &a) {
@@ -411,7 +468,12 @@ std::optional<std::string> parseArgs(int argc, char **argv, Args &a) {
     }
     if (err)
       return err;
+    if (arg != "--")
+      a.flagsSeen.push_back(canonicalFlag(arg));
   }
+  for (const std::string &flag : a.flagsSeen)
+    if (!commandAccepts(a.command, flag))
+      return fmt::format("{} is not an option of 'graphlint {}' ({})", flag, a.command, commandFlagsHelp(a.command));
   return std::nullopt;
 }
 
