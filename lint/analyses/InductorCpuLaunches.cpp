@@ -7,10 +7,10 @@
 // the earlier method; graph inputs named arg*/primals_* are not freeable).
 #include "InductorCpuLaunches.h"
 
-#include <llvm/ADT/DenseSet.h>
 #include <llvm/ADT/STLExtras.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <numeric>
 #include <queue>
 
@@ -169,20 +169,52 @@ void Scheduler::build() {
           }
   }
   for (const Value *out : g_.outputs)
-    for (const Source &src : std::vector<Source>(sources(out)))
-      bufs_[buffer(src.first, src.second)].output = true;
+    for (const Source &src : std::vector<Source>(sources(out))) {
+      unsigned b = buffer(src.first, src.second);
+      // A convolution's channels-last result leaves the graph in the strides
+      // eager PyTorch would give it (config.keep_output_stride): a copy.
+      const Node *p = src.second >= 0 ? src.first->producer : nullptr;
+      if (p && isConv2d(*p) && out->type.shape.rankKnown && out->type.shape.rank() == 4 &&
+          !contiguousIsChannelsLast(out->type.shape)) {
+        SNode c;
+        c.order = INT64_MAX;
+        c.conv = static_cast<unsigned>(src.second);
+        Buffer copy;
+        copy.bytes = out->type.byteSize().value_or(0);
+        copy.output = true;
+        c.writes.push_back(static_cast<unsigned>(bufs_.size()));
+        c.size = copy.bytes;
+        bufs_.push_back(std::move(copy));
+        unsigned cs = static_cast<unsigned>(nodes_.size());
+        nodes_.push_back(std::move(c));
+        addRead(cs, b);
+        depend(cs, snodeOfGroup_.lookup(static_cast<unsigned>(src.second)));
+        ++copiesOf_[static_cast<unsigned>(src.second)];
+        continue;
+      }
+      bufs_[b].output = true;
+    }
 
   // Channels-last copies of convolution operands, one per source tensor: the
   // scheduler fuses copies that read the same tensor (a weight shared by the
   // heads of several FPN levels, a concat read by several branches).
   llvm::DenseMap<const Value *, unsigned> copyOf;
+  // The scheduler fuses two nodes only within 64 positions of each other in
+  // creation order (are_long_distant_nodes): a copy's position is its
+  // convolution's rank among the groups plus the copies made before it.
+  std::vector<int64_t> keys;
+  for (const SNode &sn : nodes_)
+    keys.push_back(sn.order);
+  std::sort(keys.begin(), keys.end());
+  llvm::DenseMap<unsigned, std::pair<int64_t, int64_t>> span;  // copy -> first, last position
+  int64_t copiesSoFar = 0;  // each convolution's copy is a node before fusion, shared or not
   for (const auto &np : g_.nodes()) {
     const Node &n = *np;
     auto cs = snodeOfGroup_.find(groupIndex_.lookup(&n));
     if (!isConv2d(n) || cs == snodeOfGroup_.end() || !nodes_[cs->second].library)
       continue;
-    for (unsigned pos : {0u, 1u}) {
-      const Value *operand = n.inputs[pos];
+    for (unsigned operandIdx : {0u, 1u}) {
+      const Value *operand = n.inputs[operandIdx];
       const std::vector<Source> srcs = operand ? sources(operand) : std::vector<Source>{};
       if (srcs.size() != 1 || contiguousIsChannelsLast(operand->type.shape))
         continue;
@@ -197,8 +229,18 @@ void Scheduler::build() {
                           (isLibraryKind(groups_[static_cast<unsigned>(sg)].kind) && !isConv2d(*src->producer));
       if (!fixedContiguous)
         continue;
+      int64_t pos = (std::lower_bound(keys.begin(), keys.end(), nodes_[cs->second].order) - keys.begin()) +
+                    copiesSoFar++;
       auto [it, fresh] = copyOf.try_emplace(src, static_cast<unsigned>(nodes_.size()));
+      if (!fresh) {
+        auto &[first, last] = span[it->second];
+        if (std::max(std::abs(first - pos), std::abs(pos - last)) > 64)
+          fresh = true, it->second = static_cast<unsigned>(nodes_.size());  // too far: a copy of its own
+        else
+          last = std::max(last, pos);
+      }
       if (fresh) {
+        span[it->second] = {pos, pos};
         SNode c;
         c.order = 2 * static_cast<int64_t>(n.index) - 1;
         c.conv = static_cast<unsigned>(nodes_[cs->second].group);

@@ -24,8 +24,9 @@ struct InductorCpuLaunches {
   /// Library-call group id -> the channels-last copies the lowering adds for
   /// its operands (a copy shared by several convolutions counts at the first).
   llvm::DenseMap<unsigned, unsigned> layoutCopiesOf;
-  /// Library-call group id -> C++ functions that hold only layout copies and
-  /// run right before it (no other loop nest shares them).
+  /// Library-call group id -> C++ functions that hold only layout copies for
+  /// it (its operands' before it, its graph output's back to contiguous
+  /// strides after it) and no other loop nest.
   llvm::DenseMap<unsigned, unsigned> copyOnlyLaunchesOf;
   std::string order;  // the order the peak-memory pass picks: baseline, lpmf, bfs, dfs
 };
@@ -37,7 +38,7 @@ InductorCpuLaunches scheduleInductorCpu(const Graph &g, const std::vector<Fusion
 /// Applies that schedule to the plan: each kernel group's `launch`, the
 /// `layoutCopies` of library calls, and `kernels` so that they add up to the
 /// launches (a group sharing another's C++ function counts 0, a convolution
-/// preceded by a copies-only function counts 2).
+/// with a copies-only function counts 2).
 void assignInductorCpuLaunches(const Graph &g, std::vector<FusionGroup> &groups,
                                const llvm::DenseMap<const Node *, unsigned> &groupIndex);
 
