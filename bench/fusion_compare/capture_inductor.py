@@ -51,6 +51,7 @@ class Recorder:
         self.graphs = []
         self.current = None
         self.train = False  # forward + backward: see compile_to_module
+        self.write_now = None  # (gm, index) -> (nodes, file): write each graph when lowered
 
     def start(self):
         self.current = {"kernels": [], "refusals": []}
@@ -133,7 +134,12 @@ def _patch():
                 buf_to_fx[m.get_name()] = origins
             g["scheduler_nodes"].append({"type": type(sn).__name__, "name": sn.get_name(), "origins": origins})
         g["buffer_origins"] = buf_to_fx
-        g["gm"] = self.module
+        if REC.write_now:
+            # (a training step runs on after codegen, and later compiles can
+            # rewrite the graph: write it while it is the one just lowered)
+            g["fx_nodes"], g["fx_file"] = REC.write_now(self.module, len(REC.graphs))
+        else:
+            g["gm"] = self.module
         REC.graphs.append(g)
         REC.current = None
         if REC.train:
@@ -253,6 +259,11 @@ def main():
     model, inputs = zoo.build(name[:-len("-train")] if train else name)
     compiled = torch.compile(model, backend=backend(inputs))
     if train:
+        def write_now(gm, i):
+            path = os.path.join(outdir, f"{name}.g{i}.fx.json")
+            return write_graph(gm, inputs, path), os.path.basename(path)
+
+        REC.write_now = write_now
         model.train()
         out = compiled(*inputs)
         out = getattr(out, "last_hidden_state", out)
@@ -263,6 +274,9 @@ def main():
     took = time.perf_counter() - start
     graphs = []
     for i, g in enumerate(REC.graphs):
+        if "gm" not in g:
+            graphs.append(g)
+            continue
         gm = g.pop("gm")
         fx_path = os.path.join(outdir, f"{name}.g{i}.fx.json")
         g["fx_nodes"] = write_graph(gm, inputs, fx_path)

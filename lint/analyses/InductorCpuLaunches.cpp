@@ -176,8 +176,8 @@ void Scheduler::build() {
       const Node *p = src.second >= 0 ? src.first->producer : nullptr;
       if (p && isConv2d(*p) && out->type.shape.rankKnown && out->type.shape.rank() == 4 &&
           !contiguousIsChannelsLast(out->type.shape)) {
-        SNode c;
-        c.order = INT64_MAX;
+        SNode c;  // made when the node returning it is lowered (graph.py run_node)
+        c.order = 2 * static_cast<int64_t>(out->producer ? out->producer->index : p->index) + 1;
         c.conv = static_cast<unsigned>(src.second);
         Buffer copy;
         copy.bytes = out->type.byteSize().value_or(0);

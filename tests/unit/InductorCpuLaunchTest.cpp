@@ -1,8 +1,9 @@
 // inductor-cpu's launch model (lint/analyses/InductorCpuLaunches.cpp): the
 // channels-last copies Inductor's CPU lowering adds in front of convolutions,
 // one C++ function per run of loop nests between library calls, and the
-// schedule its peak-memory pass picks. Each expectation is what torch 2.14's
-// Inductor does (bench/fusion_compare, docs/fusion.md#inductor-cpu-launches).
+// schedule its peak-memory pass picks. Each kernel count is what torch 2.14's
+// Inductor emits for the same graph as a PyTorch module
+// (bench/fusion_compare/launch_cases.py prints them; docs/fusion.md#inductor-cpu-launches).
 #include "TestSupport.h"
 
 #include "graphlint/ir/Importer.h"
