@@ -264,22 +264,20 @@ void Scheduler::build() {
   }
 }
 
-// scheduler.py topological_sort_schedule: creation order, dependencies first.
-std::vector<unsigned> Scheduler::baseline() const {
-  std::vector<unsigned> byOrder(nodes_.size());
-  std::iota(byOrder.begin(), byOrder.end(), 0u);
-  std::stable_sort(byOrder.begin(), byOrder.end(), [&](unsigned a, unsigned b) { return nodes_[a].order < nodes_[b].order; });
-  std::vector<char> seen(nodes_.size(), 0);
+// Visits `roots` in order, each node's dependencies first (sorted by `less`),
+// iteratively: graphs of 10^5 nodes would overflow the stack.
+template <typename Less> std::vector<unsigned> depsFirst(const std::vector<SNode> &nodes,
+                                                         const std::vector<unsigned> &roots, Less less) {
+  std::vector<char> seen(nodes.size(), 0);
   std::vector<unsigned> out;
-  for (unsigned root : byOrder) {
-    // Iterative DFS (graphs of 10^5 nodes would overflow the stack).
+  for (unsigned root : roots) {
     std::vector<std::pair<unsigned, size_t>> stack;
     if (!seen[root])
       stack.push_back({root, 0}), seen[root] = 1;
     while (!stack.empty()) {
       auto &[s, next] = stack.back();
-      std::vector<unsigned> deps = nodes_[s].deps;
-      std::sort(deps.begin(), deps.end(), [&](unsigned a, unsigned b) { return nodes_[a].order < nodes_[b].order; });
+      std::vector<unsigned> deps = nodes[s].deps;
+      std::sort(deps.begin(), deps.end(), less);
       if (next < deps.size()) {
         unsigned d = deps[next++];
         if (!seen[d])
@@ -291,6 +289,15 @@ std::vector<unsigned> Scheduler::baseline() const {
     }
   }
   return out;
+}
+
+// scheduler.py topological_sort_schedule: creation order, dependencies first.
+std::vector<unsigned> Scheduler::baseline() const {
+  auto earlier = [&](unsigned a, unsigned b) { return nodes_[a].order < nodes_[b].order; };
+  std::vector<unsigned> byOrder(nodes_.size());
+  std::iota(byOrder.begin(), byOrder.end(), 0u);
+  std::stable_sort(byOrder.begin(), byOrder.end(), earlier);
+  return depsFirst(nodes_, byOrder, earlier);
 }
 
 // memory.py topological_sort_bfs: the ready node whose predecessors ran earliest.
@@ -338,27 +345,7 @@ std::vector<unsigned> Scheduler::dfs(const std::vector<unsigned> &index) const {
   std::vector<unsigned> roots(nodes_.size());
   std::iota(roots.begin(), roots.end(), 0u);
   std::sort(roots.begin(), roots.end(), lighter);
-  std::vector<char> seen(nodes_.size(), 0);
-  std::vector<unsigned> out;
-  for (unsigned root : roots) {
-    std::vector<std::pair<unsigned, size_t>> stack;
-    if (!seen[root])
-      stack.push_back({root, 0}), seen[root] = 1;
-    while (!stack.empty()) {
-      auto &[s, next] = stack.back();
-      std::vector<unsigned> deps = nodes_[s].deps;
-      std::sort(deps.begin(), deps.end(), lighter);
-      if (next < deps.size()) {
-        unsigned d = deps[next++];
-        if (!seen[d])
-          seen[d] = 1, stack.push_back({d, 0});
-        continue;
-      }
-      out.push_back(s);
-      stack.pop_back();
-    }
-  }
-  return out;
+  return depsFirst(nodes_, roots, lighter);
 }
 
 // memory.py topological_sort_lpmf: least peak memory first.
