@@ -66,6 +66,8 @@ FusionSummary summariseFusion(const Model &m, const FusionPlan &plan, bool withE
     sg.kind = std::string(groupKindName(grp.kind));
     sg.graph = grp.graph ? graphIdx.lookup(grp.graph) : 0;
     sg.kernels = grp.kernels;
+    sg.launch = grp.launch;
+    sg.layoutCopies = grp.layoutCopies;
     for (const Node *n : grp.nodes)
       sg.nodes.push_back(nodeIdx.lookup(n));
     s.groups.push_back(std::move(sg));

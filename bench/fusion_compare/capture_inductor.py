@@ -17,9 +17,11 @@ and OUTDIR/MODEL.g<N>.fx.json per graph).
 """
 
 import json
+import operator
 import os
 import sys
 import time
+import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "graphlint-export"))
@@ -48,6 +50,8 @@ class Recorder:
     def __init__(self):
         self.graphs = []
         self.current = None
+        self.train = False  # forward + backward: see compile_to_module
+        self.write_now = None  # (gm, index) -> (nodes, file): write each graph when lowered
 
     def start(self):
         self.current = {"kernels": [], "refusals": []}
@@ -130,9 +134,26 @@ def _patch():
                 buf_to_fx[m.get_name()] = origins
             g["scheduler_nodes"].append({"type": type(sn).__name__, "name": sn.get_name(), "origins": origins})
         g["buffer_origins"] = buf_to_fx
-        g["gm"] = self.module
+        if REC.write_now:
+            # (a training step runs on after codegen, and later compiles can
+            # rewrite the graph: write it while it is the one just lowered)
+            g["fx_nodes"], g["fx_file"] = REC.write_now(self.module, len(REC.graphs))
+        else:
+            g["gm"] = self.module
         REC.graphs.append(g)
         REC.current = None
+        if REC.train:
+            # A training step needs its forward partition to run for autograd
+            # to reach the backward one: the lowered graph runs eagerly in
+            # place of the generated module (which is never compiled).
+            gm = self.module
+
+            def call(args):
+                out = gm(*args)
+                args.clear()
+                return out
+
+            return types.SimpleNamespace(call=call, __file__=os.devnull)
         raise StopAfterCodegen()
 
     igraph.GraphLowering._compile_to_module = compile_to_module
@@ -154,9 +175,32 @@ def backend(example_inputs_of_model):
     return run
 
 
+# Post-grad lowering patterns whose lowering returns its list input unchanged
+# (fx_passes/post_grad.py: split_with_sizes(cat(xs)) -> xs). In the graph they
+# are calls with the list as a keyword argument; Inductor lowers them to
+# nothing, so the graph written for graphlint reads the list directly.
+IDENTITY_LOWERINGS = ("cat_splitwithsizes_replace",)
+
+
+def inline_identity_lowerings(gm):
+    for n in list(gm.graph.nodes):
+        if n.op != "call_function" or getattr(n.target, "__name__", "") not in IDENTITY_LOWERINGS:
+            continue
+        items = n.kwargs.get("input_", n.args[-1] if n.args else None)
+        if not isinstance(items, (list, tuple)):
+            continue
+        for u in list(n.users):
+            if u.op == "call_function" and u.target is operator.getitem and isinstance(u.args[1], int):
+                u.replace_all_uses_with(items[u.args[1]])
+                gm.graph.erase_node(u)
+        if not n.users:
+            gm.graph.erase_node(n)
+
+
 def write_graph(gm, inputs, path):
     """The lowered graph as graphlint FX JSON. Placeholders whose shape and
     dtype match an example input are inputs, the rest parameters."""
+    inline_identity_lowerings(gm)
     flat = torch.utils._pytree.tree_flatten(inputs)[0]
     want = [(tuple(t.shape), t.dtype) for t in flat if isinstance(t, torch.Tensor)]
     placeholders = []
@@ -211,9 +255,15 @@ def main():
     torch._logging.set_logs(graph_breaks=True)
     start = time.perf_counter()
     train = name.endswith("-train")  # forward + backward: Inductor lowers both graphs
+    REC.train = train
     model, inputs = zoo.build(name[:-len("-train")] if train else name)
     compiled = torch.compile(model, backend=backend(inputs))
     if train:
+        def write_now(gm, i):
+            path = os.path.join(outdir, f"{name}.g{i}.fx.json")
+            return write_graph(gm, inputs, path), os.path.basename(path)
+
+        REC.write_now = write_now
         model.train()
         out = compiled(*inputs)
         out = getattr(out, "last_hidden_state", out)
@@ -224,6 +274,9 @@ def main():
     took = time.perf_counter() - start
     graphs = []
     for i, g in enumerate(REC.graphs):
+        if "gm" not in g:
+            graphs.append(g)
+            continue
         gm = g.pop("gm")
         fx_path = os.path.join(outdir, f"{name}.g{i}.fx.json")
         g["fx_nodes"] = write_graph(gm, inputs, fx_path)

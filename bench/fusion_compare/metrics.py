@@ -96,11 +96,15 @@ def _score(gl, comp, nodes, edges, boundaries, refusal_of=None):
 
 
 def _graphlint_groups(plan):
+    """Node -> the kernel launch graphlint predicts it runs in: a group's
+    `launch` (inductor-cpu: the C++ function several groups' loop nests share),
+    for groups that run in a kernel (shape-only groups do not)."""
     gl = {}
     for grp in plan["groups"]:
-        if grp["kernels"] > 0:
+        launch = grp.get("launch", grp["id"])
+        if grp["kernels"] > 0 or launch != grp["id"]:
             for n in grp["nodes"]:
-                gl[n] = grp["id"]
+                gl[n] = launch
     return gl
 
 

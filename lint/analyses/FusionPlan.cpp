@@ -5,6 +5,7 @@
 // One pass over the nodes and their inputs: linear in graph size.
 #include "graphlint/lint/FusionPlan.h"
 
+#include "InductorCpuLaunches.h"
 #include "OrtPatterns.h"
 #include "graphlint/ir/OpRegistry.h"
 
@@ -120,6 +121,15 @@ void FusionPlan::plan(const Model &m) {
   groups_ = std::move(kept);
   for (auto &entry : groupIndex_)
     entry.second = remap[entry.second];
+  for (FusionGroup &grp : groups_)
+    grp.launch = grp.id;
+  if (backend_ == FusionBackend::InductorCpu) {
+    auto launches = [&](const Graph &g) { assignInductorCpuLaunches(g, groups_, groupIndex_); };
+    forEachGraph(*m.graph, launches);
+    for (const auto &f : m.functions)
+      if (f->body)
+        forEachGraph(*f->body, launches);
+  }
   std::vector<FusionBoundary> bounds;
   boundaryIndex_.clear();
   for (FusionBoundary &b : boundaries_) {

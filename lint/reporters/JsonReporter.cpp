@@ -49,11 +49,15 @@ json::Value fusionToJson(const FusionSummary &s) {
     json::Array nodes;
     for (unsigned n : g.nodes)
       nodes.push_back(nodeName(n));
-    groups.push_back(json::Object{{"id", static_cast<int64_t>(g.id)},
-                                  {"kind", g.kind},
-                                  {"graph", graphOf(g.graph)},
-                                  {"nodes", std::move(nodes)},
-                                  {"kernels", static_cast<int64_t>(g.kernels)}});
+    json::Object o{{"id", static_cast<int64_t>(g.id)},
+                   {"kind", g.kind},
+                   {"graph", graphOf(g.graph)},
+                   {"nodes", std::move(nodes)},
+                   {"kernels", static_cast<int64_t>(g.kernels)},
+                   {"launch", static_cast<int64_t>(g.launch)}};
+    if (g.layoutCopies)
+      o["layout_copies"] = static_cast<int64_t>(g.layoutCopies);
+    groups.push_back(std::move(o));
   }
   json::Array bounds;
   json::Object byReason;

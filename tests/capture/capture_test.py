@@ -331,6 +331,12 @@ class Vision(unittest.TestCase):
         bn_buffers = [p for p in doc["params"] if p["kind"] == "buffer" and p["name"].endswith("running_mean")]
         self.assertTrue(bn_buffers)
         self.assertEqual(doc["inputs"][0]["shape"][0], "batch")
+        # Tuple results (batch norm, max pool with indices) are read on through
+        # getitem: every ReLU reads one (a writer that dropped getitem as a
+        # size node left them with no input).
+        relus = [n for n in doc["nodes"] if n["op"] in ("aten::relu", "aten::relu_")]
+        self.assertTrue(relus)
+        self.assertTrue(all(n["inputs"] and n["inputs"][0] for n in relus), [n["name"] for n in relus if not n["inputs"]])
         return doc
 
     def test_torchvision_resnet18(self):

@@ -39,6 +39,11 @@ def is_sym_node(n):
         return False
     schema = getattr(target, "_schema", None)
     if schema is None:
+        # operator.getitem unpacks a tuple: of sizes (a size node), or of
+        # tensors (var_mean, batch norm, max_pool2d_with_indices: a value the
+        # graph reads on, never to be dropped).
+        if getattr(target, "__name__", "") == "getitem":
+            return isinstance(n.meta.get("val"), SYM_TYPES + (int, float, bool))
         return True
     return schema.name.startswith("aten::sym_")
 

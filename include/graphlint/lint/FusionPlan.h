@@ -58,6 +58,13 @@ struct FusionGroup {
   const Graph *graph = nullptr;
   std::vector<const Node *> nodes;  // in execution order
   unsigned kernels = 1;             // 0 for shape-only groups
+  /// The kernel launch the group runs in: its own id, except on inductor-cpu,
+  /// where the loop nests Inductor schedules between two library calls form
+  /// one C++ function (the first group's id; the others count 0 kernels).
+  unsigned launch = 0;
+  /// inductor-cpu: channels-last copies of a convolution's operands
+  /// (weights of k x k kernels, contiguous inputs) that Inductor adds.
+  unsigned layoutCopies = 0;
 };
 
 struct FusionBoundary {

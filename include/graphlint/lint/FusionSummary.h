@@ -34,6 +34,8 @@ struct FusionSummary {
     unsigned graph = 0;          // index into `graphs`
     std::vector<unsigned> nodes; // indices into `nodes`, in execution order
     unsigned kernels = 0;
+    unsigned launch = 0;         // FusionGroup::launch
+    unsigned layoutCopies = 0;   // FusionGroup::layoutCopies
   };
   struct Boundary {
     unsigned fromGroup = 0, toGroup = 0;
