@@ -170,6 +170,44 @@ class Capture(unittest.TestCase):
         self.assertIn("input0 [5, 3, 16, 16]", unbound[0])
         self.assertIn("--dim nothing=11 binds no input dim", err)
 
+    @unittest.skipUnless(TORCH2, "torch 2.x symbolic sizes (torch 1.13 matches sizes)")
+    def test_batch_of_one_stays_a_symbol(self):
+        # torch specialises sizes 0 and 1: the dim is traced at 2 and written at 1.
+        doc, err, _ = export(["--model", "training:model", "--input", "input0:int64[batch,seq]",
+                              "--dim", "batch=1", "--dim", "seq=9", "--train"])
+        self.assertEqual(doc["inputs"][0]["shape"], ["batch", "seq"])
+        self.assertEqual(doc["symbols"]["batch"]["hint"], 1)
+        self.assertNotIn("specialised", err)
+        dims = {d for n in doc["nodes"] for o in n["outputs"] for d in o.get("shape", []) if isinstance(d, str)}
+        self.assertIn("batch*seq", dims)
+        if not os.access(GRAPHLINT, os.X_OK):
+            self.skipTest(f"{GRAPHLINT} not built")
+        path = os.path.join(tempfile.mkdtemp(), "batch1.fx.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+
+        def ir(*dims):
+            p = subprocess.run([GRAPHLINT, "inspect", "--print-ir", *dims, path], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            return p.stdout
+        self.assertIn("%input0: i64[1,9]", ir())                  # the hint: the size asked for
+        scaled = ir("-D", "batch=8")
+        self.assertIn("%input0: i64[8,9]", scaled)
+        self.assertIn("f32[72,32] = aten::addmm", scaled)          # the flattened [batch*seq, 32] linear
+
+    @unittest.skipUnless(TORCH2, "torch 2.x symbolic sizes")
+    def test_branch_on_a_batch_of_one_is_reported(self):
+        doc, err, _ = export(["--model", "size_one:model", "--input", "input0:float32[batch,16]", "--dim", "batch=1"])
+        self.assertEqual(doc["inputs"][0]["shape"], ["batch", 16])
+        found = [d for d in doc["diagnostics"] if d["kind"] == "dim-traced-larger"]
+        self.assertEqual(len(found), 1, doc.get("diagnostics"))
+        self.assertEqual(found[0]["source"]["line"], 13)
+        self.assertIn("batch != 1", found[0]["message"])
+        self.assertIn("tests/fixtures/fx/size_one.py:13: dim batch was traced at size 2", err)
+        doc, _, _ = export(["--model", "size_one:model", "--input", "input0:float32[batch,16]", "--dim", "batch=4"])
+        self.assertNotIn("dim-traced-larger", [d["kind"] for d in doc.get("diagnostics", [])])
+
     def test_factory_and_input_shapes(self):
         doc, _, _ = export(["--model", "training:model", "--input", "input0:int64[batch,seq]",
                             "--dim", "batch=4", "--dim", "seq=9", "--train"])
