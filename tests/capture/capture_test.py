@@ -303,6 +303,33 @@ class Capture(unittest.TestCase):
         _, err, _ = export(["parity.py", "--capture", "export", "--train"], expect_rc=2)
         self.assertIn("forward graph only", err)
 
+    @unittest.skipUnless(TORCH2, "torch.export needs torch >= 2.1")
+    def test_exported_program_keeps_its_dim_names(self):
+        # torch.export.save drops the Dim names; graphlint.save_pt2 (and check(ep)) keeps them.
+        if not os.access(GRAPHLINT, os.X_OK):
+            self.skipTest(f"{GRAPHLINT} not built")
+        sys.path.insert(0, os.path.join(ROOT, "python"))
+        os.environ["GRAPHLINT_BINARY"] = GRAPHLINT
+        import graphlint
+        sys.path.insert(0, os.path.join(ROOT, "tests", "fixtures", "pt2"))
+        import pt2_models
+        ep = torch.export.export(pt2_models.DynamicBatch().eval(), (torch.randn(3, 7, 24),), dynamic_shapes=(
+            {0: torch.export.Dim("batch"), 1: torch.export.Dim("seq")},))
+        path = os.path.join(tempfile.mkdtemp(), "dynamic.pt2")
+        names = graphlint.save_pt2(ep, path)
+        self.assertEqual(sorted(names.values()), ["batch", "seq"])
+        torch.export.load(path)   # still a torch.export archive
+        p = subprocess.run([GRAPHLINT, "inspect", "--print-ir", "-D", "batch=8", "-D", "seq=16", path],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("binds nothing", p.stderr)
+        self.assertIn("%x: f32[8,16,24]", p.stdout)
+        self.assertIn("f32[128,48]", p.stdout)   # the flattened [batch*seq, 48] linear
+        report = graphlint.check(ep, dims={"batch": 8})
+        dims = {d["name"]: d for d in report.json["files"][0]["dims"]}
+        self.assertEqual((dims["batch"]["value"], dims["batch"]["from"]), (8, "cli"))
+        self.assertEqual((dims["seq"]["value"], dims["seq"]["source"]), (7, "x.shape[1]"))
+
     @unittest.skipIf(TORCH2, "torch 1.13 only")
     def test_torch113_refuses_export(self):
         _, err, _ = export(["parity.py", "--capture", "export"], expect_rc=2)
