@@ -146,7 +146,7 @@ class Prepared:
         if self.shape_env is not None:
             for name, value in self.namer.specialised():
                 self.diagnostics.append({"kind": "dim-specialised", "message": f"dim '{name}' was specialised to "
-                                         f"{value} by the trace (a guard on its size, or size 0/1 broadcasting): "
+                                         f"{value} by the trace (a guard on its size, such as x.shape[0] == 8): "
                                          f"it is written as the number"})
             for dims, guard, (file, line, func) in self.namer.off_path():
                 self.diagnostics.append({"kind": "dim-traced-larger", "message": f"dim {dims} was traced at size "

@@ -220,7 +220,7 @@ class Symbols:
 
     def specialised(self):
         """User dims the model pinned to a number (a guard such as
-        `x.shape[0] == 8`, or broadcasting against size 1)."""
+        `x.shape[0] == 8`)."""
         out = []
         for name, value in self.by_name.items():
             simple = self.shape_env.simplify(value.node.expr)
