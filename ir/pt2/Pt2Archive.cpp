@@ -14,6 +14,7 @@ namespace {
 constexpr zip_int64_t kMaxEntries = 1 << 20;  // a real archive has one per tensor
 constexpr uint64_t kMaxJsonBytes = 256ull << 20;   // models/*.json, uncompressed
 constexpr uint64_t kMaxConfigBytes = 64ull << 20;  // data/weights/model_weights_config.json
+constexpr uint64_t kMaxNamesBytes = 1ull << 20;    // extra/graphlint_symbols.json
 
 llvm::Error fail(std::string msg) {
   return llvm::make_error<llvm::StringError>(std::move(msg), llvm::inconvertibleErrorCode());
@@ -110,7 +111,7 @@ llvm::Expected<std::unique_ptr<Model>> importPt2(int fd, const std::string &path
   if (!archive)
     return archive.takeError();
   // "<name>/models/model.json" (torch.export.save) or "models/model.json".
-  std::string modelEntry, weightsEntry;
+  std::string modelEntry, weightsEntry, namesEntry;
   bool pickled = false;
   for (const std::string &n : archive->names()) {
     llvm::StringRef e(n);
@@ -120,6 +121,8 @@ llvm::Expected<std::unique_ptr<Model>> importPt2(int fd, const std::string &path
       modelEntry = n;
     if (e.endswith("data/weights/model_weights_config.json"))
       weightsEntry = n;
+    if (e.endswith("extra/graphlint_symbols.json"))   // graphlint.save_pt2: the Dim names
+      namesEntry = n;
     pickled |= e.endswith("data.pkl");
   }
   if (modelEntry.empty())
@@ -129,14 +132,17 @@ llvm::Expected<std::unique_ptr<Model>> importPt2(int fd, const std::string &path
   llvm::Expected<std::string> json = archive->read(modelEntry, kMaxJsonBytes);
   if (!json)
     return json.takeError();
-  std::string config;
-  if (!weightsEntry.empty()) {
-    llvm::Expected<std::string> c = archive->read(weightsEntry, kMaxConfigBytes);
-    if (!c)
-      return c.takeError();
-    config = std::move(*c);
-  }
-  auto m = importExportedProgram(*json, config, path, modelEntry, opts);
+  // The optional entries: an absent one reads as empty.
+  auto optional = [&](const std::string &entry, uint64_t cap) -> llvm::Expected<std::string> {
+    return entry.empty() ? std::string() : archive->read(entry, cap);
+  };
+  llvm::Expected<std::string> config = optional(weightsEntry, kMaxConfigBytes);
+  if (!config)
+    return config.takeError();
+  llvm::Expected<std::string> names = optional(namesEntry, kMaxNamesBytes);
+  if (!names)
+    return names.takeError();
+  auto m = importExportedProgram(*json, *config, path, modelEntry, opts, *names);
   if (m)
     (*m)->fileSize = fileSize;
   return m;

@@ -36,7 +36,14 @@ public:
   Pt2Import(const std::string &path, const std::string &entry, const ImportOptions &opts)
       : path_(path), entry_(entry), binder_(opts.dims) {}
 
-  llvm::Expected<std::unique_ptr<Model>> run(llvm::StringRef text, llvm::StringRef weightsConfig) {
+  llvm::Expected<std::unique_ptr<Model>> run(llvm::StringRef text, llvm::StringRef weightsConfig,
+                                             llvm::StringRef symbolNames) {
+    if (!symbolNames.empty()) {
+      llvm::Expected<SymbolNames> names = parseSymbolNames(symbolNames);
+      if (!names)
+        return fail(fmt::format("extra/graphlint_symbols.json: {}", llvm::toString(names.takeError())));
+      names_ = std::move(*names);
+    }
     // llvm::json parses recursively: refuse nesting no program has.
     if (llvm::Error e = checkNestingDepth(text, TextSyntax::Json, "", kMaxJsonNesting))
       return fail(fmt::format("{}: {}", entry_, llvm::toString(std::move(e))));
@@ -147,7 +154,7 @@ private:
       if (const json::Object *h = e->getObject("hint"))
         if (auto i = h->getInteger("as_int"))
           *hint = *i;
-    return dimFromExprStr(*text);
+    return dimFromExprStr(*text, names_);
   }
 
   // A broken size is reported where its value is defined, not in this prepass.
@@ -156,7 +163,7 @@ private:
     if (const json::Object *rc = root.getObject("range_constraints"))
       for (const auto &kv : *rc) {
         SymbolInfo s;
-        s.name = kv.first.str();
+        s.name = renamedSymbol(kv.first.str(), names_);
         s.kind = isUnbackedName(s.name) ? SymbolInfo::Kind::Unbacked : SymbolInfo::Kind::Input;
         if (const json::Object *r = kv.second.getAsObject()) {
           if (auto m = r->getInteger("min_val"))
@@ -600,6 +607,7 @@ private:
   std::string error_;
   const json::Object *tensorValues_ = nullptr;
   std::map<std::string, SymbolInfo> declared_;
+  SymbolNames names_;                              // torch symbol -> Dim name (graphlint.save_pt2)
   std::map<std::string, std::string> storageOf_;  // parameter FQN -> weight entry
   llvm::StringMap<Value *> values_;                // graph names -> values
   std::vector<std::pair<std::string, std::string>> model_metadata_;
@@ -611,8 +619,8 @@ private:
 
 llvm::Expected<std::unique_ptr<Model>> importExportedProgram(llvm::StringRef json, llvm::StringRef weightsConfig,
                                                              const std::string &path, const std::string &entry,
-                                                             const ImportOptions &opts) {
-  return Pt2Import(path, entry, opts).run(json, weightsConfig);
+                                                             const ImportOptions &opts, llvm::StringRef symbolNames) {
+  return Pt2Import(path, entry, opts).run(json, weightsConfig, symbolNames);
 }
 
 }  // namespace graphlint::pt2

@@ -19,8 +19,10 @@ llvm::Expected<std::unique_ptr<Model>> importPt2(int fd, const std::string &path
 
 /// Imports the ExportedProgram JSON itself (models/model.json), for tests
 /// and for archives already unpacked; `entry` names it in messages.
+/// `symbolNames` is the archive's extra/graphlint_symbols.json, if any.
 llvm::Expected<std::unique_ptr<Model>> importExportedProgram(llvm::StringRef json, llvm::StringRef weightsConfig,
                                                              const std::string &path, const std::string &entry,
-                                                             const ImportOptions &opts);
+                                                             const ImportOptions &opts,
+                                                             llvm::StringRef symbolNames = {});
 
 }  // namespace graphlint::pt2

@@ -3,6 +3,8 @@
 #include <llvm/ADT/STLExtras.h>
 #include <llvm/Support/JSON.h>
 
+#include <cctype>
+
 namespace graphlint::pt2 {
 
 std::optional<DType> dtypeFromScalarType(int64_t code) {
@@ -89,13 +91,65 @@ Device deviceOf(const llvm::json::Object &dev) {
   return d;
 }
 
-Dim dimFromExprStr(llvm::StringRef text) {
+namespace {
+
+SymExprRef renamed(const SymExprRef &e, const SymbolNames &names) {
+  if (e->isSymbol()) {
+    auto it = names.find(e->name());
+    return it == names.end() ? e : SymExpr::symbol(it->second);
+  }
+  if (e->args().empty())
+    return e;
+  llvm::SmallVector<SymExprRef, 2> args;
+  for (const SymExprRef &a : e->args())
+    args.push_back(renamed(a, names));
+  return SymExpr::make(e->op(), args);
+}
+
+bool isSymbolName(llvm::StringRef n) {
+  return !n.empty() && (std::isalpha(static_cast<unsigned char>(n[0])) || n[0] == '_') &&
+         llvm::all_of(n, [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+}  // namespace
+
+Dim dimFromExprStr(llvm::StringRef text, const SymbolNames &names) {
   llvm::Expected<SymExprRef> parsed = SymExpr::parse(text);
   if (!parsed) {
     llvm::consumeError(parsed.takeError());
     return Dim::unknown();
   }
-  return Dim::of(std::move(*parsed));
+  return Dim::of(names.empty() ? std::move(*parsed) : renamed(*parsed, names));
+}
+
+llvm::Expected<SymbolNames> parseSymbolNames(llvm::StringRef text) {
+  auto bad = [](std::string msg) {
+    return llvm::make_error<llvm::StringError>(std::move(msg), llvm::inconvertibleErrorCode());
+  };
+  llvm::Expected<llvm::json::Value> doc = llvm::json::parse(text);
+  if (!doc)
+    return bad("is not valid JSON: " + llvm::toString(doc.takeError()));
+  const llvm::json::Object *o = doc->getAsObject();
+  if (!o)
+    return bad("expected an object of torch symbol -> name, e.g. {\"s77\": \"batch\"}");
+  SymbolNames out;
+  std::map<std::string, std::string> taken;
+  for (const auto &kv : *o) {
+    auto name = kv.second.getAsString();
+    std::string sym = kv.first.str();
+    if (!name || !isSymbolName(*name) || !isSymbolName(sym) || isUnbackedName(sym))
+      return bad("'" + sym + "' is not a size symbol of the program mapped to a name (" +
+                 (name ? "'" + name->str() + "'" : std::string("not a string")) + ")");
+    if (auto [it, fresh] = taken.emplace(name->str(), sym); !fresh)
+      return bad("'" + it->first + "' names both " + it->second + " and " + sym);
+    out[sym] = name->str();
+  }
+  return out;
+}
+
+std::string renamedSymbol(const std::string &sym, const SymbolNames &names) {
+  auto it = names.find(sym);
+  return it == names.end() ? sym : it->second;
 }
 
 }  // namespace graphlint::pt2

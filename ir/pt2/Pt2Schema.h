@@ -6,8 +6,10 @@
 #include "graphlint/ir/Graph.h"
 
 #include <llvm/ADT/StringRef.h>
+#include <llvm/Support/Error.h>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,8 +32,16 @@ std::vector<std::string> tensorNames(const llvm::json::Value &arg);
 std::vector<std::string> tensorNames(const llvm::json::Object *arg);
 /// {"type": "cuda", "index": 0}
 Device deviceOf(const llvm::json::Object &dev);
-/// A SymInt's expr_str (sympy srepr or str); unknown when the grammar cannot
-/// hold it (true division, floats): never fatal.
-Dim dimFromExprStr(llvm::StringRef text);
+/// torch symbol -> the user's name for it (a torch.export.Dim name).
+using SymbolNames = std::map<std::string, std::string>;
+/// A SymInt's expr_str (sympy srepr or str), its symbols renamed by `names`;
+/// unknown when the grammar cannot hold it (true division, floats): never fatal.
+Dim dimFromExprStr(llvm::StringRef text, const SymbolNames &names = {});
+/// The archive's extra/graphlint_symbols.json ({"s77": "batch"}, written by
+/// graphlint.save_pt2, since torch.export.save drops the Dim names). The
+/// error is one line naming the offending entry.
+llvm::Expected<SymbolNames> parseSymbolNames(llvm::StringRef text);
+/// The name `names` gives a torch symbol, else the symbol's own.
+std::string renamedSymbol(const std::string &sym, const SymbolNames &names);
 
 }  // namespace graphlint::pt2

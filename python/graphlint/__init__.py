@@ -22,11 +22,12 @@ import tempfile
 from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Union
 
 from ._binary import GraphlintError, binary_path, run
+from ._pt2 import is_exported_program, save_pt2
 from ._version import __version__
 from .report import (CostSummary, Diagnostic, FusionPlan, LintFailed, MemorySummary, Report,
                      SourceLine)
 
-__all__ = ["check", "lint_file", "Report", "Diagnostic", "SourceLine", "MemorySummary",
+__all__ = ["check", "lint_file", "save_pt2", "Report", "Diagnostic", "SourceLine", "MemorySummary",
            "CostSummary", "FusionPlan", "LintFailed", "GraphlintError", "binary_path",
            "__version__"]
 
@@ -82,7 +83,8 @@ def check(model: Any, example_inputs: Optional[Sequence[Any]] = None, *, train: 
           export_dims: Optional[Mapping[str, int]] = None) -> Report:
     """Captures (for an nn.Module) and lints a model; returns a typed Report.
 
-    model          an nn.Module, or the path of a .onnx / .fx.json / .pt2 file
+    model          an nn.Module, a torch.export ExportedProgram (linted as a .pt2 whose sizes keep
+                   their torch.export.Dim names), or the path of a .onnx / .fx.json / .pt2 file
     example_inputs the inputs of one forward call (a tensor or a tuple of tensors); for a module only
     train, optimizer, precision, world_size, zero, fsdp, recompute, target, backend, gpus_per_node,
     intra, inter   the training setup, as the CLI flags of the same names (docs/cli.md)
@@ -100,6 +102,15 @@ def check(model: Any, example_inputs: Optional[Sequence[Any]] = None, *, train: 
         if example_inputs is not None:
             raise TypeError("example_inputs is only for an nn.Module; a model file already has its inputs")
         return lint_file(model, *setup)
+    if is_exported_program(model):
+        if example_inputs is not None:
+            raise TypeError("example_inputs is only for an nn.Module; an ExportedProgram already has its inputs")
+        tmp = tempfile.TemporaryDirectory(prefix="graphlint-")
+        out = os.fspath(export_path) if export_path is not None else os.path.join(tmp.name, "program.pt2")
+        save_pt2(model, out)
+        report = lint_file(out, *setup)
+        report._keepalive = tmp
+        return report
 
     from ._export import exporter
     exp = exporter()

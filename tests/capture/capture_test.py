@@ -170,6 +170,44 @@ class Capture(unittest.TestCase):
         self.assertIn("input0 [5, 3, 16, 16]", unbound[0])
         self.assertIn("--dim nothing=11 binds no input dim", err)
 
+    @unittest.skipUnless(TORCH2, "torch 2.x symbolic sizes (torch 1.13 matches sizes)")
+    def test_batch_of_one_stays_a_symbol(self):
+        # torch specialises sizes 0 and 1: the dim is traced at 2 and written at 1.
+        doc, err, _ = export(["--model", "training:model", "--input", "input0:int64[batch,seq]",
+                              "--dim", "batch=1", "--dim", "seq=9", "--train"])
+        self.assertEqual(doc["inputs"][0]["shape"], ["batch", "seq"])
+        self.assertEqual(doc["symbols"]["batch"]["hint"], 1)
+        self.assertNotIn("specialised", err)
+        dims = {d for n in doc["nodes"] for o in n["outputs"] for d in o.get("shape", []) if isinstance(d, str)}
+        self.assertIn("batch*seq", dims)
+        if not os.access(GRAPHLINT, os.X_OK):
+            self.skipTest(f"{GRAPHLINT} not built")
+        path = os.path.join(tempfile.mkdtemp(), "batch1.fx.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+
+        def ir(*dims):
+            p = subprocess.run([GRAPHLINT, "inspect", "--print-ir", *dims, path], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            return p.stdout
+        self.assertIn("%input0: i64[1,9]", ir())                  # the hint: the size asked for
+        scaled = ir("-D", "batch=8")
+        self.assertIn("%input0: i64[8,9]", scaled)
+        self.assertIn("f32[72,32] = aten::addmm", scaled)          # the flattened [batch*seq, 32] linear
+
+    @unittest.skipUnless(TORCH2, "torch 2.x symbolic sizes")
+    def test_branch_on_a_batch_of_one_is_reported(self):
+        doc, err, _ = export(["--model", "size_one:model", "--input", "input0:float32[batch,16]", "--dim", "batch=1"])
+        self.assertEqual(doc["inputs"][0]["shape"], ["batch", 16])
+        found = [d for d in doc["diagnostics"] if d["kind"] == "dim-traced-larger"]
+        self.assertEqual(len(found), 1, doc.get("diagnostics"))
+        self.assertEqual(found[0]["source"]["line"], 13)
+        self.assertIn("batch != 1", found[0]["message"])
+        self.assertIn("tests/fixtures/fx/size_one.py:13: dim batch was traced at size 2", err)
+        doc, _, _ = export(["--model", "size_one:model", "--input", "input0:float32[batch,16]", "--dim", "batch=4"])
+        self.assertNotIn("dim-traced-larger", [d["kind"] for d in doc.get("diagnostics", [])])
+
     def test_factory_and_input_shapes(self):
         doc, _, _ = export(["--model", "training:model", "--input", "input0:int64[batch,seq]",
                             "--dim", "batch=4", "--dim", "seq=9", "--train"])
@@ -264,6 +302,33 @@ class Capture(unittest.TestCase):
         self.assertEqual(sum(_numel(p["shape"]) for p in doc["params"] if p["kind"] == "parameter"), 260)
         _, err, _ = export(["parity.py", "--capture", "export", "--train"], expect_rc=2)
         self.assertIn("forward graph only", err)
+
+    @unittest.skipUnless(TORCH2, "torch.export needs torch >= 2.1")
+    def test_exported_program_keeps_its_dim_names(self):
+        # torch.export.save drops the Dim names; graphlint.save_pt2 (and check(ep)) keeps them.
+        if not os.access(GRAPHLINT, os.X_OK):
+            self.skipTest(f"{GRAPHLINT} not built")
+        sys.path.insert(0, os.path.join(ROOT, "python"))
+        os.environ["GRAPHLINT_BINARY"] = GRAPHLINT
+        import graphlint
+        sys.path.insert(0, os.path.join(ROOT, "tests", "fixtures", "pt2"))
+        import pt2_models
+        ep = torch.export.export(pt2_models.DynamicBatch().eval(), (torch.randn(3, 7, 24),), dynamic_shapes=(
+            {0: torch.export.Dim("batch"), 1: torch.export.Dim("seq")},))
+        path = os.path.join(tempfile.mkdtemp(), "dynamic.pt2")
+        names = graphlint.save_pt2(ep, path)
+        self.assertEqual(sorted(names.values()), ["batch", "seq"])
+        torch.export.load(path)   # still a torch.export archive
+        p = subprocess.run([GRAPHLINT, "inspect", "--print-ir", "-D", "batch=8", "-D", "seq=16", path],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("binds nothing", p.stderr)
+        self.assertIn("%x: f32[8,16,24]", p.stdout)
+        self.assertIn("f32[128,48]", p.stdout)   # the flattened [batch*seq, 48] linear
+        report = graphlint.check(ep, dims={"batch": 8})
+        dims = {d["name"]: d for d in report.json["files"][0]["dims"]}
+        self.assertEqual((dims["batch"]["value"], dims["batch"]["from"]), (8, "cli"))
+        self.assertEqual((dims["seq"]["value"], dims["seq"]["source"]), (7, "x.shape[1]"))
 
     @unittest.skipIf(TORCH2, "torch 1.13 only")
     def test_torch113_refuses_export(self):

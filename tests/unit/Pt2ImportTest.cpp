@@ -123,6 +123,51 @@ TEST(Pt2Import, SymbolicBatchRescaledByDim) {
             "-D batch=8 binds nothing: the file's size symbols are s77 (x.shape[0]) (inputs: x f32[s77,5,24])");
 }
 
+// graphlint.save_pt2 keeps the Dim names torch.export.save drops
+// (extra/graphlint_symbols.json): the sizes are read under them, and -D binds them.
+TEST(Pt2Import, DimNamesSavedWithTheProgramNameItsSymbols) {
+  auto hinted = importPt2("dynamic_named.pt2");
+  ASSERT_TRUE(hinted);
+  EXPECT_EQ(hinted->graph->inputs[0]->type.str(), "f32[3,5,24]");
+  std::vector<std::string> names;
+  for (const SymbolInfo &s : hinted->symbols)
+    names.push_back(s.name + " " + s.source);
+  EXPECT_EQ(names, (std::vector<std::string>{"batch x.shape[0]", "seq x.shape[1]"}));
+  EXPECT_EQ(hinted->symbols[0].max, 1024);  // Dim("batch", max=1024)
+  EXPECT_EQ(hinted->symbols[1].min, 2);     // Dim("seq", min=2)
+  auto bound = importPt2("dynamic_named.pt2", {{"batch", 8}, {"seq", 16}});
+  ASSERT_TRUE(bound);
+  EXPECT_TRUE(bound->setupWarnings.empty());
+  bool linear = false;
+  for (const auto &n : bound->graph->nodes())
+    if (n->opType == "linear") {
+      EXPECT_EQ(n->outputs[0]->type.str(), "f32[128,48]");  // the flattened batch*seq
+      linear = true;
+    }
+  EXPECT_TRUE(linear);
+  EXPECT_EQ(bound->graph->outputs[0]->type.str(), "f32[8,16,48]");
+
+  std::string program;
+  {
+    int fd = ::open(fixture("dynamic_named.pt2").c_str(), O_RDONLY);
+    auto a = pt2::Pt2Archive::open(fd);
+    ::close(fd);
+    ASSERT_TRUE(bool(a)) << llvm::toString(a.takeError());
+    auto json = a->read("dynamic_named/models/model.json", 1 << 20);
+    ASSERT_TRUE(bool(json)) << llvm::toString(json.takeError());
+    program = *json;
+  }
+  auto err = [&](const std::string &names) {
+    auto m = pt2::importExportedProgram(program, "", "m.pt2", "m/models/model.json", {}, names);
+    return m ? std::string("imported") : llvm::toString(m.takeError());
+  };
+  EXPECT_EQ(err(R"({"s77": "batch"})"), "imported");
+  EXPECT_EQ(err(R"({"s77": "not a name"})"),
+            "extra/graphlint_symbols.json: 's77' is not a size symbol of the program mapped to a name ('not a name')");
+  EXPECT_EQ(err(R"({"s77": "b", "s27": "b"})"), "extra/graphlint_symbols.json: 'b' names both s27 and s77");
+  EXPECT_EQ(err("[1]").rfind("extra/graphlint_symbols.json: expected an object", 0), 0u);
+}
+
 TEST(Pt2Import, UnbackedSizesAreShownByName) {
   auto m = importPt2("data_dependent.pt2");
   ASSERT_TRUE(m);

@@ -9,6 +9,7 @@ backward marked. `trace_export` is torch.export (torch >= 2.1, forward)."""
 
 import contextlib
 import os
+import sys
 import warnings
 
 import torch
@@ -16,7 +17,7 @@ from torch.fx.experimental import proxy_tensor
 from torch.utils import _pytree as pytree
 
 from fx_build import ExportError
-from fx_record import Recorder, loc_from_stack_trace, node_of, recording, tensor_meta, user_location
+from fx_record import Recorder, is_user_file, loc_from_stack_trace, node_of, recording, tensor_meta, user_location
 
 TORCH2 = int(torch.__version__.split(".")[0]) >= 2
 
@@ -199,12 +200,39 @@ def error_location(exc):
     return f"{loc['file']}:{loc['line']}: " if loc else ""
 
 
+@contextlib.contextmanager
 def _forward_stacks():
+    """Anomaly mode: autograd keeps, on each grad_fn, the stack that created
+    it. It asks torch.fx.traceback.format_stack for that stack; the whole
+    formatted stack (source lines read through linecache) cost about a tenth
+    of a Llama capture, and only its innermost user frame is ever read
+    (loc_from_stack_trace), so during the trace that frame alone is kept."""
     warnings.filterwarnings("ignore", message="Anomaly Detection has been enabled")
     try:
-        return torch.autograd.detect_anomaly(check_nan=False)
+        anomaly = torch.autograd.detect_anomaly(check_nan=False)
     except TypeError:  # torch versions without check_nan
-        return torch.autograd.detect_anomaly()
+        anomaly = torch.autograd.detect_anomaly()
+    import torch.fx.traceback as fx_traceback
+    full = getattr(fx_traceback, "format_stack", None)
+
+    def user_frame_only():
+        if full is None or getattr(fx_traceback, "has_preserved_node_meta", lambda: False)():
+            return full()
+        frame = sys._getframe(1)
+        while frame is not None and not is_user_file(frame.f_code.co_filename):
+            frame = frame.f_back
+        if frame is None:
+            return []
+        return [f'  File "{frame.f_code.co_filename}", line {frame.f_lineno}, in {frame.f_code.co_name}\n']
+
+    if full is not None:
+        fx_traceback.format_stack = user_frame_only
+    try:
+        with anomaly:
+            yield
+    finally:
+        if full is not None:
+            fx_traceback.format_stack = full
 
 
 def _locate_backward(rec, roots):

@@ -234,12 +234,11 @@ class Writer:
                                                                   scalar):
                     found.append(name)
 
-    @staticmethod
-    def bound(n):
+    def bound(self, n):
         """The largest size a data-dependent op can produce: its input's numel."""
         sizes = [a.meta.get("val") for a in n.args if isinstance(a, torch.fx.Node)]
         numel = [t.numel() for t in sizes if isinstance(t, torch.Tensor)]
-        numel = [x if isinstance(x, int) else x.node.hint for x in numel]   # symbolic: at the traced sizes
+        numel = [x if isinstance(x, int) else self.namer.value(x) for x in numel]   # symbolic: at the user's sizes
         numel = [int(x) for x in numel if x is not None]
         return max(numel) if numel else None
 

@@ -146,8 +146,14 @@ class Prepared:
         if self.shape_env is not None:
             for name, value in self.namer.specialised():
                 self.diagnostics.append({"kind": "dim-specialised", "message": f"dim '{name}' was specialised to "
-                                         f"{value} by the trace (a guard on its size, or size 0/1 broadcasting): "
+                                         f"{value} by the trace (a guard on its size, such as x.shape[0] == 8): "
                                          f"it is written as the number"})
+            for dims, guard, (file, line, func) in self.namer.off_path():
+                self.diagnostics.append({"kind": "dim-traced-larger", "message": f"dim {dims} was traced at size "
+                                         f"{Symbols.TRACE_AT_LEAST} (torch specialises sizes 0 and 1) and the model "
+                                         f"branched on {guard}, which the requested size does not meet: at that "
+                                         f"size it takes the other path", "source": {
+                                             "file": display_path(file), "line": line, "col": 0, "function": func}})
         return cap
 
     def _fake(self, named):
@@ -199,7 +205,12 @@ class Prepared:
         if any(s for _, _, s in shapes):
             dynamic_shapes = {"args": positional, "kwargs": dynamic} if dynamic else positional
         self.module.to("meta") if hasattr(self.module, "to") else None
-        inputs = [(n, t.to("meta"), kw) for n, t, kw in self.raw]
+        # torch.export refuses a dynamic dim whose example is 0 or 1 (it
+        # specialises them): such a dim is traced at 2 and written at the
+        # user's size (its symbol's hint, from self.raw).
+        inputs = [(n, torch.empty([max(int(size), Symbols.TRACE_AT_LEAST) if (n, d) in named else int(size)
+                                   for d, size in enumerate(t.shape)], dtype=t.dtype, device="meta"), kw)
+                  for n, t, kw in self.raw]
         try:
             cap, ep = trace_export(self.module, inputs, train, _flatten_dynamic(dynamic_shapes, shapes))
         except ExportError:
@@ -244,6 +255,8 @@ class _ExportSymbols(Symbols):
                 sym = named.get((name, d))
                 if sym is not None and isinstance(size, torch.SymInt) and size.node.expr.is_Symbol:
                     self.names[size.node.expr.name] = sym
+                    if int(t.shape[d]) != size.node.hint:     # traced at 2 for a user's 0 or 1
+                        self.values[size.node.expr] = int(t.shape[d])
                     rng = ep.range_constraints.get(size.node.expr)
                     entry = {"hint": int(t.shape[d]), "kind": "input", "source": f"{name}.shape[{d}]"}
                     if rng is not None and getattr(rng.lower, "is_Integer", False):

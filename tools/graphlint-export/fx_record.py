@@ -202,24 +202,43 @@ def _patched_dispatch(orig):
             out = _record_outputs(self, func, args, kwargs, _backward_outputs(func, args, kwargs))
         finally:
             _IN_DISPATCH[0] -= 1
-        in_dev = next((logical_device(a) for a in pytree.tree_flatten((args, kwargs))[0]
-                       if isinstance(a, torch.Tensor)), None)
-        # torch fills the device of `empty_like(x)` / `x.new_zeros()` from x's
-        # real device: take x's recorded one instead.
-        derived = func.overloadpacket.__name__.endswith("_like") or func.overloadpacket.__name__.startswith("new_")
-        if wanted is not None and not (derived and in_dev is not None):
-            dev = f"cuda:{wanted.index or 0}" if wanted.type == "cuda" else str(wanted)
-        else:
-            dev = in_dev
-        for t in pytree.tree_flatten(out)[0]:
+        dev = _output_device(func, args, kwargs, wanted) if rec.simulate_device else None
+        for t in (out,) if isinstance(out, torch.Tensor) else pytree.tree_flatten(out)[0]:
             if isinstance(t, torch.Tensor):
-                if rec.simulate_device and dev is not None:
+                if dev is not None:
                     t._graphlint_device = dev
                 node = node_of(self.tracer, t)
                 if node is not None:
                     node.meta["graphlint_val"] = tensor_meta(t)
         return out
     return dispatch
+
+
+def _output_device(func, args, kwargs, wanted):
+    """The device an op's outputs are recorded on (--device cuda without a GPU)."""
+    first = _first_tensor(args)
+    if first is None:
+        first = _first_tensor(kwargs.values())
+    in_dev = logical_device(first) if first is not None else None
+    # torch fills the device of `empty_like(x)` / `x.new_zeros()` from x's
+    # real device: take x's recorded one instead.
+    derived = func.overloadpacket.__name__.endswith("_like") or func.overloadpacket.__name__.startswith("new_")
+    if wanted is not None and not (derived and in_dev is not None):
+        return f"cuda:{wanted.index or 0}" if wanted.type == "cuda" else str(wanted)
+    return in_dev
+
+
+def _first_tensor(items):
+    """The first tensor in pytree order (an aten op's arguments are tensors,
+    scalars and lists of them): tree_flatten per op cost 3% of a capture."""
+    for a in items:
+        if isinstance(a, torch.Tensor):
+            return a
+        if isinstance(a, (list, tuple)):
+            t = _first_tensor(a)
+            if t is not None:
+                return t
+    return None
 
 
 def _record_host_sync(mode, func, args, kwargs, rec):
@@ -414,108 +433,11 @@ def _fake_bool(orig):
     return wrapper
 
 
-def _guess(sym_bool):
-    """A guess for a condition on unbacked sizes: an equality (`u0 == 0`, an
-    empty result) is assumed false; otherwise the condition is evaluated with
-    each unbacked size at its upper bound (or 2 when torch knows none)."""
-    import sympy
-    node = getattr(sym_bool, "node", sym_bool)   # a SymBool or its SymNode
-    expr = node.expr
-    if isinstance(expr, sympy.Eq):
-        return False
-    if isinstance(expr, sympy.Ne):
-        return True
-    env = node.shape_env
-    subs = {}
-    for s in expr.free_symbols:
-        rng = env.var_to_range.get(s)
-        upper = getattr(rng, "upper", None)
-        subs[s] = int(upper) if getattr(upper, "is_Integer", False) and int(upper) < 2 ** 31 else 2
-    try:
-        return bool(expr.xreplace(subs))
-    except TypeError:
-        return True
-
-
-def _on_data_dependent_guard(orig, value_of, message_of):
-    """Wraps a torch 2.x SymNode/SymBool method: where it would raise
-    GuardOnDataDependentSymNode during a recording, the trace continues with
-    value_of(self) and the assumption is recorded as a diagnostic."""
-    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
-
-    def wrapper(self, *args):
-        try:
-            return orig(self, *args)
-        except GuardOnDataDependentSymNode:
-            rec = REC
-            if rec is None or not rec.active:
-                raise
-            value = value_of(self)
-            loc = user_location()
-            rec.diagnostics.append({"kind": "host-value-assumed", "message": message_of(self, value),
-                                    **({"source": loc} if loc else {})})
-            return value
-    return wrapper
-
-
-def _sym_int(orig):
-    """torch 2.x: a data-dependent size needed as a number (iterating over
-    the rows of a nonzero result, range(t.item())): traced at its upper bound
-    (or 2 when torch knows none) and reported."""
-    return _on_data_dependent_guard(
-        orig, _bound_of, lambda self, value: f"the data-dependent size {self.expr} was needed as a number (a Python "
-        f"loop or a size argument): the trace continued with {value}")
-
-
-def _unbacked_bound(size):
-    """The upper bound torch knows for an unbacked size, else 2."""
-    return _bound_of(size.node)
-
-
-def _bound_of(node):
-    rng = node.shape_env.var_to_range.get(node.expr) if node.expr.is_Symbol else None
-    upper = getattr(rng, "upper", None)
-    return int(upper) if getattr(upper, "is_Integer", False) and int(upper) < 2 ** 16 else 2
-
-
-def _fake_iter(orig):
-    """torch 2.x: `for row in t` over a data-dependent number of rows (the
-    rows of a nonzero result): traced for the upper bound of rows, each a
-    select, and reported."""
-    def wrapper(self):
-        rec = REC
-        n = self.shape[0] if self.dim() > 0 else None
-        if rec is None or not rec.active or not isinstance(n, torch.SymInt) or n.node.hint is not None:
-            return orig(self)
-        count = _unbacked_bound(n)
-        loc = user_location()
-        rec.diagnostics.append({"kind": "host-value-assumed", "message":
-                                f"a loop over the {n.node.expr} rows of a data-dependent tensor: traced for "
-                                f"{count} rows", **({"source": loc} if loc else {})})
-        return iter([self.select(0, i) for i in range(count)])
-    return wrapper
-
-
-def _sym_guard_bool(orig):
-    """torch 2.x: a condition torch itself must decide on an unbacked size
-    (inside an op's shape logic): guessed as in _guess and reported."""
-    return _on_data_dependent_guard(
-        orig, _guess, lambda self, value: f"a condition on a data-dependent size ({self.expr}) cannot be decided "
-        f"without data: the trace continued as if it were {str(value).lower()}")
-
-
-def _sym_bool(orig):
-    """torch 2.x: a Python branch on an unbacked value (`if t.item() > 0:`)
-    cannot be decided without data; it is traced as True and reported."""
-    return _on_data_dependent_guard(
-        orig, _guess, lambda self, value: f"a condition on a data-dependent size or value ({self}) cannot be "
-        f"decided without data: the trace continued as if it were {str(value).lower()}")
-
-
 @contextlib.contextmanager
 def recording(rec):
     """Installs the recorder's hooks for the duration of one trace."""
     global REC
+    from fx_guards import fake_iter, sym_bool_branch, guard_bool, guard_int
     tracer_cls = proxy_tensor.PythonKeyTracer
     mode_cls = proxy_tensor.ProxyTorchDispatchMode
     orig_proxy, orig_dispatch = tracer_cls.create_proxy, mode_cls.__torch_dispatch__
@@ -528,15 +450,15 @@ def recording(rec):
     torch.Tensor.numpy = _host_copy(tensor_methods["numpy"], numpy)
     torch.Tensor.__bool__ = _fake_bool(tensor_methods["__bool__"])
     if sym_bool is not None:
-        sym_bool.__bool__ = _sym_bool(orig_sym_bool)
+        sym_bool.__bool__ = sym_bool_branch(orig_sym_bool)
     sym_node = None
     if TORCH2:
         from torch.fx.experimental.sym_node import SymNode as sym_node
         orig_guard_int, orig_guard_bool = sym_node.guard_int, sym_node.guard_bool
         tensor_methods["__iter__"] = torch.Tensor.__iter__
-        torch.Tensor.__iter__ = _fake_iter(tensor_methods["__iter__"])
-        sym_node.guard_int = _sym_int(orig_guard_int)
-        sym_node.guard_bool = _sym_guard_bool(orig_guard_bool)
+        torch.Tensor.__iter__ = fake_iter(tensor_methods["__iter__"])
+        sym_node.guard_int = guard_int(orig_guard_int)
+        sym_node.guard_bool = guard_bool(orig_guard_bool)
     fake_tolist = FakeTensor.__dict__.get("tolist")   # torch 2.x fake tensors define their own
     if fake_tolist is not None:
         FakeTensor.tolist = _host_copy(fake_tolist, tolist)

@@ -54,6 +54,15 @@ def expr_string(e, names):
     raise Unsupported(str(e))
 
 
+def condition_string(e, names):
+    """A condition or expression for a message, in the file's names."""
+    import sympy
+    e = e.xreplace({s: sympy.Symbol(names[s.name]) for s in e.free_symbols if s.name in names})
+    if isinstance(e, sympy.core.relational.Relational):   # Ne(batch, 1) -> batch != 1
+        return f"{e.lhs} {e.rel_op} {e.rhs}"
+    return str(e)
+
+
 def _wrap(e, names, add):
     import sympy
     s = expr_string(e, names)
@@ -62,36 +71,110 @@ def _wrap(e, names, add):
     return s
 
 
+# Frames between a Python-level size test and the ShapeEnv recording its
+# guard: torch's symbolic machinery (SymBool.__bool__ lives in torch/__init__)
+# and this exporter's own guard wrappers.
+_GUARD_MACHINERY = ("torch/fx/experimental/symbolic_shapes.py", "torch/fx/experimental/sym_node.py",
+                    "torch/fx/experimental/recording.py", "torch/__init__.py")
+
+
+class LocatedGuards(list):
+    """ShapeEnv.guards that also remember which code asked for each guard:
+    `where[i]` is (file, line, function) when the first frame past torch's
+    symbolic machinery is the user's (a branch in the model), else None
+    (torch's own shape logic: broadcasting, contiguity)."""
+
+    def __init__(self, items=()):
+        super().__init__(items)
+        self.where = [None] * len(self)
+
+    def append(self, guard):
+        super().append(guard)
+        self.where.append(self._asker())
+
+    @staticmethod
+    def _asker():
+        import os
+        import sys
+        from fx_record import is_user_file
+        here = os.path.dirname(os.path.realpath(__file__))
+        frame = sys._getframe(2)
+        while frame is not None:
+            name = frame.f_code.co_filename
+            if not name.replace(os.sep, "/").endswith(_GUARD_MACHINERY) and not name.startswith(here + os.sep):
+                return (name, frame.f_lineno, frame.f_code.co_name) if is_user_file(name) else None
+            frame = frame.f_back
+        return None
+
+
 class Symbols:
     """torch 2.x: the ShapeEnv of a fake capture. `symbolic(name, hint)`
     makes the SymInt of a user-named dynamic dim (one symbol per name);
     `dim(x)` writes a size; `table()` is the file's `symbols` object."""
+
+    # torch specialises sizes 0 and 1 (a size-1 dim broadcasts, so every
+    # broadcast check guards on it): a dim the user sizes below this is
+    # traced at this size and recorded at the user's (its symbol's hint).
+    TRACE_AT_LEAST = 2
 
     def __init__(self, shape_env):
         self.shape_env = shape_env
         self.by_name = {}        # user name -> SymInt
         self.names = {}          # torch symbol name -> user name
         self.info = {}           # user/unbacked name -> symbols-table entry
+        self.values = {}         # torch symbol -> the user's size (the hint written), where it differs from the traced one
         self.unsupported = 0
         self._cache = {}
+        if shape_env is not None and type(getattr(shape_env, "guards", None)) is list:
+            shape_env.guards = LocatedGuards(shape_env.guards)
 
     def symbolic(self, name, hint, source):
         if name in self.by_name:
-            got = self.by_name[name]
-            if got.node.hint != hint:
-                raise ValueError(f"dim '{name}' is {got.node.hint} in one input and {hint} in {source}")
+            if self.info[name]["hint"] != hint:
+                raise ValueError(f"dim '{name}' is {self.info[name]['hint']} in one input and {hint} in {source}")
             self.info[name]["source"] += f", {source}"
-            return got
+            return self.by_name[name]
         from torch._dynamo.source import ConstantSource
         from torch.fx.experimental.symbolic_shapes import DimDynamic
         src = ConstantSource(f"graphlint_{name}")
-        sym = self.shape_env.create_symbol(hint, source=src, dynamic_dim=DimDynamic.DYNAMIC,
+        traced = max(hint, self.TRACE_AT_LEAST)
+        sym = self.shape_env.create_symbol(traced, source=src, dynamic_dim=DimDynamic.DYNAMIC,
                                            do_not_specialize_zero_one=True)
-        value = self.shape_env.create_symintnode(sym, hint=hint, source=src)
+        value = self.shape_env.create_symintnode(sym, hint=traced, source=src)
         self.by_name[name] = value
         self.names[sym.name] = name
+        if traced != hint:
+            self.values[sym] = hint
         self.info[name] = {"hint": hint, "kind": "input", "min": 0 if hint == 0 else 1, "source": source}
         return value
+
+    def value(self, d):
+        """A size as a number at the user's sizes (a traced dim at its traced
+        size is the only case where this differs from torch's hint)."""
+        if isinstance(d, int):
+            return d
+        hint = d.node.hint
+        if self.values:
+            got = d.node.expr.xreplace(self.values)
+            if got.is_number:
+                return int(got)
+        return int(hint) if hint is not None else None
+
+    def off_path(self):
+        """[(user dims, condition, (file, line, function))]: branches of the
+        model's own code (not torch's contiguity and broadcast checks, whose
+        graph is the same either way) that the trace took at the traced size
+        and that are false at the user's size, e.g. `if x.shape[0] == 1:`."""
+        guards = getattr(self.shape_env, "guards", None)
+        if not self.values or not isinstance(guards, LocatedGuards):
+            return []
+        out = []
+        for guard, where in zip(guards, guards.where):
+            syms = [s for s in guard.expr.free_symbols if s in self.values]
+            if where is not None and syms and guard.expr.xreplace(self.values) == False:  # noqa: E712 (sympy)
+                out.append((", ".join(sorted(self.names[s.name] for s in syms)),
+                            condition_string(guard.expr, self.names), where))
+        return out
 
     def dim(self, d):
         if isinstance(d, int):
@@ -108,8 +191,7 @@ class Symbols:
                 hit = int(simple) if simple.is_Integer else expr_string(simple, self.names)
             except Unsupported:
                 self.unsupported += 1
-                hint = d.node.hint
-                hit = int(hint) if hint is not None else None
+                hit = self.value(d)
             self._cache[expr] = hit
         return hit
 
@@ -138,7 +220,7 @@ class Symbols:
 
     def specialised(self):
         """User dims the model pinned to a number (a guard such as
-        `x.shape[0] == 8`, or broadcasting against size 1)."""
+        `x.shape[0] == 8`)."""
         out = []
         for name, value in self.by_name.items():
             simple = self.shape_env.simplify(value.node.expr)

@@ -1,0 +1,108 @@
+"""torch 2.x hooks for data-dependent sizes during a fake capture: where
+torch would raise GuardOnDataDependentSymNode (a Python branch or loop on an
+unbacked size, a size needed as a number), the trace continues with a guess
+or an upper bound and the assumption becomes a diagnostic. fx_record's
+`recording()` installs them for the duration of one trace."""
+
+import torch
+
+import fx_record
+from fx_record import user_location
+
+
+def _guess(sym_bool):
+    """A guess for a condition on unbacked sizes: an equality (`u0 == 0`, an
+    empty result) is assumed false; otherwise the condition is evaluated with
+    each unbacked size at its upper bound (or 2 when torch knows none)."""
+    import sympy
+    node = getattr(sym_bool, "node", sym_bool)   # a SymBool or its SymNode
+    expr = node.expr
+    if isinstance(expr, sympy.Eq):
+        return False
+    if isinstance(expr, sympy.Ne):
+        return True
+    env = node.shape_env
+    subs = {}
+    for s in expr.free_symbols:
+        rng = env.var_to_range.get(s)
+        upper = getattr(rng, "upper", None)
+        subs[s] = int(upper) if getattr(upper, "is_Integer", False) and int(upper) < 2 ** 31 else 2
+    try:
+        return bool(expr.xreplace(subs))
+    except TypeError:
+        return True
+
+
+def _on_data_dependent_guard(orig, value_of, message_of):
+    """Wraps a torch 2.x SymNode/SymBool method: where it would raise
+    GuardOnDataDependentSymNode during a recording, the trace continues with
+    value_of(self) and the assumption is recorded as a diagnostic."""
+    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+
+    def wrapper(self, *args):
+        try:
+            return orig(self, *args)
+        except GuardOnDataDependentSymNode:
+            rec = fx_record.REC
+            if rec is None or not rec.active:
+                raise
+            value = value_of(self)
+            loc = user_location()
+            rec.diagnostics.append({"kind": "host-value-assumed", "message": message_of(self, value),
+                                    **({"source": loc} if loc else {})})
+            return value
+    return wrapper
+
+
+def guard_int(orig):
+    """torch 2.x: a data-dependent size needed as a number (iterating over
+    the rows of a nonzero result, range(t.item())): traced at its upper bound
+    (or 2 when torch knows none) and reported."""
+    return _on_data_dependent_guard(
+        orig, _bound_of, lambda self, value: f"the data-dependent size {self.expr} was needed as a number (a Python "
+        f"loop or a size argument): the trace continued with {value}")
+
+
+def _unbacked_bound(size):
+    """The upper bound torch knows for an unbacked size, else 2."""
+    return _bound_of(size.node)
+
+
+def _bound_of(node):
+    rng = node.shape_env.var_to_range.get(node.expr) if node.expr.is_Symbol else None
+    upper = getattr(rng, "upper", None)
+    return int(upper) if getattr(upper, "is_Integer", False) and int(upper) < 2 ** 16 else 2
+
+
+def fake_iter(orig):
+    """torch 2.x: `for row in t` over a data-dependent number of rows (the
+    rows of a nonzero result): traced for the upper bound of rows, each a
+    select, and reported."""
+    def wrapper(self):
+        rec = fx_record.REC
+        n = self.shape[0] if self.dim() > 0 else None
+        if rec is None or not rec.active or not isinstance(n, torch.SymInt) or n.node.hint is not None:
+            return orig(self)
+        count = _unbacked_bound(n)
+        loc = user_location()
+        rec.diagnostics.append({"kind": "host-value-assumed", "message":
+                                f"a loop over the {n.node.expr} rows of a data-dependent tensor: traced for "
+                                f"{count} rows", **({"source": loc} if loc else {})})
+        return iter([self.select(0, i) for i in range(count)])
+    return wrapper
+
+
+def guard_bool(orig):
+    """torch 2.x: a condition torch itself must decide on an unbacked size
+    (inside an op's shape logic): guessed as in _guess and reported."""
+    return _on_data_dependent_guard(
+        orig, _guess, lambda self, value: f"a condition on a data-dependent size ({self.expr}) cannot be decided "
+        f"without data: the trace continued as if it were {str(value).lower()}")
+
+
+def sym_bool_branch(orig):
+    """torch 2.x: a Python branch on an unbacked value (`if t.item() > 0:`)
+    cannot be decided without data; it is traced as True and reported."""
+    return _on_data_dependent_guard(
+        orig, _guess, lambda self, value: f"a condition on a data-dependent size or value ({self}) cannot be "
+        f"decided without data: the trace continued as if it were {str(value).lower()}")
