@@ -375,8 +375,10 @@ private:
     n->op = OpRegistry::instance().lookup(n->domain, n->opType, n->opsetVersion);
     if (std::string overload = string(o, "overload", where + ".overload", false); !overload.empty())
       n->metadata.emplace_back("overload", overload);
-    if (std::string phase = string(o, "phase", where + ".phase", false); !phase.empty())
+    if (std::string phase = string(o, "phase", where + ".phase", false); !phase.empty()) {
+      n->backwardPhase = phase == "backward";
       n->metadata.emplace_back("phase", phase);
+    }
     readNodeInputs(o, where, *n);
     readNodeOutputs(o, where, *n);
     readAttributes(o, where, *n);

@@ -1,6 +1,7 @@
 """Writing a captured graph as graphlint's FX JSON (docs/fx-format.md)."""
 
 import math
+import operator
 
 import torch
 from torch.utils import _pytree as pytree
@@ -37,6 +38,10 @@ def is_sym_node(n):
     target = n.target
     if target in MARKERS:
         return False
+    if target is operator.getitem:
+        # An element of a tuple-returning op (batch_norm, max_pool's indices,
+        # every *_backward): a tensor unless the tuple holds sizes.
+        return isinstance(n.meta.get("val"), SYM_TYPES)
     schema = getattr(target, "_schema", None)
     if schema is None:
         return True
