@@ -128,9 +128,12 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
       auto f = nodeFlops(*n);
       c.known &= f.has_value();
       double fwd = f.value_or(0);
-      c.forward.flops += fwd;
+      // A joint graph's backward nodes are backward work, whichever group
+      // (a fusion may cross the phase boundary) they are in.
+      KernelTime &phase = hasBackward && n->backwardPhase ? c.backward : c.forward;
+      phase.flops += fwd;
       if (n->op && n->op->kind == OpKind::Contraction) {
-        c.forward.matmulFlops += fwd;
+        phase.matmulFlops += fwd;
         if (!precision)
           precision = contractionPrecision(*n, setup.precision);
       }
@@ -164,8 +167,10 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
       }
     }
     bool backwardGroup = hasBackward && !g.nodes.empty() && g.nodes.front()->backwardPhase;
-    if (backwardGroup)
-      std::swap(c.forward, c.backward);  // a backward node of the joint graph: its cost is the backward's
+    if (backwardGroup) {  // led by a backward node: its traffic and launches are the backward's
+      std::swap(c.forward.bytes, c.backward.bytes);
+      std::swap(c.forward.kernels, c.backward.kernels);
+    }
     c.precision = precision.value_or(MathPrecision::FP32);
     if (hw_) {
       timeKernel(c.forward, *hw_, c.precision);

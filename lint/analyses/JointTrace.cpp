@@ -46,6 +46,8 @@ void PlanBuilder::joint() {
       });
   }
 
+  holdModuleArguments(lastRead);
+
   bool inBackward = false;
   auto release = [&](const Value *v, int64_t idx) {
     auto it = v ? storageOf_.find(v) : storageOf_.end();

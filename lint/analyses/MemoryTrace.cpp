@@ -231,6 +231,80 @@ void PlanBuilder::gatherZero3(const Node &n, llvm::SmallVectorImpl<uint32_t> &te
     }
 }
 
+void PlanBuilder::holdModuleArguments(llvm::DenseMap<const Value *, int64_t> &lastUse) {
+  const auto &nodes = g_.nodes();
+  // A module's forward holds its arguments (and its caller's variable holds
+  // them too) until it returns: a value read inside a scope it was not
+  // produced in lives until that scope's last node. ONNX exporters name nodes
+  // after their scope ("/blocks.0/mlp/fc/MatMul"); FX nodes carry the module
+  // path ("blocks.0.mlp.fc"), where one scope instance is a run of
+  // consecutive nodes (a module called twice, torchvision's shared ReLU, is
+  // two instances). Scopes are numbered by (enclosing scope, name component):
+  // a name with 100,000 components costs time linear in its length, where
+  // hashing every prefix of it would be quadratic. A node's chain lists its
+  // scopes outermost first ("/a/b/MatMul": /a, /a/b).
+  llvm::DenseMap<std::pair<unsigned, llvm::StringRef>, unsigned> scopeIds;
+  std::vector<int64_t> scopeEnd(1, 0);  // by scope id; 0 is the root
+  llvm::SmallVector<llvm::StringRef, 8> prevParts;
+  std::vector<unsigned> prevChain;
+  auto scopesOf = [&](const Node &n, std::vector<unsigned> &out) {
+    llvm::StringRef name = n.name;
+    if (name.startswith("/")) {
+      unsigned parent = 0;
+      for (size_t start = 1, slash = name.find('/', 1); slash != llvm::StringRef::npos;
+           start = slash + 1, slash = name.find('/', slash + 1)) {
+        auto [it, inserted] = scopeIds.try_emplace({parent, name.slice(start, slash)}, scopeEnd.size());
+        if (inserted)
+          scopeEnd.push_back(0);
+        parent = it->second;
+        out.push_back(parent);
+      }
+      return;
+    }
+    llvm::SmallVector<llvm::StringRef, 8> parts;
+    if (!n.modulePath.empty())
+      llvm::StringRef(n.modulePath).split(parts, '.');
+    bool same = true;
+    for (size_t d = 0; d < parts.size(); ++d) {
+      same = same && d < prevParts.size() && prevParts[d] == parts[d] && d < prevChain.size();
+      if (same) {
+        out.push_back(prevChain[d]);
+      } else {
+        out.push_back(static_cast<unsigned>(scopeEnd.size()));
+        scopeEnd.push_back(0);
+      }
+    }
+    prevParts = parts;
+    prevChain = out;
+  };
+  std::vector<std::vector<unsigned>> chains(nodes.size());
+  for (const auto &np : nodes) {
+    std::vector<unsigned> &chain = chains[np->index < nodes.size() ? np->index : 0];
+    scopesOf(*np, chain);
+    for (unsigned sc : chain)
+      scopeEnd[sc] = static_cast<int64_t>(np->index);
+  }
+  auto chainOf = [&](const Node &n) -> const std::vector<unsigned> * {
+    return n.graph == &g_ && n.index < chains.size() ? &chains[n.index] : nullptr;
+  };
+  for (const auto &np : nodes) {
+    const Node &user = *np;
+    const std::vector<unsigned> *scopes = chainOf(user);
+    if (!scopes || scopes->empty())
+      continue;
+    for (const Value *v : user.inputs) {
+      if (!v || v->kind != Value::Kind::NodeOutput || !v->producer)
+        continue;
+      const std::vector<unsigned> *from = chainOf(*v->producer);
+      int64_t &lu = lastUse[v];
+      // The producer is inside scope d of the user when their chains agree there.
+      for (size_t d = 0; d < scopes->size(); ++d)
+        if (!from || d >= from->size() || (*from)[d] != (*scopes)[d])
+          lu = std::max(lu, scopeEnd[(*scopes)[d]]);
+    }
+  }
+}
+
 void PlanBuilder::forward(bool training) {
   const auto &nodes = g_.nodes();
   int64_t end = static_cast<int64_t>(nodes.size());
@@ -247,59 +321,9 @@ void PlanBuilder::forward(bool training) {
       }
     }
   };
-  // PyTorch exporters name nodes after their module scope
-  // ("/blocks.0/mlp/fc/MatMul"). A module's forward holds its arguments (and
-  // its caller's variable holds them too) until it returns: a value read
-  // inside a scope it was not produced in lives until that scope's last node.
-  // Scopes are numbered by (enclosing scope, name component): a name with
-  // 100,000 components costs time linear in its length, where hashing every
-  // prefix of it would be quadratic. A node's chain lists its scopes
-  // outermost first ("/a/b/MatMul": /a, /a/b).
-  llvm::DenseMap<std::pair<unsigned, llvm::StringRef>, unsigned> scopeIds;
-  std::vector<int64_t> scopeEnd(1, 0);  // by scope id; 0 is the root
-  auto scopesOf = [&](const Node &n, std::vector<unsigned> &out) {
-    llvm::StringRef name = n.name;
-    if (!name.startswith("/"))
-      return;
-    unsigned parent = 0;
-    for (size_t start = 1, slash = name.find('/', 1); slash != llvm::StringRef::npos;
-         start = slash + 1, slash = name.find('/', slash + 1)) {
-      auto [it, inserted] = scopeIds.try_emplace({parent, name.slice(start, slash)}, scopeEnd.size());
-      if (inserted)
-        scopeEnd.push_back(0);
-      parent = it->second;
-      out.push_back(parent);
-    }
-  };
-  std::vector<std::vector<unsigned>> chains(nodes.size());
-  for (const auto &np : nodes) {
-    std::vector<unsigned> &chain = chains[np->index < nodes.size() ? np->index : 0];
-    scopesOf(*np, chain);
-    for (unsigned sc : chain)
-      scopeEnd[sc] = static_cast<int64_t>(np->index);
-  }
-  auto chainOf = [&](const Node &n) -> const std::vector<unsigned> * {
-    return n.graph == &g_ && n.index < chains.size() ? &chains[n.index] : nullptr;
-  };
-  auto noteScopes = [&](const Node &user) {
-    const std::vector<unsigned> *scopes = chainOf(user);
-    if (!scopes || scopes->empty())
-      return;
-    for (const Value *v : user.inputs) {
-      if (!v || v->kind != Value::Kind::NodeOutput || !v->producer)
-        continue;
-      const std::vector<unsigned> *from = chainOf(*v->producer);
-      int64_t &lu = lastUse[v];
-      // The producer is inside scope d of the user when their chains agree there.
-      for (size_t d = 0; d < scopes->size(); ++d)
-        if (!from || d >= from->size() || (*from)[d] != (*scopes)[d])
-          lu = std::max(lu, scopeEnd[(*scopes)[d]]);
-    }
-  };
   for (const auto &np : nodes) {
     auto at = static_cast<int64_t>(np->index);
     noteUses(*np, at);
-    noteScopes(*np);
     if (auto c = compositeInput_.find(np.get()); c != compositeInput_.end()) {
       int64_t &lu = lastUse[c->second];
       lu = std::max(lu, at);
@@ -310,6 +334,7 @@ void PlanBuilder::forward(bool training) {
           noteUses(*n, at);
       });
   }
+  holdModuleArguments(lastUse);
   // Recompute segments (-1: not checkpointed, its saved tensors kept).
   segment_.assign(nodes.size(), -1);
   if (training && s_.recompute == Recompute::Sqrt && !nodes.empty()) {
@@ -389,6 +414,17 @@ void PlanBuilder::forward(bool training) {
       };
       for (const Value *v : sv.values)
         save(v);
+      // A dropout module an eval() export passed through: in training it
+      // allocates a bool mask and a new output, both saved for its backward
+      // (Korthikanti et al. count both).
+      for (unsigned oi = 0; oi < n.outputDropout.size() && oi < n.outputs.size(); ++oi)
+        if (n.outputDropout[oi] > 0 && n.outputs[oi] && needsGrad_.count(n.outputs[oi]) && segment_[n.index] < 0) {
+          uint64_t out = bytesOf(n.outputs[oi], true);
+          uint64_t mask = bytesOf(n.outputs[oi], false) * 8 / std::max(1u, dtypeBits(n.outputs[oi]->type.dtype));
+          uint32_t st = t_.alloc(out + mask, MemoryKind::Saved, nullptr, &n);
+          lastUse_.resize(t_.storages.size(), -1);
+          holdUntil(st, idx);
+        }
       if (sv.extraBytes && segment_[n.index] < 0) {
         uint32_t st = t_.alloc(sv.extraBytes, MemoryKind::Saved, nullptr, &n);
         lastUse_.resize(t_.storages.size(), -1);

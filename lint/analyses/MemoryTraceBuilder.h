@@ -32,6 +32,8 @@ private:
   uint64_t bytesOf(const Value *v, bool activation);
   void classifyParams();
   void computeNeedsGrad();
+  /// Extends `lastUse` for values a module's forward holds as arguments.
+  void holdModuleArguments(llvm::DenseMap<const Value *, int64_t> &lastUse);
   void forward(bool training);
   void backward();
   /// A joint graph (JointTrace.cpp): one liveness walk over its own forward

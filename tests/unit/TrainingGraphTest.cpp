@@ -32,8 +32,8 @@ std::unique_ptr<Model> importFixture(const std::string &rel) {
   return m ? std::move(*m) : nullptr;
 }
 
-Setup adam(Precision p = Precision::FP32) {
-  Setup s;
+graphlint::Setup adam(Precision p = Precision::FP32) {
+  graphlint::Setup s;
   s.train = true;
   s.optimizer = Optimizer::Adam;
   s.precision = p;
@@ -55,7 +55,7 @@ TEST(JointGraph, CostedAsItIsAgainstTheMeasuredStep) {
     (n->backwardPhase ? backwardNodes : forwardNodes) += nodeFlops(*n).value_or(0);
   ASSERT_GT(backwardNodes, forwardNodes);  // dX and dW per matmul
 
-  Setup s = adam();
+  graphlint::Setup s = adam();
   AnalysisContext jc(*joint, s), fc(*fwd, s);
   const ComputeModel &jm = jc.get<ComputeModel>();
   EXPECT_TRUE(jm.joint());
@@ -83,6 +83,30 @@ TEST(JointGraph, CostedAsItIsAgainstTheMeasuredStep) {
   EXPECT_EQ(m.gradsBytes, m.paramsBytes);
 }
 
+// An eval() forward export has no dropout op: the exporter notes the
+// module's p on the value it passes through, and a training step predicted
+// from that graph saves the mask (bool) and the new output dropout makes.
+TEST(Dropout, EvalExportCountsTheMaskInTraining) {
+  auto m = importFixture("tests/fixtures/fx/dropout_mlp.fx.json");
+  ASSERT_TRUE(m);
+  const Node *marked = nullptr;
+  for (const auto &n : m->graph->nodes())
+    if (!n->outputDropout.empty() && n->outputDropout[0] > 0)
+      marked = n.get();
+  ASSERT_NE(marked, nullptr);
+  EXPECT_EQ(marked->opType, "relu");
+  EXPECT_FLOAT_EQ(marked->outputDropout[0], 0.1f);
+  graphlint::Setup s = adam();
+  uint64_t with = AnalysisContext(*m, s).get<MemoryPlan>().summary().activationsBytes;
+  const_cast<Node *>(marked)->outputDropout.clear();
+  uint64_t without = AnalysisContext(*m, s).get<MemoryPlan>().summary().activationsBytes;
+  EXPECT_EQ(with - without, 32u * 256 * 4 + 32u * 256);  // f32[32,256] output + its bool mask
+  s.train = false;  // inference: dropout is the identity
+  uint64_t inference = AnalysisContext(*m, s).get<MemoryPlan>().summary().peakAllocatedBytes;
+  const_cast<Node *>(marked)->outputDropout.push_back(0.1f);
+  EXPECT_EQ(AnalysisContext(*m, s).get<MemoryPlan>().summary().peakAllocatedBytes, inference);
+}
+
 // A causal mask registered as a buffer reaches the output only through a
 // comparison: it is not a parameter (no gradient, no optimizer state, no
 // DDP traffic). ONNX training info, when present, decides instead.
@@ -95,7 +119,7 @@ TEST(TrainableParams, OnnxMaskBufferIsNotTrained) {
   Value *h = b.node("MatMul", {x, w}, {"h"}, {f32({64, 256})})->outputs[0];
   Value *keep = b.node("Equal", {mask, zero}, {"keep"}, {tensorOf(DType::Bool, {64, 256})})->outputs[0];
   b.output(b.node("Where", {keep, h, zero}, {"y"}, {f32({64, 256})})->outputs[0]);
-  Setup s = adam();
+  graphlint::Setup s = adam();
   s.worldSize = 8;
   AnalysisContext ctx(b.model(), s);
   const MemorySummary &m = ctx.get<MemoryPlan>().summary();
@@ -135,7 +159,7 @@ TEST(Recompute, PerLayerKeepsOnlyEachBlocksInput) {
   b.output(cur);
   EXPECT_EQ(checkpointLayer(*b.graph().nodes()[1]), "blocks.0");
   EXPECT_EQ(checkpointLayer(*b.graph().nodes()[0]), "");
-  Setup s = adam();
+  graphlint::Setup s = adam();
   auto plan = [&](Recompute r) {
     s.recompute = r;
     AnalysisContext ctx(b.model(), s);

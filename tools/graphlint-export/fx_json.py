@@ -184,6 +184,9 @@ class Writer:
         saved_marks = self.saved_marks(n, len(vals), saved)
         if any(saved_marks):
             node["saved"] = saved_marks
+        dropout = self.dropout_marks(n, len(vals))
+        if any(p is not None for p in dropout):
+            node["dropout"] = dropout
         if target in SYNC_OPS or target in MARKERS or unbacked:
             node["host_sync"] = True
         if unbacked:
@@ -260,6 +263,13 @@ class Writer:
                 count = max(count, len(schema.returns))
             return [getitems[j].meta.get("graphlint_val") if j in getitems else None for j in range(count)]
         return [n.meta.get("graphlint_val")]
+
+    def dropout_marks(self, n, count):
+        """eval() capture: per output, the p of a dropout module it passes through (None: none)."""
+        if self.is_tuple(n):
+            getitems = {u.args[1]: u for u in n.users if getattr(u.target, "__name__", "") == "getitem"}
+            return [getitems[j].meta.get("graphlint_dropout") if j in getitems else None for j in range(count)]
+        return [n.meta.get("graphlint_dropout")]
 
     def saved_marks(self, n, count, saved):
         if self.is_tuple(n):

@@ -147,6 +147,10 @@ public:
   llvm::SmallVector<unsigned, 1> mutatedInputs;
   llvm::SmallVector<int, 1> outputAliasesInput;  // per output: input index or -1
   llvm::SmallVector<bool, 1> outputSavedForBackward;
+  /// eval() FX export: per output, the p of a dropout module it passes
+  /// through (the identity in eval; 0 when none). A training step predicted
+  /// from the forward graph counts the mask and output dropout allocates.
+  llvm::SmallVector<float, 1> outputDropout;
   /// A joint training graph's backward node (FX `"phase": "backward"`):
   /// the analyses cost it as backward work instead of synthesising one.
   bool backwardPhase = false;
