@@ -1,5 +1,7 @@
 #include "graphlint/ir/Graph.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace graphlint {
@@ -134,6 +136,10 @@ std::string Graph::path() const {
 void Graph::renumber() {
   for (size_t i = 0; i < nodes_.size(); ++i)
     nodes_[i]->index = static_cast<unsigned>(i);
+}
+
+bool Graph::hasBackward() const {
+  return std::any_of(nodes_.begin(), nodes_.end(), [](const std::unique_ptr<Node> &n) { return n->backwardPhase; });
 }
 
 int64_t Model::opsetVersion(llvm::StringRef domain) const {

@@ -324,7 +324,7 @@ private:
       } else if (key == "world-size") {
         if (auto n = integer(v, key, 1, 1 << 20)) layer_.worldSize = static_cast<unsigned>(*n);
       } else if (key == "recompute") {
-        if (auto r = choice<Recompute>(v, key, recomputeFromName, "none, full")) layer_.recompute = r;
+        if (auto r = choice<Recompute>(v, key, recomputeFromName, recomputeChoices())) layer_.recompute = r;
       } else if (key == "gpus-per-node") {
         if (auto n = integer(v, key, 1, 1024)) layer_.gpusPerNode = static_cast<unsigned>(*n);
       } else if (key == "intra" || key == "inter") {

@@ -23,6 +23,7 @@ CostSummary summariseCost(const Model &, AnalysisContext &ctx) {
   s.secondsForward = f.seconds, s.secondsBackward = b.seconds;
   s.kernelsForward = f.kernels, s.kernelsBackward = b.kernels;
   s.unknownGroups = cm.unknownGroups();
+  s.scheduledGroups = static_cast<unsigned>(cm.schedule().size());
   for (unsigned gi : cm.schedule()) {
     const GroupCost &c = cm.groups()[gi];
     const Node &first = *c.group->nodes.front();

@@ -36,13 +36,33 @@ std::optional<Precision> precisionFromName(std::string_view s) {
   return std::nullopt;
 }
 
-std::string_view recomputeName(Recompute r) { return r == Recompute::Full ? "full" : "none"; }
+PrecisionPolicy precisionPolicy(Precision p) {
+  switch (p) {
+  case Precision::FP32: return {4, 4, 0, 4, false};
+  case Precision::FP16Mixed:
+  case Precision::BF16Mixed: return {2, 2, 4, 4, true};
+  case Precision::BF16: return {2, 2, 0, 2, true};
+  }
+  return {};
+}
+
+std::string_view recomputeName(Recompute r) {
+  switch (r) {
+  case Recompute::None: return "none";
+  case Recompute::Layer: return "layer";
+  case Recompute::Sqrt: return "sqrt";
+  }
+  return "none";
+}
 
 std::optional<Recompute> recomputeFromName(std::string_view s) {
   if (s == "none") return Recompute::None;
-  if (s == "full") return Recompute::Full;
+  if (s == "layer" || s == "full") return Recompute::Layer;
+  if (s == "sqrt") return Recompute::Sqrt;
   return std::nullopt;
 }
+
+const char *recomputeChoices() { return "none, layer (alias full), sqrt"; }
 
 double Setup::ruleOption(std::string_view code, std::string_view option, double fallback) const {
   auto r = ruleOptions.find(std::string(code));

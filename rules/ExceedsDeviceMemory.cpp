@@ -36,10 +36,12 @@ public:
     double need = static_cast<double>(s.peakReservedBytes) + reserve;
     if (need <= s.capacityBytes)
       return;
+    // A lower bound that exceeds the device still exceeds it: say "at least".
     std::string msg = fmt::format(
-        "predicted {} memory per GPU is {} ({} reserved by PyTorch's caching allocator + {} CUDA/NCCL context), "
+        "predicted {} memory per GPU is {}{} ({} reserved by PyTorch's caching allocator + {} CUDA/NCCL context), "
         "{} more than the {} of {}",
-        s.mode, formatBytes(need), formatBytes(static_cast<double>(s.peakReservedBytes)), formatBytes(reserve),
+        s.mode, s.lowerBound() ? "at least " : "", formatBytes(need),
+        formatBytes(static_cast<double>(s.peakReservedBytes)), formatBytes(reserve),
         formatBytes(need - s.capacityBytes), formatBytes(s.capacityBytes), s.target);
     Diagnostic &d = plan.peakNode() ? sink.report(*plan.peakNode(), msg) : sink.reportFile(msg);
     d.notes.push_back({fmt::format("params {}, grads {}, optimizer state {}, inputs {}, activations {}; peak "
@@ -55,6 +57,10 @@ public:
                             ? "reduce the batch (--dim), shard model states (--zero 1|2|3 with --world-size), "
                               "checkpoint activations (--recompute full) or train in bf16-mixed"
                             : "reduce the batch (--dim), run in 16 bits (--precision bf16) or pick a larger --target";
+    if (s.lowerBound())
+      d.notes.push_back({fmt::format("a lower bound: {} of {} tensors have no size and count as 0 bytes",
+                                     s.unsizedTensors, s.tensors),
+                         std::nullopt});
     d.notes.push_back({"to fit: " + fixes, std::nullopt});
   }
 };

@@ -46,16 +46,14 @@ import tempfile
 import time
 import warnings
 
-import onnx
 import torch
-import torchvision
 from torch.multiprocessing.reductions import StorageWeakRef
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "models"))
-import export_models  # noqa: E402  (GPTTiny, make_weightless)
+from gpt_tiny import GPTTiny  # noqa: E402
 
 
 class LiveStorages(TorchDispatchMode):
@@ -72,7 +70,7 @@ class LiveStorages(TorchDispatchMode):
         for t in tree_flatten(obj)[0]:
             if not isinstance(t, torch.Tensor) or t.device.type == "meta":
                 continue
-            st = t.storage()
+            st = storage_of(t)
             ptr = st.data_ptr()
             if ptr == 0 or st.nbytes() == 0:
                 continue
@@ -101,10 +99,15 @@ class LiveStorages(TorchDispatchMode):
         return out
 
 
+def storage_of(t):
+    # torch 2.x: untyped_storage (t.storage() warns that TypedStorage is deprecated).
+    return t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
+
+
 def storages_bytes(tensors):
     seen = {}
     for t in tensors:
-        st = t.storage()
+        st = storage_of(t)
         seen[st.data_ptr()] = st.nbytes()
     return sum(seen.values())
 
@@ -119,7 +122,8 @@ def measure_inference(model, x):
         with mode:
             out = model(x)
         del out
-    return {"peak_allocated_bytes": mode.peak, "peak_op": mode.peak_op, "ops": len(mode.samples)}
+    return {"peak_allocated_bytes": mode.peak, "peak_op": mode.peak_op, "ops": len(mode.samples),
+            "resident_bytes": mode.samples[0][1]}
 
 
 def train_step(model, opt, x, mode=None):
@@ -147,7 +151,7 @@ def measure_training(model, x):
     params = storages_bytes(list(model.parameters()))
     return {"peak_allocated_bytes": mode.peak, "peak_op": mode.peak_op, "ops": len(mode.samples),
             "forward_backward_peak_bytes": max(b for _, b in mode.samples[:mode.backward_end]),
-            "params_bytes": params, "optimizer_bytes": storages_bytes(state)}
+            "params_bytes": params, "optimizer_bytes": storages_bytes(state), "resident_bytes": mode.samples[0][1]}
 
 
 def measure_cuda(model, x, training):
@@ -172,6 +176,7 @@ def measure_cuda(model, x, training):
 
 def torchvision_model(name, size=224):
     def build(batch):
+        import torchvision
         torch.manual_seed(0)
         return getattr(torchvision.models, name)(weights=None), torch.randn(batch, 3, size, size)
     return build
@@ -180,7 +185,7 @@ def torchvision_model(name, size=224):
 def gpt(vocab, d_model, n_head, n_layer, seq):
     def build(batch):
         torch.manual_seed(0)
-        m = export_models.GPTTiny(vocab=vocab, d_model=d_model, n_head=n_head, n_layer=n_layer, max_seq=seq)
+        m = GPTTiny(vocab=vocab, d_model=d_model, n_head=n_head, n_layer=n_layer, max_seq=seq)
         return m, torch.randint(0, vocab, (batch, seq))
     return build
 
@@ -209,6 +214,8 @@ SMALL = {
 
 
 def export_onnx(model, x, path, name):
+    import onnx
+    import export_models  # make_weightless
     model.eval()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -230,6 +237,139 @@ def predict(graphlint, path, training):
     return json.loads(r.stdout)["files"][0].get("memory")
 
 
+# The FX path (--fx): the configurations of issue 15's table, exported with
+# graphlint-export by the interpreter running this script (forward in eval()
+# for inference, --train for the joint forward + backward graph).
+EXPORTER = os.path.join(REPO, "tools", "graphlint-export", "graphlint-export")
+FX_MODELS = {
+    "resnet18": (torchvision_model("resnet18"), 2, ["--model", "torchvision.models:resnet18"]),
+    "mobilenet_v3_small": (torchvision_model("mobilenet_v3_small"), 4, ["--model", "torchvision.models:mobilenet_v3_small"]),
+    "squeezenet1_1": (torchvision_model("squeezenet1_1"), 2, ["--model", "torchvision.models:squeezenet1_1"]),
+    "densenet121": (torchvision_model("densenet121"), 1, ["--model", "torchvision.models:densenet121"]),
+    "gpt_small": (gpt(vocab=2048, d_model=256, n_head=4, n_layer=4, seq=128), 2,
+                  [os.path.join(REPO, "models", "fx", "gpt_small.py")]),
+}
+# Checked only: never looked at while the FX path was tuned (docs/validation.md).
+FX_CHECK_ONLY = {
+    "efficientnet_b0": (torchvision_model("efficientnet_b0"), 1, ["--model", "torchvision.models:efficientnet_b0"]),
+}
+FX_TOLERANCE = 0.03  # of the peak beyond the resident states (parameters, buffers, inputs, optimizer state)
+# Known misses (docs/validation.md): each keeps its own, wider bound so the test
+# still catches a regression, and the table says they miss the 3% target.
+FX_KNOWN_MISSES = {
+    ("densenet121", "inference"): (0.20, "_DenseLayer.bn_function's local holds the concatenation until conv1 "
+                                         "returns, one op past its last use in the graph"),
+    ("gpt_small", "inference"): (0.12, "over-held: one [2,128,256] activation more than eager at the MLP peak "
+                                       "(not yet explained)"),
+    ("gpt_small", "training"): (0.10, "under: 1.75 MiB less than eager at the backward peak (not yet explained)"),
+}
+
+
+def export_fx(spec, batch, path, train):
+    cmd = [sys.executable, EXPORTER] + spec
+    if spec[0] == "--model":
+        cmd += ["--input", "x:float32[%d,3,224,224]" % batch]
+    cmd += ["-o", path] + (["--train"] if train else [])
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError("graphlint-export failed: %s" % (r.stderr.strip().splitlines() or ["?"])[-1])
+
+
+def fx_case(graphlint, name, batch, mode, measured, path):
+    mem = predict(graphlint, path, mode == "training")
+    if not mem:
+        return {"name": name, "batch": batch, "mode": mode, "error": "graphlint failed on " + path}
+    resident = mem["params_bytes"] + mem["inputs_bytes"] + (mem["optimizer_bytes"] if mode == "training" else 0)
+    m, p = measured["peak_allocated_bytes"], mem["peak_allocated_bytes"]
+    mb, pb = m - measured["resident_bytes"], p - resident
+    err = (pb - mb) / mb if mb > 0 else 0.0
+    bound = FX_KNOWN_MISSES.get((name, mode), (FX_TOLERANCE, ""))[0]
+    return {"name": name, "batch": batch, "mode": mode, "measured": m, "predicted": p, "measured_beyond": mb,
+            "predicted_beyond": pb, "error_total": (p - m) / m, "error_beyond": err, "target": abs(err) <= FX_TOLERANCE,
+            "tolerance": bound, "ok": abs(err) <= bound, "predicted_peak_at": "%s %s" % (mem.get("peak_phase", ""),
+                                                                          mem.get("peak_node", ""))}
+
+
+def fx_table(cases):
+    mib = 1024.0 * 1024.0
+    lines = ["| model | batch | mode | measured (MiB) | predicted (MiB) | error | beyond resident: measured | predicted |"
+             " error | within %d%% | test bound |" % round(100 * FX_TOLERANCE),
+             "|---|---:|---|---:|---:|---:|---:|---:|---:|---|---:|"]
+    for c in cases:
+        if "error" in c:
+            lines.append("| %s | %d | %s | %s |" % (c["name"], c["batch"], c["mode"], c["error"]))
+            continue
+        lines.append("| %s | %d | %s | %.2f | %.2f | %+.2f%% | %.2f | %.2f | %+.2f%% | %s | %d%% |" % (
+            c["name"], c["batch"], c["mode"], c["measured"] / mib, c["predicted"] / mib, 100 * c["error_total"],
+            c["measured_beyond"] / mib, c["predicted_beyond"] / mib, 100 * c["error_beyond"],
+            "yes" if c["target"] else "**no**", round(100 * c["tolerance"])))
+    return "\n".join(lines)
+
+
+def run_fx(a):
+    try:
+        import torchvision  # noqa: F401
+    except ImportError:
+        print("validate_memory --fx: SKIP: %s has torch %s but no torchvision" % (sys.executable, torch.__version__))
+        return 77
+    if not os.path.exists(a.graphlint):
+        print("validate_memory --fx: no graphlint binary at %s" % a.graphlint)
+        return 2
+    # The measured truth, per model, batch and torch version: measured once
+    # (minutes on a busy CPU), then read back (tests/fixtures/memory/fx-*.json).
+    truth_path = a.truth or os.path.join(a.out, "fx-measured.json")
+    truth = {}
+    if os.path.exists(truth_path) and not a.remeasure:
+        with open(truth_path) as f:
+            truth = json.load(f)
+    if truth and truth.get("torch") != torch.__version__:
+        # Measuring again takes minutes per model: skip rather than measure in a test.
+        print("validate_memory --fx: SKIP: %s was measured with torch %s, this is %s (--remeasure to measure)" % (
+            truth_path, truth.get("torch"), torch.__version__))
+        return 77
+    truth.update({"torch": torch.__version__, "device": "cpu"})
+    measured_all = truth.setdefault("models", {})
+    cases = []
+    for name, (build, batch, spec) in list(FX_MODELS.items()) + list(FX_CHECK_ONLY.items()):
+        if a.only and name not in a.only:
+            continue
+        t0 = time.time()
+        key = "%s_b%d" % (name, batch)
+        if key not in measured_all and a.truth and a.check:
+            print("%s: not in %s, skipped (measure it with --remeasure or without --check)" % (key, truth_path))
+            continue
+        if key not in measured_all:
+            model, x = build(batch)
+            measured_all[key] = {"inference": measure_inference(model, x), "training": measure_training(model, x)}
+            del model
+            with open(truth_path, "w") as f:
+                json.dump(truth, f, indent=1, sort_keys=True)
+        measured = measured_all[key]
+        for mode, train in (("inference", False), ("training", True)):
+            path = os.path.join(a.out, "%s_b%d.%s.fx.json" % (name, batch, "train" if train else "fwd"))
+            try:
+                export_fx(spec, batch, path, train)
+                cases.append(fx_case(a.graphlint, name, batch, mode, measured[mode], path))
+            except RuntimeError as e:
+                cases.append({"name": name, "batch": batch, "mode": mode, "error": str(e)})
+        print("%s: %.1f s" % (name, time.time() - t0), flush=True)
+    with open(os.path.join(a.out, "fx-results.json"), "w") as f:
+        json.dump({"torch": torch.__version__, "python": sys.executable, "tolerance": FX_TOLERANCE, "cases": cases},
+                  f, indent=1, sort_keys=True)
+    print("\nFX path, torch %s (%s), CPU, fp32, Adam; error of the peak beyond the resident states, tolerance %d%%:\n"
+          % (torch.__version__, sys.executable, round(100 * FX_TOLERANCE)))
+    print(fx_table(cases))
+    for c in cases:
+        if "error" not in c and not c["target"] and c["ok"]:
+            print("known miss: %s %s %+.2f%% (bound %d%%): %s" % (c["name"], c["mode"], 100 * c["error_beyond"],
+                  round(100 * c["tolerance"]), FX_KNOWN_MISSES[(c["name"], c["mode"])][1]))
+    bad = [c for c in cases if not c.get("ok")]
+    for c in bad:
+        print("MISS: %s batch %d %s: %s" % (c["name"], c["batch"], c["mode"], c.get("error") or
+                                             "%+.2f%% beyond resident" % (100 * c["error_beyond"])))
+    return 1 if bad and a.check else 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=os.path.join(REPO, "build", "tmp", "memory-validation"))
@@ -237,9 +377,17 @@ def main(argv=None):
     ap.add_argument("--small", action="store_true", help="the small models of the committed test fixtures")
     ap.add_argument("--graphlint", default=os.path.join(REPO, "build", "tools", "graphlint"))
     ap.add_argument("--cuda", action="store_true", help="also measure on the GPU when one is available")
+    ap.add_argument("--fx", action="store_true", help="the FX path: graphlint-export forward and --train exports of "
+                    "FX_MODELS (this interpreter's torch), predicted against the measured peaks")
+    ap.add_argument("--check", action="store_true", help="--fx: exit 1 when a case misses its tolerance")
+    ap.add_argument("--truth", help="--fx: the measured peaks (read when present, else measured and written); "
+                    "default OUT/fx-measured.json")
+    ap.add_argument("--remeasure", action="store_true", help="--fx: measure again even when --truth has the model")
     a = ap.parse_args(argv)
     torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
     os.makedirs(a.out, exist_ok=True)
+    if a.fx:
+        return run_fx(a)
     models = SMALL if a.small else MODELS
     results = []
     for name, (build, batches) in models.items():

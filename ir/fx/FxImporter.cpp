@@ -375,8 +375,10 @@ private:
     n->op = OpRegistry::instance().lookup(n->domain, n->opType, n->opsetVersion);
     if (std::string overload = string(o, "overload", where + ".overload", false); !overload.empty())
       n->metadata.emplace_back("overload", overload);
-    if (std::string phase = string(o, "phase", where + ".phase", false); !phase.empty())
+    if (std::string phase = string(o, "phase", where + ".phase", false); !phase.empty()) {
+      n->backwardPhase = phase == "backward";
       n->metadata.emplace_back("phase", phase);
+    }
     readNodeInputs(o, where, *n);
     readNodeOutputs(o, where, *n);
     readAttributes(o, where, *n);
@@ -516,8 +518,15 @@ private:
         return error(at, "expected true or false");
       n.outputSavedForBackward.push_back(*b);
     });
-    if (n.outputAliasesInput.size() > n.outputs.size() || n.outputSavedForBackward.size() > n.outputs.size())
-      error(where, "'aliases' or 'saved' has more entries than the node has outputs");
+    indexList("dropout", [&](const llvm::json::Value &v, const std::string &at) {
+      llvm::Optional<double> p = v.kind() == llvm::json::Value::Null ? llvm::Optional<double>(0.0) : v.getAsNumber();
+      if (!p || *p < 0 || *p > 1)
+        return error(at, "expected null or a dropout probability in [0, 1]");
+      n.outputDropout.push_back(static_cast<float>(*p));
+    });
+    if (n.outputAliasesInput.size() > n.outputs.size() || n.outputSavedForBackward.size() > n.outputs.size() ||
+        n.outputDropout.size() > n.outputs.size())
+      error(where, "'aliases', 'saved' or 'dropout' has more entries than the node has outputs");
     if (llvm::Optional<bool> sync = o.getBoolean("host_sync"); sync && *sync)
       n.metadata.emplace_back("host_sync", "true");
   }

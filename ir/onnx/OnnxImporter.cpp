@@ -27,6 +27,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <set>
 #include <unistd.h>
 #include <llvm/Support/Path.h>
 
@@ -125,6 +126,7 @@ public:
       m.functions.push_back(std::move(f));
     }
     m.graph = builder.build(proto_.graph(), nullptr, nullptr, "main");
+    markTrainedParams(*m.graph);
     importFunctionBodies(builder);
     checkFunctionCycles();
     checkNodes(builder);
@@ -345,6 +347,20 @@ private:
   // The parsed structure lives in an arena: millions of small messages are
   // allocated and released in bulk.
   google::protobuf::Arena arena_;
+  /// ONNX training info names what a training step updates (update_binding
+  /// keys): those initializers are trained, the others are not.
+  void markTrainedParams(Graph &g) {
+    if (proto_.training_info_size() == 0)
+      return;
+    std::set<std::string> updated;
+    for (const auto &ti : proto_.training_info())
+      for (const auto &b : ti.update_binding())
+        updated.insert(b.key());
+    for (const auto &p : g.params())
+      if (p->value)
+        p->trained = updated.count(p->value->name) > 0;
+  }
+
   onnx::ModelProto &proto_;
   std::vector<std::unique_ptr<onnx::GraphProto>> bodies_;
   std::unique_ptr<Model> model_;

@@ -4,7 +4,9 @@
 #include "graphlint/lint/ComputeModel.h"
 
 #include "graphlint/ir/OpRegistry.h"
+#include "graphlint/lint/MemoryPlan.h"
 #include "graphlint/lint/OpFlops.h"
+#include "graphlint/lint/TrainableParams.h"
 
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/DenseSet.h>
@@ -38,7 +40,6 @@ MathPrecision contractionPrecision(const Node &n, Precision p) {
   return m.value_or(MathPrecision::FP32);
 }
 
-bool isBatchNormStatistic(const Use &u) { return u.user->opType == "BatchNormalization" && u.operand >= 3; }
 
 void add(KernelTime &into, const KernelTime &k) {
   into.flops += k.flops;
@@ -71,29 +72,22 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
   const Graph &main = *m.graph;
   if (sixteenBit(setup.precision))
     matmulPrecision_ = setup.precision == Precision::FP16Mixed ? MathPrecision::FP16 : MathPrecision::BF16;
+  // A joint graph carries its backward: cost those nodes as they are.
+  const bool hasBackward = main.hasBackward();
+  joint_ = hasBackward && setup.train;
 
-  // Trainable parameters: an FX graph says which; for ONNX, every floating
-  // initializer of rank >= 1 that is not only BatchNorm running statistics.
-  bool fxFlags = false;
-  for (const auto &p : main.params())
-    fxFlags |= p->value && p->value->requiresGrad;
+  // Trainable parameters: the memory plan's (TrainableParams.h).
   llvm::DenseSet<const Value *> needsGrad;
-  for (const auto &p : main.params()) {
-    const Value *v = p->value;
-    if (!v || !isFloating(p->tensor.dtype) || p->tensor.dims.empty())
-      continue;
-    bool trainable = fxFlags ? v->requiresGrad
-                             : v->uses.empty() || std::any_of(v->uses.begin(), v->uses.end(),
-                                                              [](const Use &u) { return !isBatchNormStatistic(u); });
-    auto elements = p->tensor.numElements();
-    if (!trainable || !elements)
+  for (const Value *v : trainableParams(main)) {
+    auto elements = v->type.shape.numElements();
+    if (!elements)
       continue;
     needsGrad.insert(v);
     params_.push_back({v, static_cast<double>(*elements), static_cast<unsigned>(params_.size()), -1});
     paramElements_ += static_cast<double>(*elements);
   }
   // Gradients flow back through every floating value computed from a parameter.
-  if (setup.train)
+  if (setup.train && !hasBackward)
     for (const auto &n : main.nodes()) {
       bool any = std::any_of(n->inputs.begin(), n->inputs.end(), [&](const Value *v) { return needsGrad.count(v); });
       for (const Value *o : n->outputs)
@@ -134,13 +128,16 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
       auto f = nodeFlops(*n);
       c.known &= f.has_value();
       double fwd = f.value_or(0);
-      c.forward.flops += fwd;
+      // A joint graph's backward nodes are backward work, whichever group
+      // (a fusion may cross the phase boundary) they are in.
+      KernelTime &phase = hasBackward && n->backwardPhase ? c.backward : c.forward;
+      phase.flops += fwd;
       if (n->op && n->op->kind == OpKind::Contraction) {
-        c.forward.matmulFlops += fwd;
+        phase.matmulFlops += fwd;
         if (!precision)
           precision = contractionPrecision(*n, setup.precision);
       }
-      if (setup.train) {
+      if (setup.train && !hasBackward) {
         double bwd = backwardFlops(*n, fwd, grad);
         c.backward.flops += bwd;
         if (n->op && n->op->kind == OpKind::Contraction && fwd > 0) {
@@ -159,12 +156,20 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
       // launches one kernel per operand gradient (dX, dW).
       c.backward.bytes = 2 * c.forward.bytes;
       c.backward.kernels = g.kernels * gradOperands;
-      if (setup.recompute == Recompute::Full) {  // the forward runs again first
+      bool recomputed = setup.recompute == Recompute::Sqrt ||
+                        (setup.recompute == Recompute::Layer && !checkpointLayer(*g.nodes.front()).empty());
+      if (recomputed) {  // the checkpointed forward runs again first
+        c.recomputedFlops = c.forward.flops;
         c.backward.flops += c.forward.flops;
         c.backward.matmulFlops += c.forward.matmulFlops;
         c.backward.bytes += c.forward.bytes;
         c.backward.kernels += c.forward.kernels;
       }
+    }
+    bool backwardGroup = hasBackward && !g.nodes.empty() && g.nodes.front()->backwardPhase;
+    if (backwardGroup) {  // led by a backward node: its traffic and launches are the backward's
+      std::swap(c.forward.bytes, c.backward.bytes);
+      std::swap(c.forward.kernels, c.backward.kernels);
     }
     c.precision = precision.value_or(MathPrecision::FP32);
     if (hw_) {
@@ -173,12 +178,24 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
     }
     // Control-flow nodes stay in the schedule (as unknown cost) so the totals
     // say that something was left out.
-    if (g.graph == &main && !g.nodes.empty() && (g.kernels > 0 || g.kind == GroupKind::ControlFlow))
+    // Without --train a joint graph's backward does not run.
+    if (g.graph == &main && !g.nodes.empty() && (g.kernels > 0 || g.kind == GroupKind::ControlFlow) &&
+        (setup.train || !backwardGroup))
       schedule_.push_back(static_cast<unsigned>(gi));
   }
   std::stable_sort(schedule_.begin(), schedule_.end(), [&](unsigned a, unsigned b) {
-    return plan.groups()[a].nodes.front()->index < plan.groups()[b].nodes.front()->index;
+    const Node *x = plan.groups()[a].nodes.front(), *y = plan.groups()[b].nodes.front();
+    if (joint_ && x->backwardPhase != y->backwardPhase)
+      return !x->backwardPhase;  // forward groups first (a fused group may start earlier)
+    return x->index < y->index;
   });
+  backwardStart_ = schedule_.size();
+  if (joint_)
+    for (size_t i = 0; i < schedule_.size(); ++i)
+      if (plan.groups()[schedule_[i]].nodes.front()->backwardPhase) {
+        backwardStart_ = i;
+        break;
+      }
 
   llvm::DenseMap<unsigned, int> position;  // group index -> place in the schedule
   bool precisionSeen = sixteenBit(setup.precision);
@@ -195,6 +212,23 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
     }
     add(forward_, c.forward);
     add(backward_, c.backward);
+    recomputedFlops_ += c.recomputedFlops;
+  }
+  // A joint graph's parameter gradients: the backward graph outputs, in the
+  // exporter's order (the forward outputs, then one gradient per trainable
+  // parameter in parameter order).
+  if (joint_) {
+    std::vector<const Value *> grads;
+    for (const Value *o : main.outputs)
+      if (o && o->producer && o->producer->backwardPhase)
+        grads.push_back(o);
+    if (grads.size() >= params_.size())
+      for (size_t i = 0; i < params_.size(); ++i) {
+        auto it = position.find(static_cast<unsigned>(&plan.groupOf(*grads[i]->producer) - plan.groups().data()));
+        auto n = grads[i]->type.shape.numElements();
+        if (it != position.end() && n && static_cast<double>(*n) == params_[i].elements)
+          params_[i].gradGroup = it->second;
+      }
   }
   for (TrainableParam &p : params_)
     for (const Use &u : p.value->uses) {

@@ -1,7 +1,8 @@
 // Builds the memory plan's alloc/free trace (MemoryTrace.h, docs/memory.md).
-#include "MemoryTrace.h"
+#include "MemoryTraceBuilder.h"
 
 #include "graphlint/ir/OpRegistry.h"
+#include "graphlint/lint/TrainableParams.h"
 
 #include <fmt/format.h>
 
@@ -16,70 +17,6 @@
 #include <set>
 
 namespace graphlint::memory {
-namespace {
-
-constexpr uint32_t kNone = ~0u;
-
-/// Builds the trace of one model under one Setup.
-class PlanBuilder {
-public:
-  PlanBuilder(const Model &m, const Setup &s) : m_(m), s_(s), g_(*m.graph) {}
-
-  Trace build(MemorySummary &sum);
-
-private:
-  bool sixteenBit() const { return s_.precision != Precision::FP32; }
-  unsigned shards(bool sharded) const { return sharded ? std::max(1u, s_.worldSize) : 1u; }
-  /// Bytes of one tensor value: symbolic dims left unbound count as 1.
-  uint64_t bytesOf(const Value *v, bool activation);
-  bool isBuffer(const Value *p) const;
-  void classifyParams();
-  void computeNeedsGrad();
-  void forward(bool training);
-  void backward();
-  void optimizerStep();
-  /// The storage `o` (output `oi` of `n`) shares, or kNone when it is new.
-  uint32_t viewStorage(const Node &n, unsigned oi);
-  void gatherZero3(const Node &n, llvm::SmallVectorImpl<uint32_t> &temps);
-  void findComposites();
-  /// What `n`'s backward keeps (composites included), as values.
-  struct Saved {
-    llvm::SmallVector<const Value *, 3> values;
-    uint64_t extraBytes = 0;
-  };
-  Saved savedOf(const Node &n);
-
-  const Model &m_;
-  const Setup &s_;
-  const Graph &g_;
-  Trace t_;
-  MemorySummary *sum_ = nullptr;
-  std::set<std::string> assumed_;
-  uint64_t unsized_ = 0;
-
-  llvm::DenseMap<const Value *, uint32_t> storageOf_;
-  llvm::DenseSet<const Value *> nonContiguous_;
-  llvm::DenseSet<const Value *> permuted_;
-  // Exporters decompose some single PyTorch kernels (GELU into Div, Erf, Add,
-  // Mul, Mul): the pieces' outputs never exist in PyTorch; the last piece
-  // stands for the kernel and reads the chain's input.
-  llvm::DenseSet<const Node *> compositeInner_;
-  llvm::DenseMap<const Node *, const Value *> compositeInput_;
-  // Activations torchvision-style modules run in place (inplace=True).
-  llvm::DenseSet<const Node *> inplaceActivation_;
-  uint32_t inplaceStorage(const Node &n, int64_t idx);
-  llvm::DenseSet<const Value *> trainable_;
-  llvm::DenseSet<const Value *> needsGrad_;
-  std::vector<const Value *> trainableOrder_;
-  // Forward release points: node index after which a storage is freed.
-  std::vector<int64_t> lastUse_;
-  // Training: storages held for backward, released at that node's backward.
-  std::map<uint32_t, int64_t> savedUntil_;
-  std::vector<uint32_t> extraSaved_;      // per node: synthetic saved buffer or kNone
-  std::vector<int> segment_;              // recompute segment per node
-  size_t segLen_ = 1;
-  llvm::DenseMap<const Value *, uint32_t> paramGrad_;
-};
 
 uint64_t PlanBuilder::bytesOf(const Value *v, bool activation) {
   if (!v || !v->type.isTensor() || (v->producer && compositeInner_.count(v->producer)))
@@ -87,7 +24,6 @@ uint64_t PlanBuilder::bytesOf(const Value *v, bool activation) {
   const Shape &sh = v->type.shape;
   unsigned bits = dtypeBits(v->type.dtype);
   if (!sh.rankKnown || bits == 0) {
-    ++unsized_;
     return 0;
   }
   uint64_t n = 1;
@@ -100,45 +36,19 @@ uint64_t PlanBuilder::bytesOf(const Value *v, bool activation) {
       std::optional<int64_t> v = d.evaluate([](llvm::StringRef) { return std::optional<int64_t>(1); });
       n *= static_cast<uint64_t>(std::max<int64_t>(v.value_or(1), 0));
     } else {
-      ++unsized_;
       return 0;
     }
   }
   // 16-bit training and inference keep fp32 activations in 16 bits.
-  if (activation && sixteenBit() && v->type.dtype == DType::Float)
+  if (activation && precisionPolicy(s_.precision).sixteenBitActivations && v->type.dtype == DType::Float)
     bits = 16;
   return (n * bits + 7) / 8;
 }
 
-/// Initializers that are not trained: integer/bool tensors, scalars folded
-/// into initializers, and BatchNormalization running statistics.
-bool PlanBuilder::isBuffer(const Value *p) const {
-  if (!isFloating(p->type.dtype))
-    return true;
-  auto numel = p->type.shape.numElements();
-  if (numel && *numel <= 1)
-    return true;
-  if (p->uses.empty())
-    return true;
-  for (const Use &u : p->uses)
-    if (!(u.user->opType == "BatchNormalization" && u.operand >= 3))
-      return false;
-  return true;
-}
-
 void PlanBuilder::classifyParams() {
-  // An FX graph says which parameters require grad (buffers such as
-  // BatchNorm running statistics do not); ONNX initializers are classified.
-  bool fxFlags = false;
-  for (const auto &p : g_.params())
-    fxFlags |= p->value && p->value->requiresGrad;
-  for (const auto &p : g_.params()) {
-    if (!p->value)
-      continue;
-    bool trained = fxFlags ? p->value->requiresGrad && !p->buffer && !p->value->uses.empty() : !isBuffer(p->value);
-    if (trained && trainable_.insert(p->value).second)
-      trainableOrder_.push_back(p->value);
-  }
+  for (const Value *p : trainableParams(g_))
+    if (trainable_.insert(p).second)
+      trainableOrder_.push_back(p);
   for (const Value *in : g_.inputs)
     if (in->requiresGrad)
       needsGrad_.insert(in);
@@ -161,7 +71,7 @@ void PlanBuilder::computeNeedsGrad() {
 
 /// The MatMul output a bias Add (an exported nn.Linear on a 3-d input)
 /// updates in place, or nullptr.
-const Value *biasedMatMul(const Node &n) {
+static const Value *biasedMatMul(const Node &n) {
   if (n.opType != "Add" || n.inputs.size() != 2)
     return nullptr;
   for (unsigned k = 0; k < 2; ++k) {
@@ -214,53 +124,6 @@ uint32_t PlanBuilder::viewStorage(const Node &n, unsigned oi) {
   if (permuted || (!reshape && permuted_.count(base)))
     permuted_.insert(o);
   return it->second;
-}
-
-void PlanBuilder::findComposites() {
-  auto soleUser = [](const Value *v) -> const Node * {
-    return v && v->uses.size() == 1 && !v->isGraphOutput() ? v->uses[0].user : nullptr;
-  };
-  auto isConst = [](const Value *v) {
-    return v && (v->kind == Value::Kind::Param || (v->producer && v->producer->opType == "Constant"));
-  };
-  auto other = [](const Node *n, const Value *v) -> const Value * {
-    return n->inputs.size() == 2 ? (n->inputs[0] == v ? n->inputs[1] : n->inputs[0]) : nullptr;
-  };
-  for (const auto &np : g_.nodes()) {
-    // SiLU: x * Sigmoid(x).
-    const Node &sig = *np;
-    if (sig.opType == "Sigmoid" && !sig.inputs.empty() && sig.inputs[0]) {
-      const Node *mul = soleUser(sig.outputs.empty() ? nullptr : sig.outputs[0]);
-      if (mul && mul->opType == "Mul" && other(mul, sig.outputs[0]) == sig.inputs[0]) {
-        compositeInner_.insert(&sig);
-        compositeInput_[mul] = sig.inputs[0];
-        inplaceActivation_.insert(mul);
-      }
-    }
-  }
-  for (const auto &np : g_.nodes()) {
-    const Node &erf = *np;
-    if (erf.opType != "Erf" || erf.inputs.empty() || !erf.inputs[0] || !erf.inputs[0]->producer)
-      continue;
-    const Node *div = erf.inputs[0]->producer;
-    if ((div->opType != "Div" && div->opType != "Mul") || div->inputs.size() != 2 || !isConst(div->inputs[1]))
-      continue;
-    const Value *x = div->inputs[0];
-    const Node *add = soleUser(erf.outputs[0]);
-    if (!add || add->opType != "Add" || !isConst(other(add, erf.outputs[0])))
-      continue;
-    const Node *mul = soleUser(add->outputs[0]);
-    if (!mul || mul->opType != "Mul" || other(mul, add->outputs[0]) != x)
-      continue;
-    const Node *last = mul;
-    if (const Node *half = soleUser(mul->outputs[0]);
-        half && half->opType == "Mul" && isConst(other(half, mul->outputs[0])))
-      last = half;
-    for (const Node *inner : {div, &erf, add, mul})
-      if (inner != last)
-        compositeInner_.insert(inner);
-    compositeInput_[last] = x;
-  }
 }
 
 PlanBuilder::Saved PlanBuilder::savedOf(const Node &n) {
@@ -337,59 +200,9 @@ void PlanBuilder::forward(bool training) {
       }
     }
   };
-  // PyTorch exporters name nodes after their module scope
-  // ("/blocks.0/mlp/fc/MatMul"). A module's forward holds its arguments (and
-  // its caller's variable holds them too) until it returns: a value read
-  // inside a scope it was not produced in lives until that scope's last node.
-  // Scopes are numbered by (enclosing scope, name component): a name with
-  // 100,000 components costs time linear in its length, where hashing every
-  // prefix of it would be quadratic. A node's chain lists its scopes
-  // outermost first ("/a/b/MatMul": /a, /a/b).
-  llvm::DenseMap<std::pair<unsigned, llvm::StringRef>, unsigned> scopeIds;
-  std::vector<int64_t> scopeEnd(1, 0);  // by scope id; 0 is the root
-  auto scopesOf = [&](const Node &n, std::vector<unsigned> &out) {
-    llvm::StringRef name = n.name;
-    if (!name.startswith("/"))
-      return;
-    unsigned parent = 0;
-    for (size_t start = 1, slash = name.find('/', 1); slash != llvm::StringRef::npos;
-         start = slash + 1, slash = name.find('/', slash + 1)) {
-      auto [it, inserted] = scopeIds.try_emplace({parent, name.slice(start, slash)}, scopeEnd.size());
-      if (inserted)
-        scopeEnd.push_back(0);
-      parent = it->second;
-      out.push_back(parent);
-    }
-  };
-  std::vector<std::vector<unsigned>> chains(nodes.size());
-  for (const auto &np : nodes) {
-    std::vector<unsigned> &chain = chains[np->index < nodes.size() ? np->index : 0];
-    scopesOf(*np, chain);
-    for (unsigned sc : chain)
-      scopeEnd[sc] = static_cast<int64_t>(np->index);
-  }
-  auto chainOf = [&](const Node &n) -> const std::vector<unsigned> * {
-    return n.graph == &g_ && n.index < chains.size() ? &chains[n.index] : nullptr;
-  };
-  auto noteScopes = [&](const Node &user) {
-    const std::vector<unsigned> *scopes = chainOf(user);
-    if (!scopes || scopes->empty())
-      return;
-    for (const Value *v : user.inputs) {
-      if (!v || v->kind != Value::Kind::NodeOutput || !v->producer)
-        continue;
-      const std::vector<unsigned> *from = chainOf(*v->producer);
-      int64_t &lu = lastUse[v];
-      // The producer is inside scope d of the user when their chains agree there.
-      for (size_t d = 0; d < scopes->size(); ++d)
-        if (!from || d >= from->size() || (*from)[d] != (*scopes)[d])
-          lu = std::max(lu, scopeEnd[(*scopes)[d]]);
-    }
-  };
   for (const auto &np : nodes) {
     auto at = static_cast<int64_t>(np->index);
     noteUses(*np, at);
-    noteScopes(*np);
     if (auto c = compositeInput_.find(np.get()); c != compositeInput_.end()) {
       int64_t &lu = lastUse[c->second];
       lu = std::max(lu, at);
@@ -400,13 +213,30 @@ void PlanBuilder::forward(bool training) {
           noteUses(*n, at);
       });
   }
-  // Recompute segments: ~sqrt(n) nodes each (Chen et al.'s checkpointing).
-  segment_.assign(nodes.size(), 0);
-  if (training && s_.recompute == Recompute::Full && !nodes.empty()) {
-    segLen_ = static_cast<size_t>(std::max(1.0, std::ceil(std::sqrt(static_cast<double>(nodes.size())))));
+  holdModuleArguments(lastUse);
+  // Recompute segments (-1: not checkpointed, its saved tensors kept).
+  segment_.assign(nodes.size(), -1);
+  if (training && s_.recompute == Recompute::Sqrt && !nodes.empty()) {
+    // ~sqrt(n) nodes each (Chen et al.'s checkpointing).
+    size_t len = static_cast<size_t>(std::max(1.0, std::ceil(std::sqrt(static_cast<double>(nodes.size())))));
     for (size_t i = 0; i < nodes.size(); ++i)
-      segment_[i] = static_cast<int>(i / segLen_);
+      segment_[i] = static_cast<int>(i / len);
+  } else if (training && s_.recompute == Recompute::Layer) {
+    // One segment per run of nodes inside one repeated layer.
+    llvm::StringRef prev;
+    int seg = -1;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      llvm::StringRef layer = checkpointLayer(*nodes[i]);
+      if (!layer.empty() && (seg < 0 || layer != prev || segment_[i - 1] < 0))
+        ++seg;
+      segment_[i] = layer.empty() ? -1 : seg;
+      prev = layer;
+    }
   }
+  segStart_.clear();
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (segment_[i] >= 0 && (i == 0 || segment_[i - 1] != segment_[i]))
+      segStart_[segment_[i]] = i;
   extraSaved_.assign(nodes.size(), kNone);
 
   auto holdUntil = [&](uint32_t st, int64_t node) {
@@ -457,19 +287,30 @@ void PlanBuilder::forward(bool training) {
         const Node *prod = v->producer;
         // Under full recompute only a segment's inputs are kept; what it
         // saves inside is rebuilt before its backward.
-        if (prod && s_.recompute == Recompute::Full && segment_[prod->index] == segment_[n.index])
+        if (prod && segment_[n.index] >= 0 && segment_[prod->index] == segment_[n.index])
           return;
         holdUntil(it->second, idx);
       };
       for (const Value *v : sv.values)
         save(v);
-      if (sv.extraBytes && s_.recompute == Recompute::None) {
+      // A dropout module an eval() export passed through: in training it
+      // allocates a bool mask and a new output, both saved for its backward
+      // (Korthikanti et al. count both).
+      for (unsigned oi = 0; oi < n.outputDropout.size() && oi < n.outputs.size(); ++oi)
+        if (n.outputDropout[oi] > 0 && n.outputs[oi] && needsGrad_.count(n.outputs[oi]) && segment_[n.index] < 0) {
+          uint64_t out = bytesOf(n.outputs[oi], true);
+          uint64_t mask = bytesOf(n.outputs[oi], false) * 8 / std::max(1u, dtypeBits(n.outputs[oi]->type.dtype));
+          uint32_t st = t_.alloc(out + mask, MemoryKind::Saved, nullptr, &n);
+          lastUse_.resize(t_.storages.size(), -1);
+          holdUntil(st, idx);
+        }
+      if (sv.extraBytes && segment_[n.index] < 0) {
         uint32_t st = t_.alloc(sv.extraBytes, MemoryKind::Saved, nullptr, &n);
         lastUse_.resize(t_.storages.size(), -1);
         extraSaved_[n.index] = st;
         holdUntil(st, idx);
       }
-      if (s_.recompute == Recompute::Full)
+      if (segment_[n.index] >= 0)
         for (const Value *in : n.inputs) {
           auto it = in ? storageOf_.find(in) : storageOf_.end();
           if (it != storageOf_.end() && t_.storages[it->second].kind == MemoryKind::Activation && in->producer &&
@@ -505,6 +346,13 @@ void PlanBuilder::forward(bool training) {
   }
 }
 
+uint64_t PlanBuilder::paramGradBytes(const Value *p) {
+  uint64_t b = bytesOf(p, false);
+  if (p->type.dtype == DType::Float)
+    b = b / 4 * precisionPolicy(s_.precision).gradBytes;
+  return b / shards(s_.zero >= 2);
+}
+
 void PlanBuilder::backward() {
   const auto &nodes = g_.nodes();
   sum_->activationsBytes = t_.liveBytes({MemoryKind::Activation, MemoryKind::Saved});
@@ -520,12 +368,6 @@ void PlanBuilder::backward() {
   auto unref = [&](uint32_t st) {
     if (st < refs.size() && refs[st] > 0 && --refs[st] == 0)
       t_.release(st);
-  };
-  auto paramGradBytes = [&](const Value *p) {
-    uint64_t b = bytesOf(p, false);
-    if (sixteenBit() && p->type.dtype == DType::Float)
-      b /= 2;
-    return b / shards(s_.zero >= 2);
   };
   auto deliver = [&](const Value *v, uint32_t incoming) {
     if (trainable_.count(v)) {
@@ -579,7 +421,7 @@ void PlanBuilder::backward() {
   int currentSegment = -1;
   std::map<int64_t, std::vector<uint32_t>> rebuilt;  // node -> storages to free at its backward
   auto rebuildSegment = [&](int seg) {
-    for (size_t i = static_cast<size_t>(seg) * segLen_; i < nodes.size() && segment_[i] == seg; ++i) {
+    for (size_t i = segStart_[seg]; i < nodes.size() && segment_[i] == seg; ++i) {
       const Node &n = *nodes[i];
       Saved sv = savedOf(n);
       for (const Value *v : sv.values)
@@ -594,7 +436,7 @@ void PlanBuilder::backward() {
   for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
     const Node &n = **it;
     auto idx = static_cast<int64_t>(n.index);
-    if (s_.recompute == Recompute::Full && segment_[n.index] != currentSegment) {
+    if (segment_[n.index] >= 0 && segment_[n.index] != currentSegment) {
       currentSegment = segment_[n.index];
       rebuildSegment(currentSegment);
     }
@@ -659,7 +501,7 @@ void PlanBuilder::optimizerStep() {
   // torch.optim.Adam(W), single-tensor path: denom = exp_avg_sq.sqrt() / c
   // allocates two state-sized temporaries per parameter, one after another.
   if (s_.optimizer == Optimizer::Adam || s_.optimizer == Optimizer::AdamW) {
-    unsigned width = s_.precision == Precision::BF16 ? 2 : 4;
+    unsigned width = precisionPolicy(s_.precision).momentBytes;
     for (const Value *p : trainableOrder_) {
       auto numel = bytesOf(p, false) * 8 / std::max(1u, dtypeBits(p->type.dtype));
       uint64_t b = numel * width / shards(s_.zero >= 1);
@@ -687,8 +529,10 @@ Trace PlanBuilder::build(MemorySummary &sum) {
     bool train = trainable_.count(v) > 0;
     uint64_t b = bytesOf(v, false);
     uint64_t numel = dtypeBits(v->type.dtype) ? b * 8 / dtypeBits(v->type.dtype) : 0;
-    if (train && s_.precision != Precision::FP32 && v->type.dtype == DType::Float)
-      b = numel * 2;
+    const PrecisionPolicy pp = precisionPolicy(s_.precision);
+    bool fp32 = v->type.dtype == DType::Float;
+    if (train && fp32)
+      b = numel * pp.weightBytes;
     if (training && train)
       b /= shards(s_.zero >= 3);
     storageOf_[v] = t_.alloc(b, MemoryKind::Param, v);
@@ -696,20 +540,17 @@ Trace PlanBuilder::build(MemorySummary &sum) {
     if (!training || !train)
       continue;
     // fp32 master weights (mixed precision) and the optimizer's moments.
-    double perElem = s_.precision == Precision::FP16Mixed || s_.precision == Precision::BF16Mixed ? 4 : 0;
-    double moment = s_.precision == Precision::BF16 ? 2 : 4;
+    double perElem = pp.masterBytes;
     if (s_.optimizer == Optimizer::Momentum)
-      perElem += moment;
+      perElem += pp.momentBytes;
     else if (s_.optimizer == Optimizer::Adam || s_.optimizer == Optimizer::AdamW)
-      perElem += 2 * moment;
+      perElem += 2.0 * pp.momentBytes;
     auto state = static_cast<uint64_t>(static_cast<double>(numel) * perElem) / shards(s_.zero >= 1);
     if (state)
       t_.alloc(state, MemoryKind::OptimizerState, v);
     sum.optimizerBytes += state;
-    uint64_t grad = (s_.precision == Precision::FP32 ? numel * 4 : numel * 2) / shards(s_.zero >= 2);
-    if (!isFloating(v->type.dtype) || v->type.dtype == DType::Double || v->type.dtype == DType::Float16 ||
-        v->type.dtype == DType::BFloat16)
-      grad = bytesOf(v, false) / shards(s_.zero >= 2);
+    // Gradients of fp32 parameters follow the policy; others keep their dtype.
+    uint64_t grad = (fp32 ? numel * pp.gradBytes : bytesOf(v, false)) / shards(s_.zero >= 2);
     sum.gradsBytes += grad;
   }
   for (const Value *in : g_.inputs) {
@@ -718,7 +559,11 @@ Trace PlanBuilder::build(MemorySummary &sum) {
     sum.inputsBytes += b;
   }
   lastUse_.assign(t_.storages.size(), -1);  // resident: never freed in forward
-  if (training) {
+  if (g_.hasBackward()) {
+    joint();  // the graph's own backward, never a synthetic one on top
+    if (training)
+      optimizerStep();
+  } else if (training) {
     computeNeedsGrad();
     forward(true);
     backward();
@@ -732,11 +577,22 @@ Trace PlanBuilder::build(MemorySummary &sum) {
       sum.assumedDims.push_back(fmt::format("{}={}", sym.name, *sym.value));
   for (const std::string &d : assumed_)
     sum.assumedDims.push_back(d + "=1");
-  sum.unsizedTensors = unsized_;
+  // Provenance: of the main graph's tensors (params, inputs, node outputs),
+  // how many have no size (they count as 0 bytes above).
+  sum.unsizedTensors = 0;
+  sum.tensors = 0;
+  for (const auto &v : g_.values()) {
+    if (!v->type.isTensor() || (v->kind != Value::Kind::Param && v->kind != Value::Kind::GraphInput &&
+                                v->kind != Value::Kind::NodeOutput))
+      continue;
+    ++sum.tensors;
+    const Shape &sh = v->type.shape;
+    bool sized = sh.rankKnown && dtypeBits(v->type.dtype) > 0 &&
+                 std::all_of(sh.dims.begin(), sh.dims.end(), [](const Dim &d) { return !d.isUnknown(); });
+    sum.unsizedTensors += sized ? 0 : 1;
+  }
   return std::move(t_);
 }
-
-}  // namespace
 
 Trace buildTrace(const Model &m, const Setup &s, MemorySummary &sum) { return PlanBuilder(m, s).build(sum); }
 

@@ -130,21 +130,38 @@ StepTimeline::StepTimeline(const Model &, AnalysisContext &ctx) {
                 : setup.zero == 1 ? ParallelStrategy::ZeRO1
                 : setup.zero == 2 ? ParallelStrategy::ZeRO2
                                   : ParallelStrategy::ZeRO3;
-  bool sixteen = setup.precision != Precision::FP32;
-  // DDP reduces the parameters' own gradients (fp32 under autocast); ZeRO and
-  // FSDP mixed precision communicate 16-bit gradients and parameters.
-  commElement_ = setup.precision == Precision::BF16 || (sixteen && strategy_ != ParallelStrategy::DDP) ? 2 : 4;
+  // The precision policy the memory plan uses too: mixed precision keeps and
+  // communicates 16-bit gradients (and, under ZeRO-3, gathers 16-bit weights).
+  commElement_ = precisionPolicy(setup.precision).gradBytes;
 
   // Compute segments: forward kernels, then backward kernels in reverse.
+  // A joint graph's backward groups are its own, in their execution order.
   const std::vector<unsigned> &sched = cm.schedule();
-  const int F = static_cast<int>(sched.size());
+  const bool joint = cm.joint();
+  const int F = static_cast<int>(joint ? cm.backwardStart() : sched.size());
   std::vector<double> duration;
-  for (unsigned gi : sched)
-    duration.push_back(cm.groups()[gi].known ? cm.groups()[gi].forward.seconds : 0);
-  for (int i = F - 1; i >= 0; --i)
-    duration.push_back(cm.groups()[sched[i]].known ? cm.groups()[sched[i]].backward.seconds : 0);
+  for (int i = 0; i < F; ++i)
+    duration.push_back(cm.groups()[sched[i]].known ? cm.groups()[sched[i]].forward.seconds : 0);
+  if (joint)
+    for (size_t i = cm.backwardStart(); i < sched.size(); ++i)
+      duration.push_back(cm.groups()[sched[i]].known ? cm.groups()[sched[i]].backward.seconds : 0);
+  else
+    for (int i = F - 1; i >= 0; --i)
+      duration.push_back(cm.groups()[sched[i]].known ? cm.groups()[sched[i]].backward.seconds : 0);
   const int S = static_cast<int>(duration.size());
-  auto backwardSegment = [&](int forwardPos) { return forwardPos < 0 ? S - 1 : 2 * F - 1 - forwardPos; };
+  // The backward segment that differentiates the forward group at forwardPos:
+  // the mirror image, or for a joint graph its proportional place in the
+  // graph's own backward.
+  auto backwardSegment = [&](int forwardPos) {
+    if (forwardPos < 0 || S == F)
+      return S - 1;
+    if (!joint)
+      return 2 * F - 1 - forwardPos;
+    long mirrored = static_cast<long>(F - 1 - forwardPos) * (S - F) / std::max(F, 1);
+    return F + static_cast<int>(std::min<long>(mirrored, S - F - 1));
+  };
+  // When a parameter's gradient is ready: the backward group producing it.
+  auto gradReady = [&](const TrainableParam &p) { return p.gradGroup >= 0 ? p.gradGroup : backwardSegment(p.firstGroup); };
 
   const std::vector<TrainableParam> &params = cm.params();
   std::vector<Pending> pending;
@@ -191,7 +208,7 @@ StepTimeline::StepTimeline(const Model &, AnalysisContext &ctx) {
       int ready = -1;
       for (unsigned m : members) {
         ps.push_back(order[m]);
-        ready = std::max(ready, backwardSegment(params[order[m]].firstGroup));
+        ready = std::max(ready, gradReady(params[order[m]]));
       }
       int b = newBucket(std::move(ps));
       pending.push_back({collective(kind, buckets_[b].bytes, "backward"), ready, true, -1, b});
@@ -294,7 +311,7 @@ StepTimeline::StepTimeline(const Model &, AnalysisContext &ctx) {
   forward_ = F > 0 ? segEnd[F - 1] : 0;
   backward_ = S > F ? segEnd[S - 1] - segEnd[F - 1] : 0;
   double states = cm.paramElements() / (strategy_ == ParallelStrategy::DDP || n <= 1 ? 1 : n);
-  double element = setup.precision == Precision::BF16 ? 2 : 4;
+  double element = precisionPolicy(setup.precision).momentBytes;
   optimizer_ = states * optimizerWords(setup.optimizer) * element / (hw->memoryBandwidth * hw->memoryEfficiency);
   double optStart = std::max(t, commFree);
   double optEnd = optStart + optimizer_;
@@ -342,7 +359,7 @@ StepTimeline::StepTimeline(const Model &, AnalysisContext &ctx) {
   overlap_ = longer > 0 && comm_ > 0 ? both / longer : 0;
 
   KernelTime fwd = cm.forwardTotal(), bwd = cm.backwardTotal();
-  modelFlops_ = fwd.flops + bwd.flops - (setup.recompute == Recompute::Full ? fwd.flops : 0);
+  modelFlops_ = fwd.flops + bwd.flops - cm.recomputedFlops();
   MathPrecision p = cm.matmulPrecision();
   double peak = hw->supports(p) ? hw->peakFor(p) : hw->peakFor(MathPrecision::FP32);
   mfu_ = step_ > 0 && peak > 0 ? modelFlops_ / (step_ * peak) : 0;

@@ -37,9 +37,13 @@ void renderCostText(const CostSummary &s, const std::string &title, llvm::raw_os
   if (c.present)
     os << fmt::format("  {:<14} {:>8} {:>12} {:>10} {:>11}  MFU {:.1f}%\n", "step", "", "", "", ms(c.stepSeconds),
                       c.mfu * 100);
-  if (s.unknownGroups)
-    os << fmt::format("  {} kernel(s) of unknown cost left out: a symbolic size (bind it with --dim), an op without a FLOP "
-                      "formula, or control flow\n", s.unknownGroups);
+  os << fmt::format("  provenance: {} of {} kernels of unknown cost{}\n", s.unknownGroups, s.scheduledGroups,
+                    s.unknownGroups ? " left out (a symbolic size: bind it with --dim; an op without a FLOP formula; "
+                                      "control flow)"
+                                    : "");
+  if (s.lowerBound())
+    os << "  LOWER BOUNDS: more than a few percent of the kernels have unknown cost; FLOPs and times above are at "
+          "least the true ones\n";
   if (!c.present || c.strategy == "single") {
     for (const std::string &n : c.notes)
       os << "  note: " << n << "\n";

@@ -121,6 +121,8 @@ json::Value computeToJson(const CostSummary &s) {
                  {"kernels_forward", static_cast<int64_t>(s.kernelsForward)},
                  {"kernels_backward", static_cast<int64_t>(s.kernelsBackward)},
                  {"unknown_groups", static_cast<int64_t>(s.unknownGroups)},
+                 {"scheduled_groups", static_cast<int64_t>(s.scheduledGroups)},
+                 {"lower_bound", s.lowerBound()},
                  {"groups", std::move(groups)}};
   return o;
 }
@@ -203,7 +205,9 @@ json::Value memoryToJson(const MemorySummary &s) {
                  {"timeline_steps", bytes(s.timelineSteps)},
                  {"top_at_peak", std::move(top)},
                  {"assumed_dims", std::move(assumed)},
-                 {"unsized_tensors", bytes(s.unsizedTensors)}};
+                 {"unsized_tensors", bytes(s.unsizedTensors)},
+                 {"tensors", bytes(s.tensors)},
+                 {"lower_bound", s.lowerBound()}};
   o["peak_node"] = s.peakNode.empty() ? json::Value(nullptr) : json::Value(s.peakNode);
   o["peak_phase"] = s.peakPhase.empty() ? json::Value(nullptr) : json::Value(s.peakPhase);
   o["device_capacity_bytes"] = s.capacityBytes > 0 ? json::Value(static_cast<int64_t>(s.capacityBytes))

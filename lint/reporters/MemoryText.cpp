@@ -51,8 +51,11 @@ void renderMemoryText(const MemorySummary &s, const std::string &title, llvm::ra
       dims += (dims.empty() ? "" : ", ") + d;
     os << fmt::format("  assumed (bind with --dim): {}\n", dims);
   }
-  if (s.unsizedTensors)
-    os << fmt::format("  {} tensors of unknown size counted as 0 bytes\n", s.unsizedTensors);
+  os << fmt::format("  provenance: {} of {} tensors of unknown size (counted as 0 bytes)\n", s.unsizedTensors, s.tensors);
+  if (s.lowerBound())
+    os << fmt::format("  LOWER BOUNDS: {:.1f}% of the tensors have no size; every figure above is at least the true "
+                      "one (bind symbolic dims with --dim)\n",
+                      100.0 * static_cast<double>(s.unsizedTensors) / static_cast<double>(s.tensors));
   if (s.topAtPeak.empty())
     return;
   os << "  top at the peak:\n";

@@ -157,7 +157,7 @@ setup:
   EXPECT_EQ(c.setup.precision, Precision::BF16Mixed);
   EXPECT_EQ(c.setup.zero, 2u);
   EXPECT_EQ(c.setup.worldSize, 16u);
-  EXPECT_EQ(c.setup.recompute, Recompute::Full);
+  EXPECT_EQ(c.setup.recompute, Recompute::Layer) << "full is an alias of layer (Megatron's --recompute-granularity full)";
   EXPECT_EQ(c.setup.gpusPerNode, 4u);
   EXPECT_EQ(c.setup.intra, "nvlink3");
   EXPECT_EQ(c.setup.inter, "hdr");

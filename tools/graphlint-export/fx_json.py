@@ -1,6 +1,7 @@
 """Writing a captured graph as graphlint's FX JSON (docs/fx-format.md)."""
 
 import math
+import operator
 
 import torch
 from torch.utils import _pytree as pytree
@@ -37,6 +38,10 @@ def is_sym_node(n):
     target = n.target
     if target in MARKERS:
         return False
+    if target is operator.getitem:
+        # An element of a tuple-returning op (batch_norm, max_pool's indices,
+        # every *_backward): a tensor unless the tuple holds sizes.
+        return isinstance(n.meta.get("val"), SYM_TYPES)
     schema = getattr(target, "_schema", None)
     if schema is None:
         # operator.getitem unpacks a tuple: of sizes (a size node), or of
@@ -184,6 +189,9 @@ class Writer:
         saved_marks = self.saved_marks(n, len(vals), saved)
         if any(saved_marks):
             node["saved"] = saved_marks
+        dropout = self.dropout_marks(n, len(vals))
+        if any(p is not None for p in dropout):
+            node["dropout"] = dropout
         if target in SYNC_OPS or target in MARKERS or unbacked:
             node["host_sync"] = True
         if unbacked:
@@ -259,6 +267,13 @@ class Writer:
                 count = max(count, len(schema.returns))
             return [getitems[j].meta.get("graphlint_val") if j in getitems else None for j in range(count)]
         return [n.meta.get("graphlint_val")]
+
+    def dropout_marks(self, n, count):
+        """eval() capture: per output, the p of a dropout module it passes through (None: none)."""
+        if self.is_tuple(n):
+            getitems = {u.args[1]: u for u in n.users if getattr(u.target, "__name__", "") == "getitem"}
+            return [getitems[j].meta.get("graphlint_dropout") if j in getitems else None for j in range(count)]
+        return [n.meta.get("graphlint_dropout")]
 
     def saved_marks(self, n, count, saved):
         if self.is_tuple(n):

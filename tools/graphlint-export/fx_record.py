@@ -143,6 +143,10 @@ _IN_DISPATCH = [0]
 _FAST_PATH_MODULES = () if TORCH2 else (torch.nn.MultiheadAttention, torch.nn.TransformerEncoderLayer)
 
 
+_DROPOUT_MODULES = (torch.nn.Dropout, torch.nn.Dropout2d, torch.nn.Dropout3d, torch.nn.AlphaDropout) + tuple(
+    getattr(torch.nn, n) for n in ("Dropout1d", "FeatureAlphaDropout") if hasattr(torch.nn, n))
+
+
 def node_of(tracer, t):
     proxy = proxy_tensor.get_proxy_slot(t, tracer, None, lambda x: x.proxy)
     return proxy.node if proxy is not None else None
@@ -474,6 +478,14 @@ def recording(rec):
     def leave(m, inputs, output):  # must return None: a value would replace the output
         if rec.module_stack:
             rec.module_stack.pop()
+        # eval(): a dropout module is the identity and records no op; note its
+        # p on the value it passes through, so a training step predicted from
+        # this forward graph can count the mask and output it would allocate.
+        if (isinstance(m, _DROPOUT_MODULES) and not m.training and getattr(m, "p", 0) > 0
+                and rec.tracer is not None and isinstance(output, torch.Tensor)):
+            node = node_of(rec.tracer, output)
+            if node is not None:
+                node.meta["graphlint_dropout"] = float(m.p)
         if grad_stack and grad_stack[-1][0] is m:
             grad_stack.pop()[1].__exit__(None, None, None)
 

@@ -127,7 +127,11 @@ TRAINING SETUP (for the cost analyses; config key setup:)
   --precision fp32|fp16-mixed|bf16-mixed|bf16   (default fp32)
   --zero 0|1|2|3           ZeRO stage (default 0); --fsdp is --zero 3
   --world-size N           data-parallel ranks (default 1)
-  --recompute none|full    activation checkpointing (default none)
+  --recompute none|layer|sqrt
+                           activation checkpointing (default none): layer
+                           (alias full) checkpoints each repeated layer, as
+                           torch.utils.checkpoint around every block; sqrt
+                           cuts the graph into ~sqrt(n) segments
   --gpus-per-node G        ranks per node (default 8)
   --intra NAME, --inter NAME
                            interconnect inside / between nodes (docs/hardware.md)
@@ -441,7 +445,7 @@ std::optional<std::string> parseArgs(int argc, char **argv, Args &a) {
         err = parseUnsigned(arg, v, 1, 1024, cli.gpusPerNode);
     } else if (arg == "--recompute") {
       if (!(err = take(v)))
-        err = parseChoice(arg, v, recomputeFromName, "none, full", cli.recompute);
+        err = parseChoice(arg, v, recomputeFromName, recomputeChoices(), cli.recompute);
     } else if (arg == "--intra" || arg == "--inter") {
       if (!(err = take(v))) {
         if (auto link = resolveInterconnect(v); !link)

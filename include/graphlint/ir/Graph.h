@@ -74,6 +74,9 @@ struct Param {
   /// FX: a registered buffer (BatchNorm running stats), which the model
   /// updates in place by design; false for parameters and ONNX initializers.
   bool buffer = false;
+  /// ONNX: whether the file's training info (ModelProto.training_info, its
+  /// update_binding) says the initializer is trained; unset when it has none.
+  std::optional<bool> trained;
 };
 
 enum class AttrKind : uint8_t {
@@ -144,6 +147,13 @@ public:
   llvm::SmallVector<unsigned, 1> mutatedInputs;
   llvm::SmallVector<int, 1> outputAliasesInput;  // per output: input index or -1
   llvm::SmallVector<bool, 1> outputSavedForBackward;
+  /// eval() FX export: per output, the p of a dropout module it passes
+  /// through (the identity in eval; 0 when none). A training step predicted
+  /// from the forward graph counts the mask and output dropout allocates.
+  llvm::SmallVector<float, 1> outputDropout;
+  /// A joint training graph's backward node (FX `"phase": "backward"`):
+  /// the analyses cost it as backward work instead of synthesising one.
+  bool backwardPhase = false;
 
   const Attribute *attr(llvm::StringRef n) const;
   std::optional<int64_t> attrInt(llvm::StringRef n) const;
@@ -184,6 +194,8 @@ public:
   std::string path() const;
   /// Renumbers Node::index after the node order changed.
   void renumber();
+  /// The graph carries its own backward (a joint training graph).
+  bool hasBackward() const;
 
 private:
   std::vector<std::unique_ptr<Node>> nodes_;

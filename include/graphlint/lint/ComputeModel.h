@@ -8,6 +8,7 @@
 
 #include "graphlint/lint/FusionPlan.h"
 #include "graphlint/lint/HardwareProfile.h"
+#include "graphlint/lint/Provenance.h"
 
 #include <optional>
 #include <string>
@@ -35,6 +36,7 @@ struct GroupCost {
   bool known = false;
   MathPrecision precision = MathPrecision::FP32;  // its contractions' math
   KernelTime forward, backward;  // backward is zero unless training
+  double recomputedFlops = 0;     // --recompute: the forward FLOPs backward runs again
 };
 
 /// A parameter the optimizer updates: a floating-point initializer read by
@@ -44,6 +46,9 @@ struct TrainableParam {
   double elements = 0;
   unsigned order = 0;        // position among the trainable parameters (initializer order)
   int firstGroup = -1;       // index into schedule() of its first reader; -1 when none
+  /// Joint graphs: index into schedule() of the backward group that produces
+  /// its gradient (a graph output of the backward phase); -1 when unknown.
+  int gradGroup = -1;
 };
 
 class ComputeModel {
@@ -60,14 +65,24 @@ public:
   /// Indices into groups() of the main graph's kernels (and control-flow
   /// nodes, of unknown cost) in execution order; backward runs them in reverse.
   const std::vector<unsigned> &schedule() const { return schedule_; }
+  /// A joint graph (graphlint-export --train) under --train: its backward
+  /// nodes are costed as the backward (GroupCost::backward) and nothing is
+  /// synthesised. schedule() then lists the forward groups, then from
+  /// backwardStart() on the backward groups, both in execution order.
+  bool joint() const { return joint_; }
+  size_t backwardStart() const { return backwardStart_; }
   const std::vector<TrainableParam> &params() const { return params_; }
   double paramElements() const { return paramElements_; }
 
   /// Main-graph totals over the known groups (control-flow bodies excluded).
   KernelTime forwardTotal() const { return forward_; }
   KernelTime backwardTotal() const { return backward_; }
+  /// --recompute: the forward FLOPs the backward total includes again.
+  double recomputedFlops() const { return recomputedFlops_; }
   /// Main-graph kernels whose cost is unknown (left out of the totals).
   unsigned unknownGroups() const { return unknownGroups_; }
+  /// Too many unknown kernels (Provenance.h): the totals are lower bounds.
+  bool lowerBound() const { return isLowerBound(unknownGroups_, schedule_.size()); }
 
 private:
   const HardwareProfile *hw_ = nullptr;
@@ -78,6 +93,9 @@ private:
   double paramElements_ = 0;
   KernelTime forward_, backward_;
   unsigned unknownGroups_ = 0;
+  double recomputedFlops_ = 0;
+  bool joint_ = false;
+  size_t backwardStart_ = 0;
 };
 
 /// The roofline of one kernel on `hw` (efficiency factors applied); fills

@@ -4,6 +4,8 @@
 // text table render this, never the analyses (docs/output-formats.md).
 #pragma once
 
+#include "graphlint/lint/Provenance.h"
+
 #include <string>
 #include <vector>
 
@@ -50,6 +52,10 @@ struct CostSummary {
   double secondsForward = 0, secondsBackward = 0;
   unsigned kernelsForward = 0, kernelsBackward = 0;
   unsigned unknownGroups = 0;
+  unsigned scheduledGroups = 0;  // main-graph kernels (and control-flow nodes) in the schedule
+  /// More than a few percent of the kernels have unknown cost (Provenance.h):
+  /// times and FLOPs are lower bounds.
+  bool lowerBound() const { return isLowerBound(unknownGroups, scheduledGroups); }
   std::vector<Group> groups;     // main-graph kernels in execution order
 
   struct Communication {

@@ -44,6 +44,12 @@ SavedForBackward savedForBackward(const Node &n, llvm::ArrayRef<bool> needsGrad)
 /// the output's gradient (Add, views, Concat's pieces) or a new buffer.
 bool gradPassesThrough(const Node &n, unsigned input);
 
+/// The repeated layer a node runs in, as --recompute layer checkpoints it:
+/// the shortest prefix of its module path that ends in an index component
+/// ("blocks.3" of "blocks.3.attn.qkv", "layer2.1", "encoder_layer_5"); ""
+/// outside any (embeddings, the head).
+llvm::StringRef checkpointLayer(const Node &n);
+
 class MemoryPlan {
 public:
   MemoryPlan(const Model &m, AnalysisContext &ctx);

@@ -4,6 +4,8 @@
 // `--memory-plot` SVG chart render this, never the plan or the model.
 #pragma once
 
+#include "graphlint/lint/Provenance.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -57,6 +59,10 @@ struct MemorySummary {
   /// "batch=1" for symbols with neither -D nor a hint (taken as 1).
   std::vector<std::string> assumedDims;
   uint64_t unsizedTensors = 0;    // tensors whose size is unknown (counted as 0)
+  uint64_t tensors = 0;           // tensors the plan sized (main graph values and params)
+  /// More than a few percent of the tensors have no size (Provenance.h):
+  /// every figure is a lower bound (reporters say so; GL201 says "at least").
+  bool lowerBound() const { return isLowerBound(unsizedTensors, tensors); }
 
   /// (peak reserved - peak allocated in blocks) / peak reserved.
   double fragmentation() const;

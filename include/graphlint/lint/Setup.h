@@ -33,10 +33,30 @@ enum class Precision : uint8_t { FP32, FP16Mixed, BF16Mixed, BF16 };
 std::string_view precisionName(Precision p);
 std::optional<Precision> precisionFromName(std::string_view s);
 
-/// --recompute: activation checkpointing.
-enum class Recompute : uint8_t { None, Full };
+/// What each precision stores, per element: the one policy the memory plan
+/// and the communication model both read (ZeRO paper, Rajbhandari et al.
+/// 2020: mixed precision keeps 16-bit weights and gradients for compute and
+/// communication, plus an fp32 master copy and fp32 moments in the
+/// optimizer). fp32: 4/4/0/4; fp16-mixed, bf16-mixed: 2/2/4/4; bf16: 2/2/0/2.
+struct PrecisionPolicy {
+  unsigned weightBytes = 4;   // a trainable fp32 parameter as the model holds it
+  unsigned gradBytes = 4;     // its gradient, in memory and on the wire (DDP, ZeRO)
+  unsigned masterBytes = 0;   // the optimizer's fp32 master copy
+  unsigned momentBytes = 4;   // each optimizer moment (Adam's m and v)
+  bool sixteenBitActivations = false;
+};
+PrecisionPolicy precisionPolicy(Precision p);
+
+/// --recompute: activation checkpointing. `layer` (alias `full`, as
+/// Megatron's --recompute-granularity full) checkpoints each repeated layer
+/// (a module path ending in an index: blocks.3, layer2.1), as wrapping each
+/// block in torch.utils.checkpoint does; `sqrt` cuts the graph into about
+/// sqrt(n) segments of n nodes (Chen et al. 2016).
+enum class Recompute : uint8_t { None, Layer, Sqrt };
 std::string_view recomputeName(Recompute r);
 std::optional<Recompute> recomputeFromName(std::string_view s);
+/// The accepted names, for error messages.
+const char *recomputeChoices();
 
 /// Options a rule reads (thresholds), keyed by rule code then option name; the
 /// values were checked against the rule's RuleInfo::options when loaded.

@@ -1,0 +1,113 @@
+// The memory trace of a joint training graph (graphlint-export --train: the
+// forward and the backward nodes autograd ran, docs/memory.md "Joint
+// graphs"). The graph is the step's real schedule, so nothing is synthesised:
+// one liveness walk over all its nodes. A forward value lives until its last
+// reader, forward or backward -- which keeps exactly the tensors autograd
+// saved (the export's saved marks are the forward values backward nodes read)
+// until the backward node that unpacks them; activation gradients live from
+// the backward node that makes them to their last reader; a gradient that is
+// a graph output of the backward phase is a parameter's .grad, held until the
+// optimizer step. Without --train only the forward nodes run.
+#include "MemoryTraceBuilder.h"
+
+#include <algorithm>
+
+namespace graphlint::memory {
+
+void PlanBuilder::joint() {
+  const bool training = s_.train;
+  const auto &nodes = g_.nodes();
+  const auto end = static_cast<int64_t>(nodes.size());
+  auto runs = [&](const Node &n) { return training || !n.backwardPhase; };
+  auto outer = [](const Value *v) {
+    while (v && v->kind == Value::Kind::OuterScope && v->outer)
+      v = v->outer;
+    return v;
+  };
+
+  // The last node that reads each value, among the nodes that run.
+  llvm::DenseMap<const Value *, int64_t> lastRead;
+  for (const auto &np : nodes) {
+    if (!runs(*np))
+      continue;
+    auto at = static_cast<int64_t>(np->index);
+    auto note = [&](const Node &n) {
+      for (const Value *in : n.inputs)
+        if (const Value *v = outer(in)) {
+          int64_t &lu = lastRead[v];
+          lu = std::max(lu, at);
+        }
+    };
+    note(*np);
+    for (const auto &sub : np->subgraphs())
+      forEachGraph(*sub, [&](const Graph &gr) {
+        for (const auto &n : gr.nodes())
+          note(*n);
+      });
+  }
+
+  holdModuleArguments(lastRead);
+
+  bool inBackward = false;
+  auto release = [&](const Value *v, int64_t idx) {
+    auto it = v ? storageOf_.find(v) : storageOf_.end();
+    if (it == storageOf_.end())
+      return;
+    uint32_t st = it->second;
+    // Resident storages (parameters, inputs) have no last use (-1).
+    if (st < lastUse_.size() && lastUse_[st] >= 0 && lastUse_[st] <= idx)
+      t_.release(st);
+  };
+  for (const auto &np : nodes) {
+    const Node &n = *np;
+    if (!runs(n))
+      continue;
+    auto idx = static_cast<int64_t>(n.index);
+    if (n.backwardPhase && !inBackward) {
+      // What the forward left for backward: the saved tensors (and the outputs).
+      inBackward = true;
+      sum_->activationsBytes = t_.liveBytes({MemoryKind::Activation});
+    }
+    llvm::SmallVector<uint32_t, 2> temps;
+    gatherZero3(n, temps);
+    for (unsigned oi = 0; oi < n.outputs.size(); ++oi) {
+      const Value *o = n.outputs[oi];
+      if (!o)
+        continue;
+      bool paramGrad = n.backwardPhase && o->isGraphOutput();
+      uint32_t st = viewStorage(n, oi);
+      if (st == kNone) {
+        MemoryKind kind = paramGrad ? MemoryKind::Grad : n.backwardPhase ? MemoryKind::Gradient : MemoryKind::Activation;
+        st = t_.alloc(paramGrad ? paramGradBytes(o) : bytesOf(o, true), kind, o);
+        lastUse_.resize(t_.storages.size(), -1);
+        lastUse_[st] = idx;
+      } else if (paramGrad && t_.storages[st].kind == MemoryKind::Gradient) {
+        t_.storages[st].kind = MemoryKind::Grad;  // .grad is a view of a backward buffer
+      }
+      storageOf_[o] = st;
+      if (lastUse_[st] >= 0) {
+        auto lr = lastRead.find(o);
+        lastUse_[st] = std::max(lastUse_[st], lr == lastRead.end() ? idx : lr->second);
+        if (o->isGraphOutput())
+          lastUse_[st] = end + 1;  // the caller holds the outputs; .grad waits for the optimizer
+      }
+      if (paramGrad)
+        paramGrad_[o] = st;
+    }
+    t_.mark(&n, nodeLabel(n), n.backwardPhase ? MemoryPhase::Backward : MemoryPhase::Forward);
+    for (uint32_t tmp : temps)
+      t_.release(tmp);
+    for (const Value *in : n.inputs)
+      release(outer(in), idx);
+    for (const Value *o : n.outputs)
+      release(o, idx);
+  }
+  // The step is over: the caller drops the forward outputs.
+  for (uint32_t st = 0; st < t_.storages.size(); ++st) {
+    MemoryKind k = t_.storages[st].kind;
+    if (k == MemoryKind::Activation || k == MemoryKind::Saved || k == MemoryKind::Gradient)
+      t_.release(st);
+  }
+}
+
+}  // namespace graphlint::memory

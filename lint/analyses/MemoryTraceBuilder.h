@@ -1,0 +1,87 @@
+// The builder of the memory plan's trace (MemoryTrace.h): one model under one
+// Setup. Private to lint/analyses; MemoryTrace.cpp writes the synthetic
+// training step of a forward graph, JointTrace.cpp the walk over a joint
+// (forward + backward) graph.
+#pragma once
+
+#include "MemoryTrace.h"
+
+#include <llvm/ADT/DenseMap.h>
+#include <llvm/ADT/DenseSet.h>
+#include <llvm/ADT/SmallVector.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace graphlint::memory {
+
+constexpr uint32_t kNone = ~0u;
+
+/// Builds the trace of one model under one Setup.
+class PlanBuilder {
+public:
+  PlanBuilder(const Model &m, const Setup &s) : m_(m), s_(s), g_(*m.graph) {}
+
+  Trace build(MemorySummary &sum);
+
+private:
+  unsigned shards(bool sharded) const { return sharded ? std::max(1u, s_.worldSize) : 1u; }
+  /// Bytes of one tensor value: symbolic dims left unbound count as 1.
+  uint64_t bytesOf(const Value *v, bool activation);
+  void classifyParams();
+  void computeNeedsGrad();
+  /// Extends `lastUse` for values a module's forward holds as arguments.
+  void holdModuleArguments(llvm::DenseMap<const Value *, int64_t> &lastUse);
+  void forward(bool training);
+  void backward();
+  /// A joint graph (JointTrace.cpp): one liveness walk over its own forward
+  /// and backward nodes.
+  void joint();
+  /// Bytes of a parameter's gradient under the precision and ZeRO stage.
+  uint64_t paramGradBytes(const Value *p);
+  void optimizerStep();
+  /// The storage `o` (output `oi` of `n`) shares, or kNone when it is new.
+  uint32_t viewStorage(const Node &n, unsigned oi);
+  void gatherZero3(const Node &n, llvm::SmallVectorImpl<uint32_t> &temps);
+  void findComposites();
+  /// What `n`'s backward keeps (composites included), as values.
+  struct Saved {
+    llvm::SmallVector<const Value *, 3> values;
+    uint64_t extraBytes = 0;
+  };
+  Saved savedOf(const Node &n);
+
+  const Model &m_;
+  const Setup &s_;
+  const Graph &g_;
+  Trace t_;
+  MemorySummary *sum_ = nullptr;
+  std::set<std::string> assumed_;
+
+  llvm::DenseMap<const Value *, uint32_t> storageOf_;
+  llvm::DenseSet<const Value *> nonContiguous_;
+  llvm::DenseSet<const Value *> permuted_;
+  // Exporters decompose some single PyTorch kernels (GELU into Div, Erf, Add,
+  // Mul, Mul): the pieces' outputs never exist in PyTorch; the last piece
+  // stands for the kernel and reads the chain's input.
+  llvm::DenseSet<const Node *> compositeInner_;
+  llvm::DenseMap<const Node *, const Value *> compositeInput_;
+  // Activations torchvision-style modules run in place (inplace=True).
+  llvm::DenseSet<const Node *> inplaceActivation_;
+  uint32_t inplaceStorage(const Node &n, int64_t idx);
+  llvm::DenseSet<const Value *> trainable_;
+  llvm::DenseSet<const Value *> needsGrad_;
+  std::vector<const Value *> trainableOrder_;
+  // Forward release points: node index after which a storage is freed.
+  std::vector<int64_t> lastUse_;
+  // Training: storages held for backward, released at that node's backward.
+  std::map<uint32_t, int64_t> savedUntil_;
+  std::vector<uint32_t> extraSaved_;      // per node: synthetic saved buffer or kNone
+  std::vector<int> segment_;              // recompute segment per node, -1: not checkpointed
+  std::map<int, size_t> segStart_;        // segment -> its first node
+  llvm::DenseMap<const Value *, uint32_t> paramGrad_;
+};
+
+}  // namespace graphlint::memory

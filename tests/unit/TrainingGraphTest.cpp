@@ -1,0 +1,244 @@
+// Training-step predictions that depend on what the graph says about its own
+// training (issue 15): a joint graph is costed as it is (against PyTorch's
+// measured peak for the same step), which initializers are parameters, the
+// activation-checkpointing options, one precision policy for memory and
+// communication, and the provenance of the figures (unknown sizes and costs).
+#include "IrBuilder.h"
+#include "TestSupport.h"
+
+#include "graphlint/lint/ComputeModel.h"
+#include "graphlint/lint/MemoryPlan.h"
+#include "graphlint/lint/OpFlops.h"
+#include "graphlint/lint/Reporters.h"
+
+#include <llvm/Support/JSON.h>
+#include <llvm/Support/MemoryBuffer.h>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace graphlint;
+using namespace graphlint::test;
+
+namespace {
+
+constexpr uint64_t kMiB = 1 << 20;
+
+std::unique_ptr<Model> importFixture(const std::string &rel) {
+  ImportOptions io;
+  auto m = importModelFile(sourcePath(rel), io);
+  EXPECT_TRUE(static_cast<bool>(m)) << llvm::toString(m.takeError());
+  return m ? std::move(*m) : nullptr;
+}
+
+graphlint::Setup adam(Precision p = Precision::FP32) {
+  graphlint::Setup s;
+  s.train = true;
+  s.optimizer = Optimizer::Adam;
+  s.precision = p;
+  return s;
+}
+
+// tests/fixtures/fx/joint_mlp.py: the joint graph of one MLP step. Its
+// backward nodes are the backward: the FLOPs are the graph's own (nothing
+// synthesised on top), the forward FLOPs match the forward-only export, and
+// the peak matches what PyTorch held for the same eager Adam step.
+TEST(JointGraph, CostedAsItIsAgainstTheMeasuredStep) {
+  auto joint = importFixture("tests/fixtures/fx/joint_mlp.train.fx.json");
+  auto fwd = importFixture("tests/fixtures/fx/joint_mlp.fx.json");
+  ASSERT_TRUE(joint && fwd);
+  ASSERT_TRUE(joint->graph->hasBackward());
+  ASSERT_FALSE(fwd->graph->hasBackward());
+  double forwardNodes = 0, backwardNodes = 0;
+  for (const auto &n : joint->graph->nodes())
+    (n->backwardPhase ? backwardNodes : forwardNodes) += nodeFlops(*n).value_or(0);
+  ASSERT_GT(backwardNodes, forwardNodes);  // dX and dW per matmul
+
+  graphlint::Setup s = adam();
+  AnalysisContext jc(*joint, s), fc(*fwd, s);
+  const ComputeModel &jm = jc.get<ComputeModel>();
+  EXPECT_TRUE(jm.joint());
+  EXPECT_DOUBLE_EQ(jm.forwardTotal().flops, forwardNodes);
+  EXPECT_DOUBLE_EQ(jm.backwardTotal().flops, backwardNodes);
+  EXPECT_NEAR(jm.forwardTotal().flops, fc.get<ComputeModel>().forwardTotal().flops,
+              0.01 * jm.forwardTotal().flops);
+  // The communication model finds each parameter's gradient in the graph.
+  for (const TrainableParam &p : jm.params())
+    EXPECT_GE(p.gradGroup, static_cast<int>(jm.backwardStart())) << p.value->name;
+
+  // joint_mlp.measured.json: tools/validate_memory.py's LiveStorages, torch 1.13.
+  auto buf = llvm::MemoryBuffer::getFile(sourcePath("tests/fixtures/fx/joint_mlp.measured.json"));
+  ASSERT_TRUE(static_cast<bool>(buf));
+  auto truth = llvm::json::parse((*buf)->getBuffer());
+  ASSERT_TRUE(static_cast<bool>(truth));
+  const llvm::json::Object *train = truth->getAsObject()->getObject("training");
+  double measured = *train->getNumber("peak_allocated_bytes");
+  double resident = *train->getNumber("resident_bytes");
+  const MemorySummary &m = jc.get<MemoryPlan>().summary();
+  double predictedResident = static_cast<double>(m.paramsBytes + m.optimizerBytes + m.inputsBytes);
+  double beyond = (static_cast<double>(m.peakAllocatedBytes) - predictedResident) / (measured - resident) - 1;
+  EXPECT_LT(std::abs(beyond), 0.03) << "predicted " << m.peakAllocatedBytes << ", measured " << measured;
+  // Parameter gradients are the graph's: one per trained parameter, fp32.
+  EXPECT_EQ(m.gradsBytes, m.paramsBytes);
+}
+
+// An eval() forward export has no dropout op: the exporter notes the
+// module's p on the value it passes through, and a training step predicted
+// from that graph saves the mask (bool) and the new output dropout makes.
+TEST(Dropout, EvalExportCountsTheMaskInTraining) {
+  auto m = importFixture("tests/fixtures/fx/dropout_mlp.fx.json");
+  ASSERT_TRUE(m);
+  const Node *marked = nullptr;
+  for (const auto &n : m->graph->nodes())
+    if (!n->outputDropout.empty() && n->outputDropout[0] > 0)
+      marked = n.get();
+  ASSERT_NE(marked, nullptr);
+  EXPECT_EQ(marked->opType, "relu");
+  EXPECT_FLOAT_EQ(marked->outputDropout[0], 0.1f);
+  graphlint::Setup s = adam();
+  uint64_t with = AnalysisContext(*m, s).get<MemoryPlan>().summary().activationsBytes;
+  const_cast<Node *>(marked)->outputDropout.clear();
+  uint64_t without = AnalysisContext(*m, s).get<MemoryPlan>().summary().activationsBytes;
+  EXPECT_EQ(with - without, 32u * 256 * 4 + 32u * 256);  // f32[32,256] output + its bool mask
+  s.train = false;  // inference: dropout is the identity
+  uint64_t inference = AnalysisContext(*m, s).get<MemoryPlan>().summary().peakAllocatedBytes;
+  const_cast<Node *>(marked)->outputDropout.push_back(0.1f);
+  EXPECT_EQ(AnalysisContext(*m, s).get<MemoryPlan>().summary().peakAllocatedBytes, inference);
+}
+
+// A causal mask registered as a buffer reaches the output only through a
+// comparison: it is not a parameter (no gradient, no optimizer state, no
+// DDP traffic). ONNX training info, when present, decides instead.
+TEST(TrainableParams, OnnxMaskBufferIsNotTrained) {
+  IrBuilder b;
+  Value *x = b.input("x", f32({64, 256}));
+  Value *w = b.param("W", f32({256, 256}));
+  Value *mask = b.param("mask", f32({64, 256}));
+  Value *zero = b.param("zero", f32({1}));
+  Value *h = b.node("MatMul", {x, w}, {"h"}, {f32({64, 256})})->outputs[0];
+  Value *keep = b.node("Equal", {mask, zero}, {"keep"}, {tensorOf(DType::Bool, {64, 256})})->outputs[0];
+  b.output(b.node("Where", {keep, h, zero}, {"y"}, {f32({64, 256})})->outputs[0]);
+  graphlint::Setup s = adam();
+  s.worldSize = 8;
+  AnalysisContext ctx(b.model(), s);
+  const MemorySummary &m = ctx.get<MemoryPlan>().summary();
+  EXPECT_EQ(m.gradsBytes, 256u * 256 * 4);
+  EXPECT_EQ(m.optimizerBytes, 2u * 256 * 256 * 4);
+  ASSERT_EQ(ctx.get<ComputeModel>().params().size(), 1u);
+  EXPECT_EQ(ctx.get<ComputeModel>().params()[0].value, w);
+
+  // training_info says W is frozen and the mask is trained: it wins.
+  for (const auto &p : b.graph().params())
+    p->trained = p->value == mask;
+  AnalysisContext ctx2(b.model(), s);
+  EXPECT_EQ(ctx2.get<MemoryPlan>().summary().gradsBytes, 64u * 256 * 4);
+}
+
+// Four blocks of MatMul -> Relu -> MatMul under blocks.i: without
+// checkpointing each block saves its input and its Relu (2 MiB per block);
+// per-layer checkpointing (torch.utils.checkpoint around each block) keeps
+// only each block's input and the output; sqrt(n) segments cut elsewhere.
+TEST(Recompute, PerLayerKeepsOnlyEachBlocksInput) {
+  IrBuilder b;
+  Value *x = b.input("x", f32({256, 1024}));  // 1 MiB
+  Value *cur = b.node("Relu", {x}, {"stem"}, {f32({256, 1024})})->outputs[0];
+  b.graph().nodes().back()->modulePath = "stem";
+  for (int i = 0; i < 4; ++i) {
+    std::string p = "blocks." + std::to_string(i);
+    Value *w1 = b.param(p + ".fc1.weight", f32({1024, 1024}));
+    Value *w2 = b.param(p + ".fc2.weight", f32({1024, 1024}));
+    Node *fc1 = b.node("MatMul", {cur, w1}, {p + ".h"}, {f32({256, 1024})});
+    Node *act = b.node("Relu", {fc1->outputs[0]}, {p + ".r"}, {f32({256, 1024})});
+    Node *fc2 = b.node("MatMul", {act->outputs[0], w2}, {p + ".y"}, {f32({256, 1024})});
+    fc1->modulePath = p + ".fc1";
+    act->modulePath = p + ".act";
+    fc2->modulePath = p + ".fc2";
+    cur = fc2->outputs[0];
+  }
+  b.output(cur);
+  EXPECT_EQ(checkpointLayer(*b.graph().nodes()[1]), "blocks.0");
+  EXPECT_EQ(checkpointLayer(*b.graph().nodes()[0]), "");
+  graphlint::Setup s = adam();
+  auto plan = [&](Recompute r) {
+    s.recompute = r;
+    AnalysisContext ctx(b.model(), s);
+    return ctx.get<MemoryPlan>().summary();
+  };
+  MemorySummary none = plan(Recompute::None), layer = plan(Recompute::Layer), sqrtN = plan(Recompute::Sqrt);
+  // none: the stem output and 4 x (Relu output + block output) are saved.
+  EXPECT_EQ(none.activationsBytes, 9 * kMiB);
+  // layer: the stem output and each block's output (the next block's input, the graph output).
+  EXPECT_EQ(layer.activationsBytes, 5 * kMiB);
+  EXPECT_LT(sqrtN.activationsBytes, none.activationsBytes);
+  EXPECT_EQ(layer.recompute, "layer");
+  EXPECT_EQ(sqrtN.recompute, "sqrt");
+  EXPECT_EQ(recomputeFromName("full"), Recompute::Layer);
+  // The backward reruns the checkpointed forward: its FLOPs, not the stem's.
+  s.recompute = Recompute::Layer;
+  AnalysisContext ctx(b.model(), s);
+  const ComputeModel &cm = ctx.get<ComputeModel>();
+  EXPECT_NEAR(cm.recomputedFlops(), 8 * 2.0 * 256 * 1024 * 1024, 5 * 256 * 1024.0);  // + the Relus at most
+}
+
+// bf16-mixed: 2-byte gradients in memory and on the wire.
+TEST(PrecisionPolicy, OneElementSizeForGradientsInMemoryAndTraffic) {
+  IrBuilder b;
+  Value *x = b.input("x", f32({8, 1024}));
+  Value *w = b.param("W", f32({1024, 1024}));
+  b.output(b.node("MatMul", {x, w}, {"y"}, {f32({8, 1024})})->outputs[0]);
+  LintOptions opts;
+  opts.setup = adam(Precision::BF16Mixed);
+  opts.setup.worldSize = 8;
+  opts.setup.target = "A100-80GB";
+  FileReport r = lintModel(b.model(), opts);
+  const double psi = 1024.0 * 1024.0;
+  EXPECT_EQ(r.memory.gradsBytes, 2 * psi);
+  ASSERT_TRUE(r.cost.communication.present);
+  EXPECT_EQ(r.cost.communication.elementBytes, 2);
+  double bucketBytes = 0;
+  for (const auto &bk : r.cost.communication.buckets)
+    bucketBytes += bk.bytes;
+  EXPECT_EQ(bucketBytes, 2 * psi);
+  EXPECT_EQ(precisionPolicy(Precision::FP32).gradBytes, 4u);
+  EXPECT_EQ(precisionPolicy(Precision::BF16).momentBytes, 2u);
+}
+
+// Unknown sizes make the memory figures lower bounds: the summary says so and
+// GL201 says "at least".
+TEST(Provenance, UnknownSizesMakeLowerBounds) {
+  IrBuilder b;
+  Value *x = b.input("x", f32({1 << 14, 1 << 14}));  // 1 GiB
+  Value *cur = x;
+  for (int i = 0; i < 10; ++i) {
+    Type unknown = f32({1});
+    unknown.shape.rankKnown = false;
+    cur = b.node("Relu", {cur}, {"u" + std::to_string(i)}, {unknown})->outputs[0];
+  }
+  b.output(cur);
+  LintOptions opts;
+  opts.setup.target = "L4";
+  opts.setup.dims.clear();
+  FileReport r = lintModel(b.model(), opts);
+  EXPECT_EQ(r.memory.unsizedTensors, 10u);
+  EXPECT_EQ(r.memory.tensors, 11u);
+  EXPECT_TRUE(r.memory.lowerBound());
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  renderMemoryText(r.memory, "m", os);
+  EXPECT_NE(os.str().find("provenance: 10 of 11 tensors of unknown size"), std::string::npos) << text;
+  EXPECT_NE(os.str().find("LOWER BOUNDS"), std::string::npos) << text;
+  // A 1 GiB input fits a 24 GiB L4; a 24 GiB context reserve does not: a
+  // lower bound that exceeds still exceeds, and GL201 says "at least".
+  opts.setup.ruleOptions["GL201"]["context-mib"] = 24 * 1024;
+  FileReport over = lintModel(b.model(), opts);
+  bool found = false;
+  for (const Diagnostic &d : over.diagnostics)
+    if (d.code == "GL201") {
+      found = true;
+      EXPECT_NE(d.message.find("is at least"), std::string::npos) << d.message;
+    }
+  EXPECT_TRUE(found);
+}
+
+}  // namespace
