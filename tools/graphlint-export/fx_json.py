@@ -38,17 +38,13 @@ def is_sym_node(n):
     target = n.target
     if target in MARKERS:
         return False
-    if target is operator.getitem:
-        # An element of a tuple-returning op (batch_norm, max_pool's indices,
-        # every *_backward): a tensor unless the tuple holds sizes.
-        return isinstance(n.meta.get("val"), SYM_TYPES)
+    if target is operator.getitem or getattr(target, "__name__", "") == "getitem":
+        # operator.getitem unpacks a tuple: of sizes (a size node), or of
+        # tensors (var_mean, batch norm, max_pool2d_with_indices, every
+        # *_backward: a value the graph reads on, never to be dropped).
+        return isinstance(n.meta.get("val"), SYM_TYPES + (int, float, bool))
     schema = getattr(target, "_schema", None)
     if schema is None:
-        # operator.getitem unpacks a tuple: of sizes (a size node), or of
-        # tensors (var_mean, batch norm, max_pool2d_with_indices: a value the
-        # graph reads on, never to be dropped).
-        if getattr(target, "__name__", "") == "getitem":
-            return isinstance(n.meta.get("val"), SYM_TYPES + (int, float, bool))
         return True
     return schema.name.startswith("aten::sym_")
 
