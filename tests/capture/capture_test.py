@@ -342,17 +342,20 @@ class FindingsAUserActsOn(unittest.TestCase):
     def test_baseline_survives_an_unrelated_edit_and_re_export(self):
         path, before = self.export_here(self.source)
         baseline = os.path.join(self.repo, "baseline.json")
-        p = subprocess.run([GRAPHLINT, "--no-color", "--write-baseline", baseline, path], stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)
+        # GL142 is left out: its finding is the run of tiny kernels, which the
+        # added op joins (a related change by nature).
+        p = subprocess.run([GRAPHLINT, "--no-color", "--ignore", "GL142", "--write-baseline", baseline, path],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.assertEqual(p.returncode, 0, p.stderr)
-        # An op added above every finding: torch renumbers the nodes after it
-        # and every line below moves down by one.
-        edited = self.source.replace("        h = self.proj(x)\n", "        x = x * 1.0\n        h = self.proj(x)\n")
-        self.assertNotEqual(edited, self.source)
+        # An unrelated in-place op before the layers (torch renumbers every
+        # relu_ node after it) and an import at the top (every line moves).
+        edited = ("import math  # noqa: F401\n" + self.source).replace(
+            "        for b in self.blocks:", "        x = x.clone().relu_()\n        for b in self.blocks:")
+        self.assertNotEqual(edited.count("\n"), self.source.count("\n"))
         path, after = self.export_here(edited)
         relu = lambda doc: [n["name"] for n in doc["nodes"] if n["op"] == "aten::relu_"]
         self.assertNotEqual(relu(before), relu(after))    # node names changed: they cannot be the key
-        p, f = self.lint(path, "--baseline", baseline)
+        p, f = self.lint(path, "--ignore", "GL142", "--baseline", baseline)
         self.assertEqual(p.returncode, 0, p.stdout)
         self.assertEqual(f["diagnostics"], [])
         self.assertGreater(f["baselined"], 0)
@@ -360,9 +363,10 @@ class FindingsAUserActsOn(unittest.TestCase):
         # A new finding in the edit is new, and the old ones still match.
         edited = edited.replace("        return x.cpu() * scale", "        x = x.cpu().cuda()\n        return x.cpu() * scale")
         path, _ = self.export_here(edited)
-        p, f = self.lint(path, "--baseline", baseline)
+        p, f = self.lint(path, "--ignore", "GL142", "--baseline", baseline)
         new = [(d["code"], d["location"]["source"]["line"]) for d in f["diagnostics"]]
-        self.assertIn(("GL111", 33), new)
+        line = edited.splitlines().index("        x = x.cpu().cuda()") + 1
+        self.assertIn(("GL111", line), new)
         self.assertTrue(all(code == "GL111" for code, _ in new), new)
         self.assertNotIn("stale entry", p.stderr)
 
