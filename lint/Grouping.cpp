@@ -12,7 +12,8 @@ namespace graphlint {
 namespace {
 
 // The message without what names one node rather than the cause: quoted
-// names ('mul_1', 'h.3.attn') and node numbers (#12).
+// names ('mul_1', 'h.3.attn') and numbers (node #12, "18 consecutive
+// kernels", sizes): at one source line and op they measure one cause.
 std::string causeText(const std::string &m) {
   std::string out;
   for (size_t i = 0; i < m.size(); ++i) {
@@ -25,7 +26,7 @@ std::string causeText(const std::string &m) {
         continue;
       }
     }
-    if (c == '#' && i + 1 < m.size() && std::isdigit(static_cast<unsigned char>(m[i + 1]))) {
+    if (std::isdigit(static_cast<unsigned char>(c))) {
       out += '#';
       while (i + 1 < m.size() && std::isdigit(static_cast<unsigned char>(m[i + 1])))
         ++i;
@@ -79,12 +80,19 @@ void splitLongMessages(std::vector<Diagnostic> &diags, size_t limit) {
     if (d.message.size() <= limit)
       continue;
     // The last clause break ("; " or ": ") that keeps the head within the
-    // limit and says something on its own (at least 30 characters).
+    // limit and says something on its own (at least 30 characters), else
+    // the first break after it: a head of 150 beats a line of 300.
     size_t cut = std::string::npos;
-    for (size_t at = d.message.find_first_of(";:"); at != std::string::npos && at <= limit;
-         at = d.message.find_first_of(";:", at + 1))
-      if (at >= 30 && at + 1 < d.message.size() && d.message[at + 1] == ' ')
-        cut = at;
+    for (size_t at = d.message.find_first_of(";:"); at != std::string::npos;
+         at = d.message.find_first_of(";:", at + 1)) {
+      if (at < 30 || at + 1 >= d.message.size() || d.message[at + 1] != ' ')
+        continue;
+      if (at > limit && cut != std::string::npos)
+        break;
+      cut = at;
+      if (at > limit)
+        break;
+    }
     if (cut == std::string::npos)
       continue;
     std::string rest = d.message.substr(cut + 2);

@@ -61,6 +61,15 @@ TEST(Grouping, DifferentLinesRulesOrCausesStayApart) {
   EXPECT_EQ(occurrencesLine(diags[1]), "");
 }
 
+TEST(Grouping, NumbersInTheMessageDoNotSplitACause) {
+  std::vector<Diagnostic> diags{layerFinding(0), layerFinding(1)};
+  diags[0].message = "18 consecutive kernels from mm 'mm_109' to t 't_141' are launch-bound";
+  diags[1].message = "20 consecutive kernels from mm 'mm_189' to t 't_301' are launch-bound";
+  groupDiagnostics(diags);
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_EQ(diags[0].message, "18 consecutive kernels from mm 'mm_109' to t 't_141' are launch-bound");
+}
+
 TEST(Grouping, WithoutASourceLineTheModuleTemplateIsThePlace) {
   std::vector<Diagnostic> diags;
   for (unsigned i = 0; i < 3; ++i) {
@@ -141,7 +150,12 @@ TEST(Grouping, LongMessagesKeepAShortFirstLine) {
                      "are predicted to run 7.1 us on the GPU but cost 24.0 us of launch overhead; capture them";
   diags[0].notes.push_back({"existing", std::nullopt});
   diags[1].message = std::string(130, 'x');  // no clause break: left whole
+  // The first break past the limit when there is none within it.
+  diags.push_back(Diagnostic());
+  diags[2].message = std::string(140, 'y') + ": the rest; and more";
   splitLongMessages(diags);
+  EXPECT_EQ(diags[2].message, std::string(140, 'y'));
+  EXPECT_EQ(diags[2].notes[0].message, "the rest; and more");
   EXPECT_EQ(diags[0].message, "6 consecutive kernels from clone 'clone' to t 't_98' are launch-bound on H100-SXM");
   ASSERT_EQ(diags[0].notes.size(), 2u);
   EXPECT_EQ(diags[0].notes[0].message.rfind("together they are predicted", 0), 0u);

@@ -16,15 +16,16 @@ namespace graphlint {
 /// Folds `diags` (sorted by diagnosticLess) in place: the first finding of a
 /// cause (in graph order) stays, carrying the rest in alsoAt; the result is
 /// still sorted. A cause is the rule, severity, reason, op type and message
-/// with node names taken out, at one user file:line:col -- or, without a
+/// with quoted names and numbers taken out, at one user file:line:col -- or, without a
 /// recorded line, at one module path with its layer indices folded
 /// (`blocks.{N}.attn`). Findings with neither, and rules with
 /// GroupScope::None, are left alone.
 void groupDiagnostics(std::vector<Diagnostic> &diags);
 
 /// Keeps each message's first line short: a message longer than `limit`
-/// characters is cut at its last clause break ("; " or ": ") within the limit,
-/// and the rest becomes the first note. Messages without such a break stay.
+/// characters is cut at its last clause break ("; " or ": ") within the limit
+/// (else at its first one), and the rest becomes the first note. Messages
+/// without such a break stay whole.
 void splitLongMessages(std::vector<Diagnostic> &diags, size_t limit = 120);
 
 /// "in 24 layers: blocks.0.attn ... blocks.23.attn", "3 times in 2 modules:
