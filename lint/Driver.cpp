@@ -65,7 +65,8 @@ FileReport lintModel(const Model &m, const LintOptions &opts) {
   r.suppressed = applyRulePolicy(m, opts.policy, r.diagnostics, r.usedIgnores);
   if (opts.group)
     groupDiagnostics(r.diagnostics);
-  splitLongMessages(r.diagnostics);
+  if (opts.shortenMessages)
+    splitLongMessages(r.diagnostics);
   if (opts.sourceLines)
     attachSourceLines(r);
   r.hints = coverageHints(m, opts.policy);

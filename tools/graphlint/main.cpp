@@ -730,6 +730,7 @@ int runLint(const Args &a) {
     opts.policy = config->policy;
     opts.skipModelTeardown = true;
     opts.group = !a.noGroup;
+    opts.shortenMessages = true;
     opts.sourceLines = *format == OutputFormat::Text && !a.quiet;
     opts.fusionSummary = *format == OutputFormat::Json || (*format == OutputFormat::Text && a.fusion) || !a.emitDot.empty();
     opts.fusionEdges = !a.emitDot.empty();

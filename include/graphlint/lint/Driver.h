@@ -37,9 +37,12 @@ struct LintOptions {
   /// CLI sets this: it exits right after reporting, and tearing down a
   /// million-node IR costs more than the OS reclaiming it.
   bool skipModelTeardown = false;
-  /// Fold findings of one cause at one source line into one diagnostic
-  /// (lint/Grouping.cpp); --no-group turns it off.
-  bool group = true;
+  /// Presentation (lint/Grouping.cpp), which the CLI turns on: fold findings
+  /// of one cause at one source line into one diagnostic (off with
+  /// --no-group), and keep each message's first line short (the rest becomes
+  /// a note). Off by default, so that rule tests see what the rules wrote.
+  bool group = false;
+  bool shortenMessages = false;
   /// Read the user's source lines the findings point at into
   /// FileReport::sourceLines (the text reporter's snippets).
   bool sourceLines = false;
