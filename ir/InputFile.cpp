@@ -48,6 +48,7 @@ uint64_t maxInputBytes(InputKind kind) {
   case InputKind::Config: return 1ull << 20;         // a hand-written file
   case InputKind::Baseline: return 256ull << 20;     // ~1M findings
   case InputKind::HardwareFile: return 4ull << 20;   // hundreds of profiles
+  case InputKind::SourceFile: return 8ull << 20;     // a Python file a snippet is shown from
   case InputKind::Model:
   case InputKind::ExternalData: return 0;            // read through a window
   }
@@ -61,6 +62,7 @@ const char *inputKindSingular(InputKind kind) {
   case InputKind::Config: return "config file";
   case InputKind::Baseline: return "baseline";
   case InputKind::HardwareFile: return "hardware file";
+  case InputKind::SourceFile: return "source file";
   case InputKind::ExternalData: return "external data file";
   }
   return "input";
@@ -73,6 +75,7 @@ const char *inputKindName(InputKind kind) {
   case InputKind::Config: return "config files";
   case InputKind::Baseline: return "baselines";
   case InputKind::HardwareFile: return "hardware files";
+  case InputKind::SourceFile: return "source files";
   case InputKind::ExternalData: return "external data files";
   }
   return "inputs";

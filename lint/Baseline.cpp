@@ -36,7 +36,9 @@ BaselineEntry entryOf(const Diagnostic &d, const std::string &file) {
           d.location.nodeName,
           d.location.opType,
           fingerprintOf(d),
-          d.message};
+          d.message,
+          d.location.source.valid() ? d.location.source.file : "",
+          moduleTemplate(d.location.modulePath)};
 }
 
 using Key = std::tuple<std::string, std::string, std::string>;  // file, code, fingerprint
@@ -62,6 +64,9 @@ llvm::Expected<Baseline> Baseline::parse(llvm::StringRef text, const std::string
   auto version = root ? root->getInteger("graphlint_baseline") : llvm::None;
   if (!version)
     return fail(path, "not a graphlint baseline (no \"graphlint_baseline\" version)");
+  if (*version == 1)
+    return fail(path, "baseline format version 1 keyed findings by FX node names, which change on every re-export; "
+                      "write a new baseline with --write-baseline (version 2 keys them by source file and module)");
   if (*version != kBaselineVersion)
     return fail(path, fmt::format("baseline format version {} is not supported (this graphlint reads {})", *version,
                                   kBaselineVersion));
@@ -83,7 +88,8 @@ llvm::Expected<Baseline> Baseline::parse(llvm::StringRef text, const std::string
     if (!file || !code || !fp)
       return fail(path, fmt::format("finding {} lacks \"file\", \"code\" or \"fingerprint\"", i + 1));
     b.entries_.push_back({*file, *code, field("name").value_or(""), field("graph").value_or("main"),
-                          field("node").value_or(""), field("op").value_or(""), *fp, field("message").value_or("")});
+                          field("node").value_or(""), field("op").value_or(""), *fp, field("message").value_or(""),
+                          field("source").value_or(""), field("module").value_or("")});
   }
   return b;
 }
@@ -95,14 +101,15 @@ llvm::Error Baseline::write(const std::string &path, const std::vector<FileRepor
     for (const Diagnostic &d : r.diagnostics)
       entries.push_back(entryOf(d, keyOf(r.path, baseDir)));
   std::stable_sort(entries.begin(), entries.end(), [](const BaselineEntry &a, const BaselineEntry &b) {
-    return std::tie(a.file, a.code, a.graph, a.node, a.fingerprint) <
-           std::tie(b.file, b.code, b.graph, b.node, b.fingerprint);
+    return std::tie(a.file, a.code, a.graph, a.source, a.module, a.node, a.fingerprint) <
+           std::tie(b.file, b.code, b.graph, b.source, b.module, b.node, b.fingerprint);
   });
   llvm::json::Array arr;
   for (const BaselineEntry &e : entries)
-    arr.push_back(llvm::json::Object{{"file", e.file},   {"code", e.code}, {"name", e.name},
-                                     {"graph", e.graph}, {"node", e.node}, {"op", e.op},
-                                     {"fingerprint", e.fingerprint},       {"message", e.message}});
+    arr.push_back(llvm::json::Object{{"file", e.file},     {"code", e.code},     {"name", e.name},
+                                     {"graph", e.graph},   {"source", e.source}, {"module", e.module},
+                                     {"op", e.op},         {"node", e.node},     {"fingerprint", e.fingerprint},
+                                     {"message", e.message}});
   llvm::json::Object root{{"graphlint_baseline", kBaselineVersion}, {"findings", std::move(arr)}};
   llvm::json::Value doc(std::move(root));
   if (llvm::Error e = writeOutputAtomically(path, [&](llvm::raw_ostream &os) { os << llvm::formatv("{0:2}", doc) << "\n"; }))

@@ -2,6 +2,8 @@
 
 #include "graphlint/ir/MessageText.h"
 
+#include <fmt/format.h>
+
 #include <tuple>
 
 namespace graphlint {
@@ -56,6 +58,43 @@ bool diagnosticLess(const Diagnostic &a, const Diagnostic &b) {
     return std::tie(d.location.file, d.location.graphPath, d.location.nodeIndex, d.code, d.message);
   };
   return key(a) < key(b);
+}
+
+std::string moduleTemplate(std::string_view path) {
+  std::string out;
+  size_t at = 0;
+  while (at <= path.size()) {
+    size_t end = path.find_first_of("./", at);
+    std::string_view part = path.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at);
+    bool digits = !part.empty() && part.find_first_not_of("0123456789") == std::string_view::npos;
+    out += digits ? std::string("{N}") : std::string(part);
+    if (end == std::string_view::npos)
+      break;
+    out += path[end];
+    at = end + 1;
+  }
+  return out;
+}
+
+std::string fingerprintOf(const Diagnostic &d) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&](std::string_view s) {
+    for (unsigned char c : s) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+    h ^= 0xff;  // field separator: "ab"+"c" differs from "a"+"bc"
+    h *= 1099511628211ull;
+  };
+  const Location &l = d.location;
+  mix(d.code);
+  mix(l.graphPath.empty() ? "main" : l.graphPath);
+  mix(l.source.valid() ? l.source.file : "");
+  mix(moduleTemplate(l.modulePath));
+  mix(l.opType);
+  // Only a file's own node names are stable enough to identify a finding.
+  mix(l.source.valid() || !l.modulePath.empty() ? "" : l.nodeName);
+  return fmt::format("{:016x}", h);
 }
 
 Diagnostic &DiagnosticSink::push(Location loc, std::string message) {

@@ -2,8 +2,10 @@
 
 #include "graphlint/ir/MessageText.h"
 #include "graphlint/lint/FusionPlan.h"
+#include "graphlint/lint/Grouping.h"
 #include "graphlint/lint/MemoryPlan.h"
 #include "graphlint/lint/Rule.h"
+#include "graphlint/lint/SourceLines.h"
 
 #include <llvm/Support/ThreadPool.h>
 
@@ -63,6 +65,13 @@ FileReport lintModel(const Model &m, const LintOptions &opts) {
   }
   std::stable_sort(r.diagnostics.begin(), r.diagnostics.end(), diagnosticLess);
   r.suppressed = applyRulePolicy(m, opts.policy, r.diagnostics, r.usedIgnores);
+  if (opts.group)
+    groupDiagnostics(r.diagnostics);
+  if (opts.shortenMessages)
+    splitLongMessages(r.diagnostics);
+  if (opts.sourceLines)
+    attachSourceLines(r);
+  r.hints = coverageHints(m, opts.policy);
   // The same cached plan the rules read: computed once per model.
   if (opts.fusionSummary)
     r.fusion = summariseFusion(m, ctx.get<FusionPlan>(), opts.fusionEdges);

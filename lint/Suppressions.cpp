@@ -45,6 +45,13 @@ bool contains(const std::vector<std::string> &codes, const std::string &code) {
 
 }  // namespace
 
+Location sourceSuppressionLocation(const std::string &modelPath, const SourceSuppression &s) {
+  Location l = Location::ofFile(modelPath);
+  l.source.file = s.file;
+  l.source.line = s.line;
+  return l;
+}
+
 std::optional<NodeSuppression> nodeSuppressionOf(const Node &n) {
   std::optional<NodeSuppression> out;
   for (const auto &[key, value] : n.metadata) {
@@ -83,6 +90,11 @@ unsigned applyRulePolicy(const Model &m, const RulePolicy &p, std::vector<Diagno
   };
   // Node suppressions: which of their tokens suppressed something.
   std::map<const Node *, std::pair<NodeSuppression, std::set<std::string>>> nodeSupp;
+  // Source comments by (file, line), and which of their tokens were used.
+  std::map<std::pair<std::string, unsigned>, const SourceSuppression *> sourceSupp;
+  for (const SourceSuppression &s : m.sourceSuppressions)
+    sourceSupp.emplace(std::make_pair(s.file, s.line), &s);
+  std::set<std::pair<const SourceSuppression *, std::string>> usedSource;
 
   unsigned suppressed = 0;
   std::vector<Diagnostic> kept;
@@ -114,6 +126,13 @@ unsigned applyRulePolicy(const Model &m, const RulePolicy &p, std::vector<Diagno
           drop = true;
         }
     }
+    if (d.location.source.valid())
+      if (auto it = sourceSupp.find({d.location.source.file, d.location.source.line}); it != sourceSupp.end())
+        for (const std::string &token : it->second->tokens)
+          if (contains(resolveRuleSelector(token), d.code)) {
+            usedSource.insert({it->second, token});
+            drop = true;
+          }
     for (const IgnoreEntry &e : p.nodeIgnores)
       if (contains(e.codes, d.code) &&
           (globMatches(e.pattern, d.location.nodeName) || globMatches(e.pattern, d.location.modulePath))) {
@@ -141,6 +160,13 @@ unsigned applyRulePolicy(const Model &m, const RulePolicy &p, std::vector<Diagno
                 fmt::format("'{}' in this node's {} metadata suppresses nothing", e.token, kIgnoreMetadataKey), p));
       }
     });
+    for (const SourceSuppression &s : m.sourceSuppressions)
+      for (const std::string &token : s.tokens)
+        if (!resolveRuleSelector(token).empty() && !usedSource.count({&s, token}))
+          diags.push_back(unusedSuppression(sourceSuppressionLocation(m.path, s),
+                                            fmt::format("'{}' in this line's suppression comment suppresses nothing",
+                                                        token),
+                                            p));
     std::stable_sort(diags.begin(), diags.end(), diagnosticLess);
   }
   return suppressed;

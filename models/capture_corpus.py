@@ -159,3 +159,7 @@ def mixtral_small():
     return _hf("MixtralConfig", "MixtralForCausalLM", hidden_size=256, intermediate_size=512, num_hidden_layers=2,
                num_attention_heads=4, num_key_value_heads=2, vocab_size=1000, num_local_experts=4,
                num_experts_per_tok=2)
+
+
+# The issue-16 measurement's GPT-style 24-layer decoder (docs/validation.md, findings per model).
+CORPUS["gpt_1_3b"] = (["venv"], LM, {"batch": 1, "seq": 1024})

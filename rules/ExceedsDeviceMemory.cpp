@@ -53,15 +53,28 @@ public:
                                    formatBytes(static_cast<double>(s.activationsBytes)),
                                    formatBytes(static_cast<double>(s.peakAllocatedBytes)), s.peakPhase, s.peakNode),
                        std::nullopt});
-    std::string fixes = s.mode == "training"
-                            ? "reduce the batch (--dim), shard model states (--zero 1|2|3 with --world-size), "
-                              "checkpoint activations (--recompute full) or train in bf16-mixed"
-                            : "reduce the batch (--dim), run in 16 bits (--precision bf16) or pick a larger --target";
+    // Advice for what the run does not do already.
+    std::vector<std::string> fixes{"reduce the batch (--dim)"};
+    if (s.mode == "training") {
+      if (setup.zero < 3)
+        fixes.push_back(setup.zero == 0 ? "shard model states (--zero 1|2|3 with --world-size)"
+                                        : "shard more model states (--zero 3)");
+      if (setup.recompute == Recompute::None)
+        fixes.push_back("checkpoint activations (--recompute layer)");
+      if (setup.precision == Precision::FP32)
+        fixes.push_back("train in bf16-mixed (--precision bf16-mixed)");
+    } else if (setup.precision == Precision::FP32) {
+      fixes.push_back("run in 16 bits (--precision bf16)");
+    }
+    fixes.push_back("pick a larger --target");
     if (s.lowerBound())
       d.notes.push_back({fmt::format("a lower bound: {} of {} tensors have no size and count as 0 bytes",
                                      s.unsizedTensors, s.tensors),
                          std::nullopt});
-    d.notes.push_back({"to fit: " + fixes, std::nullopt});
+    std::string text;
+    for (size_t i = 0; i < fixes.size(); ++i)
+      text += (i == 0 ? "" : i + 1 == fixes.size() ? " or " : ", ") + fixes[i];
+    d.notes.push_back({"to fit: " + text, std::nullopt});
   }
 };
 

@@ -12,7 +12,8 @@ class InvalidModel final : public Rule {
 public:
   const RuleInfo &info() const override {
     static const RuleInfo i{"GL001", "invalid-model", Severity::Error,
-                            "the file is not a valid model (checker failure, cycle, dangling input, bad opset)"};
+                            "the file is not a valid model (checker failure, cycle, dangling input, bad opset)",
+                            {}, GroupScope::None};
     return i;
   }
 

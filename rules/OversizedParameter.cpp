@@ -1,17 +1,56 @@
-// GL302 oversized-parameter: in a data-parallel training step, a parameter
-// whose gradient is larger than DDP's 25 MiB bucket. It fills a bucket alone,
-// its reduction cannot start before its whole gradient is computed, and the
-// reduction is too large to hide behind the little backward work left. One
-// diagnostic per parameter, at the node that first reads it.
+// GL302 oversized-parameter: in a data-parallel training step, parameters
+// whose gradient is larger than the 25 MiB gradient bucket. Each fills a
+// bucket alone, its reduction cannot start before its whole gradient is
+// computed, and the reduction is too large to hide behind the little backward
+// work left. One diagnostic per model (the fix is one setting or one design
+// change for all of them), at the first reader of the largest parameter,
+// listing every parameter; the advice names the knob of the strategy in use.
+#include "graphlint/lint/Grouping.h"
 #include "graphlint/lint/Rule.h"
 #include "graphlint/lint/StepTimeline.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
+
 namespace graphlint {
 namespace {
 
 std::string mib(double b) { return fmt::format("{:.1f} MiB", b / (1024.0 * 1024.0)); }
+
+const Node *firstReader(const Value &v) {
+  const Node *reader = nullptr;
+  for (const Use &u : v.uses)
+    if (!reader || u.user->index < reader->index)
+      reader = u.user;
+  return reader;
+}
+
+// "transformer.h.{0..23}.mlp.c_fc.weight (24 x 64.0 MiB)": parameters of one
+// template (layer indices folded) as one entry, in first-seen order.
+std::string parameterList(const std::vector<std::pair<std::string, double>> &params) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<std::pair<std::string, double>>> byTemplate;
+  for (const auto &p : params) {
+    std::string t = moduleTemplate(p.first);
+    if (!byTemplate.count(t))
+      order.push_back(t);
+    byTemplate[t].push_back(p);
+  }
+  std::string out;
+  for (const std::string &t : order) {
+    const auto &members = byTemplate[t];
+    double largest = 0;
+    for (const auto &m : members)
+      largest = std::max(largest, m.second);
+    std::string entry = members.size() == 1
+                            ? fmt::format("{} ({})", members[0].first, mib(members[0].second))
+                            : fmt::format("{} ({} x up to {})", t, members.size(), mib(largest));
+    out += (out.empty() ? "" : ", ") + entry;
+  }
+  return out;
+}
 
 class OversizedParameter final : public Rule {
 public:
@@ -26,25 +65,51 @@ public:
     if (!st.active() || st.strategy() == ParallelStrategy::Single)
       return;
     const ComputeModel &cm = ctx.get<ComputeModel>();
+    std::vector<std::pair<std::string, double>> over;  // name, gradient bytes
+    const TrainableParam *largest = nullptr;
+    double total = 0;
     for (const TrainableParam &p : cm.params()) {
       double bytes = p.elements * st.commElementBytes();
       if (bytes <= kBucketBytes)
         continue;
-      const Value &v = *p.value;
-      const Node *reader = nullptr;
-      for (const Use &u : v.uses)
-        if (!reader || u.user->index < reader->index)
-          reader = u.user;
-      std::string message = fmt::format(
-          "parameter '{}' ({} elements, {} of gradient) is larger than the {} gradient bucket: it is reduced "
-          "alone, only after its whole gradient is computed, and its {} cannot overlap much backward compute",
-          v.name, static_cast<int64_t>(p.elements), mib(bytes), mib(kBucketBytes),
-          st.strategy() == ParallelStrategy::DDP ? "all-reduce" : "reduce-scatter");
-      Diagnostic &d = reader ? sink.report(*reader, message) : sink.reportFile(message);
-      d.notes.push_back({"split it (e.g. shard a large embedding or LM head over the vocabulary), tie it to another "
-                         "weight, or raise DDP's bucket_cap_mb above its size so neighbours share its bucket",
-                         std::nullopt});
+      over.push_back({p.value->name, bytes});
+      total += bytes;
+      if (!largest || p.elements > largest->elements)
+        largest = &p;
     }
+    if (over.empty())
+      return;
+    bool ddp = st.strategy() == ParallelStrategy::DDP;
+    std::string message =
+        over.size() == 1
+            ? fmt::format("parameter '{}' ({} of gradient) is larger than the {} gradient bucket", over[0].first,
+                          mib(over[0].second), mib(kBucketBytes))
+            : fmt::format("{} parameters ({} of gradient) are each larger than the {} gradient bucket", over.size(),
+                          mib(total), mib(kBucketBytes));
+    const Node *reader = firstReader(*largest->value);
+    Diagnostic &d = reader ? sink.report(*reader, message) : sink.reportFile(message);
+    d.notes.push_back({fmt::format("each is reduced alone, only after its whole gradient is computed, and its {} "
+                                   "cannot overlap much backward compute",
+                                   ddp ? "all-reduce" : "reduce-scatter"),
+                       std::nullopt});
+    if (over.size() > 1)
+      d.notes.push_back({"parameters: " + parameterList(over), std::nullopt});
+    // The knob that sets the bucket depends on who buckets the gradients.
+    std::string knob;
+    switch (st.strategy()) {
+    case ParallelStrategy::DDP: knob = "raise DDP's bucket_cap_mb above the largest so neighbours share a bucket"; break;
+    case ParallelStrategy::ZeRO1:
+    case ParallelStrategy::ZeRO2:
+      knob = "raise DeepSpeed's reduce_bucket_size (elements) above the largest so neighbours share a bucket";
+      break;
+    case ParallelStrategy::ZeRO3:
+      knob = "raise DeepSpeed's reduce_bucket_size, or wrap FSDP units so each flat parameter holds several";
+      break;
+    case ParallelStrategy::Single: break;
+    }
+    d.notes.push_back({"split them (e.g. shard a large embedding or LM head over the vocabulary), tie them to other "
+                       "weights, or " + knob,
+                       std::nullopt});
   }
 };
 

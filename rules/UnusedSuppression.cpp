@@ -14,7 +14,8 @@ class UnusedSuppression final : public Rule {
 public:
   const RuleInfo &info() const override {
     static const RuleInfo i{"GL005", "unused-suppression", Severity::Warning,
-                            "a suppression names no rule, or (--report-unused-ignores) suppresses nothing"};
+                            "a suppression names no rule, or (--report-unused-ignores) suppresses nothing", {},
+                            GroupScope::None};
     return i;
   }
 
@@ -29,6 +30,12 @@ public:
                                       kIgnoreMetadataKey));
       }
     });
+    for (const SourceSuppression &s : m.sourceSuppressions)
+      for (const std::string &token : s.tokens)
+        if (resolveRuleSelector(token).empty())
+          sink.reportAt(sourceSuppressionLocation(sink.file(), s),
+                        fmt::format("'{}' in this line's suppression comment names no rule (see 'graphlint rules')",
+                                    token));
   }
 };
 

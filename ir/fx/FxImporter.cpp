@@ -96,6 +96,7 @@ public:
     readTensorList(*root, "inputs", Value::Kind::GraphInput);
     readNodes(*root);
     readOutputs(*root);
+    readSuppressions(*root);
     if (!error_.empty())
       return fail(error_);
     binder_.finish(*model_);
@@ -546,6 +547,32 @@ private:
     n.loc.line = static_cast<unsigned>(*line);
     n.loc.col = col ? static_cast<unsigned>(*col) : 0;
     n.loc.function = string(*s, "function", where + ".source.function", false);
+  }
+
+  // Optional: `# graphlint: ignore[...]` / `# noqa: GL...` comments the
+  // exporter found on the user's source lines.
+  void readSuppressions(const llvm::json::Object &root) {
+    const llvm::json::Array *list = array(root, "suppressions", "suppressions", false);
+    for (size_t i = 0; list && i < list->size() && error_.empty(); ++i) {
+      std::string at = fmt::format("suppressions[{}]", i);
+      const llvm::json::Object *o = object((*list)[i], at);
+      if (!o)
+        return;
+      SourceSuppression s;
+      s.file = string(*o, "file", at + ".file", true);
+      llvm::Optional<int64_t> line = integer(*o, "line", at + ".line");
+      if (!line || *line <= 0 || *line > UINT32_MAX)
+        return error(at + ".line", "expected a positive integer");
+      s.line = static_cast<unsigned>(*line);
+      const llvm::json::Array *codes = array(*o, "codes", at + ".codes", true);
+      for (size_t j = 0; codes && j < codes->size(); ++j) {
+        llvm::Optional<llvm::StringRef> c = (*codes)[j].getAsString();
+        if (!c)
+          return error(fmt::format("{}.codes[{}]", at, j), "expected a string");
+        s.tokens.push_back(c->str());
+      }
+      model_->sourceSuppressions.push_back(std::move(s));
+    }
   }
 
   void readOutputs(const llvm::json::Object &root) {

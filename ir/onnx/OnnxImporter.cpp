@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 
 #include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Path.h>
 #include <llvm/Support/Process.h>
 
 #include <cerrno>
@@ -385,10 +386,24 @@ llvm::Expected<std::unique_ptr<Model>> importOnnxBytes(llvm::StringRef bytes, co
 
 namespace {
 
+// Python source: the model's code rather than an export of it (a user's
+// first try is often `graphlint model.py`).
+bool looksLikePython(llvm::StringRef path, llvm::StringRef head) {
+  llvm::StringRef ext = llvm::sys::path::extension(path);
+  if (ext == ".py" || ext == ".pyw")
+    return true;
+  return (head.startswith("#!") && head.take_until([](char c) { return c == '\n'; }).contains("python")) ||
+         head.startswith("import ") || head.startswith("from ") || head.startswith("# -*- coding");
+}
+
 // Refuses files that are clearly not models before parsing them.
-llvm::Error sniff(llvm::StringRef head) {
+llvm::Error sniff(llvm::StringRef path, llvm::StringRef head) {
   if (head.startswith("version https://git-lfs.github.com/spec/"))
     return fail("is a Git LFS pointer file, not the model itself (run `git lfs pull` to fetch it)");
+  if (looksLikePython(path, head))
+    return fail(fmt::format("is Python source, not a model: export it first with `graphlint-export {} -o {}.fx.json "
+                            "[--train]` and lint the .fx.json (docs/fx-format.md)",
+                            llvm::sys::path::filename(path).str(), llvm::sys::path::stem(path).str()));
   return llvm::Error::success();
 }
 
@@ -420,7 +435,7 @@ llvm::Expected<std::unique_ptr<Model>> importModelFile(const std::string &path, 
   ssize_t got = ::pread(file->fd(), head, sizeof head, 0);
   if (got < 0)
     return fail(fmt::format("cannot read: {}", std::strerror(errno)));
-  if (llvm::Error e = sniff(llvm::StringRef(head, static_cast<size_t>(got))))
+  if (llvm::Error e = sniff(path, llvm::StringRef(head, static_cast<size_t>(got))))
     return e;
   if (pt2::looksLikeZip(llvm::StringRef(head, static_cast<size_t>(got))))
     return pt2::importPt2(file->fd(), path, size, opts);  // recognised by content, whatever the extension

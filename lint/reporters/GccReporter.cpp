@@ -1,7 +1,10 @@
 // gcc-style problem-matcher lines: `path:line:col: severity: message [CODE name]`.
-// path:line is the user's source when the exporter recorded it; otherwise the
-// model file and the 1-based index of the node in its graph (1 for whole-file
-// findings). Fatal files print `path:1:1: error: message [fatal]`.
+// path:line is the user's source when the exporter recorded it (the graph
+// node follows as a note at the model file); otherwise the model file and
+// the 1-based index of the node in its graph (1 for whole-file findings). A
+// grouped finding's other occurrences are a note. Fatal files print
+// `path:1:1: error: message [fatal]`.
+#include "graphlint/lint/Grouping.h"
 #include "graphlint/lint/Reporters.h"
 
 #include <fmt/format.h>
@@ -24,16 +27,20 @@ void renderGcc(const std::vector<FileReport> &reports, llvm::raw_ostream &os) {
       continue;
     }
     for (const Diagnostic &d : r.diagnostics) {
-      std::string msg = d.message;
-      if (d.location.source.valid() || d.location.nodeIndex) {
-        // Name the node so the line stays meaningful without the model open.
-        std::string node = d.location.nodeName.empty() ? d.location.opType : d.location.nodeName;
-        if (!node.empty() && d.location.source.valid())
-          msg += fmt::format(" (node '{}' in {})", node, d.location.file);
+      const Location &l = d.location;
+      gccLine(os, l, severityName(d.severity), d.message, d.code + " " + d.name);
+      std::string also = occurrencesLine(d);
+      if (!also.empty())
+        gccLine(os, l, "note", also, "");
+      // Under the user's line, the graph node as a note at the model file,
+      // so the line stays meaningful without the model open.
+      if (l.source.valid() && l.source.file != l.file && (l.nodeIndex || !l.modulePath.empty())) {
+        Location graph = l;
+        graph.source = SourceLoc();
+        gccLine(os, graph, "note", graphLocationText(l, false), "");
       }
-      gccLine(os, d.location, severityName(d.severity), msg, d.code + " " + d.name);
       for (const Note &n : d.notes)
-        gccLine(os, n.location.value_or(d.location), "note", n.message, "");
+        gccLine(os, n.location.value_or(l), "note", n.message, "");
     }
   }
 }

@@ -4,6 +4,7 @@
 // source when known, else the model file and the 1-based node index, as in
 // the gcc format. Escaping follows the Actions runner: %, \r, \n in the
 // message; additionally ':' and ',' in property values.
+#include "graphlint/lint/Grouping.h"
 #include "graphlint/lint/Reporters.h"
 
 #include <fmt/format.h>
@@ -54,11 +55,11 @@ void renderGithub(const std::vector<FileReport> &reports, llvm::raw_ostream &os)
     for (const Diagnostic &d : r.diagnostics) {
       std::string_view kind = d.severity == Severity::Error ? "error" : d.severity == Severity::Warning ? "warning" : "notice";
       std::string msg = d.message;
-      if (d.location.source.valid()) {
-        std::string node = d.location.nodeName.empty() ? d.location.opType : d.location.nodeName;
-        if (!node.empty())
-          msg += fmt::format(" (node '{}' in {})", node, d.location.file);
-      }
+      std::string also = occurrencesLine(d);
+      if (!also.empty())
+        msg += "\n" + also;
+      if (d.location.source.valid() && d.location.source.file != d.location.file)
+        msg += "\ngraph: " + graphLocationText(d.location, true);
       for (const Note &n : d.notes)
         msg += "\nnote: " + n.message;
       command(os, kind, d.location, d.code + " " + d.name, msg);

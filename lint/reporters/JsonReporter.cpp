@@ -36,6 +36,13 @@ json::Value diagnosticToJson(const Diagnostic &d) {
                  {"notes", std::move(notes)}};
   o["fusion_id"] = d.fusionId ? json::Value(static_cast<int64_t>(*d.fusionId)) : json::Value(nullptr);
   o["reason"] = d.reason ? json::Value(*d.reason) : json::Value(nullptr);
+  o["fingerprint"] = fingerprintOf(d);
+  // A grouped finding: how many places share the cause, and the others.
+  o["count"] = static_cast<int64_t>(d.count());
+  json::Array also;
+  for (const Location &l : d.alsoAt)
+    also.push_back(locationToJson(l));
+  o["also_at"] = std::move(also);
   return o;
 }
 
@@ -254,6 +261,10 @@ void renderJson(const std::vector<FileReport> &reports, llvm::raw_ostream &os) {
     for (const std::string &w : r.setupWarnings)
       warnings.push_back(w);
     f["warnings"] = std::move(warnings);
+    json::Array hints;
+    for (const std::string &h : r.hints)
+      hints.push_back(h);
+    f["hints"] = std::move(hints);
     f["fusion"] = fusionToJson(r.fusion);
     f["compute"] = computeToJson(r.cost);
     f["communication"] = communicationToJson(r.cost);

@@ -3,6 +3,7 @@
 // tool.driver.rules, one result per diagnostic, fatal files as tool execution
 // notifications. Built with llvm::json; a pure function of the reports.
 #include "graphlint/lint/Paths.h"
+#include "graphlint/lint/Grouping.h"
 #include "graphlint/lint/Reporters.h"
 #include "graphlint/lint/Rule.h"
 
@@ -56,23 +57,6 @@ std::string sarifUri(const std::string &path) {
   if (llvm::sys::path::is_absolute(p))
     return "file://" + encodePath(p);
   return encodePath(p);
-}
-
-std::string fingerprintOf(const Diagnostic &d) {
-  uint64_t h = 1469598103934665603ull;
-  auto mix = [&](const std::string &s) {
-    for (unsigned char c : s) {
-      h ^= c;
-      h *= 1099511628211ull;
-    }
-    h ^= 0xff;  // field separator: "ab"+"c" differs from "a"+"bc"
-    h *= 1099511628211ull;
-  };
-  mix(d.code);
-  mix(d.location.graphPath.empty() ? "main" : d.location.graphPath);
-  mix(d.location.nodeName);
-  mix(d.location.opType);
-  return fmt::format("{:016x}", h);
 }
 
 std::string firstParagraph(std::string_view doc) {
@@ -141,6 +125,9 @@ void renderSarif(const std::vector<FileReport> &reports, llvm::raw_ostream &os) 
       if (auto it = ruleIndex.find(d.code); it != ruleIndex.end())
         res["ruleIndex"] = it->second;
       std::string text = d.message;
+      std::string also = occurrencesLine(d);
+      if (!also.empty())
+        text += "\n" + also;
       for (const Note &n : d.notes)
         text += "\nnote: " + n.message;
       res["message"] = json::Object{{"text", text}};
@@ -159,7 +146,7 @@ void renderSarif(const std::vector<FileReport> &reports, llvm::raw_ostream &os) 
           json::Array related;
           json::Value model = artifact(l.file, modelLine);
           (*model.getAsObject())["id"] = 0;
-          (*model.getAsObject())["message"] = json::Object{{"text", "model file"}};
+          (*model.getAsObject())["message"] = json::Object{{"text", "graph: " + graphLocationText(l, true)}};
           related.push_back(std::move(model));
           res["relatedLocations"] = std::move(related);
         }
@@ -174,7 +161,7 @@ void renderSarif(const std::vector<FileReport> &reports, llvm::raw_ostream &os) 
         (*locs.back().getAsObject())["logicalLocations"] = std::move(logical);
       }
       res["locations"] = std::move(locs);
-      res["partialFingerprints"] = json::Object{{"graphlintNode/v1", fingerprintOf(d)}};
+      res["partialFingerprints"] = json::Object{{"graphlint/v2", fingerprintOf(d)}};
       json::Object props;
       if (d.fusionId)
         props["fusion_id"] = static_cast<int64_t>(*d.fusionId);

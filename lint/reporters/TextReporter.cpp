@@ -1,6 +1,11 @@
-// The default human format: one header line per diagnostic, its place in the
-// graph (and the user's source line), its notes, and a closing summary line.
+// The default human format, one block per diagnostic: a header line at the
+// primary location (the user's file:line:col when the export recorded it,
+// else the model file), the source line with a caret when it could be read,
+// the place in the graph (module path first; the model file as a note), the
+// other occurrences of a grouped finding, its notes, the file's hints, and a
+// closing summary line. docs/output-formats.md#text.
 // With --fusion, each file's fusion table follows its diagnostics (FusionText.cpp).
+#include "graphlint/lint/Grouping.h"
 #include "graphlint/lint/Reporters.h"
 
 #include <fmt/format.h>
@@ -34,14 +39,67 @@ llvm::raw_ostream::Colors severityColor(Severity s) {
   return llvm::raw_ostream::WHITE;
 }
 
-std::string where(const Location &l) {
-  if (!l.nodeIndex)
-    return l.graphPath.empty() || l.graphPath == "main" ? "" : "in " + l.graphPath;
-  std::string s = fmt::format("node #{} ", *l.nodeIndex + 1);
-  s += l.nodeName.empty() ? fmt::format("({})", l.opType) : fmt::format("'{}' ({})", l.nodeName, l.opType);
-  if (!l.graphPath.empty() && l.graphPath != "main")
-    s += " in " + l.graphPath;
+}  // namespace
+
+std::string graphLocationText(const Location &l, bool withFile) {
+  std::string s;
+  if (!l.modulePath.empty())
+    s += l.modulePath + ": ";
+  if (l.nodeIndex) {
+    s += fmt::format("node #{} ", *l.nodeIndex + 1);
+    s += l.nodeName.empty() ? fmt::format("({})", l.opType) : fmt::format("'{}' ({})", l.nodeName, l.opType);
+  }
+  bool sub = !l.graphPath.empty() && l.graphPath != "main";
+  if (sub)
+    s += (l.nodeIndex ? " in " : "in ") + l.graphPath;
+  if (withFile)
+    s += (l.nodeIndex || sub ? (sub ? " of " : " in ") : "in ") + l.file;
+  else if (!l.nodeIndex && !sub && !l.modulePath.empty())
+    s.resize(s.size() - 2);  // "blocks.3.attn: " alone
   return s;
+}
+
+std::string primaryPositionText(const Location &l) {
+  if (!l.source.valid())
+    return l.file;
+  return l.source.col ? fmt::format("{}:{}:{}", l.source.file, l.source.line, l.source.col)
+                      : fmt::format("{}:{}", l.source.file, l.source.line);
+}
+
+namespace {
+
+// Characters before a 1-based byte column (Python's column offsets count
+// UTF-8 bytes): where the caret goes.
+size_t displayColumn(const std::string &line, unsigned col) {
+  size_t chars = 0;
+  for (size_t i = 0; i + 1 < col && i < line.size(); ++i)
+    if ((static_cast<unsigned char>(line[i]) & 0xC0) != 0x80)
+      ++chars;
+  return chars;
+}
+
+// rustc/ruff-style snippet: the line under a gutter with its number, and a
+// caret at the column (the whole statement underlined when the column is
+// unknown).
+void renderSnippet(Painter &p, const SourceLoc &s, const std::string &text, Severity sev) {
+  std::string num = std::to_string(s.line);
+  std::string pad(num.size() + 1, ' ');
+  auto gutter = [&](const std::string &left) { p.paint(llvm::raw_ostream::BLUE, true, left + " |"); };
+  gutter(pad);
+  p.os << "\n";
+  gutter(" " + num);
+  p.os << (text.empty() ? "" : " ") << text << "\n";
+  gutter(pad);
+  size_t first = text.find_first_not_of(' ');
+  if (first == std::string::npos) {
+    p.os << "\n";
+    return;
+  }
+  size_t at = s.col ? displayColumn(text, s.col) : first;
+  size_t width = s.col ? 1 : displayColumn(text, static_cast<unsigned>(text.find_last_not_of(' ') + 2)) - first;
+  p.os << " " << std::string(at, ' ');
+  p.paint(severityColor(sev), true, std::string(std::max<size_t>(width, 1), '^'));
+  p.os << "\n";
 }
 
 }  // namespace
@@ -59,26 +117,32 @@ void renderText(const std::vector<FileReport> &reports, llvm::raw_ostream &os, b
     for (const Diagnostic &d : r.diagnostics) {
       if (quiet)
         break;
-      p.paint(llvm::raw_ostream::WHITE, true, d.location.file + ": ");
+      const Location &l = d.location;
+      p.paint(llvm::raw_ostream::WHITE, true, primaryPositionText(l) + ": ");
       p.paint(severityColor(d.severity), true, fmt::format("{}[{}]", severityName(d.severity), d.code));
       os << " " << d.message << " ";
       p.paint(llvm::raw_ostream::BLUE, false, fmt::format("({})", d.name));
       os << "\n";
-      std::string w = where(d.location);
+      if (l.source.valid())
+        if (auto it = r.sourceLines.find({l.source.file, l.source.line}); it != r.sourceLines.end())
+          renderSnippet(p, l.source, it->second, d.severity);
+      // The graph location: the model file is a note when the user's line leads.
+      bool fileNote = l.source.valid() && l.source.file != l.file;
+      std::string w = graphLocationText(l, fileNote);
       if (!w.empty())
         os << "    --> " << w << "\n";
-      if (d.location.source.valid()) {
-        const SourceLoc &s = d.location.source;
-        os << "    --> " << s.file << ":" << s.line;
-        if (s.col)
-          os << ":" << s.col;
-        if (!s.function.empty())
-          os << " in " << s.function;
-        os << "\n";
-      }
+      std::string also = occurrencesLine(d);
+      if (!also.empty())
+        os << "     = note: " << also << "\n";
       for (const Note &n : d.notes)
         os << "     = note: " << n.message << "\n";
     }
+    if (!quiet)
+      for (const std::string &h : r.hints) {
+        p.paint(llvm::raw_ostream::WHITE, true, r.path + ": ");
+        p.paint(llvm::raw_ostream::CYAN, true, "hint:");
+        os << " " << h << "\n";
+      }
     if (fusion)
       renderFusionText(r.fusion, r.path, os);
     if (cost)

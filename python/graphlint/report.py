@@ -39,6 +39,9 @@ class Diagnostic:
     notes: Sequence[str] = ()
     fusion_id: Optional[int] = None
     reason: Optional[str] = None
+    count: int = 1  # places sharing this cause (a line run in 24 layers is one finding, count 24)
+    modules: Sequence[str] = ()  # the module paths of every place, in graph order
+    fingerprint: Optional[str] = None  # the stable identity baselines use
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "Diagnostic":
@@ -50,7 +53,10 @@ class Diagnostic:
                    source=SourceLine(src["file"], src["line"], src.get("column"), src.get("function"))
                    if src else None,
                    notes=tuple(n["message"] for n in d.get("notes") or ()),
-                   fusion_id=d.get("fusion_id"), reason=d.get("reason"))
+                   fusion_id=d.get("fusion_id"), reason=d.get("reason"), count=d.get("count", 1),
+                   modules=tuple(m for m in [loc.get("module")] + [a.get("module") for a in d.get("also_at") or ()]
+                                 if m),
+                   fingerprint=d.get("fingerprint"))
 
     def __str__(self) -> str:
         where = str(self.source) if self.source else self.file

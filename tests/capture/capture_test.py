@@ -352,6 +352,90 @@ class Capture(unittest.TestCase):
         self.assertIn("GL111", p.stdout)
 
 
+class FindingsAUserActsOn(unittest.TestCase):
+    """Suppression comments carried by the exporter, and baselines that stay
+    matched when the model is edited elsewhere and re-exported (issue 16)."""
+
+    def setUp(self):
+        if not os.access(GRAPHLINT, os.X_OK):
+            self.skipTest(f"{GRAPHLINT} not built")
+        self.repo = tempfile.mkdtemp(prefix="capture-repo-")   # its own root: paths are "layers.py"
+        with open(os.path.join(FIXTURES, "layers.py")) as f:
+            self.source = f.read()
+
+    def export_here(self, text, *args):
+        with open(os.path.join(self.repo, "layers.py"), "w") as f:
+            f.write(text)
+        out = os.path.join(self.repo, "layers.fx.json")
+        p = subprocess.run([sys.executable, EXPORTER, "layers.py", "-o", out, "--device", "cuda", *args], cwd=self.repo,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out) as f:
+            return out, json.load(f)
+
+    def lint(self, path, *args):
+        p = subprocess.run([GRAPHLINT, "--no-color", "--format", "json", *args, path], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+        return p, json.loads(p.stdout)["files"][0]
+
+    def test_suppression_comments_reach_graphlint(self):
+        path, doc = self.export_here(self.source)
+        self.assertEqual(doc["suppressions"], [{"file": "layers.py", "line": 31, "codes": ["GL112"]},
+                                               {"file": "layers.py", "line": 32, "codes": ["GL111"]}])
+        _, f = self.lint(path)
+        found = {(d["code"], d["location"]["source"]["line"]) for d in f["diagnostics"]}
+        self.assertIn(("GL131", 19), found)
+        self.assertNotIn(("GL112", 31), found)            # the .item() line's comment
+        self.assertNotIn(("GL111", 32), found)            # noqa: GL111 (E501 is not ours)
+        self.assertGreaterEqual(f["suppressed"], 2)
+        # The GL131 line runs in 4 layers: one finding with the list.
+        gl131 = next(d for d in f["diagnostics"] if d["code"] == "GL131")
+        self.assertEqual(gl131["count"], 4)
+        self.assertEqual([a["module"] for a in gl131["also_at"]], ["blocks.1", "blocks.2", "blocks.3"])
+        # A comment whose rule does not fire on its line is GL005 there (with
+        # --report-unused-ignores); one that names no rule always is.
+        edited = self.source.replace("h.relu_()  # expect", "h.relu_()  # graphlint: ignore[GL131]  # expect")
+        edited = edited.replace("return h + skip.sum()", "return h + skip.sum()  # graphlint: ignore[GL201, GL9X]")
+        path, _ = self.export_here(edited)
+        _, f = self.lint(path, "--report-unused-ignores")
+        gl005 = sorted((d["location"]["source"]["line"], d["message"]) for d in f["diagnostics"] if d["code"] == "GL005")
+        self.assertEqual([line for line, _ in gl005], [20, 20])
+        self.assertTrue(any("'GL9X'" in m and "names no rule" in m for _, m in gl005), gl005)
+        self.assertTrue(any("'GL201'" in m and "suppresses nothing" in m for _, m in gl005), gl005)
+        self.assertFalse(any(d["code"] == "GL131" for d in f["diagnostics"]))
+
+    def test_baseline_survives_an_unrelated_edit_and_re_export(self):
+        path, before = self.export_here(self.source)
+        baseline = os.path.join(self.repo, "baseline.json")
+        # GL142 is left out: its finding is the run of tiny kernels, which the
+        # added op joins (a related change by nature).
+        p = subprocess.run([GRAPHLINT, "--no-color", "--ignore", "GL142", "--write-baseline", baseline, path],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        # An unrelated in-place op before the layers (torch renumbers every
+        # relu_ node after it) and an import at the top (every line moves).
+        edited = ("import math  # noqa: F401\n" + self.source).replace(
+            "        for b in self.blocks:", "        x = x.clone().relu_()\n        for b in self.blocks:")
+        self.assertNotEqual(edited.count("\n"), self.source.count("\n"))
+        path, after = self.export_here(edited)
+        relu = lambda doc: [n["name"] for n in doc["nodes"] if n["op"] == "aten::relu_"]
+        self.assertNotEqual(relu(before), relu(after))    # node names changed: they cannot be the key
+        p, f = self.lint(path, "--ignore", "GL142", "--baseline", baseline)
+        self.assertEqual(p.returncode, 0, p.stdout)
+        self.assertEqual(f["diagnostics"], [])
+        self.assertGreater(f["baselined"], 0)
+        self.assertNotIn("stale entry", p.stderr)
+        # A new finding in the edit is new, and the old ones still match.
+        edited = edited.replace("        return x.cpu() * scale", "        x = x.cpu().cuda()\n        return x.cpu() * scale")
+        path, _ = self.export_here(edited)
+        p, f = self.lint(path, "--ignore", "GL142", "--baseline", baseline)
+        new = [(d["code"], d["location"]["source"]["line"]) for d in f["diagnostics"]]
+        line = edited.splitlines().index("        x = x.cpu().cuda()") + 1
+        self.assertIn(("GL111", line), new)
+        self.assertTrue(all(code == "GL111" for code, _ in new), new)
+        self.assertNotIn("stale entry", p.stderr)
+
+
 class CommittedCaptures(unittest.TestCase):
     """tests/fixtures/fx/captured/: exports of breaks.py and training.py from
     both torch lines, linted as committed (no Python capture needed)."""

@@ -434,7 +434,7 @@ TEST(Baseline, RoundTripWeightsChangeThenABadNode) {
   auto j = llvm::json::parse(readFile(baseline));
   ASSERT_TRUE(static_cast<bool>(j));
   const llvm::json::Object &root0 = *j->getAsObject();
-  EXPECT_EQ(root0.getInteger("graphlint_baseline").getValueOr(-1), 1);
+  EXPECT_EQ(root0.getInteger("graphlint_baseline").getValueOr(-1), 2);
   const llvm::json::Object &entry = *(*root0.getArray("findings"))[0].getAsObject();
   EXPECT_EQ(entry.getString("file").getValueOr(""), "m.onnx");
   EXPECT_EQ(entry.getString("code").getValueOr(""), "GL102");
@@ -485,8 +485,10 @@ TEST(Baseline, BadBaselineFileIsExitTwo) {
       {"not json", "not a graphlint baseline (invalid JSON"},
       {"{\"findings\": []}", "not a graphlint baseline (no \"graphlint_baseline\" version)"},
       {"{\"graphlint_baseline\": 99, \"findings\": []}", "baseline format version 99 is not supported"},
-      {"{\"graphlint_baseline\": 1}", "baseline has no \"findings\" list"},
-      {"{\"graphlint_baseline\": 1, \"findings\": [{\"code\": \"GL102\"}]}", "finding 1 lacks"},
+      {"{\"graphlint_baseline\": 2}", "baseline has no \"findings\" list"},
+      {"{\"graphlint_baseline\": 2, \"findings\": [{\"code\": \"GL102\"}]}", "finding 1 lacks"},
+      // Version 1 keyed FX findings by node names: refused with the way out.
+      {"{\"graphlint_baseline\": 1, \"findings\": []}", "baseline format version 1 keyed findings by FX node names"},
   };
   for (const Case &c : cases) {
     writeFile(root + "/b.json", c.text);

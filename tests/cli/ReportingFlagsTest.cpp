@@ -191,7 +191,7 @@ TEST(ReportingFlags, SarifValidatesAgainstOfficialSchema) {
     ruleIds.insert(id);
     int64_t idx = *o.getInteger("ruleIndex");
     EXPECT_EQ(rules[idx].getAsObject()->getString("id")->str(), id);
-    EXPECT_TRUE(o.getObject("partialFingerprints")->getString("graphlintNode/v1"));
+    EXPECT_TRUE(o.getObject("partialFingerprints")->getString("graphlint/v2"));
     const llvm::json::Object &phys = *(*o.getArray("locations"))[0].getAsObject()->getObject("physicalLocation");
     std::string uri = phys.getObject("artifactLocation")->getString("uri")->str();
     EXPECT_EQ(uri.find('\\'), std::string::npos) << uri;

@@ -44,7 +44,7 @@ void expectOneLineError(const CliResult &r, const std::string &want) {
 
 TEST(RobustFiles, Case11DeepBaselineJsonIsRefusedInOneLine) {
   std::string dir = tempDir(), model = modelCopy(dir), baseline = dir + "/deep.json";
-  writeFile(baseline, "{\"graphlint_baseline\": 1, \"findings\": " + repeat("[", 40000) + repeat("]", 40000) + "}");
+  writeFile(baseline, "{\"graphlint_baseline\": 2, \"findings\": " + repeat("[", 40000) + repeat("]", 40000) + "}");
   expectOneLineError(runCliTimed({model, "--baseline", baseline}, 60),
                      baseline + ":1: JSON nested deeper than 64 levels; refused");
 }
@@ -192,7 +192,7 @@ TEST(RobustFiles, Case22RewritingTheAppliedBaselineIsAllowed) {
   ASSERT_EQ(runCliTimed({v.model, "--write-baseline", baseline}, 60).exitCode, 0);
   CliResult r = runCliTimed({v.model, "--baseline", baseline, "--write-baseline", baseline}, 60);
   EXPECT_EQ(r.exitCode, 0) << r.err;
-  EXPECT_NE(readFile(baseline).find("\"graphlint_baseline\": 1"), std::string::npos);
+  EXPECT_NE(readFile(baseline).find("\"graphlint_baseline\": 2"), std::string::npos);
   v.expectIntact();
 }
 

@@ -299,15 +299,43 @@ TEST(RulesOversizedParameter, ParameterLargerThanABucketIsNamedWithItsSize) {
   auto l = lintWith(b.take(), training(8));
   auto d = withCode(l.report, "GL302");
   ASSERT_EQ(d.size(), 1u);
-  EXPECT_HAS(d[0]->message, "parameter 'lm_head.weight' (8388608 elements, 32.0 MiB of gradient)");
+  EXPECT_HAS(d[0]->message, "parameter 'lm_head.weight' (32.0 MiB of gradient)");
   EXPECT_HAS(d[0]->message, "larger than the 25.0 MiB gradient bucket");
   EXPECT_EQ(d[0]->location.nodeName, "/lm_head/MatMul");
+  EXPECT_HAS(d[0]->notes.back().message, "DDP's bucket_cap_mb");
   // Not training data-parallel: nothing to say.
   IrBuilder b2;
   Value *x2 = b2.input("x", f32({8, 4096}));
   Value *big2 = b2.param("w", f32({4096, 2048}));
   b2.output(b2.node("MatMul", {x2, big2}, {"h"}, {f32({8, 2048})})->outputs[0]);
   EXPECT_TRUE(withCode(lintWith(b2.take(), training(1)).report, "GL302").empty());
+}
+
+TEST(RulesOversizedParameter, OneFindingPerModelWithTheListAndTheStrategysKnob) {
+  auto stack = [] {
+    IrBuilder b;
+    Value *h = b.input("x", f32({8, 4096}));
+    for (int i = 0; i < 4; ++i) {
+      Value *w = b.param("blocks." + std::to_string(i) + ".fc.weight", f32({4096, 4096}));  // 64 MiB each
+      h = b.node("MatMul", {h, w}, {"h" + std::to_string(i)}, {f32({8, 4096})})->outputs[0];
+    }
+    b.output(h);
+    return b.take();
+  };
+  auto ddpLint = lintWith(stack(), training(8));
+  auto ddp = withCode(ddpLint.report, "GL302");
+  ASSERT_EQ(ddp.size(), 1u);
+  EXPECT_HAS(ddp[0]->message, "4 parameters (256.0 MiB of gradient) are each larger than the 25.0 MiB");
+  EXPECT_HAS(ddp[0]->notes[1].message, "blocks.{N}.fc.weight (4 x up to 64.0 MiB)");
+  EXPECT_HAS(ddp[0]->notes.back().message, "DDP's bucket_cap_mb");
+  // Under ZeRO-3 there is no DDP bucket to raise.
+  graphlint::Setup zero3 = training(8);
+  zero3.zero = 3;
+  auto zLint = lintWith(stack(), zero3);
+  auto z = withCode(zLint.report, "GL302");
+  ASSERT_EQ(z.size(), 1u);
+  EXPECT_EQ(z[0]->notes.back().message.find("bucket_cap_mb"), std::string::npos) << z[0]->notes.back().message;
+  EXPECT_HAS(z[0]->notes.back().message, "reduce_bucket_size");
 }
 
 // ---- FLOPs against published figures ---------------------------------------

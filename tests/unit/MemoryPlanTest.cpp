@@ -242,6 +242,20 @@ TEST(MemoryRules, ExceedsDeviceMemoryOnTheTarget) {
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0]->severity, Severity::Error);
   EXPECT_NE(d[0]->message.find("of L4"), std::string::npos) << d[0]->message;
+  EXPECT_NE(d[0]->notes.back().message.find("bf16-mixed"), std::string::npos) << d[0]->notes.back().message;
+  // Advice reads the setup: a run already in bf16-mixed with ZeRO-3 and
+  // checkpointing is not told to do any of that.
+  o.setup = training(Precision::BF16Mixed, 3, 2);
+  o.setup.recompute = Recompute::Full;
+  o.setup.target = "L4";
+  FileReport setupRun = lintModel(big.model(), o);
+  auto advised = withCode(setupRun, "GL201");
+  ASSERT_EQ(advised.size(), 1u);
+  const std::string &fix = advised[0]->notes.back().message;
+  EXPECT_EQ(fix.find("bf16"), std::string::npos) << fix;
+  EXPECT_EQ(fix.find("--zero"), std::string::npos) << fix;
+  EXPECT_EQ(fix.find("--recompute"), std::string::npos) << fix;
+  EXPECT_NE(fix.find("reduce the batch"), std::string::npos) << fix;
   // ZeRO-3 over 64 ranks in bf16-mixed: 16 x 16 GiB of states / 64 = 4 GiB per rank, plus one
   // gathered layer and its full gradient (2 GiB each): fits.
   o.setup = training(Precision::BF16Mixed, 3, 64);

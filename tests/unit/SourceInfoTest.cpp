@@ -138,18 +138,24 @@ TEST(SourceInfo, GccFormatPointsAtTheUsersLine) {
   writeFile(path, bytes);
   CliResult r = runCli({"--format", "gcc", path});
   EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
-  // The GL002 finding on FancyNorm lands on the user's source line and still
-  // names the node and the model file.
-  std::regex line(R"(^model\.py:27:1: warning: operator 'FancyNorm' .* \(node '.*' in .*exported\.onnx\) \[GL002 unknown-operator\]$)");
-  bool matched = false;
+  // The GL002 finding on FancyNorm lands on the user's source line; the next
+  // line, a note at the model file, names the node.
+  std::regex line(R"(^model\.py:27:1: warning: operator 'FancyNorm' .* \[GL002 unknown-operator\]$)");
+  std::regex node(R"(^.*exported\.onnx:2:1: note: (.*: )?node #2 ('.*' )?\(com\.acme::FancyNorm\)$)");
+  bool matched = false, named = false;
   std::istringstream in(r.out);
-  for (std::string l; std::getline(in, l);)
+  for (std::string l, prev; std::getline(in, l); prev = l) {
     matched |= std::regex_match(l, line);
+    named |= std::regex_match(l, node) && std::regex_match(prev, line);
+  }
   EXPECT_TRUE(matched) << r.out;
+  EXPECT_TRUE(named) << r.out;
 
-  // The text format shows the source line under the node.
+  // The text format leads with the user's line; the node follows, with the
+  // model file as a note.
   CliResult t = runCli({"--no-color", path});
-  EXPECT_NE(t.out.find("--> model.py:27 in forward"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("model.py:27: warning[GL002]"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("(com.acme::FancyNorm) in " + path), std::string::npos) << t.out;
   // JSON carries it as structured data.
   CliResult j = runCli({"--format", "json", path});
   EXPECT_NE(j.out.find(R"("file": "model.py")"), std::string::npos) << j.out;

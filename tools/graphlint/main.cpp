@@ -64,6 +64,9 @@ LINT OPTIONS
                            findings per rule, most frequent first
   -q, --quiet              text format: print only fatal-file lines and the
                            summary line (other formats ignore it)
+  --no-group               one finding per node: do not fold findings of one
+                           rule and cause at one source line (a layer's line run
+                           in 24 layers) into one with the list of modules
   --fail-on error|warning|note|never
                            lowest severity that makes the exit code 1 (default
                            error, or the config file's fail-on)
@@ -188,6 +191,7 @@ struct Args {
   std::string output;
   bool statistics = false;
   bool quiet = false;
+  bool noGroup = false;
   std::string configFile;      // --config: overrides discovery
   std::string baseline;        // --baseline
   std::string writeBaseline;   // --write-baseline
@@ -385,6 +389,8 @@ std::optional<std::string> parseArgs(int argc, char **argv, Args &a) {
       a.statistics = true;
     } else if (arg == "-q" || arg == "--quiet") {
       a.quiet = true;
+    } else if (arg == "--no-group") {
+      a.noGroup = true;
     } else if (arg == "-o" || arg == "--output") {
       err = takeFile(a.output);
     } else if (arg == "--config") {
@@ -789,6 +795,9 @@ int runLint(const Args &a) {
     opts.setup = config->setup;
     opts.policy = config->policy;
     opts.skipModelTeardown = true;
+    opts.group = !a.noGroup;
+    opts.shortenMessages = true;
+    opts.sourceLines = *format == OutputFormat::Text && !a.quiet;
     opts.fusionSummary = *format == OutputFormat::Json || (*format == OutputFormat::Text && a.fusion) || !a.emitDot.empty();
     opts.fusionEdges = !a.emitDot.empty();
     opts.costSummary = *format == OutputFormat::Json || (*format == OutputFormat::Text && a.cost);
@@ -875,9 +884,13 @@ int runLint(const Args &a) {
   if (baseline) {
     auto checked = [&](size_t i, const std::string &code) { return fileConfigs[i].policy.isEnabled(code); };
     for (const BaselineEntry &e : baseline->apply(reports, checked))
-      llvm::errs() << fmt::format("graphlint: baseline '{}': stale entry {} {} at {} {} node '{}' ({}): no longer "
+      llvm::errs() << fmt::format("graphlint: baseline '{}': stale entry {} {} at {} {}{} ({}): no longer "
                                   "reported; rewrite it with --write-baseline\n",
-                                  baseline->path(), e.code, e.name, e.file, e.graph, e.node, e.op);
+                                  baseline->path(), e.code, e.name, e.file,
+                                  e.source.empty() ? e.graph : e.source,
+                                  !e.module.empty() ? " in " + e.module
+                                  : e.node.empty() ? std::string() : " node '" + e.node + "'",
+                                  e.op);
   }
 
   bool color = a.color == "always" ||

@@ -250,6 +250,16 @@ struct ImportProblem {
   bool refusedPath = false;
 };
 
+/// A suppression comment on a line of the user's source (`# graphlint:
+/// ignore[GL132]`, `# noqa: GL132`), as graphlint-export found it (the FX
+/// format's `suppressions`): it drops the findings of those rules whose
+/// source is that line.
+struct SourceSuppression {
+  std::string file;                 // as in SourceLoc::file
+  unsigned line = 0;
+  std::vector<std::string> tokens;  // rule selectors as written: "GL132", "inplace-alias"
+};
+
 class Model {
 public:
   std::string path;
@@ -268,6 +278,8 @@ public:
   /// Setup problems the lint goes on after (a -D that binds nothing): one
   /// line each, without the path; the CLI prints them as warnings on stderr.
   std::vector<std::string> setupWarnings;
+  /// Suppression comments in the user's source (FX exports).
+  std::vector<SourceSuppression> sourceSuppressions;
 
   int64_t opsetVersion(llvm::StringRef domain) const;  // 0 when not imported
   const Function *findFunction(llvm::StringRef domain, llvm::StringRef name) const;

@@ -16,7 +16,7 @@
 namespace graphlint {
 
 /// What an input is, which sets its size limit and the words of messages.
-enum class InputKind : uint8_t { Model, FxGraph, Config, Baseline, HardwareFile, ExternalData };
+enum class InputKind : uint8_t { Model, FxGraph, Config, Baseline, HardwareFile, ExternalData, SourceFile };
 
 /// The largest file of `kind` that is read whole (bytes); 0 = no limit
 /// (models and external data are read through a window, never whole).

@@ -1,9 +1,11 @@
 // Baselines (--write-baseline / --baseline): the findings a project accepted
 // at some point, so that only new ones fail the build. An entry is keyed by
 // the model file (relative to the baseline file's directory), the rule code
-// and the node's fingerprint (graph path, node name, op type: the SARIF
-// partialFingerprint), none of which change when weights change. Several
-// findings of one rule on one node are counted. docs/configuration.md#baseline.
+// and the finding's fingerprint (fingerprintOf: graph path, the user's source
+// file, the module path with layer indices folded, op type -- the SARIF
+// partialFingerprint), none of which change when weights change or an
+// unrelated op is added and the model re-exported. Findings with one
+// fingerprint are counted. docs/configuration.md#baseline.
 #pragma once
 
 #include "graphlint/lint/Driver.h"
@@ -19,7 +21,7 @@
 namespace graphlint {
 
 /// Version of the baseline file format.
-inline constexpr int kBaselineVersion = 1;
+inline constexpr int kBaselineVersion = 2;
 
 struct BaselineEntry {
   std::string file;         // model path relative to the baseline's directory
@@ -27,6 +29,8 @@ struct BaselineEntry {
   std::string graph, node, op;
   std::string fingerprint;
   std::string message;      // informational: what was accepted
+  std::string source;       // informational: the user's source file ("" when none)
+  std::string module;       // informational: the module path, layer indices folded
 };
 
 class Baseline {

@@ -121,10 +121,16 @@ struct NodeSuppression {
 /// nullopt when the node has no graphlint.ignore metadata.
 std::optional<NodeSuppression> nodeSuppressionOf(const Node &n);
 
+/// Where GL005 points for a suppression comment in the user's source: that
+/// file:line, the model file as the graph location.
+Location sourceSuppressionLocation(const std::string &modelPath, const SourceSuppression &s);
+
 /// Applies `p` to one file's findings, in place: severity overrides, then
-/// drops what per-file-ignores, node metadata and per-node-ignores suppress.
-/// With p.reportUnusedIgnores, node suppressions that suppressed nothing
-/// become GL005 findings. Returns the number of findings suppressed; adds the
+/// drops what per-file-ignores, node metadata, suppression comments in the
+/// user's source (Model::sourceSuppressions: a finding whose source line
+/// carries one naming its rule) and per-node-ignores suppress.
+/// With p.reportUnusedIgnores, node suppressions and source comments that
+/// suppressed nothing become GL005 findings. Returns the number of findings suppressed; adds the
 /// origin of every config entry that suppressed something to `usedEntries`.
 unsigned applyRulePolicy(const Model &m, const RulePolicy &p, std::vector<Diagnostic> &diags,
                          std::set<std::string> &usedEntries);

@@ -52,10 +52,30 @@ struct Diagnostic {
   std::vector<Note> notes;
   std::optional<unsigned> fusionId;
   std::optional<std::string> reason;
+  /// The other places with the same cause, folded into this diagnostic by
+  /// the grouping pass (lint/Grouping.cpp): one line of a layer that runs in
+  /// 24 layers is one finding with 23 more locations. Empty for a lone finding.
+  std::vector<Location> alsoAt;
+
+  unsigned count() const { return 1 + static_cast<unsigned>(alsoAt.size()); }
 };
 
 /// Deterministic order: file, graph path, node index, code, message.
 bool diagnosticLess(const Diagnostic &a, const Diagnostic &b);
+
+/// The finding's stable identity, for baselines and SARIF's
+/// partialFingerprints: FNV-1a 64 (16 hex digits) of the rule code, the graph
+/// path, the user's source file (not its line), the module path with layer
+/// indices folded (`h.{N}.attn`) and the op type. Node names and indices,
+/// which an exporter renumbers when any op is added, are used only when the
+/// finding has neither a source file nor a module path (an ONNX file without
+/// exporter metadata, whose node names are the file's own).
+std::string fingerprintOf(const Diagnostic &d);
+
+/// A module path with every run of digits that forms a whole dotted (or
+/// '/'-separated) component replaced by `{N}`: `blocks.3.attn` ->
+/// `blocks.{N}.attn`; `conv3x3` is left alone.
+std::string moduleTemplate(std::string_view modulePath);
 
 /// Where rules append diagnostics. Holds the file and rule identity so a rule
 /// only states what it found.
@@ -66,6 +86,8 @@ public:
   Diagnostic &report(const Node &n, std::string message);
   Diagnostic &reportFile(std::string message);
   Diagnostic &reportIn(const Graph &g, std::string message);
+  /// At a location the rule built (a line of the user's source).
+  Diagnostic &reportAt(Location loc, std::string message) { return push(std::move(loc), std::move(message)); }
   const std::string &file() const { return file_; }
 
 private:

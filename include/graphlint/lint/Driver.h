@@ -12,6 +12,7 @@
 #include "graphlint/lint/Setup.h"
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -36,6 +37,15 @@ struct LintOptions {
   /// CLI sets this: it exits right after reporting, and tearing down a
   /// million-node IR costs more than the OS reclaiming it.
   bool skipModelTeardown = false;
+  /// Presentation (lint/Grouping.cpp), which the CLI turns on: fold findings
+  /// of one cause at one source line into one diagnostic (off with
+  /// --no-group), and keep each message's first line short (the rest becomes
+  /// a note). Off by default, so that rule tests see what the rules wrote.
+  bool group = false;
+  bool shortenMessages = false;
+  /// Read the user's source lines the findings point at into
+  /// FileReport::sourceLines (the text reporter's snippets).
+  bool sourceLines = false;
 };
 
 struct FileStats {
@@ -62,6 +72,12 @@ struct FileReport {
   /// Setup problems the lint went on after (a -D that binds nothing): one
   /// line each without the path; the CLI prints them on stderr.
   std::vector<std::string> setupWarnings;
+  /// Rules that could not run on this model and what would let them (a
+  /// forward-only export for GL132): one line each, without the path.
+  std::vector<std::string> hints;
+  /// The text of the user's source lines the diagnostics point at, by
+  /// (file, line) as in SourceLoc, when readable (LintOptions::sourceLines).
+  std::map<std::pair<std::string, unsigned>, std::string> sourceLines;
   /// The fusion plan as plain data (present unless fatal or not requested).
   FusionSummary fusion;
   /// The compute and communication model as plain data (present unless fatal

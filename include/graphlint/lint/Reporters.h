@@ -30,6 +30,14 @@ inline constexpr int kJsonFormatVersion = 1;
 /// fusion tables when `fusion`).
 void renderText(const std::vector<FileReport> &reports, llvm::raw_ostream &os, bool color, bool fusion = false,
                 bool quiet = false, bool cost = false);
+/// Where a finding is in the graph, module path first: "blocks.3.attn.proj:
+/// node #12 'addmm_3' (aten::addmm)", then " in FILE" when `withFile` (the
+/// model file as a note under the user's line). Empty for a whole-file
+/// finding without `withFile`.
+std::string graphLocationText(const Location &l, bool withFile);
+/// The primary location as text reporters print it: "model.py:41:9" (the
+/// user's line; ":COL" only when known), else the model file.
+std::string primaryPositionText(const Location &l);
 /// --statistics: one line per rule that fired, `COUNT  CODE name`, by count
 /// (descending) then code.
 void renderStatistics(const std::vector<FileReport> &reports, llvm::raw_ostream &os);
@@ -41,9 +49,6 @@ void renderSarif(const std::vector<FileReport> &reports, llvm::raw_ostream &os);
 /// A path as a SARIF artifact URI: relative to the current directory when
 /// under it, '/'-separated, percent-encoded; else an absolute file:// URI.
 std::string sarifUri(const std::string &path);
-/// partialFingerprints["graphlintNode/v1"]: FNV-1a 64 (hex) of code, graph
-/// path, node name and op type; stable across weight changes.
-std::string fingerprintOf(const Diagnostic &d);
 /// The first prose paragraph of a rule doc page (headings skipped).
 std::string firstParagraph(std::string_view doc);
 /// GitHub Actions workflow commands (::error file=...,line=...::message).

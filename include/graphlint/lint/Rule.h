@@ -24,12 +24,19 @@ struct RuleOptionInfo {
   std::string_view help;      // one line for docs and `config --dump`
 };
 
+/// Whether the grouping pass (lint/Grouping.cpp) folds a rule's findings of
+/// one cause at one user source line (a layer's line run in 24 layers) into
+/// one diagnostic (the default), or leaves each alone (a rule whose every
+/// finding is its own problem, such as GL001's broken nodes).
+enum class GroupScope : uint8_t { SourceLine, None };
+
 struct RuleInfo {
   std::string_view code;      // "GL001": a public contract, never reused
   std::string_view name;      // "invalid-model"
   Severity severity;          // default severity
   std::string_view summary;   // one line for `graphlint rules`
   llvm::ArrayRef<RuleOptionInfo> options = {};
+  GroupScope grouping = GroupScope::SourceLine;
 };
 
 class Rule {

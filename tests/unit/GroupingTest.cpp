@@ -1,0 +1,174 @@
+// The grouping pass, fingerprints and long-message splitting
+// (lint/Grouping.cpp, lint/Diagnostic.cpp): what a user reads as "one
+// finding per cause" and what a baseline keeps matched across re-exports.
+#include "graphlint/lint/Grouping.h"
+#include "graphlint/lint/Reporters.h"
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+using namespace graphlint;
+
+namespace {
+
+// GL131 on `h.relu_()` at model.py:19:9 in layer `i`, node #(10 i + 5).
+Diagnostic layerFinding(unsigned i, unsigned line = 19) {
+  Diagnostic d;
+  d.code = "GL131";
+  d.name = "inplace-alias";
+  d.severity = Severity::Warning;
+  d.message = fmt::format("in-place aten::relu_ 'relu__{}' overwrites 'addmm_{}' (node #{})", i, i, 10 * i + 5);
+  d.location.file = "layers.fx.json";
+  d.location.graphPath = "main";
+  d.location.nodeName = fmt::format("relu__{}", i);
+  d.location.opType = "aten::relu_";
+  d.location.nodeIndex = 10 * i + 5;
+  d.location.source = {"model.py", line, 9, "forward"};
+  d.location.modulePath = fmt::format("blocks.{}", i);
+  d.notes.push_back({"use relu", std::nullopt});
+  return d;
+}
+
+}  // namespace
+
+TEST(Grouping, OneLineInEveryLayerIsOneFindingWithTheLayers) {
+  std::vector<Diagnostic> diags;
+  for (unsigned i = 0; i < 24; ++i)
+    diags.push_back(layerFinding(i));
+  groupDiagnostics(diags);
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_EQ(diags[0].count(), 24u);
+  EXPECT_EQ(diags[0].location.modulePath, "blocks.0");  // the first in graph order leads
+  EXPECT_EQ(diags[0].alsoAt.back().modulePath, "blocks.23");
+  EXPECT_EQ(occurrencesLine(diags[0]), "in 24 layers: blocks.0 ... blocks.23");
+  EXPECT_EQ(diags[0].notes.size(), 1u);  // the members' notes are not repeated
+}
+
+TEST(Grouping, DifferentLinesRulesOrCausesStayApart) {
+  std::vector<Diagnostic> diags{layerFinding(0), layerFinding(1, 20), layerFinding(2)};
+  Diagnostic other = layerFinding(3);
+  other.code = "GL132";
+  diags.push_back(other);
+  Diagnostic cause = layerFinding(4);
+  cause.message = "in-place aten::relu_ 'relu__4' overwrites a graph input";
+  diags.push_back(cause);
+  groupDiagnostics(diags);
+  ASSERT_EQ(diags.size(), 4u);
+  EXPECT_EQ(diags[0].count(), 2u);  // layers 0 and 2: same line, same cause
+  EXPECT_EQ(occurrencesLine(diags[0]), "in 2 layers: blocks.0 and blocks.2");
+  EXPECT_EQ(diags[1].count(), 1u);
+  EXPECT_EQ(occurrencesLine(diags[1]), "");
+}
+
+TEST(Grouping, NumbersInTheMessageDoNotSplitACause) {
+  std::vector<Diagnostic> diags{layerFinding(0), layerFinding(1)};
+  diags[0].message = "18 consecutive kernels from mm 'mm_109' to t 't_141' are launch-bound";
+  diags[1].message = "20 consecutive kernels from mm 'mm_189' to t 't_301' are launch-bound";
+  groupDiagnostics(diags);
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_EQ(diags[0].message, "18 consecutive kernels from mm 'mm_109' to t 't_141' are launch-bound");
+}
+
+TEST(Grouping, WithoutASourceLineTheModuleTemplateIsThePlace) {
+  std::vector<Diagnostic> diags;
+  for (unsigned i = 0; i < 3; ++i) {
+    Diagnostic d = layerFinding(i);
+    d.location.source = SourceLoc();
+    d.location.modulePath = fmt::format("encoder.layer.{}.attn", i);
+    diags.push_back(d);
+  }
+  Diagnostic lone = layerFinding(5);
+  lone.location.source = SourceLoc();
+  lone.location.modulePath.clear();
+  diags.push_back(lone);
+  groupDiagnostics(diags);
+  ASSERT_EQ(diags.size(), 2u);
+  EXPECT_EQ(occurrencesLine(diags[0]), "in 3 layers: encoder.layer.0.attn ... encoder.layer.2.attn");
+}
+
+TEST(Grouping, GL001FindingsAreNeverFolded) {
+  std::vector<Diagnostic> diags{layerFinding(0), layerFinding(1)};
+  for (Diagnostic &d : diags) {
+    d.code = "GL001";
+    d.name = "invalid-model";
+  }
+  groupDiagnostics(diags);
+  EXPECT_EQ(diags.size(), 2u);
+}
+
+TEST(Grouping, SeveralNodesOfOneModuleAreCountedAsTimes) {
+  std::vector<Diagnostic> diags{layerFinding(0), layerFinding(1), layerFinding(2)};
+  diags[1].location.modulePath = "blocks.0";
+  diags[2].location.modulePath = "head";
+  groupDiagnostics(diags);
+  ASSERT_EQ(diags.size(), 1u);
+  EXPECT_EQ(occurrencesLine(diags[0]), "3 times in 2 modules: blocks.0, head");
+}
+
+TEST(Fingerprint, StableAcrossNodeNamesIndicesAndLinesNotAcrossFilesModulesOps) {
+  Diagnostic a = layerFinding(3);
+  Diagnostic b = a;
+  b.location.nodeName = "relu__17";  // re-exported: torch numbers the nodes anew
+  b.location.nodeIndex = 99;
+  b.location.source.line = 25;       // an edit above moved the line
+  b.message = "other words";
+  EXPECT_EQ(fingerprintOf(a), fingerprintOf(b));
+  EXPECT_EQ(fingerprintOf(a).size(), 16u);
+  b.location.modulePath = "blocks.7";  // another layer of the same block: the same finding
+  EXPECT_EQ(fingerprintOf(a), fingerprintOf(b));
+  b.location.modulePath = "head";
+  EXPECT_NE(fingerprintOf(a), fingerprintOf(b));
+  b = a;
+  b.location.source.file = "other.py";
+  EXPECT_NE(fingerprintOf(a), fingerprintOf(b));
+  b = a;
+  b.location.opType = "aten::add_";
+  EXPECT_NE(fingerprintOf(a), fingerprintOf(b));
+  // Without a source file or module (ONNX without exporter metadata) the
+  // node's own name is all there is.
+  Diagnostic o;
+  o.code = "GL002";
+  o.location.graphPath = "main";
+  o.location.nodeName = "n";
+  o.location.opType = "Foo";
+  Diagnostic p = o;
+  p.location.nodeName = "m";
+  EXPECT_NE(fingerprintOf(o), fingerprintOf(p));
+}
+
+TEST(Fingerprint, ModuleTemplateFoldsWholeNumberComponents) {
+  EXPECT_EQ(moduleTemplate("blocks.3.attn.proj"), "blocks.{N}.attn.proj");
+  EXPECT_EQ(moduleTemplate("layer1.0.conv3x3"), "layer1.{N}.conv3x3");
+  EXPECT_EQ(moduleTemplate("/encoder/layer.11/attn"), "/encoder/layer.{N}/attn");
+  EXPECT_EQ(moduleTemplate(""), "");
+}
+
+TEST(Grouping, LongMessagesKeepAShortFirstLine) {
+  std::vector<Diagnostic> diags(2);
+  diags[0].message = "6 consecutive kernels from clone 'clone' to t 't_98' are launch-bound on H100-SXM: together they "
+                     "are predicted to run 7.1 us on the GPU but cost 24.0 us of launch overhead; capture them";
+  diags[0].notes.push_back({"existing", std::nullopt});
+  diags[1].message = std::string(130, 'x');  // no clause break: left whole
+  // The first break past the limit when there is none within it.
+  diags.push_back(Diagnostic());
+  diags[2].message = std::string(140, 'y') + ": the rest; and more";
+  splitLongMessages(diags);
+  EXPECT_EQ(diags[2].message, std::string(140, 'y'));
+  EXPECT_EQ(diags[2].notes[0].message, "the rest; and more");
+  EXPECT_EQ(diags[0].message, "6 consecutive kernels from clone 'clone' to t 't_98' are launch-bound on H100-SXM");
+  ASSERT_EQ(diags[0].notes.size(), 2u);
+  EXPECT_EQ(diags[0].notes[0].message.rfind("together they are predicted", 0), 0u);
+  EXPECT_EQ(diags[1].message.size(), 130u);
+}
+
+TEST(TextLayout, GraphLocationNamesTheModuleFirst) {
+  Diagnostic d = layerFinding(3);
+  EXPECT_EQ(graphLocationText(d.location, true), "blocks.3: node #36 'relu__3' (aten::relu_) in layers.fx.json");
+  EXPECT_EQ(graphLocationText(d.location, false), "blocks.3: node #36 'relu__3' (aten::relu_)");
+  EXPECT_EQ(primaryPositionText(d.location), "model.py:19:9");
+  d.location.source.col = 0;
+  EXPECT_EQ(primaryPositionText(d.location), "model.py:19");
+  d.location.source = SourceLoc();
+  EXPECT_EQ(primaryPositionText(d.location), "layers.fx.json");
+}
