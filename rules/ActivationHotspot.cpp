@@ -66,7 +66,7 @@ public:
     if (c.value)
       d.notes.push_back({fmt::format("'{}' is {}", c.value->name, c.value->type.str()), std::nullopt});
     d.notes.push_back({"to shrink it: a smaller batch or sequence (--dim), activation checkpointing around this "
-                       "block (--recompute full), a fused kernel that does not materialise it (e.g. "
+                       "block (--recompute layer), a fused kernel that does not materialise it (e.g. "
                        "FlashAttention for an attention score matrix), or 16-bit activations",
                        std::nullopt});
   }

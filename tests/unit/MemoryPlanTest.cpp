@@ -246,7 +246,7 @@ TEST(MemoryRules, ExceedsDeviceMemoryOnTheTarget) {
   // Advice reads the setup: a run already in bf16-mixed with ZeRO-3 and
   // checkpointing is not told to do any of that.
   o.setup = training(Precision::BF16Mixed, 3, 2);
-  o.setup.recompute = Recompute::Full;
+  o.setup.recompute = Recompute::Layer;
   o.setup.target = "L4";
   FileReport setupRun = lintModel(big.model(), o);
   auto advised = withCode(setupRun, "GL201");
