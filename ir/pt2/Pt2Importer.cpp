@@ -405,6 +405,7 @@ private:
       n->outputAliasesInput.push_back(0);
     if (n->op && n->op->hostSync)
       n->metadata.emplace_back("host_sync", "true");
+      n->hostSync = true;
     readMetadata(o, *n);
   }
 

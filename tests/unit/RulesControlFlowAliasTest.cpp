@@ -417,6 +417,7 @@ TEST(InplaceOnSavedTensor, MutatingASigmoidOutputSavedForBackward) {
   Value *x = b.input("x", f32({4}));
   Node *sig = b.node("Sigmoid", {x}, {"y"}, {f32({4})});
   sig->outputSavedForBackward = {true};
+  sig->outputSavedAfter = {sig};
   Node *mul = b.node("aten::mul_", {sig->outputs[0], x}, {"y_"}, {f32({4})});
   mul->mutatedInputs = {0};
   b.output(mul->outputs[0]);
@@ -427,7 +428,8 @@ TEST(InplaceOnSavedTensor, MutatingASigmoidOutputSavedForBackward) {
   EXPECT_EQ(ds[0]->severity, Severity::Error);
   EXPECT_EQ(ds[0]->location.nodeName, "y_");
   EXPECT_TRUE(has(ds[0]->message, "overwrites 'y'")) << ds[0]->message;
-  EXPECT_TRUE(has(ds[0]->message, "Sigmoid 'y' produced and saved for backward")) << ds[0]->message;
+  EXPECT_TRUE(has(ds[0]->message, "the output of Sigmoid 'y', which autograd saved for backward before this write"))
+      << ds[0]->message;
   EXPECT_TRUE(has(ds[0]->message, "modified by an inplace operation")) << ds[0]->message;
   EXPECT_TRUE(has(ds[0]->notes[0].message, "clone() 'y'")) << ds[0]->notes[0].message;
 }

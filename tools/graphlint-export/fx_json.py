@@ -5,10 +5,10 @@ import math
 import torch
 from torch.utils import _pytree as pytree
 
-from fx_record import DTYPES, SYNC_OPS, numpy, tensor_meta, tolist
+from fx_record import DTYPES, SYNC_OPS, host_repr, numpy, tensor_meta, tolist
 
 SYM_TYPES = tuple(t for t in (getattr(torch, n, None) for n in ("SymInt", "SymFloat", "SymBool")) if t is not None)
-MARKERS = (tolist, numpy)
+MARKERS = (tolist, numpy, host_repr)
 
 # --------------------------------------------------------------------------
 # Serialisation
@@ -48,6 +48,7 @@ class Writer:
         self.cap = cap
         self.namer = namer
         self.names = {}   # fx node -> value name (or list of names for tuple outputs)
+        self.emitted = set()   # fx nodes written as nodes (save points refer to them)
         self.diagnostics = []
 
     def meta_json(self, meta, static=False):
@@ -73,6 +74,9 @@ class Writer:
             else:
                 params.append({"name": name, "kind": kind, **self.meta_json(tensor_meta(t), static=True)})
         saved = cap.saved
+        # Every node written as a node (save points name the newest of them).
+        self.emitted = {n for n in gm.graph.nodes if n.op == "call_function" and not is_sym_node(n)
+                        and not (n.target.__module__ == "_operator" and n.target.__name__ == "getitem")}
         nodes = []
         for n in gm.graph.nodes:
             if n.op == "get_attr":
@@ -179,6 +183,7 @@ class Writer:
         saved_marks = self.saved_marks(n, len(vals), saved)
         if any(saved_marks):
             node["saved"] = saved_marks
+            node["saved_at"] = self.save_points(n, len(vals), saved_marks)
         if target in SYNC_OPS or target in MARKERS or unbacked:
             node["host_sync"] = True
         if unbacked:
@@ -255,6 +260,20 @@ class Writer:
                 count = max(count, len(schema.returns))
             return [getitems[j].meta.get("graphlint_val") if j in getitems else None for j in range(count)]
         return [n.meta.get("graphlint_val")]
+
+    def save_points(self, n, count, marks):
+        """Per output, the name of the written node newest when autograd saved
+        it (the save point; n itself for a saved output), None where not saved."""
+        items = {u.args[1]: u for u in n.users if getattr(u.target, "__name__", "") == "getitem"}
+        points = []
+        for j in range(count):
+            key = items.get(j) if self.is_tuple(n) else n
+            p = self.cap.saved_at.get(key) if marks[j] else None
+            while p is not None and p is not n and p not in self.emitted and p.op != "root":
+                p = p._prev
+            points.append(n.name if p is n or (marks[j] and (p is None or p.op == "root")) else
+                          p.name if p is not None and marks[j] else None)
+        return points
 
     def saved_marks(self, n, count, saved):
         if self.is_tuple(n):

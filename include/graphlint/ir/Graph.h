@@ -144,6 +144,17 @@ public:
   llvm::SmallVector<unsigned, 1> mutatedInputs;
   llvm::SmallVector<int, 1> outputAliasesInput;  // per output: input index or -1
   llvm::SmallVector<bool, 1> outputSavedForBackward;
+  /// Per saved output: the node after which autograd first saved it (the
+  /// saving op ran then); an in-place write to its storage after that node
+  /// makes backward raise. Empty, or null entries, when the exporter did not
+  /// record it (files from before the field).
+  llvm::SmallVector<const Node *, 1> outputSavedAfter;
+  /// FX --train: a node autograd runs in the backward pass (its copies and
+  /// as_strided views are autograd's, not the user's writes).
+  bool backwardPhase = false;
+  /// The exporter marked the node as handing tensor values (or a
+  /// data-dependent size) to the host.
+  bool hostSync = false;
 
   const Attribute *attr(llvm::StringRef n) const;
   std::optional<int64_t> attrInt(llvm::StringRef n) const;
