@@ -238,8 +238,7 @@ TEST(InplaceCertainty, FxImporterResolvesSavePointsAndRejectsEarlierOnes) {
   auto null = importFxBytes(savedWith("null", "\"t\""), "saved.fx.json", {});
   ASSERT_TRUE(bool(null)) << llvm::toString(null.takeError());
   EXPECT_EQ((*null)->graph->nodes()[0]->outputSavedAfter[0], nullptr);
-  EXPECT_EQ(importError(savedWith("\"s\"", "\"s\"")),
-            "bad.fx.json: nodes[1].saved_at[0]: 's' is not this node or a later one");
+  EXPECT_EQ(importError(savedWith("\"s\"", "\"s\"")), "nodes[1].saved_at[0]: 's' is not this node or a later one");
   EXPECT_TRUE(has(importError(savedWith("\"zz\"", "\"t\"")), "nodes[0].saved_at[0]: 'zz' is not this node or a later one"));
   EXPECT_TRUE(has(importError(savedWith("3", "\"t\"")), "nodes[0].saved_at[0]: expected null or a node name"));
   EXPECT_TRUE(has(importError(savedWith("\"t\", \"t\"", "\"t\"")), "'aliases', 'saved' or 'saved_at' has more entries"));

@@ -379,6 +379,9 @@ def _nested(shape, value):
     return [_nested(shape[1:], value) for _ in range(shape[0])] if shape else value
 
 
+_IN_REPR = [0]
+
+
 def _host_copy(orig, marker):
     """Tensor.tolist / Tensor.numpy: the whole tensor goes to Python without
     passing the dispatcher, so the recorder adds the node. A fake tensor has
@@ -387,8 +390,14 @@ def _host_copy(orig, marker):
         rec = REC
         tracing = rec is not None and rec.active and rec.tracer is not None
         if marker is host_repr:   # nothing to assume: a fake tensor formats its metadata
-            with proxy_tensor.disable_proxy_modes_tracing():
-                result = orig(self, *args, **kwargs)
+            nested = _IN_REPR[0] > 0   # Tensor.__repr__ re-enters itself for subclasses
+            _IN_REPR[0] += 1
+            try:
+                with proxy_tensor.disable_proxy_modes_tracing():
+                    result = orig(self, *args, **kwargs)
+            finally:
+                _IN_REPR[0] -= 1
+            tracing = tracing and not nested
         elif tracing and rec.fake_mode is not None and _is_fake(self):
             value = _assumed(self.dtype)
             if marker is tolist:
