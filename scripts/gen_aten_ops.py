@@ -23,7 +23,8 @@ read off its schema and name:
 Deterministic: sorted by name, one line per name, kinds chosen from the
 overloads (default, Tensor, then by name). Run it after a torch upgrade:
 
-    scripts/gen_aten_ops.py --python /usr/bin/python3 --python build/venv/bin/python
+    scripts/gen_aten_ops.py --python /usr/bin/python3 --python build/venv/bin/python \
+        --python build/venv-vision/bin/python
 """
 import argparse
 import json

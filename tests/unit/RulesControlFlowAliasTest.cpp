@@ -26,12 +26,7 @@ namespace {
 
 bool has(const std::string &s, const std::string &needle) { return s.find(needle) != std::string::npos; }
 
-std::string dump(const FileReport &r) {
-  std::string s;
-  for (const Diagnostic &d : r.diagnostics)
-    s += d.code + " " + d.location.nodeName + ": " + d.message + "\n";
-  return s;
-}
+std::string dump(const FileReport &r) { return test::dumpDiagnostics(r); }
 
 FileReport lintIr(const Model &m) { return lintModel(m, LintOptions{}); }
 
