@@ -267,12 +267,14 @@ class Writer:
         items = {u.args[1]: u for u in n.users if getattr(u.target, "__name__", "") == "getitem"}
         points = []
         for j in range(count):
-            key = items.get(j) if self.is_tuple(n) else n
-            p = self.cap.saved_at.get(key) if marks[j] else None
-            while p is not None and p is not n and p not in self.emitted and p.op != "root":
-                p = p._prev
-            points.append(n.name if p is n or (marks[j] and (p is None or p.op == "root")) else
-                          p.name if p is not None and marks[j] else None)
+            if not marks[j]:
+                points.append(None)
+                continue
+            p = self.cap.saved_at.get(items.get(j) if self.is_tuple(n) else n)
+            while p is not None and p not in self.emitted and p.op != "root":
+                p = p._prev   # a getitem or size node: the written node before it
+            # Unknown (never for a recorded save): n itself, the earliest a saved output can be saved.
+            points.append(p.name if p is not None and p in self.emitted else n.name)
         return points
 
     def saved_marks(self, n, count, saved):
