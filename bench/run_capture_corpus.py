@@ -67,6 +67,8 @@ def findings(path):
     counts = {}
     for f in doc.get("files", [doc])[0].get("diagnostics", []):
         counts[f["code"]] = counts.get(f["code"], 0) + 1
+        if f.get("severity") == "error":   # error-severity findings, the CI gate's count
+            counts["errors"] = counts.get("errors", 0) + 1
     return counts
 
 

@@ -333,8 +333,16 @@ const TableEntry kTable[] = {
     {"aten", "unique_consecutive", K::DataDependentOutput, Sync, 0},
     {"aten", "unique_dim", K::DataDependentOutput, Sync, 0}, {"aten", "argwhere", K::DataDependentOutput, Sync, 0},
     {"aten", "_local_scalar_dense", K::DataDependentOutput, Sync, 0},
-    {"aten", "item", K::DataDependentOutput, Sync, 0}, {"aten", "tolist", K::DataDependentOutput, Sync, 0}, {"aten", "equal", K::DataDependentOutput, Sync, 0},
+    {"aten", "item", K::DataDependentOutput, Sync, 0}, {"aten", "tolist", K::DataDependentOutput, Sync, 0}, {"aten", "numpy", K::DataDependentOutput, Sync, 0},
+    {"aten", "repr", K::DataDependentOutput, Sync, 0}, {"aten", "equal", K::DataDependentOutput, Sync, 0},
     {"aten", "is_nonzero", K::DataDependentOutput, Sync, 0},
+};
+
+// Every other aten/prims op torch declares (1.13 and 2.x), with a kind read
+// off its schema by scripts/gen_aten_ops.py: known, so GL002 is for custom
+// ops; the reviewed table above wins where both list a name.
+const TableEntry kTorchTable[] = {
+#include "../data/aten_ops.inc"
 };
 
 std::string key(llvm::StringRef domain, llvm::StringRef op) {
@@ -345,6 +353,7 @@ std::string key(llvm::StringRef domain, llvm::StringRef op) {
 
 struct OpRegistry::Impl {
   llvm::StringMap<const TableEntry *> table;
+  llvm::StringMap<const TableEntry *> torchTable;  // generated from torch's schemas
   mutable std::mutex mu;                  // guards the synthesized entries
   mutable llvm::StringMap<const OpInfo *> cache;
   mutable std::deque<OpInfo> storage;
@@ -354,6 +363,8 @@ struct OpRegistry::Impl {
 OpRegistry::OpRegistry() : impl(new Impl) {
   for (const TableEntry &e : kTable)
     impl->table[key(e.domain, e.name)] = &e;
+  for (const TableEntry &e : kTorchTable)
+    impl->torchTable[key(e.domain, e.name)] = &e;
 }
 
 const OpRegistry &OpRegistry::instance() {
@@ -411,15 +422,21 @@ const OpInfo *OpRegistry::lookup(llvm::StringRef domain, llvm::StringRef op, int
   info.domain = impl->names.back();
   impl->names.push_back(op.str());
   info.name = impl->names.back();
-  auto it = impl->table.find(key(domain, op));
-  if (it == impl->table.end() && domain == "aten" && op.size() > 1 && op.endswith("_") && !op.endswith("__"))
-    it = impl->table.find(key(domain, op.drop_back()));  // in-place variant: relu_ -> relu
+  auto find = [](const llvm::StringMap<const TableEntry *> &t, const std::string &k) -> const TableEntry * {
+    auto it = t.find(k);
+    return it == t.end() ? nullptr : it->second;
+  };
+  const TableEntry *entry = find(impl->table, key(domain, op));
+  if (!entry && domain == "aten" && op.size() > 1 && op.endswith("_") && !op.endswith("__"))
+    entry = find(impl->table, key(domain, op.drop_back()));  // in-place variant: relu_ -> relu
+  if (!entry)
+    entry = find(impl->torchTable, key(domain, op));
   const onnx::OpSchema *s = schema(domain, op, version);
-  if (it != impl->table.end()) {
-    info.kind = it->second->kind;
+  if (entry) {
+    info.kind = entry->kind;
     info.known = true;
-    info.viewOfInput0 = it->second->flags & View;
-    info.hostSync = it->second->flags & Sync;
+    info.viewOfInput0 = entry->flags & View;
+    info.hostSync = entry->flags & Sync;
   } else if (s) {
     info.kind = kindFromSchema(*s);
     info.known = true;

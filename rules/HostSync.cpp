@@ -21,15 +21,21 @@ enum class SyncKind { None, ReadsValue, DataDependentSize };
 
 SyncKind syncKindOf(const Node &n) {
   std::string aten = n.atenName();
+  SyncKind kind = SyncKind::None;
   if (!aten.empty())
-    return llvm::StringSwitch<SyncKind>(aten)
-        .Cases("item", "_local_scalar_dense", "tolist", "is_nonzero", "equal", SyncKind::ReadsValue)
-        .Cases("nonzero", "masked_select", "unique", "_unique", "_unique2", SyncKind::DataDependentSize)
-        .Cases("unique_consecutive", "unique_dim", "argwhere", SyncKind::DataDependentSize)
-        .Default(SyncKind::None);
-  if (n.op && (n.op->hostSync || n.op->kind == OpKind::DataDependentOutput))
-    return SyncKind::DataDependentSize;
-  return SyncKind::None;
+    kind = llvm::StringSwitch<SyncKind>(aten)
+               .Cases("item", "_local_scalar_dense", "tolist", "is_nonzero", "equal", SyncKind::ReadsValue)
+               .Cases("repr", "numpy", SyncKind::ReadsValue)
+               .Cases("nonzero", "masked_select", "unique", "_unique", "_unique2", SyncKind::DataDependentSize)
+               .Cases("unique_consecutive", "unique_dim", "argwhere", SyncKind::DataDependentSize)
+               .Default(SyncKind::None);
+  else if (n.op && (n.op->hostSync || n.op->kind == OpKind::DataDependentOutput))
+    kind = SyncKind::DataDependentSize;
+  // The exporter saw the sync happen: a boolean-mask index (aten::index with
+  // a bool index gets an unbacked size).
+  if (kind == SyncKind::None && n.hostSync)
+    kind = SyncKind::DataDependentSize;
+  return kind;
 }
 
 // Specific advice for the common syncing ops; the general one otherwise.

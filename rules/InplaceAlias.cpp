@@ -3,6 +3,8 @@
 // or storage the caller owns (a graph input or a parameter). Compilers must
 // keep the write ordered and copy around it: functionalisation inserts
 // copies, fusion stops at the mutation.
+#include "InplaceAdvice.h"
+
 #include "graphlint/lint/FusionPlan.h"
 #include "graphlint/lint/Rule.h"
 #include "graphlint/lint/StorageAliases.h"
@@ -35,6 +37,11 @@ public:
     for (const StorageAliases::Mutation &mu : sa.mutations()) {
       const Node &m = *mu.node;
       const Value *root = mu.root;
+      // Buffers (running statistics) are the module's own state, updated in
+      // place by design (torch 2.x BatchNorm writes them from its kernel);
+      // the compilers write them back after the step.
+      if (root->kind == Value::Kind::Param && root->param && root->param->buffer)
+        continue;
       // Reads after the mutation through names that existed before it:
       // they observe the new contents.
       const Node *firstReader = nullptr;
@@ -51,9 +58,7 @@ public:
             firstReader = u.user, readVia = w;
         }
       }
-      // Buffers (running statistics) are updated in place by design; the
-      // compilers write them back after the step.
-      bool callerOwned = (root->kind == Value::Kind::Param && !(root->param && root->param->buffer)) ||
+      bool callerOwned = root->kind == Value::Kind::Param ||
                          (root->kind == Value::Kind::GraphInput && root->graph && !root->graph->parentGraph);
       if (!firstReader && !callerOwned)
         continue;
@@ -75,9 +80,7 @@ public:
         d.notes.push_back({fmt::format("'{}' and '{}' share storage: the read sees the mutated values", readVia->name,
                                        mu.value->name),
                            std::nullopt});
-      d.notes.push_back({fmt::format("use the out-of-place op ({} instead of {}) or clone() the tensor before "
-                                     "mutating it",
-                                     llvm::StringRef(m.opType).rtrim('_').str(), m.opType),
+      d.notes.push_back({outOfPlaceAdvice(m, *mu.value, *root) + ", or clone() the tensor before mutating it",
                          std::nullopt});
       d.fusionId = plan.groupOf(m).id;
       d.reason = std::string(breakReasonName(BreakReason::InplaceAlias));

@@ -149,6 +149,11 @@ public:
         if ((in.type.shape.rankKnown && in.type.shape.rank() == 0) || isConstant(&in))
           continue;
         if (in.type.dtype == out.type.dtype) {
+          // Exporters cast every boolean condition to bool whatever it already
+          // is (torch.onnx before Where/Not/And, decompositions' masks): the
+          // user wrote none of these, and a bool copy changes no value.
+          if (in.type.dtype == DType::Bool)
+            continue;
           Diagnostic &d = sink.report(n, fmt::format("{} converts '{}' to {}, the dtype it already has: the cast is a "
                                                      "copy that changes nothing",
                                                      describeNode(n), in.name, dtypeShortName(out.type.dtype)));

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include <llvm/ADT/StringMap.h>
 #include <llvm/Support/JSON.h>
 
 #include <algorithm>
@@ -95,6 +96,8 @@ public:
     readTensorList(*root, "params", Value::Kind::Param);
     readTensorList(*root, "inputs", Value::Kind::GraphInput);
     readNodes(*root);
+    if (error_.empty())
+      resolveSavePoints();
     readOutputs(*root);
     readSuppressions(*root);
     if (!error_.empty())
@@ -525,11 +528,35 @@ private:
         return error(at, "expected null or a dropout probability in [0, 1]");
       n.outputDropout.push_back(static_cast<float>(*p));
     });
+    // "saved_at": per output, the node after which autograd saved it (null:
+    // not saved): this node or a later one, resolved once every node is read.
+    indexList("saved_at", [&](const llvm::json::Value &v, const std::string &at) {
+      n.outputSavedAfter.push_back(nullptr);
+      if (v.kind() == llvm::json::Value::Null)
+        return;
+      llvm::Optional<llvm::StringRef> ref = v.getAsString();
+      if (!ref)
+        return error(at, "expected null or a node name");
+      savePoints_.push_back({&n, static_cast<unsigned>(n.outputSavedAfter.size() - 1), ref->str(), at});
+    });
     if (n.outputAliasesInput.size() > n.outputs.size() || n.outputSavedForBackward.size() > n.outputs.size() ||
-        n.outputDropout.size() > n.outputs.size())
-      error(where, "'aliases', 'saved' or 'dropout' has more entries than the node has outputs");
-    if (llvm::Optional<bool> sync = o.getBoolean("host_sync"); sync && *sync)
+        n.outputDropout.size() > n.outputs.size() || n.outputSavedAfter.size() > n.outputs.size())
+      error(where, "'aliases', 'saved', 'saved_at' or 'dropout' has more entries than the node has outputs");
+    if (llvm::Optional<bool> sync = o.getBoolean("host_sync"); sync && *sync) {
       n.metadata.emplace_back("host_sync", "true");
+      n.hostSync = true;
+    }
+    if (!n.name.empty())
+      nodesByName_.try_emplace(n.name, &n);
+  }
+
+  void resolveSavePoints() {
+    for (const SavePoint &p : savePoints_) {
+      auto it = nodesByName_.find(p.name);
+      if (it == nodesByName_.end() || it->second->index < p.node->index)
+        return error(p.where, fmt::format("'{}' is not this node or a later one", escapedForMessage(p.name)));
+      p.node->outputSavedAfter[p.output] = it->second;
+    }
   }
 
   void readSource(const llvm::json::Object &o, const std::string &where, Node &n) {
@@ -593,6 +620,13 @@ private:
   std::string path_;
   const ImportOptions &opts_;
   SymbolBinder binder_;
+  llvm::StringMap<const Node *> nodesByName_;  // every node by name (saved_at refers to them)
+  struct SavePoint {
+    Node *node;
+    unsigned output;
+    std::string name, where;
+  };
+  std::vector<SavePoint> savePoints_;
   int64_t version_ = kFxFormatVersion;
   std::unique_ptr<Model> model_;
   std::string error_;

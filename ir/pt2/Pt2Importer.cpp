@@ -410,8 +410,10 @@ private:
       n->mutatedInputs.push_back(0);
     if ((inplace || (n->op && n->op->viewOfInput0)) && !n->outputs.empty())
       n->outputAliasesInput.push_back(0);
-    if (n->op && n->op->hostSync)
+    if (n->op && n->op->hostSync) {
       n->metadata.emplace_back("host_sync", "true");
+      n->hostSync = true;
+    }
     readMetadata(o, *n);
   }
 

@@ -44,8 +44,10 @@ StorageAliases::StorageAliases(const Model &m) {
         if (src >= 0 && static_cast<unsigned>(src) < n.inputs.size() && n.inputs[src])
           root_[out] = resolve(n.inputs[src]);
       }
+      // Autograd's own writes in the backward of a --train graph (gradient
+      // buffers, as_strided/copy_ of view backward) are not the user's.
       for (unsigned idx : n.mutatedInputs)
-        if (idx < n.inputs.size() && n.inputs[idx])
+        if (!n.backwardPhase && idx < n.inputs.size() && n.inputs[idx])
           mutations_.push_back({&n, idx, n.inputs[idx], resolve(n.inputs[idx])});
     }
   });
@@ -85,6 +87,11 @@ bool StorageAliases::definedBefore(const Value &v, const Node &n) {
 bool StorageAliases::savedForBackward(const Value &v) {
   const Node *p = v.kind == Value::Kind::NodeOutput ? v.producer : nullptr;
   return p && v.resultIndex < p->outputSavedForBackward.size() && p->outputSavedForBackward[v.resultIndex];
+}
+
+const Node *StorageAliases::savedAfter(const Value &v) {
+  const Node *p = v.kind == Value::Kind::NodeOutput ? v.producer : nullptr;
+  return p && v.resultIndex < p->outputSavedAfter.size() ? p->outputSavedAfter[v.resultIndex] : nullptr;
 }
 
 }  // namespace graphlint

@@ -115,6 +115,13 @@ std::vector<const Diagnostic *> withCode(const FileReport &r, const std::string 
   return out;
 }
 
+std::string dumpDiagnostics(const FileReport &r) {
+  std::string s;
+  for (const Diagnostic &d : r.diagnostics)
+    s += d.code + " " + d.location.nodeName + ": " + d.message + "\n";
+  return s;
+}
+
 static bool updatingGoldens() {
   const char *v = std::getenv("GRAPHLINT_UPDATE_GOLDENS");
   return v && *v && std::string(v) != "0";

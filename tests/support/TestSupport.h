@@ -27,6 +27,8 @@ std::string readFile(const std::string &path);
 std::unique_ptr<Model> importText(const std::string &text, const ImportOptions &opts = {});
 FileReport lintText(const std::string &text, const LintOptions &opts = {});
 std::vector<const Diagnostic *> withCode(const FileReport &r, const std::string &code);
+/// "CODE node: message" per line, for assertion messages.
+std::string dumpDiagnostics(const FileReport &r);
 
 /// Compares `actual` with tests/golden/NAME, or rewrites the golden when
 /// GRAPHLINT_UPDATE_GOLDENS is set (review the diff afterwards).

@@ -26,12 +26,7 @@ namespace {
 
 bool has(const std::string &s, const std::string &needle) { return s.find(needle) != std::string::npos; }
 
-std::string dump(const FileReport &r) {
-  std::string s;
-  for (const Diagnostic &d : r.diagnostics)
-    s += d.code + " " + d.location.nodeName + ": " + d.message + "\n";
-  return s;
-}
+std::string dump(const FileReport &r) { return test::dumpDiagnostics(r); }
 
 FileReport lintIr(const Model &m) { return lintModel(m, LintOptions{}); }
 
@@ -417,6 +412,7 @@ TEST(InplaceOnSavedTensor, MutatingASigmoidOutputSavedForBackward) {
   Value *x = b.input("x", f32({4}));
   Node *sig = b.node("Sigmoid", {x}, {"y"}, {f32({4})});
   sig->outputSavedForBackward = {true};
+  sig->outputSavedAfter = {sig};
   Node *mul = b.node("aten::mul_", {sig->outputs[0], x}, {"y_"}, {f32({4})});
   mul->mutatedInputs = {0};
   b.output(mul->outputs[0]);
@@ -427,7 +423,8 @@ TEST(InplaceOnSavedTensor, MutatingASigmoidOutputSavedForBackward) {
   EXPECT_EQ(ds[0]->severity, Severity::Error);
   EXPECT_EQ(ds[0]->location.nodeName, "y_");
   EXPECT_TRUE(has(ds[0]->message, "overwrites 'y'")) << ds[0]->message;
-  EXPECT_TRUE(has(ds[0]->message, "Sigmoid 'y' produced and saved for backward")) << ds[0]->message;
+  EXPECT_TRUE(has(ds[0]->message, "the output of Sigmoid 'y', which autograd saved for backward before this write"))
+      << ds[0]->message;
   EXPECT_TRUE(has(ds[0]->message, "modified by an inplace operation")) << ds[0]->message;
   EXPECT_TRUE(has(ds[0]->notes[0].message, "clone() 'y'")) << ds[0]->notes[0].message;
 }

@@ -25,12 +25,13 @@ TORCH2 = int(torch.__version__.split(".")[0]) >= 2
 class Capture:
     """The traced graph plus what the exporter knows about its placeholders."""
 
-    def __init__(self, gm, placeholders, saved, backward, diagnostics, rec=None):
+    def __init__(self, gm, placeholders, saved, backward, diagnostics, rec=None, saved_at=None):
         self.gm = gm
         # Per placeholder, in graph order: (kind, name, tensor), kind one of
         # "parameter", "buffer", "constant" or "input".
         self.placeholders = placeholders
         self.saved = saved                # fx nodes whose value autograd saves for backward
+        self.saved_at = saved_at or {}    # saved fx node -> the graph node newest when autograd first saved it
         self.backward = backward          # {"traced": bool, "error": str}
         self.diagnostics = diagnostics    # [{"kind", "message", "source"?}]
         self.unbacked = rec.unbacked if rec is not None else {}   # 1.13: node -> [(out, dim, symbol, max)]
@@ -110,7 +111,7 @@ def trace_make_fx(module, state, aliases, inputs, train, module_train, fake_mode
             return _backward_failed(e, fwd, frec, placeholders, diagnostics)
         _no_grad_diagnostics(rec, placeholders, diagnostics)
         return Capture(joint, placeholders, rec.saved, {"traced": True, "error": ""}, diagnostics + rec.diagnostics,
-                       rec)
+                       rec, rec.saved_at)
     # Saved tensors are recorded with saved_tensors_hooks in a forward-only
     # trace: in torch 1.13, make_fx cannot trace backward through hooked
     # saved tensors. The joint trace runs without them and takes the marks
@@ -131,13 +132,25 @@ def trace_make_fx(module, state, aliases, inputs, train, module_train, fake_mode
         diagnostics.append({"kind": "saved-marks-dropped", "message": "the forward and joint traces differ, so the "
                             "tensors autograd saves for backward are not marked"})
         return Capture(joint, placeholders, set(), {"traced": True, "error": ""}, diagnostics + rec.diagnostics, rec)
-    mapped = set()
+    mapped, mapped_at = set(), {}
+    twin_of = dict(zip(ops_fwd, ops_joint))
+
+    def twin_point(p):   # the joint twin of the newest forward op at or before p
+        while p is not None and p.op != "root" and p not in twin_of:
+            p = p._prev
+        return twin_of.get(p)
+
     for n, twin in zip(ops_fwd, ops_joint):
         if n in saved:
             mapped.add(twin)
+            mapped_at[twin] = twin_point(frec.saved_at.get(n))
         items = {g.args[1]: g for g in twin.users if _is_getitem(g)}
-        mapped.update(items[g.args[1]] for g in n.users if _is_getitem(g) and g in saved and g.args[1] in items)
-    return Capture(joint, placeholders, mapped, {"traced": True, "error": ""}, diagnostics + rec.diagnostics, rec)
+        for g in n.users:
+            if _is_getitem(g) and g in saved and g.args[1] in items:
+                mapped.add(items[g.args[1]])
+                mapped_at[items[g.args[1]]] = twin_point(frec.saved_at.get(g))
+    return Capture(joint, placeholders, mapped, {"traced": True, "error": ""}, diagnostics + rec.diagnostics, rec,
+                   mapped_at)
 
 
 def _backward_failed(e, fwd, frec, placeholders, diagnostics):
@@ -148,7 +161,8 @@ def _backward_failed(e, fwd, frec, placeholders, diagnostics):
     where = _user_frame(e)
     diagnostics.append({"kind": "backward-not-traced", "message": f"the backward graph could not be traced: {msg}",
                         **({"source": where} if where else {})})
-    return Capture(fwd, placeholders, frec.saved, {"traced": False, "error": msg}, diagnostics + frec.diagnostics, frec)
+    return Capture(fwd, placeholders, frec.saved, {"traced": False, "error": msg}, diagnostics + frec.diagnostics, frec,
+                   frec.saved_at)
 
 
 def _no_grad_diagnostics(rec, placeholders, diagnostics):
@@ -256,6 +270,10 @@ def save(rec, t):
     node = node_of(rec.tracer, t) if rec.tracer is not None and isinstance(t, torch.Tensor) else None
     if node is not None:
         rec.saved.add(node)
+        # The save point: the newest node of the graph now. A write to the
+        # tensor's storage by a later node is what autograd's version check
+        # catches; one before it is not (`h[:, 0] = 0` before a Linear).
+        rec.saved_at.setdefault(node, rec.tracer.graph._root._prev)
     return t, t._version
 
 

@@ -63,6 +63,14 @@ def guard_int(orig):
         f"loop or a size argument): the trace continued with {value}")
 
 
+def guard_float(orig):
+    """torch 2.x: a value read with float(t) / .item() used as a Python
+    number (x / t.item()): traced as 1.0 and reported."""
+    return _on_data_dependent_guard(
+        orig, lambda self: 1.0, lambda self, value: f"the data-dependent value {self.expr} was needed as a Python "
+        f"float: the trace continued with {value}")
+
+
 def _unbacked_bound(size):
     """The upper bound torch knows for an unbacked size, else 2."""
     return _bound_of(size.node)

@@ -6,10 +6,10 @@ import operator
 import torch
 from torch.utils import _pytree as pytree
 
-from fx_record import DTYPES, SYNC_OPS, numpy, tensor_meta, tolist
+from fx_record import DTYPES, SYNC_OPS, host_repr, numpy, tensor_meta, tolist
 
 SYM_TYPES = tuple(t for t in (getattr(torch, n, None) for n in ("SymInt", "SymFloat", "SymBool")) if t is not None)
-MARKERS = (tolist, numpy)
+MARKERS = (tolist, numpy, host_repr)
 
 # --------------------------------------------------------------------------
 # Serialisation
@@ -54,6 +54,7 @@ class Writer:
         self.cap = cap
         self.namer = namer
         self.names = {}   # fx node -> value name (or list of names for tuple outputs)
+        self.emitted = set()   # fx nodes written as nodes (save points refer to them)
         self.diagnostics = []
 
     def meta_json(self, meta, static=False):
@@ -79,6 +80,9 @@ class Writer:
             else:
                 params.append({"name": name, "kind": kind, **self.meta_json(tensor_meta(t), static=True)})
         saved = cap.saved
+        # Every node written as a node (save points name the newest of them).
+        self.emitted = {n for n in gm.graph.nodes if n.op == "call_function" and not is_sym_node(n)
+                        and not (n.target.__module__ == "_operator" and n.target.__name__ == "getitem")}
         nodes = []
         for n in gm.graph.nodes:
             if n.op == "get_attr":
@@ -185,6 +189,7 @@ class Writer:
         saved_marks = self.saved_marks(n, len(vals), saved)
         if any(saved_marks):
             node["saved"] = saved_marks
+            node["saved_at"] = self.save_points(n, len(vals), saved_marks)
         dropout = self.dropout_marks(n, len(vals))
         if any(p is not None for p in dropout):
             node["dropout"] = dropout
@@ -270,6 +275,22 @@ class Writer:
             getitems = {u.args[1]: u for u in n.users if getattr(u.target, "__name__", "") == "getitem"}
             return [getitems[j].meta.get("graphlint_dropout") if j in getitems else None for j in range(count)]
         return [n.meta.get("graphlint_dropout")]
+
+    def save_points(self, n, count, marks):
+        """Per output, the name of the written node newest when autograd saved
+        it (the save point; n itself for a saved output), None where not saved."""
+        items = {u.args[1]: u for u in n.users if getattr(u.target, "__name__", "") == "getitem"}
+        points = []
+        for j in range(count):
+            if not marks[j]:
+                points.append(None)
+                continue
+            p = self.cap.saved_at.get(items.get(j) if self.is_tuple(n) else n)
+            while p is not None and p not in self.emitted and p.op != "root":
+                p = p._prev   # a getitem or size node: the written node before it
+            # Unknown (never for a recorded save): n itself, the earliest a saved output can be saved.
+            points.append(p.name if p is not None and p in self.emitted else n.name)
+        return points
 
     def saved_marks(self, n, count, saved):
         if self.is_tuple(n):

@@ -131,6 +131,7 @@ class Recorder:
         self.backward_loc = None              # the forward line of the backward node running now
         self.tracer = None
         self.saved = set()                    # fx nodes whose value autograd saved for backward
+        self.saved_at = {}                    # saved fx node -> the newest graph node at its first save
         self.simulate_device = simulate_device  # "cuda:0" when tracing on CPU as if on a GPU
         self.active = False
 
@@ -380,6 +381,15 @@ def numpy(t):
     return t.numpy()
 
 
+def host_repr(t):
+    """Stands for Tensor.__repr__ in the graph (aten::repr): print(t), str(t),
+    f"{t}" copy the values to the host to format them."""
+    return t.__repr__()
+
+
+host_repr.__name__ = "repr"
+
+
 def _concrete(d):
     """A size as a number: its traced value, or 1 for a data-dependent one."""
     if isinstance(d, int):
@@ -392,6 +402,9 @@ def _nested(shape, value):
     return [_nested(shape[1:], value) for _ in range(shape[0])] if shape else value
 
 
+_IN_REPR = [0]
+
+
 def _host_copy(orig, marker):
     """Tensor.tolist / Tensor.numpy: the whole tensor goes to Python without
     passing the dispatcher, so the recorder adds the node. A fake tensor has
@@ -399,7 +412,16 @@ def _host_copy(orig, marker):
     def wrapper(self, *args, **kwargs):
         rec = REC
         tracing = rec is not None and rec.active and rec.tracer is not None
-        if tracing and rec.fake_mode is not None and _is_fake(self):
+        if marker is host_repr:   # nothing to assume: a fake tensor formats its metadata
+            nested = _IN_REPR[0] > 0   # Tensor.__repr__ re-enters itself for subclasses
+            _IN_REPR[0] += 1
+            try:
+                with proxy_tensor.disable_proxy_modes_tracing():
+                    result = orig(self, *args, **kwargs)
+            finally:
+                _IN_REPR[0] -= 1
+            tracing = tracing and not nested
+        elif tracing and rec.fake_mode is not None and _is_fake(self):
             value = _assumed(self.dtype)
             if marker is tolist:
                 result = _nested([_concrete(d) for d in self.shape], value)
@@ -441,11 +463,11 @@ def _fake_bool(orig):
 def recording(rec):
     """Installs the recorder's hooks for the duration of one trace."""
     global REC
-    from fx_guards import fake_iter, sym_bool_branch, guard_bool, guard_int
+    from fx_guards import fake_iter, sym_bool_branch, guard_bool, guard_float, guard_int
     tracer_cls = proxy_tensor.PythonKeyTracer
     mode_cls = proxy_tensor.ProxyTorchDispatchMode
     orig_proxy, orig_dispatch = tracer_cls.create_proxy, mode_cls.__torch_dispatch__
-    tensor_methods = {m: getattr(torch.Tensor, m) for m in ("tolist", "numpy", "__bool__")}
+    tensor_methods = {m: getattr(torch.Tensor, m) for m in ("tolist", "numpy", "__bool__", "__repr__")}
     sym_bool = getattr(torch, "SymBool", None)
     orig_sym_bool = sym_bool.__bool__ if sym_bool is not None else None
     tracer_cls.create_proxy = _patched_create_proxy(orig_proxy)
@@ -453,16 +475,22 @@ def recording(rec):
     torch.Tensor.tolist = _host_copy(tensor_methods["tolist"], tolist)
     torch.Tensor.numpy = _host_copy(tensor_methods["numpy"], numpy)
     torch.Tensor.__bool__ = _fake_bool(tensor_methods["__bool__"])
+    torch.Tensor.__repr__ = _host_copy(tensor_methods["__repr__"], host_repr)
+    fake_repr = FakeTensor.__dict__.get("__repr__")   # fake tensors format themselves
+    if fake_repr is not None:
+        FakeTensor.__repr__ = _host_copy(fake_repr, host_repr)
     if sym_bool is not None:
         sym_bool.__bool__ = sym_bool_branch(orig_sym_bool)
     sym_node = None
     if TORCH2:
         from torch.fx.experimental.sym_node import SymNode as sym_node
         orig_guard_int, orig_guard_bool = sym_node.guard_int, sym_node.guard_bool
+        orig_guard_float = sym_node.guard_float
         tensor_methods["__iter__"] = torch.Tensor.__iter__
         torch.Tensor.__iter__ = fake_iter(tensor_methods["__iter__"])
         sym_node.guard_int = guard_int(orig_guard_int)
         sym_node.guard_bool = guard_bool(orig_guard_bool)
+        sym_node.guard_float = guard_float(orig_guard_float)
     fake_tolist = FakeTensor.__dict__.get("tolist")   # torch 2.x fake tensors define their own
     if fake_tolist is not None:
         FakeTensor.tolist = _host_copy(fake_tolist, tolist)
@@ -506,8 +534,11 @@ def recording(rec):
             sym_bool.__bool__ = orig_sym_bool
         if fake_tolist is not None:
             FakeTensor.tolist = fake_tolist
+        if fake_repr is not None:
+            FakeTensor.__repr__ = fake_repr
         if sym_node is not None:
             sym_node.guard_int, sym_node.guard_bool = orig_guard_int, orig_guard_bool
+            sym_node.guard_float = orig_guard_float
         for h in hooks:
             h.remove()
 

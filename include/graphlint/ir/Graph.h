@@ -151,9 +151,18 @@ public:
   /// through (the identity in eval; 0 when none). A training step predicted
   /// from the forward graph counts the mask and output dropout allocates.
   llvm::SmallVector<float, 1> outputDropout;
-  /// A joint training graph's backward node (FX `"phase": "backward"`):
-  /// the analyses cost it as backward work instead of synthesising one.
+  /// Per saved output: the node after which autograd first saved it (the
+  /// saving op ran then); an in-place write to its storage after that node
+  /// makes backward raise. Empty, or null entries, when the exporter did not
+  /// record it (files from before the field).
+  llvm::SmallVector<const Node *, 1> outputSavedAfter;
+  /// A joint training graph's backward node (FX `"phase": "backward"`): the
+  /// analyses cost it as backward work instead of synthesising one, and its
+  /// copies and as_strided views are autograd's, not the user's writes.
   bool backwardPhase = false;
+  /// The exporter marked the node as handing tensor values (or a
+  /// data-dependent size) to the host.
+  bool hostSync = false;
 
   const Attribute *attr(llvm::StringRef n) const;
   std::optional<int64_t> attrInt(llvm::StringRef n) const;

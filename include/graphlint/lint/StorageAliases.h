@@ -33,7 +33,8 @@ public:
   const Value *root(const Value *v) const;
   /// Every value whose root is `root` (the root included), in creation order.
   llvm::ArrayRef<const Value *> members(const Value *root) const;
-  /// Every (node, operand) that writes in place, in graph-visit then node order.
+  /// Every (node, operand) that writes in place, in graph-visit then node
+  /// order; backward-phase nodes of a --train graph (autograd's) excluded.
   const std::vector<Mutation> &mutations() const { return mutations_; }
 
   /// `a` runs after `b` finished: later in the same graph, or in a body of a
@@ -45,6 +46,9 @@ public:
   static bool definedBefore(const Value &v, const Node &n);
   /// `v` was produced by a node whose outputSavedForBackward flag is set.
   static bool savedForBackward(const Value &v);
+  /// The node after which autograd saved `v` (Node::outputSavedAfter), or
+  /// null when the exporter did not record it.
+  static const Node *savedAfter(const Value &v);
 
 private:
   llvm::DenseMap<const Value *, const Value *> root_;
