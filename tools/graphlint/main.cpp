@@ -283,9 +283,9 @@ const std::set<std::string> &selectionFlags() {
 bool commandAccepts(const std::string &command, const std::string &flag) {
   if (command == "lint")
     return flag != "--print-ir" && flag != "--dump" && flag != "--device" && flag != "--random-weights";
-  if (command == "inspect")
-    return flag == "--format" || flag == "--print-ir" || flag == "--dim" || flag == "--backend" ||
-           flag == "--fusion" || flag == "--emit-dot" || flag == "--config";
+  if (command == "inspect")  // it resolves the same configuration and setup as lint
+    return flag == "--format" || flag == "--print-ir" || flag == "--fusion" || flag == "--emit-dot" ||
+           setupFlags().count(flag);
   if (command == "rules")
     return flag == "--format";
   if (command == "config")
@@ -298,7 +298,7 @@ bool commandAccepts(const std::string &command, const std::string &flag) {
 
 std::string commandFlagsHelp(const std::string &command) {
   if (command == "inspect")
-    return "it takes --format, --print-ir, -D, --backend, --fusion, --emit-dot, --config";
+    return "it takes --format, --print-ir, --fusion, --emit-dot and the training-setup options";
   if (command == "rules")
     return "it takes --format text|json";
   if (command == "config")
