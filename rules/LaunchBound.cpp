@@ -82,13 +82,17 @@ private:
     double launches = hw.launchOverhead * static_cast<double>(run.size());
     const Node &start = *first->nodes.front();
     const Node &end = *run.back().grp->nodes.back();
+    // The first line stays short (the names of FX nodes are long): where the
+    // run starts and ends, and what to do, are notes.
     Diagnostic &d = sink.report(
-        start, fmt::format("{} consecutive kernels from {} '{}' to {} '{}' are launch-bound on {}: together they are "
-                           "predicted to run {} on the GPU but cost {} of launch overhead ({} per kernel); capture "
-                           "them in a CUDA graph (torch.compile(mode=\"reduce-overhead\"), TensorRT/ONNX Runtime CUDA "
-                           "graphs), raise the batch size, or fuse the ops",
-                           run.size(), start.opType, nodeName(start), end.opType, nodeName(end), hw.name, micros(work),
-                           micros(launches), micros(hw.launchOverhead)));
+        start, fmt::format("{} consecutive kernels are launch-bound on {}: {} of GPU work, {} of launch overhead",
+                           run.size(), hw.name, micros(work), micros(launches)));
+    d.notes.push_back({fmt::format("from {} '{}' to {} '{}', {} per launch", start.opType, nodeName(start), end.opType,
+                                   nodeName(end), micros(hw.launchOverhead)),
+                       std::nullopt});
+    d.notes.push_back({"capture them in a CUDA graph (torch.compile(mode=\"reduce-overhead\"), TensorRT/ONNX Runtime "
+                       "CUDA graphs), raise the batch size, or fuse the ops",
+                       std::nullopt});
     d.fusionId = first->id;
     std::string kernels;
     for (size_t i = 0; i < run.size() && i < 6; ++i) {
