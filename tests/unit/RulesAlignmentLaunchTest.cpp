@@ -304,7 +304,8 @@ TEST(RulesTensorCoreAlignment, MixedPrecisionAsksForTheSixteenBitMultiple) {
   EXPECT_TRUE(withCode(lintText(text, onTarget("A100-80GB")), "GL141").empty());
   LintOptions mixed = onTarget("A100-80GB");
   mixed.setup.precision = Precision::BF16Mixed;
-  auto d = withCode(lintText(text, mixed), "GL141");
+  FileReport r = lintText(text, mixed);  // withCode points into it
+  auto d = withCode(r, "GL141");
   ASSERT_EQ(d.size(), 1u);
   EXPECT_HAS(d[0]->message, "N = 100, not a multiple of 8, the bf16 (--precision bf16-mixed) tensor-core alignment");
   EXPECT_FALSE(contains(d[0]->message, "TF32"));
