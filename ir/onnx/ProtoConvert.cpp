@@ -334,12 +334,15 @@ size_t makeStringsValidUtf8(google::protobuf::Message &m, std::string *first) {
         fix(r->GetString(m, f), [&](std::string s) { r->SetString(&m, f, std::move(s)); });
       }
     } else if (f->cpp_type() == FD::CPPTYPE_MESSAGE) {
-      std::string *firstBelow = repaired == 0 ? first : nullptr;
+      // Only the first repair anywhere is reported.
+      auto below = [&](google::protobuf::Message &sub) {
+        repaired += makeStringsValidUtf8(sub, repaired == 0 ? first : nullptr);
+      };
       if (f->is_repeated()) {
         for (int i = 0, n = r->FieldSize(m, f); i < n; ++i)
-          repaired += makeStringsValidUtf8(*r->MutableRepeatedMessage(&m, f, i), repaired == 0 ? firstBelow : nullptr);
+          below(*r->MutableRepeatedMessage(&m, f, i));
       } else {
-        repaired += makeStringsValidUtf8(*r->MutableMessage(&m, f), firstBelow);
+        below(*r->MutableMessage(&m, f));
       }
     }
   }
