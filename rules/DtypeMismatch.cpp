@@ -8,6 +8,7 @@
 #include "graphlint/ir/Verifier.h"
 #include "graphlint/lint/FusionPlan.h"
 #include "graphlint/lint/Rule.h"
+#include "Promotion.h"
 
 #include <fmt/format.h>
 
@@ -173,6 +174,8 @@ private:
     const Node *consumer = computeConsumer(&out);
     if (!producer || !consumer)
       return;  // converts a graph input, a weight or a graph output: not an island
+    if (auto rt = promotionRoundTrip(*consumer); rt && rt->conversion == &n)
+      return;  // the consumer promotes it back: a round trip, GL102's
     DType from = in.type.dtype, to = out.type.dtype;
     bool up = dtypeBits(to) > dtypeBits(from);
     Diagnostic &d = sink.report(
@@ -215,6 +218,8 @@ private:
       return;
     if (n.op && n.op->kind == OpKind::ControlFlow)
       return;
+    if (promotionRoundTrip(n))
+      return;  // promotes back what a cast narrowed: a round trip, GL102's
     const Value *first = nullptr, *other = nullptr;
     for (const Value *v : n.inputs) {
       if (!v || !v->type.isTensor() || !isFloating(v->type.dtype) || !v->type.shape.rankKnown ||

@@ -30,6 +30,19 @@ std::string bodyLabel(const Node &n, unsigned idx) {
 
 std::string bodySizes(const Node &n) {
   std::string s;
+  // An FX higher-order op carries its bodies' sizes, not the bodies
+  // (docs/fx-format.md, `body_nodes`): torch.cond's true and false branch,
+  // while_loop's condition and body.
+  if (const Attribute *sizes = n.attr("body_nodes"); sizes && n.subgraphs().empty()) {
+    bool cond = n.opType == "cond";
+    for (size_t i = 0; i < sizes->ints.size(); ++i)
+      s += fmt::format("{}{}: {} node(s)", s.empty() ? "" : ", ",
+                       cond && i < 2 ? (i == 0 ? "true branch" : "false branch")
+                       : !cond && i < 2 ? (i == 0 ? "condition" : "body")
+                                        : fmt::format("body {}", i),
+                       sizes->ints[i]);
+    return s;
+  }
   for (unsigned i = 0; i < n.subgraphs().size(); ++i)
     s += fmt::format("{}{}: {} node(s)", s.empty() ? "" : ", ", bodyLabel(n, i), countNodes(*n.subgraphs()[i]));
   return s;

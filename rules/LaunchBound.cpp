@@ -41,8 +41,11 @@ public:
     forEachGraph(*m.graph, [&](const Graph &g) {
       // The graph's kernels in execution order (of their first node).
       std::vector<const GroupCost *> kernels;
+      // A joint graph's backward runs only under --train (ComputeModel's
+      // schedule); without it, its backward-led groups launch nothing.
       for (const GroupCost &c : cost.groups())
-        if (c.group->graph == &g && c.group->kernels > 0 && !c.group->nodes.empty())
+        if (c.group->graph == &g && c.group->kernels > 0 && !c.group->nodes.empty() &&
+            (cost.joint() || !c.group->nodes.front()->backwardPhase))
           kernels.push_back(&c);
       std::stable_sort(kernels.begin(), kernels.end(), [](const GroupCost *a, const GroupCost *b) {
         return a->group->nodes.front()->index < b->group->nodes.front()->index;
@@ -63,9 +66,13 @@ public:
                                   kind == GroupKind::Contraction || kind == GroupKind::Opaque);
         // One kernel's GPU time against one launch (a multi-kernel group
         // averages over its kernels).
-        double perKernel = c->forward.gpuSeconds / std::max(1u, c->group->kernels);
+        // A joint graph costs its backward nodes in `backward` (a group may
+        // hold both phases), so a kernel's time is both parts; a synthesised
+        // backward has no groups of its own and is not checked.
+        double seconds = c->forward.gpuSeconds + (cost.joint() ? c->backward.gpuSeconds : 0);
+        double perKernel = seconds / std::max(1u, c->group->kernels);
         if (timed && perKernel < hw->launchOverhead)
-          run.push_back({c->group, c->forward.gpuSeconds});
+          run.push_back({c->group, seconds});
         else
           flush();
       }

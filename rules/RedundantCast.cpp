@@ -11,6 +11,7 @@
 #include "graphlint/ir/Verifier.h"
 #include "graphlint/lint/FusionPlan.h"
 #include "graphlint/lint/Rule.h"
+#include "Promotion.h"
 
 #include <fmt/format.h>
 
@@ -141,6 +142,10 @@ public:
     forEachGraph(*m.graph, [&](const Graph &g) {
       for (const auto &np : g.nodes()) {
         const Node &n = *np;
+        if (auto rt = promotionRoundTrip(n)) {
+          reportPromotionRoundTrip(n, *rt, sink);
+          continue;
+        }
         if (!isPureConversion(n) || plan.groupOf(n).kind == GroupKind::ShapeOnly)
           continue;
         const Value &in = *in0(n), &out = *out0(n);
@@ -166,6 +171,22 @@ public:
   }
 
 private:
+  // `h.half() * scale`: the FX form of ONNX's Cast(f16) -> Cast(f32) -> Mul,
+  // whose second cast is the promotion inside the op (Promotion.h). Always a
+  // rounding round trip: a promotion only widens.
+  static void reportPromotionRoundTrip(const Node &n, const PromotionRoundTrip &rt, DiagnosticSink &sink) {
+    const Value &src = *in0(*rt.conversion);
+    Diagnostic &d = sink.report(
+        n, fmt::format("cast chain {} -> {} -> {} returns '{}' to its source dtype {}, only rounding it to {} "
+                       "precision on the way: {}, then {} promotes '{}' back to {}",
+                       dtypeShortName(rt.source), dtypeShortName(rt.narrow->type.dtype), dtypeShortName(rt.source),
+                       src.name, dtypeShortName(rt.source), dtypeShortName(rt.narrow->type.dtype),
+                       describeNode(*rt.conversion), describeNode(n), rt.narrow->name, dtypeShortName(rt.source)));
+    d.notes.push_back({"if the rounding is not intended, remove the cast; if it is, say so with a comment or an "
+                       "explicit quantize op",
+                       std::nullopt});
+  }
+
   // Walks back from `last` through views and conversions to the earliest
   // conversion whose source dtype `last` returns to.
   static void checkRoundTrip(const Node &last, DiagnosticSink &sink) {

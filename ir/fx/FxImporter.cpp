@@ -539,9 +539,23 @@ private:
         return error(at, "expected null or a node name");
       savePoints_.push_back({&n, static_cast<unsigned>(n.outputSavedAfter.size() - 1), ref->str(), at});
     });
+    // "grad_of": per output of a backward node, the forward value it is the
+    // gradient of (null: unknown); a value of an earlier forward node.
+    indexList("grad_of", [&](const llvm::json::Value &v, const std::string &at) {
+      n.outputGradientOf.push_back(nullptr);
+      if (v.kind() == llvm::json::Value::Null)
+        return;
+      llvm::Optional<llvm::StringRef> ref = v.getAsString();
+      const Value *fwd = ref ? model_->graph->findLocal(*ref) : nullptr;
+      if (!fwd || fwd->kind != Value::Kind::NodeOutput || !fwd->producer || fwd->producer->backwardPhase)
+        return error(at, ref ? fmt::format("'{}' is not the output of an earlier forward node", escapedForMessage(*ref))
+                             : std::string("expected null or a value name"));
+      n.outputGradientOf.back() = fwd;
+    });
     if (n.outputAliasesInput.size() > n.outputs.size() || n.outputSavedForBackward.size() > n.outputs.size() ||
-        n.outputDropout.size() > n.outputs.size() || n.outputSavedAfter.size() > n.outputs.size())
-      error(where, "'aliases', 'saved', 'saved_at' or 'dropout' has more entries than the node has outputs");
+        n.outputDropout.size() > n.outputs.size() || n.outputSavedAfter.size() > n.outputs.size() ||
+        n.outputGradientOf.size() > n.outputs.size())
+      error(where, "'aliases', 'saved', 'saved_at', 'grad_of' or 'dropout' has more entries than the node has outputs");
     if (llvm::Optional<bool> sync = o.getBoolean("host_sync"); sync && *sync) {
       n.metadata.emplace_back("host_sync", "true");
       n.hostSync = true;

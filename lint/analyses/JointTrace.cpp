@@ -78,7 +78,12 @@ void PlanBuilder::joint() {
       uint32_t st = viewStorage(n, oi);
       if (st == kNone) {
         MemoryKind kind = paramGrad ? MemoryKind::Grad : n.backwardPhase ? MemoryKind::Gradient : MemoryKind::Activation;
-        st = t_.alloc(paramGrad ? paramGradBytes(o) : bytesOf(o, true), kind, o);
+        // An activation's gradient is that activation's (as in a synthesised
+        // backward): reports name it, and GL202 adds it to its producer.
+        const Value *owner = kind == MemoryKind::Gradient && oi < n.outputGradientOf.size() && n.outputGradientOf[oi]
+                                 ? n.outputGradientOf[oi]
+                                 : o;
+        st = t_.alloc(paramGrad ? paramGradBytes(o) : bytesOf(o, true), kind, owner);
         lastUse_.resize(t_.storages.size(), -1);
         lastUse_[st] = idx;
       } else if (paramGrad && t_.storages[st].kind == MemoryKind::Gradient) {

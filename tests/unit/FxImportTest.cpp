@@ -32,7 +32,7 @@ using test::writeFile;
 
 using test::Finding;
 
-const std::set<std::string> kFxRules = {"GL101", "GL111", "GL112", "GL131", "GL132"};
+const std::set<std::string> kFxRules = {"GL101", "GL102", "GL111", "GL112", "GL131", "GL132"};
 
 std::set<Finding> expectedFindings(const std::string &pyPath) { return test::markerFindings(pyPath); }
 std::set<Finding> actualFindings(const FileReport &r, const std::string &file) {

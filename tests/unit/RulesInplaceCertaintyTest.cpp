@@ -236,7 +236,7 @@ TEST(InplaceCertainty, FxImporterResolvesSavePointsAndRejectsEarlierOnes) {
   EXPECT_EQ(importError(savedWith("\"s\"", "\"s\"")), "nodes[1].saved_at[0]: 's' is not this node or a later one");
   EXPECT_TRUE(has(importError(savedWith("\"zz\"", "\"t\"")), "nodes[0].saved_at[0]: 'zz' is not this node or a later one"));
   EXPECT_TRUE(has(importError(savedWith("3", "\"t\"")), "nodes[0].saved_at[0]: expected null or a node name"));
-  EXPECT_TRUE(has(importError(savedWith("\"t\", \"t\"", "\"t\"")), "'aliases', 'saved', 'saved_at' or 'dropout' has more entries"));
+  EXPECT_TRUE(has(importError(savedWith("\"t\", \"t\"", "\"t\"")), "'aliases', 'saved', 'saved_at', 'grad_of' or 'dropout' has more entries"));
 }
 
 }  // namespace

@@ -83,6 +83,50 @@ TEST(JointGraph, CostedAsItIsAgainstTheMeasuredStep) {
   EXPECT_EQ(m.gradsBytes, m.paramsBytes);
 }
 
+// graphlint-export records which backward tensor is the gradient of which
+// forward activation (`grad_of`): the memory plan then names an
+// activation's gradient after it and attributes it to its producer, as for
+// an ONNX model's synthesised backward (GL202 sums per producer), instead of
+// to whichever backward op wrote it.
+TEST(JointGraph, ActivationGradientsBelongToTheirActivation) {
+  auto joint = importFixture("tests/fixtures/fx/joint_mlp.train.fx.json");
+  ASSERT_TRUE(joint);
+  const Node *mm = nullptr;
+  for (const auto &n : joint->graph->nodes())
+    if (n->name == "mm")
+      mm = n.get();
+  ASSERT_NE(mm, nullptr);
+  ASSERT_EQ(mm->outputGradientOf.size(), 1u);
+  ASSERT_NE(mm->outputGradientOf[0], nullptr);
+  EXPECT_EQ(mm->outputGradientOf[0]->name, "relu") << "fc2's backward mm computes the gradient of relu";
+  graphlint::Setup s = adam();
+  s.optimizer = Optimizer::SGD;  // no optimizer state: the peak is in backward
+  AnalysisContext ctx(*joint, s);
+  unsigned gradients = 0;
+  for (const MemoryPlan::Contributor &c : ctx.get<MemoryPlan>().atPeak()) {
+    if (c.kind != MemoryKind::Gradient || !c.value)
+      continue;
+    ++gradients;
+    ASSERT_NE(c.producer, nullptr);
+    EXPECT_FALSE(c.producer->backwardPhase) << c.value->name << " is attributed to backward node "
+                                            << c.producer->name;
+  }
+  EXPECT_GT(gradients, 0u) << "an activation gradient is live at the backward peak";
+
+  // A name that is not a forward value is an import error naming the field.
+  std::string text = readFile(sourcePath("tests/fixtures/fx/joint_mlp.train.fx.json"));
+  size_t at = text.find("\"grad_of\":[\"relu\"]");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 18, "\"grad_of\":[\"mm\"]");
+  std::string bad = tempDir() + "/bad_grad_of.fx.json";
+  writeFile(bad, text);
+  auto m = importModelFile(bad, {});
+  ASSERT_FALSE(static_cast<bool>(m));
+  std::string err = llvm::toString(m.takeError());
+  EXPECT_NE(err.find("grad_of[0]"), std::string::npos) << err;
+  EXPECT_NE(err.find("'mm' is not the output of an earlier forward node"), std::string::npos) << err;
+}
+
 // An eval() forward export has no dropout op: the exporter notes the
 // module's p on the value it passes through, and a training step predicted
 // from that graph saves the mask (bool) and the new output dropout makes.

@@ -35,6 +35,7 @@ class Capture:
         self.backward = backward          # {"traced": bool, "error": str}
         self.diagnostics = diagnostics    # [{"kind", "message", "source"?}]
         self.unbacked = rec.unbacked if rec is not None else {}   # 1.13: node -> [(out, dim, symbol, max)]
+        self.grad_of = rec.grad_of if rec is not None else {}     # joint graphs: gradient node -> forward node
 
 
 def functional_call(module, tensors, args, kwargs):
@@ -75,10 +76,13 @@ def trace_make_fx(module, state, aliases, inputs, train, module_train, fake_mode
                      if save_hooks else contextlib.nullcontext())
             # Anomaly mode makes autograd keep each grad_fn's forward stack,
             # which the backward ops are then attributed to.
+            rec.collect_forward = with_backward
             with hooks, (_forward_stacks() if with_backward else contextlib.nullcontext()):
                 out = functional_call(module, kept, args, kwargs)
             if not with_backward:
                 return out
+            rec.collect_forward = False
+            _hook_gradients(rec)
             rec.phase = "backward"
             outs = [o for o in pytree.tree_flatten(_plain(out))[0]
                     if isinstance(o, torch.Tensor) and o.requires_grad]
@@ -262,6 +266,25 @@ def _locate_backward(rec, roots):
         loc = loc_from_stack_trace("".join(stack)) if stack else None
         fn.register_prehook(lambda grads, loc=loc: setattr(rec, "backward_loc", loc))
         todo.extend(next_fn for next_fn, _ in fn.next_functions if next_fn is not None)
+
+
+def _hook_gradients(rec):
+    """A hook on every forward activation autograd differentiates: the tensor
+    it is handed in backward is that activation's gradient, so its node is
+    recorded as the gradient of the forward node (the first hook to see a
+    gradient tensor wins: `y = a + b` hands y's gradient on to a and b
+    unchanged, and it is y's). Hooks only observe: the graph is unchanged."""
+    def note(fwd, g):
+        node = node_of(rec.tracer, g) if isinstance(g, torch.Tensor) else None
+        if node is not None:
+            rec.grad_of.setdefault(node, fwd)
+    seen = set()
+    for t, fwd in rec.forward_values:
+        if id(t) in seen or not t.requires_grad or t.grad_fn is None:
+            continue
+        seen.add(id(t))
+        t.register_hook(lambda g, fwd=fwd: note(fwd, g))
+    rec.forward_values = []
 
 
 def save(rec, t):

@@ -43,10 +43,19 @@ def is_sym_node(n):
         # tensors (var_mean, batch norm, max_pool2d_with_indices, every
         # *_backward: a value the graph reads on, never to be dropped).
         return isinstance(n.meta.get("val"), SYM_TYPES + (int, float, bool))
+    if is_higher_order(n):
+        return False
     schema = getattr(target, "_schema", None)
     if schema is None:
         return True
     return schema.name.startswith("aten::sym_")
+
+
+def is_higher_order(n):
+    """torch.cond, torch.while_loop, ... (torch.ops.higher_order.*): written as
+    `higher_order::NAME` nodes, never dropped."""
+    hop = getattr(torch._ops, "HigherOrderOperator", None)
+    return n.op == "call_function" and hop is not None and isinstance(n.target, hop)
 
 
 class Writer:
@@ -124,6 +133,12 @@ class Writer:
         target = n.target
         schema = getattr(target, "_schema", None)
         op_name = schema.name if schema is not None else f"aten::{getattr(target, '__name__', str(target))}"
+        bodies = []
+        if is_higher_order(n):
+            op_name = f"higher_order::{target.name()}"
+            # The branch/loop bodies are graph modules: their sizes, not inputs.
+            bodies = [a for a in n.args if isinstance(a, torch.fx.Node) and a.op == "get_attr"
+                      and isinstance(getattr(self.cap.gm, a.target, None), torch.fx.GraphModule)]
         overload = getattr(schema, "overload_name", "") if schema is not None else ""
         inputs, attrs = [], {}
         arg_positions = {}   # schema argument index -> positions in `inputs`
@@ -139,7 +154,12 @@ class Writer:
             self.add_arg(formal_arg.name, a, i, inputs, attrs, arg_positions)
         if schema is None:
             for i, a in enumerate(args):
+                if a in bodies:
+                    continue
                 self.add_arg(f"arg{i}", a, i, inputs, attrs, arg_positions)
+        if bodies:
+            attrs["body_nodes"] = [sum(1 for b in getattr(self.cap.gm, a.target).graph.nodes
+                                       if b.op == "call_function") for a in bodies]
         mutates, alias_of_set = [], {}
         for i, formal_arg in enumerate(formal):
             info = formal_arg.alias_info
@@ -190,6 +210,9 @@ class Writer:
         if any(saved_marks):
             node["saved"] = saved_marks
             node["saved_at"] = self.save_points(n, len(vals), saved_marks)
+        grad_of = self.gradient_marks(n, len(vals))
+        if any(g is not None for g in grad_of):
+            node["grad_of"] = grad_of
         dropout = self.dropout_marks(n, len(vals))
         if any(p is not None for p in dropout):
             node["dropout"] = dropout
@@ -266,8 +289,17 @@ class Writer:
             schema = getattr(n.target, "_schema", None)
             if schema is not None:
                 count = max(count, len(schema.returns))
-            return [getitems[j].meta.get("graphlint_val") if j in getitems else None for j in range(count)]
-        return [n.meta.get("graphlint_val")]
+            return [self.value_meta(n, getitems[j]) if j in getitems else None for j in range(count)]
+        return [self.value_meta(n, n)]
+
+    @staticmethod
+    def value_meta(n, v):
+        """The value the dispatch hook recorded; for a higher-order op, whose
+        outputs it does not see, the fake tensor make_fx keeps."""
+        meta = v.meta.get("graphlint_val")
+        if meta is None and is_higher_order(n) and isinstance(v.meta.get("val"), torch.Tensor):
+            meta = tensor_meta(v.meta["val"])
+        return meta
 
     def dropout_marks(self, n, count):
         """eval() capture: per output, the p of a dropout module it passes through (None: none)."""
@@ -275,6 +307,16 @@ class Writer:
             getitems = {u.args[1]: u for u in n.users if getattr(u.target, "__name__", "") == "getitem"}
             return [getitems[j].meta.get("graphlint_dropout") if j in getitems else None for j in range(count)]
         return [n.meta.get("graphlint_dropout")]
+
+    def gradient_marks(self, n, count):
+        """Joint graphs: per output, the forward value it is the gradient of (None: none known)."""
+        def forward_name(key):
+            fwd = self.cap.grad_of.get(key)
+            return self.ref(fwd) if fwd is not None else None
+        if self.is_tuple(n):
+            getitems = {u.args[1]: u for u in n.users if getattr(u.target, "__name__", "") == "getitem"}
+            return [forward_name(getitems[j]) if j in getitems else None for j in range(count)]
+        return [forward_name(n)]
 
     def save_points(self, n, count, marks):
         """Per output, the name of the written node newest when autograd saved

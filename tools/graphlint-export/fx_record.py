@@ -134,6 +134,11 @@ class Recorder:
         self.saved_at = {}                    # saved fx node -> the newest graph node at its first save
         self.simulate_device = simulate_device  # "cuda:0" when tracing on CPU as if on a GPU
         self.active = False
+        # Joint traces: every forward op's output tensors (a hook on each
+        # tells which backward tensor is its gradient) and what the hooks saw.
+        self.collect_forward = False
+        self.forward_values = []              # [(tensor, fx node)] in forward order
+        self.grad_of = {}                     # fx node of a gradient -> fx node of the forward value
 
 
 REC = None
@@ -215,6 +220,8 @@ def _patched_dispatch(orig):
                 node = node_of(self.tracer, t)
                 if node is not None:
                     node.meta["graphlint_val"] = tensor_meta(t)
+                    if rec.collect_forward and rec.phase == "forward":
+                        rec.forward_values.append((t, node))
         return out
     return dispatch
 

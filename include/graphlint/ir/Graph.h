@@ -156,6 +156,10 @@ public:
   /// makes backward raise. Empty, or null entries, when the exporter did not
   /// record it (files from before the field).
   llvm::SmallVector<const Node *, 1> outputSavedAfter;
+  /// A joint graph's backward node: per output, the forward value it is the
+  /// gradient of (FX `"grad_of"`; null where unknown). The memory plan
+  /// attributes the gradient to that value, as a synthesised backward does.
+  llvm::SmallVector<const Value *, 1> outputGradientOf;
   /// A joint training graph's backward node (FX `"phase": "backward"`): the
   /// analyses cost it as backward work instead of synthesising one, and its
   /// copies and as_strided views are autograd's, not the user's writes.
