@@ -35,6 +35,7 @@ class Capture:
         self.backward = backward          # {"traced": bool, "error": str}
         self.diagnostics = diagnostics    # [{"kind", "message", "source"?}]
         self.unbacked = rec.unbacked if rec is not None else {}   # 1.13: node -> [(out, dim, symbol, max)]
+        self.blocks = rec.blocks if rec is not None else None      # fx_blocks.BlockMarks of this graph's trace
 
 
 def functional_call(module, tensors, args, kwargs):
@@ -44,7 +45,7 @@ def functional_call(module, tensors, args, kwargs):
     return stateless.functional_call(module, tensors, args, kwargs)
 
 
-def trace_make_fx(module, state, aliases, inputs, train, module_train, fake_mode, simulate_device):
+def trace_make_fx(module, state, aliases, inputs, train, module_train, fake_mode, simulate_device, blocks=None):
     """state: [(kind, name, tensor)] unique parameters and buffers; aliases:
     every qualified name -> index in state (tied weights: two names, one
     tensor); inputs: [(name, tensor, keyword?)]. Returns a Capture."""
@@ -59,6 +60,7 @@ def trace_make_fx(module, state, aliases, inputs, train, module_train, fake_mode
         # Without a GPU, `.cuda()` in the model is recorded (as cuda:0), not performed.
         patch_devices = simulate_device or (None if torch.cuda.is_available() else "cpu")
         rec = Recorder(module_names, patch_devices, fake_mode)
+        rec.blocks = blocks() if blocks is not None else None
         if simulate_device:
             for t in flat_inputs:
                 t._graphlint_device = simulate_device

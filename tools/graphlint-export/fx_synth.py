@@ -1,0 +1,225 @@
+"""The N-block graphlint-fx document from a trace of the model cut to two
+repeated blocks (fx_blocks): positions 0 and 1 of the list at `path`.
+
+The trace's graph nodes (every fx node but placeholders and the output, in
+graph order, written or not: size nodes and getitems take part in fx's
+naming) split into regions by the block marks:
+
+    head (before and including block 0's forward) | F1: block 1's forward |
+    mid (the forward after the blocks, the backward before them) |
+    G1: block 1's backward | tail (block 0's backward and after)
+
+The synthesis keeps head, mid and tail and writes F1 and G1 once per block
+1 .. N-1 (backward in reverse order). A reference out of a copy resolves by
+what it meant in the trace: into its own block; into block 0 (the previous
+block: the copy before, block 0 itself for block 1); from G1 into mid where
+G0 takes the same value from G1 (the gradient from the block above: the copy
+above, mid itself for the top block). From mid into F1: the top block; from
+tail into F1/G1: block 1. Node names are renumbered as fx numbers them (per
+base name, in graph order)."""
+
+from fx_blocks import Mismatch
+from fx_json import name_base, numbered
+
+
+class _Trace:
+    def __init__(self, trace):
+        self.doc, written, constants, marks = trace
+        if marks is None:
+            raise Mismatch("no block marks")
+        if constants:
+            raise Mismatch("the graph holds baked constants")
+        if any(s.get("kind") == "unbacked" for s in self.doc.get("symbols", {}).values()):
+            raise Mismatch("the graph has data-dependent sizes")
+        # Items: the written nodes (doc["nodes"], graph order); a mark counts
+        # the nodes created before it, some never written.
+        self.names = [nd["name"] for nd in self.doc["nodes"]]
+        self.json = list(range(len(self.names)))
+        index = {id(n): j for j, n in enumerate(written)}
+        graph = written[0].graph if written else None
+        before, order = [], []
+        for node in marks.created:
+            before.append(len(order))
+            j = index.get(id(node)) if node.graph is graph else None
+            if j is not None:
+                order.append(j)
+        before.append(len(order))
+        if order != self.json:
+            raise Mismatch("the graph's nodes are not in the order they were created")
+        fs = [before[marks.fwd[p]] if p in marks.fwd else None for p in (0, 1)]
+        if None in fs or fs[1] <= fs[0]:
+            raise Mismatch("the blocks' forward was not seen in order")
+        self.f0, self.f1 = fs
+        self.lf = fs[1] - fs[0]
+        self.mid = self.f1 + self.lf
+        end = len(self.names)
+        self.g1 = self.tail = end
+        if self.doc.get("backward", {}).get("traced"):
+            bs = [before[marks.bwd[p]] if p in marks.bwd else None for p in (0, 1)]
+            if None in bs or not self.mid <= bs[1] < bs[0] or bs[0] + (bs[0] - bs[1]) > end:
+                raise Mismatch("the blocks' backward was not seen in order")
+            self.g1, self.tail = bs[1], bs[0]
+        elif self.mid > end:
+            raise Mismatch("block 1's forward is shorter than block 0's")
+        self.lb = self.tail - self.g1
+        # value name -> (item, suffix)
+        self.value = {}
+        for i, j in enumerate(self.json):
+            if j is not None:
+                nd = self.doc["nodes"][j]
+                for o in nd["outputs"]:
+                    self.value[o["name"]] = (i, o["name"][len(nd["name"]):])
+        self.item_of = {name: i for i, name in enumerate(self.names)}
+        self.up = self._interface()
+
+    def region(self, i):
+        if i < self.f0:
+            return "head"
+        if i < self.f1:
+            return "f0"
+        if i < self.mid:
+            return "f1"
+        if i < self.g1:
+            return "mid"
+        if i < self.tail:
+            return "g1"
+        return "tail"
+
+    def refs(self, i):
+        """The item references of item i's node: its inputs, then its save points."""
+        j = self.json[i]
+        if j is None:
+            return []
+        nd = self.doc["nodes"][j]
+        out = [self.value.get(r, (None, r))[0] if isinstance(r, str) else None for r in nd["inputs"]]
+        return out + [self.item_of.get(s) if s else None for s in nd.get("saved_at", [])]
+
+    def _interface(self):
+        """mid item -> offset in G1: where block 0's backward takes from G1
+        what block 1's backward takes from mid (the gradient from above)."""
+        up = {}
+        for k in range(self.lb):
+            a, b = self.g1 + k, self.tail + k
+            if b >= len(self.names) or (self.json[a] is None) != (self.json[b] is None):
+                raise Mismatch("block 0's and block 1's backward differ")
+            for ra, rb in zip(self.refs(a), self.refs(b)):
+                if ra is not None and rb is not None and self.region(ra) == "mid" and self.region(rb) == "g1":
+                    if up.setdefault(ra, rb - self.g1) != rb - self.g1:
+                        raise Mismatch("the gradient between blocks is not one value")
+        return up
+
+
+def synthesise(trace, path, n):
+    t = _Trace(trace)
+    one, f1, g1 = f"{path}.1", t.f1, t.g1
+    order = [(i, None) for i in range(f1)]
+    order += [(i, p) for p in range(1, n) for i in range(f1, t.mid)]
+    order += [(i, None) for i in range(t.mid, g1)]
+    order += [(i, p) for p in range(n - 1, 0, -1) for i in range(g1, t.tail)]
+    order += [(i, None) for i in range(t.tail, len(t.names))]
+    new_names = numbered([name_base(t.names[i]) for i, _ in order])
+    name_of = {key: name for key, name in zip(order, new_names)}
+
+    def resolve(i, frm, pos):
+        """The (item, copy) item i refers to from an item of region frm, copy pos."""
+        r = t.region(i)
+        if r == "f1":
+            return (i, pos) if frm in ("f1", "g1") else (i, n - 1) if frm == "mid" else (i, 1)
+        if r == "g1":
+            if frm == "g1":
+                return i, pos
+            if frm == "tail":
+                return i, 1
+            raise Mismatch("a node before block 1's backward uses it")
+        if r == "f0" and frm in ("f1", "g1") and pos > 1:
+            return f1 + (i - t.f0), pos - 1
+        if r == "mid" and frm == "g1" and i in t.up and pos < n - 1:
+            return g1 + t.up[i], pos + 1
+        return i, None
+
+    def rename(text, pos):
+        if pos is not None and (text == one or text.startswith(one + ".")):
+            return f"{path}.{pos}{text[len(one):]}"
+        return text
+
+    def value(r, frm, pos):
+        if not isinstance(r, str):
+            return r
+        hit = t.value.get(r)
+        if hit is None:
+            return rename(r, pos)   # a parameter, buffer or input
+        item, suffix = hit
+        return name_of[resolve(item, frm, pos)] + suffix
+
+    nodes = []
+    for (i, pos), name in zip(order, new_names):
+        j = t.json[i]
+        if j is None:
+            continue
+        nd, frm = t.doc["nodes"][j], t.region(i)
+        out = {}
+        for k, v in nd.items():
+            if k == "name":
+                v = name
+            elif k == "inputs":
+                v = [value(r, frm, pos) for r in v]
+            elif k == "outputs":
+                v = [dict(o, name=name + o["name"][len(nd["name"]):]) for o in v]
+            elif k == "saved_at":
+                v = [name_of[resolve(t.item_of[s], frm, pos)] if s else s for s in v]
+            elif k == "module":
+                v = rename(v, pos)
+            out[k] = v
+        nodes.append(out)
+    doc = {}
+    for k, v in t.doc.items():
+        if k == "nodes":
+            v = nodes
+        elif k == "params":
+            v = _runs(v, lambda e: e["name"].startswith(one + "."),
+                      lambda e, p: dict(e, name=rename(e["name"], p)), n)
+        elif k == "outputs":
+            v = _runs(v, lambda r: r in t.value and t.region(t.value[r][0]) == "g1",
+                      lambda r, p: name_of[(t.value[r][0], p)] + t.value[r][1], n,
+                      other=lambda r: value(r, "mid", None))
+        doc[k] = v
+    count = 0
+    for p in doc["params"]:
+        if p["kind"] == "parameter":
+            size = 1
+            for d in p["shape"]:
+                size *= d
+            count += size
+    doc["model"] = dict(t.doc["model"], parameters=count)
+    return doc
+
+
+def _runs(entries, in_block, copy, n, other=lambda e: e):
+    """Each run of consecutive entries of block 1 written once per block 1 .. n-1."""
+    out, run = [], []
+    for e in entries + [None]:
+        if e is not None and in_block(e):
+            run.append(e)
+            continue
+        for p in range(1, n):
+            out.extend(copy(x, p) for x in run)
+        run = []
+        if e is not None:
+            out.append(other(e))
+    return out
+
+
+def first_difference(a, b):
+    """Where two documents first differ, in a few words."""
+    for key in sorted(set(a) | set(b)):
+        if a.get(key) == b.get(key):
+            continue
+        x, y = a.get(key), b.get(key)
+        if isinstance(x, list) and isinstance(y, list):
+            for i, (u, v) in enumerate(zip(x, y)):
+                if u != v:
+                    what = u.get("name", i) if isinstance(u, dict) else u
+                    return f"{key}[{i}]: {what}"
+            return f"{key}: {len(x)} vs {len(y)} entries"
+        return f"{key}"
+    return "equal"
