@@ -171,8 +171,8 @@ def _first_grad_tensor(out):
 # --------------------------------------------------------------------------
 
 def capture_repeated(prep, capture_doc):
-    """(document, note): the synthesised N-block document, or (None, why not)
-    when the model is to be traced in full (note None: nothing to repeat)."""
+    """(document, what was repeated), or (None, why not) when the model is
+    to be traced in full (None, None: nothing to repeat)."""
     found = find_blocks(prep.module)
     if found is None:
         return None, None
@@ -181,7 +181,7 @@ def capture_repeated(prep, capture_doc):
     why = block_mismatch(prep.module, path, list(blocks))
     if why is None:
         try:
-            return _capture(prep, capture_doc, path, blocks), None
+            return _capture(prep, capture_doc, path, blocks), f"{path} x{n}, from traces cut to 2 and 3 blocks"
         except Mismatch as e:
             why = str(e)
         except ExportError as e:

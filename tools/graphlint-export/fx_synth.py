@@ -34,7 +34,6 @@ class _Trace:
         # Items: the written nodes (doc["nodes"], graph order); a mark counts
         # the nodes created before it, some never written.
         self.names = [nd["name"] for nd in self.doc["nodes"]]
-        self.json = list(range(len(self.names)))
         index = {id(n): j for j, n in enumerate(written)}
         graph = written[0].graph if written else None
         before, order = [], []
@@ -44,7 +43,7 @@ class _Trace:
             if j is not None:
                 order.append(j)
         before.append(len(order))
-        if order != self.json:
+        if order != list(range(len(self.names))):
             raise Mismatch("the graph's nodes are not in the order they were created")
         fs = [before[marks.fwd[p]] if p in marks.fwd else None for p in (0, 1)]
         if None in fs or fs[1] <= fs[0]:
@@ -64,11 +63,9 @@ class _Trace:
         self.lb = self.tail - self.g1
         # value name -> (item, suffix)
         self.value = {}
-        for i, j in enumerate(self.json):
-            if j is not None:
-                nd = self.doc["nodes"][j]
-                for o in nd["outputs"]:
-                    self.value[o["name"]] = (i, o["name"][len(nd["name"]):])
+        for i, nd in enumerate(self.doc["nodes"]):
+            for o in nd["outputs"]:
+                self.value[o["name"]] = (i, o["name"][len(nd["name"]):])
         self.item_of = {name: i for i, name in enumerate(self.names)}
         self.up = self._interface()
 
@@ -86,25 +83,25 @@ class _Trace:
         return "tail"
 
     def refs(self, i):
-        """The item references of item i's node: its inputs, then its save points."""
-        j = self.json[i]
-        if j is None:
-            return []
-        nd = self.doc["nodes"][j]
-        out = [self.value.get(r, (None, r))[0] if isinstance(r, str) else None for r in nd["inputs"]]
-        return out + [self.item_of.get(s) if s else None for s in nd.get("saved_at", [])]
+        """Item i's references, (item, output suffix): its inputs, then its save points."""
+        nd = self.doc["nodes"][i]
+        out = [self.value.get(r, (None, "")) if isinstance(r, str) else (None, "") for r in nd["inputs"]]
+        return out + [(self.item_of.get(s), "") if s else (None, "") for s in nd.get("saved_at", [])]
 
     def _interface(self):
-        """mid item -> offset in G1: where block 0's backward takes from G1
-        what block 1's backward takes from mid (the gradient from above)."""
+        """(mid item, suffix) -> (offset in G1, suffix): where block 0's
+        backward takes from G1 what block 1's backward takes from mid (the
+        gradient from the block above)."""
         up = {}
         for k in range(self.lb):
             a, b = self.g1 + k, self.tail + k
-            if b >= len(self.names) or (self.json[a] is None) != (self.json[b] is None):
+            if b >= len(self.names):
                 raise Mismatch("block 0's and block 1's backward differ")
             for ra, rb in zip(self.refs(a), self.refs(b)):
-                if ra is not None and rb is not None and self.region(ra) == "mid" and self.region(rb) == "g1":
-                    if up.setdefault(ra, rb - self.g1) != rb - self.g1:
+                if ra[0] is not None and rb[0] is not None and self.region(ra[0]) == "mid" and \
+                        self.region(rb[0]) == "g1":
+                    there = (rb[0] - self.g1, rb[1])
+                    if up.setdefault(ra, there) != there:
                         raise Mismatch("the gradient between blocks is not one value")
         return up
 
@@ -120,22 +117,24 @@ def synthesise(trace, path, n):
     new_names = numbered([name_base(t.names[i]) for i, _ in order])
     name_of = {key: name for key, name in zip(order, new_names)}
 
-    def resolve(i, frm, pos):
-        """The (item, copy) item i refers to from an item of region frm, copy pos."""
+    def resolve(i, suffix, frm, pos):
+        """((item, copy), suffix) that item i's output `suffix` is, seen from
+        an item of region frm in copy pos."""
         r = t.region(i)
         if r == "f1":
-            return (i, pos) if frm in ("f1", "g1") else (i, n - 1) if frm == "mid" else (i, 1)
+            return ((i, pos) if frm in ("f1", "g1") else (i, n - 1) if frm == "mid" else (i, 1)), suffix
         if r == "g1":
             if frm == "g1":
-                return i, pos
+                return (i, pos), suffix
             if frm == "tail":
-                return i, 1
+                return (i, 1), suffix
             raise Mismatch("a node before block 1's backward uses it")
         if r == "f0" and frm in ("f1", "g1") and pos > 1:
-            return f1 + (i - t.f0), pos - 1
-        if r == "mid" and frm == "g1" and i in t.up and pos < n - 1:
-            return g1 + t.up[i], pos + 1
-        return i, None
+            return (f1 + (i - t.f0), pos - 1), suffix
+        if r == "mid" and frm == "g1" and (i, suffix) in t.up and pos < n - 1:
+            offset, there = t.up[(i, suffix)]
+            return (g1 + offset, pos + 1), there
+        return (i, None), suffix
 
     def rename(text, pos):
         if pos is not None and (text == one or text.startswith(one + ".")):
@@ -148,15 +147,12 @@ def synthesise(trace, path, n):
         hit = t.value.get(r)
         if hit is None:
             return rename(r, pos)   # a parameter, buffer or input
-        item, suffix = hit
-        return name_of[resolve(item, frm, pos)] + suffix
+        key, suffix = resolve(hit[0], hit[1], frm, pos)
+        return name_of[key] + suffix
 
     nodes = []
     for (i, pos), name in zip(order, new_names):
-        j = t.json[i]
-        if j is None:
-            continue
-        nd, frm = t.doc["nodes"][j], t.region(i)
+        nd, frm = t.doc["nodes"][i], t.region(i)
         out = {}
         for k, v in nd.items():
             if k == "name":
@@ -166,7 +162,7 @@ def synthesise(trace, path, n):
             elif k == "outputs":
                 v = [dict(o, name=name + o["name"][len(nd["name"]):]) for o in v]
             elif k == "saved_at":
-                v = [name_of[resolve(t.item_of[s], frm, pos)] if s else s for s in v]
+                v = [name_of[resolve(t.item_of[s], "", frm, pos)[0]] if s else s for s in v]
             elif k == "module":
                 v = rename(v, pos)
             out[k] = v
