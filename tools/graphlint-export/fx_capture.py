@@ -320,19 +320,30 @@ def trace_export(module, inputs, train, dynamic_shapes):
     ep = ep.run_decompositions()
     gm = ep.graph_module
     sig = ep.graph_signature
-    sd = {**dict(module.named_parameters()), **dict(module.named_buffers())}
-    constants = getattr(ep, "constants", {})
-    kinds = [("parameter", getattr(sig, "inputs_to_parameters", {}), sd),
-             ("buffer", getattr(sig, "inputs_to_buffers", {}), sd),
-             ("constant", getattr(sig, "inputs_to_lifted_tensor_constants", {}), constants)]
-    placeholders, user_inputs = [], iter(inputs)
+    # Tied weights (lm_head.weight = embed.weight): torch.export lifts one
+    # placeholder per name; the graph keeps one parameter, under its first
+    # name in named_parameters(), which every user of either name reads.
+    state = {**dict(module.named_parameters(remove_duplicate=False)),
+             **dict(module.named_buffers(remove_duplicate=False))}
+    first = {}
+    for name, t in list(module.named_parameters()) + list(module.named_buffers()):
+        first.setdefault(id(t), name)
+    kinds = [("parameter", getattr(sig, "inputs_to_parameters", {})),
+             ("buffer", getattr(sig, "inputs_to_buffers", {})),
+             ("constant", getattr(sig, "inputs_to_lifted_tensor_constants", {}))]
+    placeholders, user_inputs, lifted_ids = [], iter(inputs), set()
     for node in gm.graph.nodes:
         if node.op == "placeholder":
-            lifted = next(((kind, table[node.name], node.meta.get("val")) for kind, table, values in kinds
+            lifted = next(((kind, table[node.name], node.meta.get("val")) for kind, table in kinds
                            if node.name in table), None)
             if lifted is None:
                 user = next(user_inputs, None)
                 lifted = ("input", user[0] if user else node.name, node.meta.get("val"))
+            elif lifted[0] != "constant" and lifted[1] in state:
+                tensor_id = id(state[lifted[1]])
+                kind = "alias" if tensor_id in lifted_ids else lifted[0]   # fx_json writes no param for an alias
+                lifted_ids.add(tensor_id)
+                lifted = (kind, first.get(tensor_id, lifted[1]), lifted[2])
             placeholders.append(lifted)
         elif node.op == "call_function":
             node.meta["graphlint"] = {"loc": loc_from_stack_trace(node.meta.get("stack_trace")),

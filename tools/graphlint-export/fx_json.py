@@ -112,7 +112,7 @@ class Writer:
         params, inputs = [], []
         for ph, (kind, name, t) in zip(placeholders, cap.placeholders):
             self.names[ph] = name
-            if not isinstance(t, torch.Tensor):
+            if not isinstance(t, torch.Tensor) or kind == "alias":   # alias: a tied weight's second name
                 continue
             if kind == "input":
                 inputs.append({"name": name, **self.meta_json(tensor_meta(t))})

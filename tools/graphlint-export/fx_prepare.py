@@ -207,7 +207,7 @@ class Prepared:
         dynamic_shapes = None
         if any(s for _, _, s in shapes):
             dynamic_shapes = {"args": positional, "kwargs": dynamic} if dynamic else positional
-        self.module.to("meta") if hasattr(self.module, "to") else None
+        _to_meta_keeping_ties(self.module)
         # torch.export refuses a dynamic dim whose example is 0 or 1 (it
         # specialises them): such a dim is traced at 2 and written at the
         # user's size (its symbol's hint, from self.raw).
@@ -230,6 +230,23 @@ class Prepared:
         for m, k, v in reversed(self._faked):
             setattr(m, k, v)
         self._faked = []
+
+
+def _to_meta_keeping_ties(module):
+    """module.to("meta"), with tied weights still one tensor: Module._apply
+    makes a new Parameter per module, so lm_head.weight = embed.weight would
+    come out as two parameters (counted twice)."""
+    shared = {}
+    for m in module.modules():
+        for table in (m._parameters, m._buffers):
+            for k, t in table.items():
+                if t is not None:
+                    shared.setdefault(id(t), []).append((table, k))
+    module.to("meta")
+    for places in shared.values():
+        table0, k0 = places[0]
+        for table, k in places[1:]:
+            table[k] = table0[k0]
 
 
 def _flatten_dynamic(dynamic_shapes, shapes):
