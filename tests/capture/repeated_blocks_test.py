@@ -105,7 +105,8 @@ class RepeatedBlocks(unittest.TestCase):
         names = [p["name"] for p in doc["params"]]
         self.assertIn("tok.weight", names)
         self.assertNotIn("head.weight", names, "the tied LM head is the embedding's parameter")
-        self.assertEqual([n for n in names if n.startswith("blocks.4.")][:2], ["blocks.4.ln1.weight", "blocks.4.ln1.bias"])
+        self.assertEqual([n for n in names if n.startswith("blocks.4.")][:2],
+                         ["blocks.4.ln1.weight", "blocks.4.ln1.bias"])
         modules = {n.get("module", "") for n in doc["nodes"]}
         self.assertTrue({f"blocks.{i}.attn" for i in range(5)} <= modules, sorted(modules))
         dropouts = [n for n in doc["nodes"] if n["op"] in ("aten::native_dropout", "aten::bernoulli_")]

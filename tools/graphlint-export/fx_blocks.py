@@ -209,7 +209,15 @@ def _capture(prep, capture_doc, path, blocks):
         prep.restore_attributes()
     from fx_synth import synthesise, first_difference
     two, three = traces
-    check = synthesise(two, path, 3)
-    if check != three[0]:
-        raise Mismatch(f"the 3-block trace is not the 2-block trace plus one block ({first_difference(check, three[0])})")
-    return synthesise(two, path, n)
+    try:
+        check = synthesise(two, path, 3)
+        if check != three[0]:
+            where = first_difference(check, three[0])
+            raise Mismatch(f"the 3-block trace is not the 2-block trace plus one block ({where})")
+        doc = synthesise(two, path, n)
+    except (KeyError, IndexError, ValueError, TypeError) as e:   # a graph the synthesis does not understand
+        raise Mismatch(f"the synthesis failed ({type(e).__name__}: {e})")
+    if doc["model"]["parameters"] != prep.param_count:
+        raise Mismatch(f"the synthesised graph holds {doc['model']['parameters']} parameters, the module "
+                       f"{prep.param_count}")
+    return doc
