@@ -3,16 +3,19 @@ blocks"): the analogue of torch.compile's regional compilation of repeated
 blocks, for a fake capture.
 
 A model whose nn.ModuleList holds N >= MIN_BLOCKS structurally identical
-blocks (a transformer's decoder layers) is traced twice with the list cut
-short: to blocks [0, N-2] and to [0, N-2, N-1]. The trace marks where each
-block's forward and backward start (BlockMarks). The second block of the
-2-block trace is the template; the N-block file is synthesised from it (each
-copy renumbered as a full trace numbers it: node names, the block index in
-parameter names and module paths, references to the previous and the next
-block, save points, gradients). The same synthesis must reproduce the 3-block
-trace exactly (the JSON documents equal) before it is trusted; on any
-mismatch, or blocks that differ (class, parameters, buffers, attributes other
-than their index), the model is traced in full and a one-line note says why.
+blocks (a transformer's decoder layers) is traced with the list cut short:
+to k = 2 blocks (block 0 and the last) and to 3 (block 0 and the last two).
+The trace marks where each block's forward and backward start (BlockMarks).
+The last block of the k-block trace is the template; the N-block file is
+synthesised from it (fx_synth: each copy numbered as a full trace numbers
+it: node names, the block index in parameter names and module paths,
+references to the previous and the next block, save points, gradients). The
+same synthesis must reproduce the (k+1)-block trace exactly (the JSON
+documents equal) before it is trusted; if it does not, k = 3 is tried
+against a cut to 4 (a first block unlike the rest: a size torch specialises
+there). On any mismatch, or blocks that differ (class, parameters, buffers,
+attributes other than their index), the model is traced in full and a
+one-line note says why.
 """
 
 import inspect
@@ -181,7 +184,9 @@ def capture_repeated(prep, capture_doc):
     why = block_mismatch(prep.module, path, list(blocks))
     if why is None:
         try:
-            return _capture(prep, capture_doc, path, blocks), f"{path} x{n}, from traces cut to 2 and 3 blocks"
+            doc = _capture(prep, capture_doc, path, blocks)
+            k = prep.repeated_from
+            return doc, f"{path} x{n}, from traces cut to {k} and {k + 1} blocks"
         except Mismatch as e:
             why = str(e)
         except ExportError as e:
@@ -189,35 +194,54 @@ def capture_repeated(prep, capture_doc):
     return None, f"repeated blocks: {path} ({n} blocks) traced in full: {why}"
 
 
-def _capture(prep, capture_doc, path, blocks):
+def _cut(k, n):
+    """The blocks a trace cut to k keeps: block 0 and the last k-1."""
+    return [0] + list(range(n - k + 1, n))
+
+
+def _trace_cut(prep, capture_doc, path, blocks, k):
     parent_path, _, attr = path.rpartition(".")
     parent = prep.module.get_submodule(parent_path) if parent_path else prep.module
-    n = len(blocks)
-    traces = []
+    cut = torch.nn.ModuleList([blocks[i] for i in _cut(k, len(blocks))])
+    positions = {id(m): p for p, m in enumerate(cut)}
     try:
-        for chosen in ([0, n - 2], [0, n - 2, n - 1]):
-            cut = torch.nn.ModuleList([blocks[i] for i in chosen])
-            setattr(parent, attr, cut)
-            positions = {id(m): p for p, m in enumerate(cut)}
-            prep.blocks = lambda: BlockMarks(positions)
-            doc = capture_doc()
-            traces.append((doc,) + prep.trace_items)
-            prep.restore_attributes()
+        setattr(parent, attr, cut)
+        prep.blocks = lambda: BlockMarks(positions)
+        doc = capture_doc()
+        return (doc,) + prep.trace_items
     finally:
         setattr(parent, attr, blocks)
         prep.blocks = None
         prep.restore_attributes()
+
+
+def _capture(prep, capture_doc, path, blocks):
+    """Cut to 2 blocks, synthesised and checked against the cut to 3; where
+    the first block differs from the rest (a size torch specialises there,
+    a cache warmed), once more from the cut to 3, checked against the cut to 4."""
     from fx_synth import synthesise, first_difference
-    two, three = traces
-    try:
-        check = synthesise(two, path, 3)
-        if check != three[0]:
-            where = first_difference(check, three[0])
-            raise Mismatch(f"the 3-block trace is not the 2-block trace plus one block ({where})")
-        doc = synthesise(two, path, n)
-    except (KeyError, IndexError, ValueError, TypeError) as e:   # a graph the synthesis does not understand
-        raise Mismatch(f"the synthesis failed ({type(e).__name__}: {e})")
-    if doc["model"]["parameters"] != prep.param_count:
-        raise Mismatch(f"the synthesised graph holds {doc['model']['parameters']} parameters, the module "
-                       f"{prep.param_count}")
-    return doc
+    n = len(blocks)
+    traces = {2: _trace_cut(prep, capture_doc, path, blocks, 2)}
+    why = None
+    for k in (2, 3):
+        if k + 1 >= n:   # the check would be the full trace
+            break
+        traces[k + 1] = _trace_cut(prep, capture_doc, path, blocks, k + 1)
+        try:
+            check = synthesise(traces[k], path, k + 1)
+            if check != traces[k + 1][0]:
+                raise Mismatch(f"the {k + 1}-block trace is not the {k}-block trace plus one block "
+                               f"({first_difference(check, traces[k + 1][0])})")
+            doc = synthesise(traces[k], path, n)
+        except Mismatch as e:
+            why = why or str(e)
+            continue
+        except (KeyError, IndexError, ValueError, TypeError) as e:   # a graph the synthesis does not understand
+            why = why or f"the synthesis failed ({type(e).__name__}: {e})"
+            continue
+        if doc["model"]["parameters"] != prep.param_count:
+            raise Mismatch(f"the synthesised graph holds {doc['model']['parameters']} parameters, the module "
+                           f"{prep.param_count}")
+        prep.repeated_from = k
+        return doc
+    raise Mismatch(why)

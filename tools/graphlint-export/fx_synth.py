@@ -1,22 +1,22 @@
-"""The N-block graphlint-fx document from a trace of the model cut to two
-repeated blocks (fx_blocks): positions 0 and 1 of the list at `path`.
+"""The N-block graphlint-fx document from a trace of the model cut to k
+repeated blocks (fx_blocks): the last of them, position t = k-1, is the
+template, the one before it (t-1) the previous block.
 
-The trace's graph nodes (every fx node but placeholders and the output, in
-graph order, written or not: size nodes and getitems take part in fx's
-naming) split into regions by the block marks:
+The trace's written nodes (doc["nodes"], graph order) split into regions by
+the block marks:
 
-    head (before and including block 0's forward) | F1: block 1's forward |
+    head (up to and including block t-1's forward) | F1: block t's forward |
     mid (the forward after the blocks, the backward before them) |
-    G1: block 1's backward | tail (block 0's backward and after)
+    G1: block t's backward | tail (block t-1's backward and after)
 
 The synthesis keeps head, mid and tail and writes F1 and G1 once per block
-1 .. N-1 (backward in reverse order). A reference out of a copy resolves by
-what it meant in the trace: into its own block; into block 0 (the previous
-block: the copy before, block 0 itself for block 1); from G1 into mid where
-G0 takes the same value from G1 (the gradient from the block above: the copy
-above, mid itself for the top block). From mid into F1: the top block; from
-tail into F1/G1: block 1. Node names are renumbered as fx numbers them (per
-base name, in graph order)."""
+t .. N-1 (backward in reverse order). A reference out of a copy resolves by
+what it meant in the trace: into its own block; into block t-1's forward
+(the previous block: the copy before, block t-1 itself for block t); from G1
+into mid where block t-1's backward takes the same value from G1 (the
+gradient from the block above: the copy above, mid itself for the top
+block). From mid into F1: the top block; from tail into F1/G1: block t.
+Node names are numbered as fx_json numbers them (per base name, in order)."""
 
 from fx_blocks import Mismatch
 from fx_json import name_base, numbered
@@ -45,7 +45,10 @@ class _Trace:
         before.append(len(order))
         if order != list(range(len(self.names))):
             raise Mismatch("the graph's nodes are not in the order they were created")
-        fs = [before[marks.fwd[p]] if p in marks.fwd else None for p in (0, 1)]
+        self.t = t = max(marks.fwd) if marks.fwd else 0   # the template: the last block of the trace
+        if t < 1:
+            raise Mismatch("the blocks' forward was not seen")
+        fs = [before[marks.fwd[p]] if p in marks.fwd else None for p in (t - 1, t)]
         if None in fs or fs[1] <= fs[0]:
             raise Mismatch("the blocks' forward was not seen in order")
         self.f0, self.f1 = fs
@@ -54,12 +57,12 @@ class _Trace:
         end = len(self.names)
         self.g1 = self.tail = end
         if self.doc.get("backward", {}).get("traced"):
-            bs = [before[marks.bwd[p]] if p in marks.bwd else None for p in (0, 1)]
+            bs = [before[marks.bwd[p]] if p in marks.bwd else None for p in (t - 1, t)]
             if None in bs or not self.mid <= bs[1] < bs[0] or bs[0] + (bs[0] - bs[1]) > end:
                 raise Mismatch("the blocks' backward was not seen in order")
             self.g1, self.tail = bs[1], bs[0]
         elif self.mid > end:
-            raise Mismatch("block 1's forward is shorter than block 0's")
+            raise Mismatch("the template block's forward is shorter than the one before")
         self.lb = self.tail - self.g1
         # value name -> (item, suffix)
         self.value = {}
@@ -89,14 +92,14 @@ class _Trace:
         return out + [(self.item_of.get(s), "") if s else (None, "") for s in nd.get("saved_at", [])]
 
     def _interface(self):
-        """(mid item, suffix) -> (offset in G1, suffix): where block 0's
-        backward takes from G1 what block 1's backward takes from mid (the
+        """(mid item, suffix) -> (offset in G1, suffix): where block t-1's
+        backward takes from G1 what block t's backward takes from mid (the
         gradient from the block above)."""
         up = {}
         for k in range(self.lb):
             a, b = self.g1 + k, self.tail + k
             if b >= len(self.names):
-                raise Mismatch("block 0's and block 1's backward differ")
+                raise Mismatch("the last two blocks' backward differ")
             for ra, rb in zip(self.refs(a), self.refs(b)):
                 if ra[0] is not None and rb[0] is not None and self.region(ra[0]) == "mid" and \
                         self.region(rb[0]) == "g1":
@@ -108,11 +111,12 @@ class _Trace:
 
 def synthesise(trace, path, n):
     t = _Trace(trace)
-    one, f1, g1 = f"{path}.1", t.f1, t.g1
+    k = t.t
+    one, f1, g1 = f"{path}.{k}", t.f1, t.g1
     order = [(i, None) for i in range(f1)]
-    order += [(i, p) for p in range(1, n) for i in range(f1, t.mid)]
+    order += [(i, p) for p in range(k, n) for i in range(f1, t.mid)]
     order += [(i, None) for i in range(t.mid, g1)]
-    order += [(i, p) for p in range(n - 1, 0, -1) for i in range(g1, t.tail)]
+    order += [(i, p) for p in range(n - 1, k - 1, -1) for i in range(g1, t.tail)]
     order += [(i, None) for i in range(t.tail, len(t.names))]
     new_names = numbered([name_base(t.names[i]) for i, _ in order])
     name_of = {key: name for key, name in zip(order, new_names)}
@@ -122,14 +126,14 @@ def synthesise(trace, path, n):
         an item of region frm in copy pos."""
         r = t.region(i)
         if r == "f1":
-            return ((i, pos) if frm in ("f1", "g1") else (i, n - 1) if frm == "mid" else (i, 1)), suffix
+            return ((i, pos) if frm in ("f1", "g1") else (i, n - 1) if frm == "mid" else (i, k)), suffix
         if r == "g1":
             if frm == "g1":
                 return (i, pos), suffix
             if frm == "tail":
-                return (i, 1), suffix
-            raise Mismatch("a node before block 1's backward uses it")
-        if r == "f0" and frm in ("f1", "g1") and pos > 1:
+                return (i, k), suffix
+            raise Mismatch("a node before the template block's backward uses it")
+        if r == "f0" and frm in ("f1", "g1") and pos > k:
             return (f1 + (i - t.f0), pos - 1), suffix
         if r == "mid" and frm == "g1" and (i, suffix) in t.up and pos < n - 1:
             offset, there = t.up[(i, suffix)]
@@ -154,31 +158,31 @@ def synthesise(trace, path, n):
     for (i, pos), name in zip(order, new_names):
         nd, frm = t.doc["nodes"][i], t.region(i)
         out = {}
-        for k, v in nd.items():
-            if k == "name":
+        for key, v in nd.items():
+            if key == "name":
                 v = name
-            elif k == "inputs":
+            elif key == "inputs":
                 v = [value(r, frm, pos) for r in v]
-            elif k == "outputs":
+            elif key == "outputs":
                 v = [dict(o, name=name + o["name"][len(nd["name"]):]) for o in v]
-            elif k == "saved_at":
+            elif key == "saved_at":
                 v = [name_of[resolve(t.item_of[s], "", frm, pos)[0]] if s else s for s in v]
-            elif k == "module":
+            elif key == "module":
                 v = rename(v, pos)
-            out[k] = v
+            out[key] = v
         nodes.append(out)
     doc = {}
-    for k, v in t.doc.items():
-        if k == "nodes":
+    for key, v in t.doc.items():
+        if key == "nodes":
             v = nodes
-        elif k == "params":
+        elif key == "params":
             v = _runs(v, lambda e: e["name"].startswith(one + "."),
-                      lambda e, p: dict(e, name=rename(e["name"], p)), n)
-        elif k == "outputs":
+                      lambda e, p: dict(e, name=rename(e["name"], p)), k, n)
+        elif key == "outputs":
             v = _runs(v, lambda r: r in t.value and t.region(t.value[r][0]) == "g1",
-                      lambda r, p: name_of[(t.value[r][0], p)] + t.value[r][1], n,
+                      lambda r, p: name_of[(t.value[r][0], p)] + t.value[r][1], k, n,
                       other=lambda r: value(r, "mid", None))
-        doc[k] = v
+        doc[key] = v
     count = 0
     for p in doc["params"]:
         if p["kind"] == "parameter":
@@ -190,14 +194,14 @@ def synthesise(trace, path, n):
     return doc
 
 
-def _runs(entries, in_block, copy, n, other=lambda e: e):
-    """Each run of consecutive entries of block 1 written once per block 1 .. n-1."""
+def _runs(entries, in_block, copy, k, n, other=lambda e: e):
+    """Each run of consecutive entries of block k written once per block k .. n-1."""
     out, run = [], []
     for e in entries + [None]:
         if e is not None and in_block(e):
             run.append(e)
             continue
-        for p in range(1, n):
+        for p in range(k, n):
             out.extend(copy(x, p) for x in run)
         run = []
         if e is not None:
