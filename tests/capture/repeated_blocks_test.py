@@ -86,9 +86,9 @@ class RepeatedBlocks(unittest.TestCase):
             self.assertEqual(a, b)
         return doc
 
-    def falls_back(self, args, why):
+    def falls_back(self, args, why, path="blocks"):
         _, fast, err = export(args, "auto")
-        self.assertIn("graphlint-export: note: repeated blocks: blocks (5 blocks) traced in full: ", err)
+        self.assertIn(f"graphlint-export: note: repeated blocks: {path} (5 blocks) traced in full: ", err)
         self.assertIn(why, err)
         _, full, _ = export(args, "off")
         self.assertTrue(fast == full)
@@ -137,6 +137,12 @@ class RepeatedBlocks(unittest.TestCase):
     @unittest.skipUnless(TORCH2 and HAVE_TRANSFORMERS, "transformers on torch 2.x")
     def test_transformers_bert_train(self):
         self.same_as_full_trace(["--model", "repeated:bert", *LM, "--train"], "bert.encoder.layer x5")
+
+    @unittest.skipUnless(TORCH2 and HAVE_TRANSFORMERS, "transformers on torch 2.x")
+    def test_transformers_mixed_sliding_window_layers_are_traced_in_full(self):
+        self.falls_back(["--model", "repeated:qwen2_mixed", *LM],
+                        "model.layers.2.self_attn.layer_type is 'sliding_attention', "
+                        "model.layers.0.self_attn.layer_type is 'full_attention'", path="model.layers")
 
     @unittest.skipUnless(TORCH2, "torch.export needs torch >= 2.1")
     def test_export_capture_keeps_tied_weights_one_parameter(self):
