@@ -8,8 +8,13 @@ process (wall, CPU and peak RSS from os.wait4):
   --train, on both torch lines: dropout masks saved
 - the Llama architecture at a small size (models/capture_corpus.py:llama_small),
   fake and real (--capture real), batch 1 x seq 512, --train
+- the 7B and 70B with --repeated-blocks off (every layer traced: the time
+  before repeated-block capture; the files must be the same)
 
-    bench/capture_bench.py [--only NAME,...] [--out DIR]
+    bench/capture_bench.py [--only NAME,...|targets] [--out DIR]
+
+`--only targets` runs the two rows with targets (llama_7b_train, llama_70b_train).
+Each row says whether the repeated-block capture was used (`repeated`).
 """
 import argparse
 import json
@@ -28,6 +33,10 @@ BENCH = {
                                 "--train"], "models"),
     "llama_70b_train": ("venv", ["--model", "capture_corpus:llama_70b", *LM, "--dim", "batch=1", "--dim", "seq=4096",
                                  "--train"], "models"),
+    "llama_7b_train_full": ("venv", ["--model", "capture_corpus:llama_7b", *LM, "--dim", "batch=1", "--dim",
+                                     "seq=4096", "--train", "--repeated-blocks", "off"], "models"),
+    "llama_70b_train_full": ("venv", ["--model", "capture_corpus:llama_70b", *LM, "--dim", "batch=1", "--dim",
+                                      "seq=4096", "--train", "--repeated-blocks", "off"], "models"),
     "gpt_1_3b_train_torch2": ("venv", ["gpt_1_3b.py", *GPT_DIMS, "--train"], "models/fx"),
     "gpt_1_3b_train_torch113": ("1.13", ["gpt_1_3b.py", *GPT_DIMS, "--train"], "models/fx"),
     "llama_small_train_fake": ("venv", ["--model", "capture_corpus:llama_small", *LM, "--dim", "batch=1",
@@ -35,6 +44,7 @@ BENCH = {
     "llama_small_train_real": ("venv", ["--model", "capture_corpus:llama_small", *LM, "--dim", "batch=1",
                                         "--dim", "seq=512", "--train", "--capture", "real"], "models"),
 }
+TARGETS = ["llama_7b_train", "llama_70b_train"]
 DROPOUT_OPS = {"aten::native_dropout", "aten::bernoulli_", "aten::bernoulli"}
 
 
@@ -57,12 +67,18 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "capture-bench"))
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    for name in (args.only.split(",") if args.only else BENCH):
+    only = TARGETS if args.only == "targets" else args.only.split(",") if args.only else BENCH
+    unknown = [n for n in only if n not in BENCH]
+    if unknown:
+        ap.error(f"--only: unknown row {unknown[0]} (rows: targets, {', '.join(BENCH)})")
+    for name in only:
         line, argv, cwd = BENCH[name]
         out = os.path.join(args.out, f"{name}.fx.json")
+        load = round(os.getloadavg()[0], 1)
         rc, err, wall, cpu, rss = run_measured([LINES[line], EXPORTER, *argv, "-o", out], os.path.join(ROOT, cwd))
         row = {"bench": name, "line": line, "rc": rc, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
-               "rss_mib": round(rss), "load1": round(os.getloadavg()[0], 1)}
+               "rss_mib": round(rss), "load1_start": load, "load1": round(os.getloadavg()[0], 1),
+               "repeated": "repeated blocks: " in err and "traced in full" not in err}
         if rc == 0:
             with open(out) as f:
                 doc = json.load(f)

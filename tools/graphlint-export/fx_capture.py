@@ -36,6 +36,7 @@ class Capture:
         self.diagnostics = diagnostics    # [{"kind", "message", "source"?}]
         self.unbacked = rec.unbacked if rec is not None else {}   # 1.13: node -> [(out, dim, symbol, max)]
         self.grad_of = rec.grad_of if rec is not None else {}     # joint graphs: gradient node -> forward node
+        self.blocks = rec.blocks if rec is not None else None      # fx_blocks.BlockMarks of this graph's trace
 
 
 def functional_call(module, tensors, args, kwargs):
@@ -45,7 +46,7 @@ def functional_call(module, tensors, args, kwargs):
     return stateless.functional_call(module, tensors, args, kwargs)
 
 
-def trace_make_fx(module, state, aliases, inputs, train, module_train, fake_mode, simulate_device):
+def trace_make_fx(module, state, aliases, inputs, train, module_train, fake_mode, simulate_device, blocks=None):
     """state: [(kind, name, tensor)] unique parameters and buffers; aliases:
     every qualified name -> index in state (tied weights: two names, one
     tensor); inputs: [(name, tensor, keyword?)]. Returns a Capture."""
@@ -60,6 +61,7 @@ def trace_make_fx(module, state, aliases, inputs, train, module_train, fake_mode
         # Without a GPU, `.cuda()` in the model is recorded (as cuda:0), not performed.
         patch_devices = simulate_device or (None if torch.cuda.is_available() else "cpu")
         rec = Recorder(module_names, patch_devices, fake_mode)
+        rec.blocks = blocks() if blocks is not None else None
         if simulate_device:
             for t in flat_inputs:
                 t._graphlint_device = simulate_device
@@ -341,19 +343,30 @@ def trace_export(module, inputs, train, dynamic_shapes):
     ep = ep.run_decompositions()
     gm = ep.graph_module
     sig = ep.graph_signature
-    sd = {**dict(module.named_parameters()), **dict(module.named_buffers())}
-    constants = getattr(ep, "constants", {})
-    kinds = [("parameter", getattr(sig, "inputs_to_parameters", {}), sd),
-             ("buffer", getattr(sig, "inputs_to_buffers", {}), sd),
-             ("constant", getattr(sig, "inputs_to_lifted_tensor_constants", {}), constants)]
-    placeholders, user_inputs = [], iter(inputs)
+    # Tied weights (lm_head.weight = embed.weight): torch.export lifts one
+    # placeholder per name; the graph keeps one parameter, under its first
+    # name in named_parameters(), which every user of either name reads.
+    state = {**dict(module.named_parameters(remove_duplicate=False)),
+             **dict(module.named_buffers(remove_duplicate=False))}
+    first = {}
+    for name, t in list(module.named_parameters()) + list(module.named_buffers()):
+        first.setdefault(id(t), name)
+    kinds = [("parameter", getattr(sig, "inputs_to_parameters", {})),
+             ("buffer", getattr(sig, "inputs_to_buffers", {})),
+             ("constant", getattr(sig, "inputs_to_lifted_tensor_constants", {}))]
+    placeholders, user_inputs, lifted_ids = [], iter(inputs), set()
     for node in gm.graph.nodes:
         if node.op == "placeholder":
-            lifted = next(((kind, table[node.name], node.meta.get("val")) for kind, table, values in kinds
+            lifted = next(((kind, table[node.name], node.meta.get("val")) for kind, table in kinds
                            if node.name in table), None)
             if lifted is None:
                 user = next(user_inputs, None)
                 lifted = ("input", user[0] if user else node.name, node.meta.get("val"))
+            elif lifted[0] != "constant" and lifted[1] in state:
+                tensor_id = id(state[lifted[1]])
+                kind = "alias" if tensor_id in lifted_ids else lifted[0]   # fx_json writes no param for an alias
+                lifted_ids.add(tensor_id)
+                lifted = (kind, first.get(tensor_id, lifted[1]), lifted[2])
             placeholders.append(lifted)
         elif node.op == "call_function":
             node.meta["graphlint"] = {"loc": loc_from_stack_trace(node.meta.get("stack_trace")),

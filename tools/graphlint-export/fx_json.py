@@ -2,6 +2,7 @@
 
 import math
 import operator
+import re
 
 import torch
 from torch.utils import _pytree as pytree
@@ -58,6 +59,43 @@ def is_higher_order(n):
     return n.op == "call_function" and hop is not None and isinstance(n.target, hop)
 
 
+_SUFFIX = re.compile(r"^(.*)_(\d+)$")
+
+
+def name_base(name):
+    """fx's base of a node name: mm_12 -> mm."""
+    m = _SUFFIX.match(name)
+    return m.group(1) if m else name
+
+
+def _illegal_names():
+    """Names fx never gives a node bare (keywords, builtins such as slice, max):
+    the first such node is base_1."""
+    import torch.fx.graph as fx_graph
+    table = getattr(fx_graph, "_illegal_names", None)
+    if table is not None:   # torch 2.x
+        return lambda name: name in table
+    namespace = fx_graph._Namespace()
+    return lambda name: namespace._is_illegal_name(name, None)
+
+
+def numbered(bases):
+    """Names for nodes written in this order with these base names, numbered
+    as fx numbers them (mm, mm_1, mm_2, ...; slice_1, slice_2, ...) but over
+    the written nodes only: fx also counts the size nodes it creates and
+    erases while tracing, how many depending on torch's caches, so its own
+    numbers differ between two traces of the same layers."""
+    illegal = _illegal_names()
+    counts, out = {}, []
+    for b in bases:
+        c = counts.get(b)
+        if c is None:
+            c = 1 if illegal(b) else 0
+        counts[b] = c + 1
+        out.append(b if c == 0 else f"{b}_{c}")
+    return out
+
+
 class Writer:
     def __init__(self, cap, namer):
         self.cap = cap
@@ -65,6 +103,7 @@ class Writer:
         self.names = {}   # fx node -> value name (or list of names for tuple outputs)
         self.emitted = set()   # fx nodes written as nodes (save points refer to them)
         self.diagnostics = []
+        self.items = []
 
     def meta_json(self, meta, static=False):
         meta = dict(meta)
@@ -82,7 +121,7 @@ class Writer:
         params, inputs = [], []
         for ph, (kind, name, t) in zip(placeholders, cap.placeholders):
             self.names[ph] = name
-            if not isinstance(t, torch.Tensor):
+            if not isinstance(t, torch.Tensor) or kind == "alias":   # alias: a tied weight's second name
                 continue
             if kind == "input":
                 inputs.append({"name": name, **self.meta_json(tensor_meta(t))})
@@ -90,11 +129,16 @@ class Writer:
                 params.append({"name": name, "kind": kind, **self.meta_json(tensor_meta(t), static=True)})
         saved = cap.saved
         # Every node written as a node (save points name the newest of them).
-        self.emitted = {n for n in gm.graph.nodes if n.op == "call_function" and not is_sym_node(n)
-                        and not (n.target.__module__ == "_operator" and n.target.__name__ == "getitem")}
+        emitted = [n for n in gm.graph.nodes if n.op == "call_function" and not is_sym_node(n)
+                   and not (n.target.__module__ == "_operator" and n.target.__name__ == "getitem")]
+        self.emitted = set(emitted)
+        self.node_name = dict(zip(emitted, numbered([name_base(n.name) for n in emitted])))
         nodes = []
+        self.items = emitted   # the fx node of each entry of `nodes` (fx_blocks)
+        self.constants = False
         for n in gm.graph.nodes:
             if n.op == "get_attr":
+                self.constants = True
                 t = getattr(gm, n.target)
                 if isinstance(t, torch.Tensor):
                     params.append({"name": n.name, "kind": "constant", **self.meta_json(tensor_meta(t), static=True)})
@@ -175,8 +219,9 @@ class Writer:
         outs, aliases = [], []
         returns = list(schema.returns) if schema is not None else []
         names = []
+        node_name = self.node_name[n]
         for j, meta in enumerate(vals):
-            name = n.name if len(vals) == 1 else f"{n.name}.{j}"
+            name = node_name if len(vals) == 1 else f"{node_name}.{j}"
             names.append(name)
             o = {"name": name}
             if meta is not None:
@@ -196,10 +241,10 @@ class Writer:
         for j, d, symbol, bound in self.cap.unbacked.get(n, []):   # torch 1.13: sized at the upper bound
             if j < len(outs) and "shape" in outs[j]:
                 outs[j]["shape"][d] = symbol
-                self.namer.info.setdefault(symbol, {"kind": "unbacked", "min": 0, "max": bound, "source": n.name})
+                self.namer.info.setdefault(symbol, {"kind": "unbacked", "min": 0, "max": bound, "source": node_name})
                 unbacked.append(symbol)
         self.names[n] = names[0] if len(vals) == 1 and not self.is_tuple(n) else names
-        node = {"name": n.name, "op": op_name, "overload": overload, "inputs": inputs, "outputs": outs}
+        node = {"name": node_name, "op": op_name, "overload": overload, "inputs": inputs, "outputs": outs}
         if attrs:
             node["attrs"] = attrs
         if mutates:
@@ -262,8 +307,8 @@ class Writer:
         where a size becomes data-dependent (nonzero, a boolean mask, .item())."""
         for d in dims:
             for name in self.namer.unbacked_symbols(d):
-                if name not in found and self.namer.note_unbacked(name, n.name, None if scalar else self.bound(n),
-                                                                  scalar):
+                bound = None if scalar else self.bound(n)
+                if name not in found and self.namer.note_unbacked(name, self.node_name[n], bound, scalar):
                     found.append(name)
 
     def bound(self, n):
@@ -331,7 +376,7 @@ class Writer:
             while p is not None and p not in self.emitted and p.op != "root":
                 p = p._prev   # a getitem or size node: the written node before it
             # Unknown (never for a recorded save): n itself, the earliest a saved output can be saved.
-            points.append(p.name if p is not None and p in self.emitted else n.name)
+            points.append(self.node_name[p] if p is not None and p in self.emitted else self.node_name[n])
         return points
 
     def saved_marks(self, n, count, saved):

@@ -52,6 +52,8 @@ class Prepared:
         self.raw = raw
         self.namer = None
         self.tracer = ""
+        self.blocks = None        # fx_blocks: a factory of BlockMarks, for the repeated-block traces
+        self._faked = []          # (module, attribute, meta tensor) that _fake replaced, for restore_attributes
 
     def _call(self, fn, what, model_file, real):
         try:
@@ -142,7 +144,8 @@ class Prepared:
             inputs = self.raw
         else:
             state, aliases, inputs = self._fake(named)
-        cap = trace_make_fx(self.module, state, aliases, inputs, args.train, train, self.fake_mode, self.simulate)
+        cap = trace_make_fx(self.module, state, aliases, inputs, args.train, train, self.fake_mode, self.simulate,
+                            self.blocks)
         if self.shape_env is not None:
             for name, value in self.namer.specialised():
                 self.diagnostics.append({"kind": "dim-specialised", "message": f"dim '{name}' was specialised to "
@@ -173,7 +176,7 @@ class Prepared:
         state, aliases = state_tensors(self.module)
         fake_state = [(kind, name, fake_like(self.fake_mode, t, requires_grad=kind == "parameter" and t.requires_grad))
                       for kind, name, t in state]
-        _fake_plain_attributes(self.module, self.fake_mode, {id(t) for _, _, t in state})
+        self._faked += _fake_plain_attributes(self.module, self.fake_mode, {id(t) for _, _, t in state})
         inputs = []
         for name, t, kw in self.raw:
             shape = []
@@ -204,7 +207,7 @@ class Prepared:
         dynamic_shapes = None
         if any(s for _, _, s in shapes):
             dynamic_shapes = {"args": positional, "kwargs": dynamic} if dynamic else positional
-        self.module.to("meta") if hasattr(self.module, "to") else None
+        _to_meta_keeping_ties(self.module)
         # torch.export refuses a dynamic dim whose example is 0 or 1 (it
         # specialises them): such a dim is traced at 2 and written at the
         # user's size (its symbol's hint, from self.raw).
@@ -222,6 +225,30 @@ class Prepared:
         return cap
 
 
+    def restore_attributes(self):
+        """Puts back the meta tensors _fake replaced, so the module can be traced again."""
+        for m, k, v in reversed(self._faked):
+            setattr(m, k, v)
+        self._faked = []
+
+
+def _to_meta_keeping_ties(module):
+    """module.to("meta"), with tied weights still one tensor: Module._apply
+    makes a new Parameter per module, so lm_head.weight = embed.weight would
+    come out as two parameters (counted twice)."""
+    shared = {}
+    for m in module.modules():
+        for table in (m._parameters, m._buffers):
+            for k, t in table.items():
+                if t is not None:
+                    shared.setdefault(id(t), []).append((table, k))
+    module.to("meta")
+    for places in shared.values():
+        table0, k0 = places[0]
+        for table, k in places[1:]:
+            table[k] = table0[k0]
+
+
 def _flatten_dynamic(dynamic_shapes, shapes):
     """torch.export wants dynamic_shapes shaped like (args) or {arg name: ...}."""
     if dynamic_shapes is None:
@@ -233,12 +260,16 @@ def _flatten_dynamic(dynamic_shapes, shapes):
 
 def _fake_plain_attributes(module, fake_mode, registered):
     """Tensors a module holds as plain attributes (not parameters or
-    buffers) were made on meta by MetaInit: give them fake twins too."""
+    buffers) were made on meta by MetaInit: give them fake twins too.
+    Returns [(module, name, meta tensor)] replaced."""
+    replaced = []
     for m in module.modules():
         for k, v in list(vars(m).items()):
             if isinstance(v, torch.Tensor) and not isinstance(v, torch.nn.Parameter) and id(v) not in registered \
                     and v.device.type == "meta":
                 setattr(m, k, fake_like(fake_mode, v, requires_grad=False))
+                replaced.append((m, k, v))
+    return replaced
 
 
 class _ExportSymbols(Symbols):

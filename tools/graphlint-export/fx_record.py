@@ -139,6 +139,7 @@ class Recorder:
         self.collect_forward = False
         self.forward_values = []              # [(tensor, fx node)] in forward order
         self.grad_of = {}                     # fx node of a gradient -> fx node of the forward value
+        self.blocks = None                    # fx_blocks.BlockMarks: where each repeated block starts
 
 
 REC = None
@@ -505,6 +506,8 @@ def recording(rec):
 
     def enter(m, inputs):
         rec.module_stack.append(rec.module_names.get(id(m), type(m).__name__))
+        if rec.blocks is not None:
+            rec.blocks.enter(rec, m)
         if _FAST_PATH_MODULES and isinstance(m, _FAST_PATH_MODULES):
             ctx = torch.enable_grad()
             ctx.__enter__()
@@ -523,11 +526,16 @@ def recording(rec):
                 node.meta["graphlint_dropout"] = float(m.p)
         if grad_stack and grad_stack[-1][0] is m:
             grad_stack.pop()[1].__exit__(None, None, None)
+        if rec.blocks is not None:
+            rec.blocks.leave(rec, m, output)
 
     hooks = [torch.nn.modules.module.register_module_forward_pre_hook(enter),
              torch.nn.modules.module.register_module_forward_hook(leave)]
     from fx_devices import simulate_device_calls
     patched = simulate_device_calls() if rec.simulate_device else contextlib.nullcontext()
+    orig_create_node = torch.fx.Graph.create_node
+    if rec.blocks is not None:   # fx names nodes in creation order: fx_blocks renumbers from it
+        torch.fx.Graph.create_node = rec.blocks.recording(orig_create_node)
     REC = rec
     try:
         with patched:
@@ -535,6 +543,7 @@ def recording(rec):
     finally:
         REC = None
         tracer_cls.create_proxy, mode_cls.__torch_dispatch__ = orig_proxy, orig_dispatch
+        torch.fx.Graph.create_node = orig_create_node
         for m, f in tensor_methods.items():
             setattr(torch.Tensor, m, f)
         if sym_bool is not None:
