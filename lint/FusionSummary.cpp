@@ -1,6 +1,7 @@
 // Copies a FusionPlan into FusionSummary's plain data while the model is
 // alive. Linear in the graph: one pass over the nodes (and, for DOT, their
 // inputs).
+#include "graphlint/ir/Display.h"
 #include "graphlint/lint/FusionSummary.h"
 
 #include "graphlint/lint/FusionPlan.h"
@@ -43,7 +44,7 @@ FusionSummary summariseFusion(const Model &m, const FusionPlan &plan, bool withE
       const Node &n = *np;
       FusionSummary::Node sn;
       sn.name = n.name;
-      sn.label = n.name.empty() ? "#" + std::to_string(n.index + 1) : n.name;
+      sn.label = nodeLabel(n);
       sn.op = n.qualifiedOp();
       sn.graph = gi;
       sn.index = n.index;

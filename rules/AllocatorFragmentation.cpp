@@ -2,8 +2,8 @@
 // through the caching-allocator simulation reserves much more than it ever
 // has allocated at once: cached but unusable segments. One diagnostic per
 // model.
+#include "graphlint/ir/Display.h"
 #include "graphlint/lint/MemoryPlan.h"
-#include "graphlint/lint/Reporters.h"
 #include "graphlint/lint/Rule.h"
 
 #include <fmt/format.h>

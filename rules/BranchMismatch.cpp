@@ -2,6 +2,7 @@
 // different dtypes, ranks or static dims for the same output. Every output
 // index is compared, one diagnostic per mismatching output. Differently named
 // symbolic dims are not a mismatch: exporters name each branch's dims apart.
+#include "graphlint/ir/Display.h"
 #include "graphlint/lint/DataDependence.h"
 #include "graphlint/lint/Rule.h"
 
@@ -58,7 +59,7 @@ public:
         if (!b.thenBody || !b.elseBody)
           continue;
         std::string what = fmt::format("{} '{}'", controlFlowKindName(controlFlowKind(n)),
-                                       n.name.empty() ? fmt::format("#{}", n.index + 1) : n.name);
+                                       nodeLabel(n));
         const auto &t = b.thenBody->outputs, &e = b.elseBody->outputs;
         if (t.size() != e.size()) {
           Diagnostic &d = sink.report(n, fmt::format("{}: {} yields {} output(s) but {} yields {}", what, b.thenName,

@@ -4,6 +4,7 @@
 // Every such copy is a PCIe transfer and a point no fusion group can span.
 // Devices come from the FX frontend (Value::device); ONNX graphs only show the
 // explicit Memcpy nodes an ONNX Runtime-optimised model contains.
+#include "graphlint/ir/Display.h"
 #include "graphlint/ir/Verifier.h"
 #include "graphlint/lint/FusionPlan.h"
 #include "graphlint/lint/Rule.h"
@@ -19,12 +20,7 @@ std::string sizeText(const Value &v) {
   auto bytes = v.type.byteSize();
   if (!bytes)
     return v.type.str();
-  double b = static_cast<double>(*bytes);
-  if (b >= 1 << 20)
-    return fmt::format("{}, {:.1f} MiB", v.type.str(), b / (1 << 20));
-  if (b >= 1 << 10)
-    return fmt::format("{}, {:.1f} KiB", v.type.str(), b / (1 << 10));
-  return fmt::format("{}, {} B", v.type.str(), *bytes);
+  return fmt::format("{}, {}", v.type.str(), formatBytes(static_cast<double>(*bytes)));
 }
 
 // PyTorch lets a 0-dim CPU tensor join a CUDA op: its value travels as a

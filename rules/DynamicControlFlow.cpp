@@ -2,6 +2,7 @@
 // cannot cross them; the message says what decides the branch or the trip
 // count (constant, tensor shapes, or tensor contents) and how big the bodies
 // are. An If on a constant condition is only a note: the branch is dead.
+#include "graphlint/ir/Display.h"
 #include "graphlint/lint/DataDependence.h"
 #include "graphlint/lint/FusionPlan.h"
 #include "graphlint/lint/Rule.h"
@@ -34,8 +35,6 @@ std::string bodySizes(const Node &n) {
     s += fmt::format("{}{}: {} node(s)", s.empty() ? "" : ", ", bodyLabel(n, i), countNodes(*n.subgraphs()[i]));
   return s;
 }
-
-std::string nodeName(const Node &n) { return n.name.empty() ? fmt::format("#{}", n.index + 1) : n.name; }
 
 std::string valueOrigin(const Value *v) {
   switch (v->kind) {
@@ -120,7 +119,7 @@ public:
 private:
   static Diagnostic *reportBranch(const Node &n, ControlFlowKind k, const DataDependence &dd, DiagnosticSink &sink) {
     const Value *cond = n.inputs.empty() ? nullptr : n.inputs[0];
-    std::string what = fmt::format("{} '{}'", controlFlowKindName(k), nodeName(n));
+    std::string what = fmt::format("{} '{}'", controlFlowKindName(k), nodeLabel(n));
     std::vector<int64_t> ints;
     Decider dec = classify(cond, dd);
     if (dec == Decider::Constant && DataDependence::constantValue(cond, &ints) && ints.size() == 1) {
@@ -184,7 +183,7 @@ private:
       condText = fmt::format("; it runs only if '{}' (from data) holds", cond->name);
     Diagnostic &d = sink.report(
         n, fmt::format("Loop '{}' splits the graph: fusion cannot cross it; it has {}{} ({})",
-                       nodeName(n), tripText, condText, bodySizes(n)));
+                       nodeLabel(n), tripText, condText, bodySizes(n)));
     if (staticTrip && !whileCond)
       d.notes.push_back({fmt::format("unroll the loop ({} iterations) in Python so the exporter emits straight-line "
                                      "ops the compiler can fuse, or batch the iterations into one tensor op",
@@ -212,7 +211,7 @@ private:
     Diagnostic &d = sink.report(
         n, fmt::format("Scan '{}' splits the graph: fusion cannot cross it; it runs its body over {} scanned input(s), "
                        "{} ({})",
-                       nodeName(n), numScan, iters, bodySizes(n)));
+                       nodeLabel(n), numScan, iters, bodySizes(n)));
     d.notes.push_back({"express the recurrence as batched tensor ops (cumsum, a matmul over the sequence), or unroll "
                        "it when the length is static",
                        std::nullopt});
@@ -225,7 +224,7 @@ private:
                               : fmt::format("'{}' owns {} body graph(s)", n.qualifiedOp(), n.subgraphs().size());
     Diagnostic &d = sink.report(
         n, fmt::format("{} '{}' splits the graph: fusion cannot cross it; {}{}", controlFlowKindName(k),
-                       nodeName(n), decided,
+                       nodeLabel(n), decided,
                        n.subgraphs().empty() ? "" : fmt::format(" ({})", bodySizes(n))));
     d.notes.push_back({"move Python control flow out of forward(), or replace it with tensor ops (torch.where, "
                        "masking, batched ops) so the compiler sees one straight-line graph",

@@ -2,8 +2,8 @@
 // plus the CUDA context (and NCCL buffers when there are several ranks) do
 // not fit in the target's memory. One diagnostic per model, at the node
 // running at the peak.
+#include "graphlint/ir/Display.h"
 #include "graphlint/lint/MemoryPlan.h"
-#include "graphlint/lint/Reporters.h"
 #include "graphlint/lint/Rule.h"
 
 #include <fmt/format.h>

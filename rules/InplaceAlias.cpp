@@ -3,6 +3,7 @@
 // or storage the caller owns (a graph input or a parameter). Compilers must
 // keep the write ordered and copy around it: functionalisation inserts
 // copies, fusion stops at the mutation.
+#include "graphlint/ir/Display.h"
 #include "InplaceAdvice.h"
 
 #include "graphlint/lint/FusionPlan.h"
@@ -15,10 +16,6 @@
 
 namespace graphlint {
 namespace {
-
-std::string label(const Node &n) {
-  return fmt::format("{} '{}'", n.qualifiedOp(), n.name.empty() ? fmt::format("#{}", n.index + 1) : n.name);
-}
 
 class InplaceAlias final : public Rule {
 public:
@@ -62,7 +59,7 @@ public:
                          (root->kind == Value::Kind::GraphInput && root->graph && !root->graph->parentGraph);
       if (!firstReader && !callerOwned)
         continue;
-      std::string msg = fmt::format("in-place {} overwrites '{}'", label(m), mu.value->name);
+      std::string msg = fmt::format("in-place {} overwrites '{}'", nodeWithOp(m), mu.value->name);
       if (root != mu.value)
         msg += fmt::format(" (a view of '{}': same storage)", root->name);
       std::vector<std::string> why;
@@ -70,7 +67,7 @@ public:
         why.push_back(fmt::format("the storage belongs to the caller ({} '{}')",
                                   root->kind == Value::Kind::Param ? "parameter/buffer" : "graph input", root->name));
       if (firstReader)
-        why.push_back(fmt::format("'{}' is read afterwards by {}{}", readVia->name, label(*firstReader),
+        why.push_back(fmt::format("'{}' is read afterwards by {}{}", readVia->name, nodeWithOp(*firstReader),
                                   reads > 1 ? fmt::format(" ({} later reads in all)", reads) : ""));
       msg += ": " + llvm::join(why, ", and ") +
              "; the write must stay ordered against every alias, so the compiler copies around it and fusion stops "

@@ -3,6 +3,7 @@
 // attention head dim) is not a multiple of the dtype's alignment: 8 for 16-bit,
 // 16 for 8-bit, 4 for fp32 run as TF32. Identical findings on repeated layers
 // become one diagnostic with a count.
+#include "graphlint/ir/Display.h"
 #include "graphlint/ir/CheckedMath.h"
 #include "graphlint/lint/Contraction.h"
 #include "graphlint/lint/FusionPlan.h"
@@ -106,7 +107,7 @@ public:
         f.message = fmt::format(
             "{} '{}' has {}, {} {}, the {} tensor-core alignment: its kernel falls back to narrower loads or "
             "padded tiles; pad {} {}",
-            n.qualifiedOp(), n.name.empty() ? fmt::format("#{}", n.index) : n.name, dims,
+            n.qualifiedOp(), nodeLabel(n), dims,
             bad.size() == 1 ? "not a multiple of" : "not multiples of", align, what, pads, s->hint);
       }
     });

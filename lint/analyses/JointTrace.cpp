@@ -26,27 +26,7 @@ void PlanBuilder::joint() {
   };
 
   // The last node that reads each value, among the nodes that run.
-  llvm::DenseMap<const Value *, int64_t> lastRead;
-  for (const auto &np : nodes) {
-    if (!runs(*np))
-      continue;
-    auto at = static_cast<int64_t>(np->index);
-    auto note = [&](const Node &n) {
-      for (const Value *in : n.inputs)
-        if (const Value *v = outer(in)) {
-          int64_t &lu = lastRead[v];
-          lu = std::max(lu, at);
-        }
-    };
-    note(*np);
-    for (const auto &sub : np->subgraphs())
-      forEachGraph(*sub, [&](const Graph &gr) {
-        for (const auto &n : gr.nodes())
-          note(*n);
-      });
-  }
-
-  holdModuleArguments(lastRead);
+  const llvm::DenseMap<const Value *, int64_t> lastRead = Liveness(g_, runs).lastReads();
 
   bool inBackward = false;
   auto release = [&](const Value *v, int64_t idx) {

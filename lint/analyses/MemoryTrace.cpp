@@ -187,33 +187,13 @@ void PlanBuilder::gatherZero3(const Node &n, llvm::SmallVectorImpl<uint32_t> &te
 void PlanBuilder::forward(bool training) {
   const auto &nodes = g_.nodes();
   int64_t end = static_cast<int64_t>(nodes.size());
-  // Last use of each value, nested-body uses counted at their main-graph node.
-  llvm::DenseMap<const Value *, int64_t> lastUse;
-  auto noteUses = [&](const Node &n, int64_t at) {
-    for (const Value *in : n.inputs) {
-      const Value *v = in;
-      while (v && v->kind == Value::Kind::OuterScope && v->outer)
-        v = v->outer;
-      if (v) {
-        int64_t &lu = lastUse[v];
-        lu = std::max(lu, at);
-      }
-    }
-  };
-  for (const auto &np : nodes) {
-    auto at = static_cast<int64_t>(np->index);
-    noteUses(*np, at);
-    if (auto c = compositeInput_.find(np.get()); c != compositeInput_.end()) {
-      int64_t &lu = lastUse[c->second];
-      lu = std::max(lu, at);
-    }
-    for (const auto &sub : np->subgraphs())
-      forEachGraph(*sub, [&](const Graph &gr) {
-        for (const auto &n : gr.nodes())
-          noteUses(*n, at);
-      });
+  // Last use of each value (the shared Liveness); the last piece of an
+  // exporter-decomposed kernel reads the chain's input too.
+  llvm::DenseMap<const Value *, int64_t> lastUse = Liveness(g_).lastReads();
+  for (const auto &[node, in] : compositeInput_) {
+    int64_t &lu = lastUse[in];
+    lu = std::max(lu, static_cast<int64_t>(node->index));
   }
-  holdModuleArguments(lastUse);
   // Recompute segments (-1: not checkpointed, its saved tensors kept).
   segment_.assign(nodes.size(), -1);
   if (training && s_.recompute == Recompute::Sqrt && !nodes.empty()) {

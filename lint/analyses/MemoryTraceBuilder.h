@@ -6,6 +6,8 @@
 
 #include "MemoryTrace.h"
 
+#include "graphlint/lint/Liveness.h"
+
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/DenseSet.h>
 #include <llvm/ADT/SmallVector.h>
@@ -32,8 +34,6 @@ private:
   uint64_t bytesOf(const Value *v, bool activation);
   void classifyParams();
   void computeNeedsGrad();
-  /// Extends `lastUse` for values a module's forward holds as arguments.
-  void holdModuleArguments(llvm::DenseMap<const Value *, int64_t> &lastUse);
   void forward(bool training);
   void backward();
   /// A joint graph (JointTrace.cpp): one liveness walk over its own forward

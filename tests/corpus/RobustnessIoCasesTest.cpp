@@ -89,7 +89,7 @@ TEST(RobustnessIoCases, Case11DeepBaseline) {
 TEST(RobustnessIoCases, Case12DeepConfig) {
   // 1.2 MB: refused by the config size limit before the nesting scan.
   expectCase("12-sigsegv-config-deep-yaml",
-             {{{"control_flow.onnx", "--config", "deep.yaml"}, {}, 2, "larger than the 1.0 MiB limit for config files"}});
+             {{{"control_flow.onnx", "--config", "deep.yaml"}, {}, 2, "larger than the 1.00 MiB limit for config files"}});
 }
 
 TEST(RobustnessIoCases, Case13DeepHardwareFile) {
