@@ -1,5 +1,5 @@
-#include "graphlint/ir/Display.h"
 #include "graphlint/ir/Graph.h"
+#include "graphlint/ir/Display.h"
 
 #include <algorithm>
 

@@ -1,5 +1,5 @@
-#include "graphlint/ir/Display.h"
 #include "graphlint/ir/InputFile.h"
+#include "graphlint/ir/Display.h"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
-#include "graphlint/ir/Display.h"
 #include "graphlint/ir/Verifier.h"
+#include "graphlint/ir/Display.h"
 
 #include <fmt/format.h>
 

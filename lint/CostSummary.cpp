@@ -1,5 +1,5 @@
-#include "graphlint/ir/Display.h"
 #include "graphlint/lint/CostSummary.h"
+#include "graphlint/ir/Display.h"
 
 #include "graphlint/lint/StepTimeline.h"
 

@@ -1,6 +1,7 @@
 // Copies a FusionPlan into FusionSummary's plain data while the model is
 // alive. Linear in the graph: one pass over the nodes (and, for DOT, their
 // inputs).
+#include "graphlint/ir/ValueFacts.h"
 #include "graphlint/ir/Display.h"
 #include "graphlint/lint/FusionSummary.h"
 
@@ -100,8 +101,7 @@ FusionSummary summariseFusion(const Model &m, const FusionPlan &plan, bool withE
         std::vector<const Value *> seen;
         for (const Value *v : n.inputs) {
           // Values captured from an enclosing graph lead to their producer there.
-          while (v && v->kind == Value::Kind::OuterScope && v->outer)
-            v = v->outer;
+          v = captureOrigin(v);
           if (!v || v->kind != Value::Kind::NodeOutput || !v->producer ||
               std::find(seen.begin(), seen.end(), v) != seen.end())
             continue;

@@ -64,11 +64,10 @@ public:
                           c.value ? c.value->name : "?", memoryKindName(c.kind),
                           formatBytes(static_cast<double>(c.bytes))));
     if (c.value)
-      d.notes.push_back({fmt::format("'{}' is {}", c.value->name, c.value->type.str()), std::nullopt});
-    d.notes.push_back({"to shrink it: a smaller batch or sequence (--dim), activation checkpointing around this "
-                       "block (--recompute layer), a fused kernel that does not materialise it (e.g. "
-                       "FlashAttention for an attention score matrix), or 16-bit activations",
-                       std::nullopt});
+      d.note(fmt::format("'{}' is {}", c.value->name, c.value->type.str()));
+    d.note("to shrink it: a smaller batch or sequence (--dim), activation checkpointing around this "
+           "block (--recompute layer), a fused kernel that does not materialise it (e.g. "
+           "FlashAttention for an attention score matrix), or 16-bit activations");
   }
 };
 

@@ -114,7 +114,7 @@ public:
         break;
       }
       Diagnostic &d = sink.report(n, msg);
-      d.notes.push_back({hint, std::nullopt});
+      d.note(hint);
       d.fusionId = plan.groupOf(n).id;
       d.reason = std::string(breakReasonName(BreakReason::DataDependentShape));
     }

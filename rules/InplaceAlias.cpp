@@ -74,11 +74,9 @@ public:
              "here";
       Diagnostic &d = sink.report(m, msg);
       if (firstReader && readVia != mu.value)
-        d.notes.push_back({fmt::format("'{}' and '{}' share storage: the read sees the mutated values", readVia->name,
-                                       mu.value->name),
-                           std::nullopt});
-      d.notes.push_back({outOfPlaceAdvice(m, *mu.value, *root) + ", or clone() the tensor before mutating it",
-                         std::nullopt});
+        d.note(fmt::format("'{}' and '{}' share storage: the read sees the mutated values", readVia->name,
+                           mu.value->name));
+      d.note(outOfPlaceAdvice(m, *mu.value, *root) + ", or clone() the tensor before mutating it");
       d.fusionId = plan.groupOf(m).id;
       d.reason = std::string(breakReasonName(BreakReason::InplaceAlias));
     }

@@ -56,14 +56,12 @@ public:
                          nodeWithOp(m), saved->name, how, nodeWithOp(*saved->producer), certain ? "which autograd" : "probably"));
       if (!certain) {
         d.severity = Severity::Warning;
-        d.notes.push_back({"the export does not say when autograd saved the tensor (no saved_at: an older "
-                           "graphlint-export), so this may be a write before the save, which is fine; re-export to "
-                           "know",
-                           std::nullopt});
+        d.note("the export does not say when autograd saved the tensor (no saved_at: an older "
+               "graphlint-export), so this may be a write before the save, which is fine; re-export to "
+               "know");
       }
-      d.notes.push_back({fmt::format("{}, or clone() '{}' before the write so the saved version stays intact",
-                                     outOfPlaceAdvice(m, *mu.value, *mu.root), saved->name),
-                         std::nullopt});
+      d.note(fmt::format("{}, or clone() '{}' before the write so the saved version stays intact",
+                         outOfPlaceAdvice(m, *mu.value, *mu.root), saved->name));
     }
   }
 };

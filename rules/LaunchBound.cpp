@@ -86,12 +86,10 @@ private:
     Diagnostic &d = sink.report(
         start, fmt::format("{} consecutive kernels are launch-bound on {}: {} of GPU work, {} of launch overhead",
                            run.size(), hw.name, micros(work), micros(launches)));
-    d.notes.push_back({fmt::format("from {} '{}' to {} '{}', {} per launch", start.opType, nodeLabel(start), end.opType,
-                                   nodeLabel(end), micros(hw.launchOverhead)),
-                       std::nullopt});
-    d.notes.push_back({"capture them in a CUDA graph (torch.compile(mode=\"reduce-overhead\"), TensorRT/ONNX Runtime "
-                       "CUDA graphs), raise the batch size, or fuse the ops",
-                       std::nullopt});
+    d.note(fmt::format("from {} '{}' to {} '{}', {} per launch", start.opType, nodeLabel(start), end.opType,
+                       nodeLabel(end), micros(hw.launchOverhead)));
+    d.note("capture them in a CUDA graph (torch.compile(mode=\"reduce-overhead\"), TensorRT/ONNX Runtime "
+           "CUDA graphs), raise the batch size, or fuse the ops");
     d.fusionId = first->id;
     std::string kernels;
     for (size_t i = 0; i < run.size() && i < 6; ++i) {
@@ -102,12 +100,11 @@ private:
     }
     if (run.size() > 6)
       kernels += ", ...";
-    d.notes.push_back({"predicted kernel times: " + kernels, std::nullopt});
-    d.notes.push_back({fmt::format("estimate: bytes moved / ({:.0f} GB/s x {:g}) vs FLOPs / (peak x {:g}), whichever "
-                                   "is larger, from static shapes (docs/cost-model.md); bind symbolic dims with --dim "
-                                   "to check other sizes",
-                                   hw.memoryBandwidth / 1e9, hw.memoryEfficiency, hw.computeEfficiency),
-                       std::nullopt});
+    d.note("predicted kernel times: " + kernels);
+    d.note(fmt::format("estimate: bytes moved / ({:.0f} GB/s x {:g}) vs FLOPs / (peak x {:g}), whichever "
+                       "is larger, from static shapes (docs/cost-model.md); bind symbolic dims with --dim "
+                       "to check other sizes",
+                       hw.memoryBandwidth / 1e9, hw.memoryEfficiency, hw.computeEfficiency));
   }
 };
 

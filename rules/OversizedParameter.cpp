@@ -88,12 +88,11 @@ public:
                           formatBytes(total), formatBytes(kBucketBytes));
     const Node *reader = firstReader(*largest->value);
     Diagnostic &d = reader ? sink.report(*reader, message) : sink.reportFile(message);
-    d.notes.push_back({fmt::format("each is reduced alone, only after its whole gradient is computed, and its {} "
-                                   "cannot overlap much backward compute",
-                                   ddp ? "all-reduce" : "reduce-scatter"),
-                       std::nullopt});
+    d.note(fmt::format("each is reduced alone, only after its whole gradient is computed, and its {} "
+                       "cannot overlap much backward compute",
+                       ddp ? "all-reduce" : "reduce-scatter"));
     if (over.size() > 1)
-      d.notes.push_back({"parameters: " + parameterList(over), std::nullopt});
+      d.note("parameters: " + parameterList(over));
     // The knob that sets the bucket depends on who buckets the gradients.
     std::string knob;
     switch (st.strategy()) {
@@ -107,9 +106,8 @@ public:
       break;
     case ParallelStrategy::Single: break;
     }
-    d.notes.push_back({"split them (e.g. shard a large embedding or LM head over the vocabulary), tie them to other "
-                       "weights, or " + knob,
-                       std::nullopt});
+    d.note("split them (e.g. shard a large embedding or LM head over the vocabulary), tie them to other "
+           "weights, or " + knob);
   }
 };
 

@@ -120,16 +120,14 @@ public:
         std::string names;
         for (size_t i = 0; i < f.others.size() && i < 3; ++i)
           names += fmt::format("{}'{}'", i ? ", " : "", f.others[i]->name);
-        d.notes.push_back({fmt::format("{} more node(s) have the same {} shape: {}{}", f.others.size(),
-                                       f.first->qualifiedOp(), names, f.others.size() > 3 ? ", ..." : ""),
-                           std::nullopt});
+        d.note(fmt::format("{} more node(s) have the same {} shape: {}{}", f.others.size(),
+                           f.first->qualifiedOp(), names, f.others.size() > 3 ? ", ..." : ""));
       }
       if (f.math == MathPrecision::FP32)
-        d.notes.push_back({fmt::format("fp32 contractions use tensor cores on {} only as TF32: the default for cuDNN "
-                                       "convolutions, TensorRT and ONNX Runtime; PyTorch matmuls need "
-                                       "torch.set_float32_matmul_precision('high')",
-                                       hw->name),
-                           std::nullopt});
+        d.note(fmt::format("fp32 contractions use tensor cores on {} only as TF32: the default for cuDNN "
+                           "convolutions, TensorRT and ONNX Runtime; PyTorch matmuls need "
+                           "torch.set_float32_matmul_precision('high')",
+                           hw->name));
     }
   }
 };

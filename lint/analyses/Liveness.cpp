@@ -1,5 +1,6 @@
 // Liveness over one graph's schedule (include/graphlint/lint/Liveness.h).
 #include "graphlint/lint/Liveness.h"
+#include "graphlint/ir/ValueFacts.h"
 
 #include <algorithm>
 #include <vector>
@@ -7,18 +8,13 @@
 namespace graphlint {
 
 Liveness::Liveness(const Graph &g, llvm::function_ref<bool(const Node &)> runs) {
-  auto outer = [](const Value *v) {
-    while (v && v->kind == Value::Kind::OuterScope && v->outer)
-      v = v->outer;
-    return v;
-  };
   for (const auto &np : g.nodes()) {
     if (runs && !runs(*np))
       continue;
     auto at = static_cast<int64_t>(np->index);
     auto note = [&](const Node &n) {
       for (const Value *in : n.inputs)
-        if (const Value *v = outer(in)) {
+        if (const Value *v = captureOrigin(in)) {
           auto [it, inserted] = lastRead_.try_emplace(v, at);
           if (!inserted)
             it->second = std::max(it->second, at);

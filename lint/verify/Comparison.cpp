@@ -1,5 +1,5 @@
-#include "graphlint/ir/Display.h"
 #include "graphlint/verify/Comparison.h"
+#include "graphlint/ir/Display.h"
 
 #include "graphlint/lint/ComputeModel.h"
 #include "graphlint/lint/FusionPlan.h"

@@ -82,7 +82,7 @@ TEST(RobustFiles, Case14HugeJsonLookingFileIsRefusedBeforeReading) {
   ASSERT_EQ(truncate(path.c_str(), static_cast<off_t>(40ull << 30)), 0);  // sparse: no disk used
   CliResult r = runCliTimed({path, "--format", "json"}, 30);
   unlink(path.c_str());
-  expectOneLineError(r, path + ": error: is a 40.0 GiB JSON file, larger than the 1 GiB limit for FX graphs");
+  expectOneLineError(r, path + ": error: is a 40.00 GiB JSON file, larger than the 1.00 GiB limit for FX graphs");
 }
 
 TEST(RobustFiles, Case14OversizedConfigAndBaselineAreRefused) {
