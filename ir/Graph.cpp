@@ -1,4 +1,5 @@
 #include "graphlint/ir/Graph.h"
+#include "graphlint/ir/Display.h"
 
 #include <algorithm>
 
@@ -126,9 +127,8 @@ unsigned Graph::depth() const {
 std::string Graph::path() const {
   if (!parentGraph)
     return name.empty() ? "main" : name;  // "main", or "function:NAME" for function bodies
-  // 1-based "#N" for unnamed owners, as reporters number nodes; exporter
-  // names such as "/If" already start with the separator.
-  std::string owner = parentNode ? (parentNode->name.empty() ? fmt::format("#{}", parentNode->index + 1) : parentNode->name) : "?";
+  // Exporter names such as "/If" already start with the separator.
+  std::string owner = parentNode ? nodeLabel(*parentNode) : "?";
   llvm::StringRef o(owner);
   return fmt::format("{}/{}:{}", parentGraph->path(), o.startswith("/") ? o.drop_front().str() : owner, name);
 }

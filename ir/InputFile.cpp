@@ -1,4 +1,5 @@
 #include "graphlint/ir/InputFile.h"
+#include "graphlint/ir/Display.h"
 
 #include <fmt/format.h>
 
@@ -32,13 +33,7 @@ const char *typeName(mode_t mode) {
   return "is not a regular file";
 }
 
-std::string sizeText(uint64_t bytes) {
-  if (bytes >= (1ull << 30))
-    return fmt::format("{:.1f} GiB", bytes / 1073741824.0);
-  if (bytes >= (1ull << 20))
-    return fmt::format("{:.1f} MiB", bytes / 1048576.0);
-  return fmt::format("{} bytes", bytes);
-}
+std::string sizeText(uint64_t bytes) { return formatBytes(static_cast<double>(bytes)); }
 
 }  // namespace
 

@@ -28,7 +28,9 @@ std::string_view opKindName(OpKind k) {
 
 namespace {
 
-enum Flag : unsigned { None = 0, View = 1, Sync = 2 };
+// Sync: a device-to-host sync for a data-dependent output size; SyncValue:
+// one that hands a tensor value to the host.
+enum Flag : unsigned { None = 0, View = 1, Sync = 2, SyncValue = 4 };
 
 struct TableEntry {
   const char *domain;
@@ -332,10 +334,10 @@ const TableEntry kTable[] = {
     {"aten", "_unique2", K::DataDependentOutput, Sync, 0},
     {"aten", "unique_consecutive", K::DataDependentOutput, Sync, 0},
     {"aten", "unique_dim", K::DataDependentOutput, Sync, 0}, {"aten", "argwhere", K::DataDependentOutput, Sync, 0},
-    {"aten", "_local_scalar_dense", K::DataDependentOutput, Sync, 0},
-    {"aten", "item", K::DataDependentOutput, Sync, 0}, {"aten", "tolist", K::DataDependentOutput, Sync, 0}, {"aten", "numpy", K::DataDependentOutput, Sync, 0},
-    {"aten", "repr", K::DataDependentOutput, Sync, 0}, {"aten", "equal", K::DataDependentOutput, Sync, 0},
-    {"aten", "is_nonzero", K::DataDependentOutput, Sync, 0},
+    {"aten", "_local_scalar_dense", K::DataDependentOutput, Sync | SyncValue, 0},
+    {"aten", "item", K::DataDependentOutput, Sync | SyncValue, 0}, {"aten", "tolist", K::DataDependentOutput, Sync | SyncValue, 0}, {"aten", "numpy", K::DataDependentOutput, Sync | SyncValue, 0},
+    {"aten", "repr", K::DataDependentOutput, Sync | SyncValue, 0}, {"aten", "equal", K::DataDependentOutput, Sync | SyncValue, 0},
+    {"aten", "is_nonzero", K::DataDependentOutput, Sync | SyncValue, 0},
 };
 
 // Every other aten/prims op torch declares (1.13 and 2.x), with a kind read
@@ -436,7 +438,10 @@ const OpInfo *OpRegistry::lookup(llvm::StringRef domain, llvm::StringRef op, int
     info.kind = entry->kind;
     info.known = true;
     info.viewOfInput0 = entry->flags & View;
-    info.hostSync = entry->flags & Sync;
+    info.hostSync = entry->flags & (Sync | SyncValue);
+    info.syncKind = entry->flags & SyncValue ? HostSyncKind::ReadsValue
+                    : entry->flags & Sync    ? HostSyncKind::DataDependentSize
+                                             : HostSyncKind::None;
   } else if (s) {
     info.kind = kindFromSchema(*s);
     info.known = true;

@@ -1,4 +1,5 @@
 #include "graphlint/ir/Verifier.h"
+#include "graphlint/ir/Display.h"
 
 #include <fmt/format.h>
 
@@ -9,8 +10,7 @@
 namespace graphlint {
 
 std::string describeNode(const Node &n) {
-  // 1-based, as the reporters number nodes ("node #3", path:3:1).
-  return n.name.empty() ? fmt::format("#{} ({})", n.index + 1, n.opType) : fmt::format("'{}' ({})", n.name, n.opType);
+  return n.name.empty() ? fmt::format("{} ({})", nodeNumber(n.index), n.opType) : fmt::format("'{}' ({})", n.name, n.opType);
 }
 
 // Strongly connected components of the node graph that contain a cycle, each

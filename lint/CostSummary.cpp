@@ -1,4 +1,5 @@
 #include "graphlint/lint/CostSummary.h"
+#include "graphlint/ir/Display.h"
 
 #include "graphlint/lint/StepTimeline.h"
 
@@ -28,7 +29,7 @@ CostSummary summariseCost(const Model &, AnalysisContext &ctx) {
     const GroupCost &c = cm.groups()[gi];
     const Node &first = *c.group->nodes.front();
     s.groups.push_back({c.group->id, std::string(groupKindName(c.group->kind)),
-                        first.name.empty() ? fmt::format("#{}", first.index + 1) : first.name, c.group->kernels,
+                        nodeLabel(first), c.group->kernels,
                         c.known, c.forward.flops, c.backward.flops, c.forward.bytes, c.backward.bytes,
                         c.forward.seconds, c.backward.seconds});
   }

@@ -56,13 +56,28 @@ FileReport lintModel(const Model &m, const LintOptions &opts) {
   r.setupWarnings = m.setupWarnings;
   AnalysisContext ctx(m, opts.setup);
   DiagnosticSink sink(m.path, r.diagnostics);
+  std::vector<const Rule *> perNode;
   for (const Rule *rule : allRules()) {
     const RuleInfo &info = rule->info();
     if (!opts.policy.isEnabled(std::string(info.code)))
       continue;
+    if (rule->perNode()) {
+      perNode.push_back(rule);
+      continue;
+    }
     sink.setRule(std::string(info.code), std::string(info.name), info.severity);
     rule->check(m, ctx, sink);
   }
+  // One traversal for every per-node rule; the sort below restores the order.
+  if (!perNode.empty())
+    forEachGraph(*m.graph, [&](const Graph &g) {
+      for (const auto &n : g.nodes())
+        for (const Rule *rule : perNode) {
+          const RuleInfo &info = rule->info();
+          sink.setRule(std::string(info.code), std::string(info.name), info.severity);
+          rule->checkNode(*n, m, ctx, sink);
+        }
+    });
   std::stable_sort(r.diagnostics.begin(), r.diagnostics.end(), diagnosticLess);
   r.suppressed = applyRulePolicy(m, opts.policy, r.diagnostics, r.usedIgnores);
   if (opts.group)

@@ -1,6 +1,8 @@
 // Copies a FusionPlan into FusionSummary's plain data while the model is
 // alive. Linear in the graph: one pass over the nodes (and, for DOT, their
 // inputs).
+#include "graphlint/ir/ValueFacts.h"
+#include "graphlint/ir/Display.h"
 #include "graphlint/lint/FusionSummary.h"
 
 #include "graphlint/lint/FusionPlan.h"
@@ -43,7 +45,7 @@ FusionSummary summariseFusion(const Model &m, const FusionPlan &plan, bool withE
       const Node &n = *np;
       FusionSummary::Node sn;
       sn.name = n.name;
-      sn.label = n.name.empty() ? "#" + std::to_string(n.index + 1) : n.name;
+      sn.label = nodeLabel(n);
       sn.op = n.qualifiedOp();
       sn.graph = gi;
       sn.index = n.index;
@@ -99,8 +101,7 @@ FusionSummary summariseFusion(const Model &m, const FusionPlan &plan, bool withE
         std::vector<const Value *> seen;
         for (const Value *v : n.inputs) {
           // Values captured from an enclosing graph lead to their producer there.
-          while (v && v->kind == Value::Kind::OuterScope && v->outer)
-            v = v->outer;
+          v = captureOrigin(v);
           if (!v || v->kind != Value::Kind::NodeOutput || !v->producer ||
               std::find(seen.begin(), seen.end(), v) != seen.end())
             continue;

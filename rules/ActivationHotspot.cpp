@@ -1,8 +1,8 @@
 // GL202 activation-hotspot: at the predicted memory peak, the activations one
 // node produced (its outputs, what it saves for backward, their gradients)
 // take at least a share of the peak. One diagnostic per model, at that node.
+#include "graphlint/ir/Display.h"
 #include "graphlint/lint/MemoryPlan.h"
-#include "graphlint/lint/Reporters.h"
 #include "graphlint/lint/Rule.h"
 
 #include <llvm/ADT/MapVector.h>
@@ -58,17 +58,16 @@ public:
     Diagnostic &d = sink.report(
         *top, fmt::format("activations of {} '{}' hold {} ({:.0f}% of the predicted {} peak of {} at {} '{}'); "
                           "the largest is '{}' ({}, {})",
-                          top->opType, top->name.empty() ? fmt::format("#{}", top->index) : top->name,
+                          top->opType, nodeLabel(*top),
                           formatBytes(static_cast<double>(topBytes)), 100 * frac, s.mode,
                           formatBytes(static_cast<double>(s.peakAllocatedBytes)), s.peakPhase, s.peakNode,
                           c.value ? c.value->name : "?", memoryKindName(c.kind),
                           formatBytes(static_cast<double>(c.bytes))));
     if (c.value)
-      d.notes.push_back({fmt::format("'{}' is {}", c.value->name, c.value->type.str()), std::nullopt});
-    d.notes.push_back({"to shrink it: a smaller batch or sequence (--dim), activation checkpointing around this "
-                       "block (--recompute layer), a fused kernel that does not materialise it (e.g. "
-                       "FlashAttention for an attention score matrix), or 16-bit activations",
-                       std::nullopt});
+      d.note(fmt::format("'{}' is {}", c.value->name, c.value->type.str()));
+    d.note("to shrink it: a smaller batch or sequence (--dim), activation checkpointing around this "
+           "block (--recompute layer), a fused kernel that does not materialise it (e.g. "
+           "FlashAttention for an attention score matrix), or 16-bit activations");
   }
 };
 

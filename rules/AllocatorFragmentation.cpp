@@ -2,8 +2,8 @@
 // through the caching-allocator simulation reserves much more than it ever
 // has allocated at once: cached but unusable segments. One diagnostic per
 // model.
+#include "graphlint/ir/Display.h"
 #include "graphlint/lint/MemoryPlan.h"
-#include "graphlint/lint/Reporters.h"
 #include "graphlint/lint/Rule.h"
 
 #include <fmt/format.h>
@@ -39,13 +39,11 @@ public:
         formatBytes(static_cast<double>(s.peakReservedBytes)),
         formatBytes(static_cast<double>(s.allocatorPeakAllocatedBytes)), formatBytes(waste),
         100 * s.fragmentation()));
-    d.notes.push_back({fmt::format("{} segments reserved; simulated with 512 B rounding, 2 MiB small and 20 MiB large "
-                                   "segments, best fit and PyTorch's splitting rules",
-                                   s.segments),
-                       std::nullopt});
-    d.notes.push_back({"to reduce it: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (PyTorch >= 2.1) or "
-                       "max_split_size_mb:N, or allocate the largest buffers first (static shapes, CUDA graphs)",
-                       std::nullopt});
+    d.note(fmt::format("{} segments reserved; simulated with 512 B rounding, 2 MiB small and 20 MiB large "
+                       "segments, best fit and PyTorch's splitting rules",
+                       s.segments));
+    d.note("to reduce it: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (PyTorch >= 2.1) or "
+           "max_split_size_mb:N, or allocate the largest buffers first (static shapes, CUDA graphs)");
   }
 };
 

@@ -2,6 +2,7 @@
 // different dtypes, ranks or static dims for the same output. Every output
 // index is compared, one diagnostic per mismatching output. Differently named
 // symbolic dims are not a mismatch: exporters name each branch's dims apart.
+#include "graphlint/ir/Display.h"
 #include "graphlint/lint/DataDependence.h"
 #include "graphlint/lint/Rule.h"
 
@@ -50,40 +51,36 @@ public:
     return i;
   }
 
-  void check(const Model &m, AnalysisContext &, DiagnosticSink &sink) const override {
-    forEachGraph(*m.graph, [&](const Graph &g) {
-      for (const auto &np : g.nodes()) {
-        const Node &n = *np;
-        BranchBodies b = branchBodies(n);
-        if (!b.thenBody || !b.elseBody)
-          continue;
-        std::string what = fmt::format("{} '{}'", controlFlowKindName(controlFlowKind(n)),
-                                       n.name.empty() ? fmt::format("#{}", n.index + 1) : n.name);
-        const auto &t = b.thenBody->outputs, &e = b.elseBody->outputs;
-        if (t.size() != e.size()) {
-          Diagnostic &d = sink.report(n, fmt::format("{}: {} yields {} output(s) but {} yields {}", what, b.thenName,
-                                                     t.size(), b.elseName, e.size()));
-          d.notes.push_back({"both branches must return the same number of values", std::nullopt});
-          continue;
-        }
-        for (size_t i = 0; i < t.size(); ++i) {
-          if (!t[i] || !e[i])
-            continue;
-          auto why = mismatch(t[i]->type, e[i]->type);
-          if (!why)
-            continue;
-          std::string outName = i < n.outputs.size() && n.outputs[i] ? fmt::format(" '{}'", n.outputs[i]->name) : "";
-          Diagnostic &d = sink.report(
-              n, fmt::format("{}: output {}{} differs between branches ({}): {} yields '{}' as {}, {} yields '{}' as {}",
-                             what, i, outName, *why, b.thenName, t[i]->name, t[i]->type.str(), b.elseName, e[i]->name,
-                             e[i]->type.str()));
-          d.notes.push_back({"the If's output type depends on which branch runs, so shape inference, compilers and "
-                             "runtimes reject or mis-plan it; cast/reshape inside the branches so both yield the same "
-                             "dtype and rank (e.g. .to(dtype) or reshape to a common shape)",
-                             std::nullopt});
-        }
-      }
-    });
+  bool perNode() const override { return true; }
+
+  void checkNode(const Node &n, const Model &, AnalysisContext &, DiagnosticSink &sink) const override {
+    BranchBodies b = branchBodies(n);
+    if (!b.thenBody || !b.elseBody)
+      return;
+    std::string what = fmt::format("{} '{}'", controlFlowKindName(controlFlowKind(n)),
+                                   nodeLabel(n));
+    const auto &t = b.thenBody->outputs, &e = b.elseBody->outputs;
+    if (t.size() != e.size()) {
+      Diagnostic &d = sink.report(n, fmt::format("{}: {} yields {} output(s) but {} yields {}", what, b.thenName,
+                                                 t.size(), b.elseName, e.size()));
+      d.note("both branches must return the same number of values");
+      return;
+    }
+    for (size_t i = 0; i < t.size(); ++i) {
+      if (!t[i] || !e[i])
+        continue;
+      auto why = mismatch(t[i]->type, e[i]->type);
+      if (!why)
+        continue;
+      std::string outName = i < n.outputs.size() && n.outputs[i] ? fmt::format(" '{}'", n.outputs[i]->name) : "";
+      Diagnostic &d = sink.report(
+          n, fmt::format("{}: output {}{} differs between branches ({}): {} yields '{}' as {}, {} yields '{}' as {}",
+                         what, i, outName, *why, b.thenName, t[i]->name, t[i]->type.str(), b.elseName, e[i]->name,
+                         e[i]->type.str()));
+      d.note("the If's output type depends on which branch runs, so shape inference, compilers and "
+             "runtimes reject or mis-plan it; cast/reshape inside the branches so both yield the same "
+             "dtype and rank (e.g. .to(dtype) or reshape to a common shape)");
+    }
   }
 };
 

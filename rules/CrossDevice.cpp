@@ -4,6 +4,7 @@
 // Every such copy is a PCIe transfer and a point no fusion group can span.
 // Devices come from the FX frontend (Value::device); ONNX graphs only show the
 // explicit Memcpy nodes an ONNX Runtime-optimised model contains.
+#include "graphlint/ir/Display.h"
 #include "graphlint/ir/Verifier.h"
 #include "graphlint/lint/FusionPlan.h"
 #include "graphlint/lint/Rule.h"
@@ -19,12 +20,7 @@ std::string sizeText(const Value &v) {
   auto bytes = v.type.byteSize();
   if (!bytes)
     return v.type.str();
-  double b = static_cast<double>(*bytes);
-  if (b >= 1 << 20)
-    return fmt::format("{}, {:.1f} MiB", v.type.str(), b / (1 << 20));
-  if (b >= 1 << 10)
-    return fmt::format("{}, {:.1f} KiB", v.type.str(), b / (1 << 10));
-  return fmt::format("{}, {} B", v.type.str(), *bytes);
+  return fmt::format("{}, {}", v.type.str(), formatBytes(static_cast<double>(*bytes)));
 }
 
 // PyTorch lets a 0-dim CPU tensor join a CUDA op: its value travels as a
@@ -72,15 +68,12 @@ private:
     // The op on the host side is the one that made the runtime insert the copy.
     if (toHost && out)
       for (const Use &u : out->uses)
-        d.notes.push_back({fmt::format("{} reads the copy on the host: the runtime placed it on the CPU", describeNode(*u.user)),
-                           std::nullopt});
+        d.note(fmt::format("{} reads the copy on the host: the runtime placed it on the CPU", describeNode(*u.user)));
     if (!toHost && in && in->kind == Value::Kind::NodeOutput && in->producer)
-      d.notes.push_back({fmt::format("{} produced '{}' on the host: the runtime placed it on the CPU",
-                                     describeNode(*in->producer), in->name),
-                         std::nullopt});
-    d.notes.push_back({"keep the computation on one device: give the op that fell back to the CPU a GPU kernel "
-                       "(a supported op, opset or dtype), or move that work out of the per-step graph",
-                       std::nullopt});
+      d.note(fmt::format("{} produced '{}' on the host: the runtime placed it on the CPU",
+                         describeNode(*in->producer), in->name));
+    d.note("keep the computation on one device: give the op that fell back to the CPU a GPU kernel "
+           "(a supported op, opset or dtype), or move that work out of the per-step graph");
   }
 
   // An op whose inputs live on different devices.
@@ -104,16 +97,14 @@ private:
                        first->name, sizeText(*first), first->device.str(), other->name, sizeText(*other),
                        other->device.str()));
     setBreak(d, plan, n);
-    d.notes.push_back({"eager PyTorch rejects most such ops (\"Expected all tensors to be on the same device\"); a "
-                       "compiler that accepts them copies one operand across devices every step",
-                       std::nullopt});
+    d.note("eager PyTorch rejects most such ops (\"Expected all tensors to be on the same device\"); a "
+           "compiler that accepts them copies one operand across devices every step");
     // The host-side operand is the one to move; between two GPUs, the second.
     const Value *stray = first->device.kind == Device::Kind::CPU ? first : other;
     const Value *home = stray == first ? other : first;
-    d.notes.push_back({fmt::format("create or move '{}' on {} once, outside the step (register it as a buffer, "
-                                   "pass device= to its factory)",
-                                   stray->name, home->device.str()),
-                       std::nullopt});
+    d.note(fmt::format("create or move '{}' on {} once, outside the step (register it as a buffer, "
+                       "pass device= to its factory)",
+                       stray->name, home->device.str()));
     return true;
   }
 
@@ -138,9 +129,8 @@ private:
                ? std::string("a copy to the host also waits for the GPU to finish the queued work that produces it")
                : fmt::format("the copy runs every step; the graph cannot fuse across it"),
            std::nullopt});
-      d.notes.push_back({fmt::format("keep '{}' on {} (create it there, or move it once outside the step)", in->name,
-                                     out->device.str()),
-                         std::nullopt});
+      d.note(fmt::format("keep '{}' on {} (create it there, or move it once outside the step)", in->name,
+                         out->device.str()));
       return;
     }
   }

@@ -2,6 +2,7 @@
 // Unique, NMS outputs, or contents such as ReduceMax -> Cast) reaches an op
 // that needs it: a shape/size operand, a kernel sized by it, or a graph
 // output. The sites come from the DataDependence analysis, one per node.
+#include "graphlint/ir/Display.h"
 #include "graphlint/ir/OpRegistry.h"
 #include "graphlint/lint/DataDependence.h"
 #include "graphlint/lint/FusionPlan.h"
@@ -14,9 +15,8 @@
 namespace graphlint {
 namespace {
 
-std::string nodeLabel(const Node &n) {
-  return fmt::format("{} '{}'", n.opType, n.name.empty() ? fmt::format("#{}", n.index + 1) : n.name);
-}
+// The op without its domain: these messages name aten ops as the user wrote them.
+std::string opAndLabel(const Node &n) { return fmt::format("{} '{}'", n.opType, nodeLabel(n)); }
 
 // What the operand means to the op, for the message.
 std::string operandRole(const Node &n, unsigned i) {
@@ -38,7 +38,7 @@ std::string operandRole(const Node &n, unsigned i) {
 std::string originText(const Taint &t) {
   if (t.origin) {
     bool dataOp = t.origin->op && t.origin->op->kind == OpKind::DataDependentOutput;
-    return fmt::format("{}{}", nodeLabel(*t.origin), dataOp ? " (its output size depends on values)" : "");
+    return fmt::format("{}{}", opAndLabel(*t.origin), dataOp ? " (its output size depends on values)" : "");
   }
   if (t.source)
     return fmt::format("the contents of {} '{}'", t.source->graph && t.source->graph->parentGraph ? "body input" : "graph input",
@@ -79,7 +79,7 @@ public:
       case DataDependentSite::Kind::ShapeArgument:
         msg = fmt::format("{} takes its {} (input {} '{}') from {}: {} from {} (path length {}), so its output dims "
                           "are only known at runtime",
-                          nodeLabel(n), operandRole(n, s.operand), s.operand, s.value->name,
+                          opAndLabel(n), operandRole(n, s.operand), s.operand, s.value->name,
                           s.fromContents ? "tensor values, not shapes" : "a tensor whose dims depend on data",
                           s.fromContents ? "computed" : "sized", originText(s.taint), path);
         hint = s.fromContents
@@ -90,14 +90,14 @@ public:
       case DataDependentSite::Kind::DynamicConsumer:
         msg = fmt::format("{} reads '{}', whose dims depend on data: they come from {} (path length {}); the kernel "
                           "cannot be specialised and its output dims are unknown until runtime",
-                          nodeLabel(n), s.value ? s.value->name : "?", originText(s.taint), path);
+                          opAndLabel(n), s.value ? s.value->name : "?", originText(s.taint), path);
         hint = "keep a static size: pad to a maximum (e.g. torch.nonzero(x, size=MAX), fixed top-k) and mask the "
                "padding instead of compacting the tensor";
         break;
       case DataDependentSite::Kind::UnbackedSize:
         msg = fmt::format("{} outputs '{}' {}, sized by the unbacked (data-dependent) size {} that comes from {} "
                           "(path length {}): the size is only known at runtime",
-                          nodeLabel(n), s.value->name, s.value->type.str(), unbackedIn(m, *s.value), originText(s.taint),
+                          opAndLabel(n), s.value->name, s.value->type.str(), unbackedIn(m, *s.value), originText(s.taint),
                           path);
         hint = "keep a static size: pad to a maximum (e.g. torch.nonzero(x, size=MAX)) and mask the padding, or bound "
                "the size with torch._check so the compiler can plan for its maximum";
@@ -105,16 +105,16 @@ public:
       case DataDependentSite::Kind::GraphOutput:
         msg = s.taint.origin == &n
                   ? fmt::format("graph output '{}' of {} has a size that depends on tensor values", s.value->name,
-                                nodeLabel(n))
+                                opAndLabel(n))
                   : fmt::format("graph output '{}' of {} has dims that depend on data: they come from {} (path length "
                                 "{})",
-                                s.value->name, nodeLabel(n), originText(s.taint), path);
+                                s.value->name, opAndLabel(n), originText(s.taint), path);
         msg += "; every consumer of the model sees a data-dependent shape (recompiles, dynamic allocation)";
         hint = "return a fixed-size, padded tensor with a mask or a count of valid entries";
         break;
       }
       Diagnostic &d = sink.report(n, msg);
-      d.notes.push_back({hint, std::nullopt});
+      d.note(hint);
       d.fusionId = plan.groupOf(n).id;
       d.reason = std::string(breakReasonName(BreakReason::DataDependentShape));
     }

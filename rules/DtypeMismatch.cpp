@@ -4,6 +4,7 @@
 // Softmax), and an op that reads floating inputs of different dtypes (implicit
 // promotion, possible in FX graphs). Casts that only convert graph inputs,
 // weights or outputs are conversions at the boundary, not islands: not flagged.
+#include "graphlint/ir/ValueFacts.h"
 #include "graphlint/ir/OpRegistry.h"
 #include "graphlint/ir/Verifier.h"
 #include "graphlint/lint/FusionPlan.h"
@@ -33,9 +34,7 @@ bool isConversion(const Node &n) {
 const Value *in0(const Node &n) { return n.inputs.empty() ? nullptr : n.inputs[0]; }
 const Value *out0(const Node &n) { return n.outputs.empty() ? nullptr : n.outputs[0]; }
 
-// Views and shape queries launch no kernel; the dtype flows through views.
-bool isView(const Node &n) { return n.op && n.op->kind == OpKind::ShapeOnly && n.op->viewOfInput0; }
-
+// Views and shape queries launch no kernel; the dtype flows through views (isFreeView).
 bool isCompute(const Node &n) {
   return !isConversion(n) && !(n.op && n.op->kind == OpKind::ShapeOnly);
 }
@@ -60,7 +59,7 @@ const Node *computeProducer(const Value *v, const FusionPlan &plan) {
     if (v->kind != Value::Kind::NodeOutput || !v->producer)
       return nullptr;
     const Node &p = *v->producer;
-    if (isView(p)) {
+    if (isFreeView(p)) {
       v = in0(p);
       continue;
     }
@@ -76,7 +75,7 @@ const Node *computeConsumer(const Value *v) {
     const Value *cur = work.front();
     work.pop_front();
     for (const Use &u : cur->uses) {
-      if (isView(*u.user) && u.operand == 0 && out0(*u.user))
+      if (isFreeView(*u.user) && u.operand == 0 && out0(*u.user))
         work.push_back(out0(*u.user));
       else if (isCompute(*u.user))
         return u.user;
@@ -130,16 +129,14 @@ void addPlanNote(Diagnostic &d, const FusionPlan &plan, const Node &n, std::stri
   std::string backend(fusionBackendName(plan.backend()));
   for (const FusionBoundary *b : plan.boundariesInto(n))
     if (b->reason == BreakReason::DtypeMismatch) {
-      d.notes.push_back({fmt::format("{}: the fusion group splits here, fusion group {} (ending at {}) and fusion "
-                                     "group {} become separate kernels ({})",
-                                     backend, b->fromGroup, describeNode(*b->producer), b->toGroup, b->detail),
-                         std::nullopt});
+      d.note(fmt::format("{}: the fusion group splits here, fusion group {} (ending at {}) and fusion "
+                         "group {} become separate kernels ({})",
+                         backend, b->fromGroup, describeNode(*b->producer), b->toGroup, b->detail));
       return;
     }
-  d.notes.push_back({fmt::format("{} keeps {} inside fusion group {}, but TensorRT and ONNX Runtime split their "
-                                 "fusion there",
-                                 backend, what, plan.groupOf(n).id),
-                     std::nullopt});
+  d.note(fmt::format("{} keeps {} inside fusion group {}, but TensorRT and ONNX Runtime split their "
+                     "fusion there",
+                     backend, what, plan.groupOf(n).id));
 }
 
 class DtypeMismatch final : public Rule {
@@ -185,11 +182,10 @@ private:
     d.reason = std::string(breakReasonName(BreakReason::DtypeMismatch));
     d.fusionId = plan.groupOf(n).id;
     if (const Node *partner = islandPartner(n, up)) {
-      d.notes.push_back({up ? fmt::format("the {} island closes at {}, which converts back to {}", dtypeShortName(to),
-                                          describeNode(*partner), dtypeShortName(from))
-                            : fmt::format("this closes the {} island opened by {}", dtypeShortName(from),
-                                          describeNode(*partner)),
-                         std::nullopt});
+      d.note(up ? fmt::format("the {} island closes at {}, which converts back to {}", dtypeShortName(to),
+                              describeNode(*partner), dtypeShortName(from))
+                : fmt::format("this closes the {} island opened by {}", dtypeShortName(from),
+                              describeNode(*partner)));
     }
     addPlanNote(d, plan, n, "the cast");
     if (dtypeBits(from) && dtypeBits(to))
@@ -199,12 +195,11 @@ private:
                                                            std::min(dtypeBits(from), dtypeBits(to)),
                        dtypeShortName(up ? from : to)),
            std::nullopt});
-    d.notes.push_back({fmt::format("keep the island in one precision: set the autocast policy (or export) so {} runs "
-                                   "in {} with {} accumulation, or let the compiler keep the conversion inside one "
-                                   "kernel",
-                                   describeNode(up ? *consumer : *producer), dtypeShortName(up ? from : to),
-                                   dtypeShortName(up ? to : from)),
-                       std::nullopt});
+    d.note(fmt::format("keep the island in one precision: set the autocast policy (or export) so {} runs "
+                       "in {} with {} accumulation, or let the compiler keep the conversion inside one "
+                       "kernel",
+                       describeNode(up ? *consumer : *producer), dtypeShortName(up ? from : to),
+                       dtypeShortName(up ? to : from)));
   }
 
   // Implicit promotion: one op reads floating tensors of different dtypes.
@@ -243,10 +238,9 @@ private:
     d.reason = std::string(breakReasonName(BreakReason::DtypeMismatch));
     d.fusionId = plan.groupOf(n).id;
     addPlanNote(d, plan, n, "the promotion");
-    d.notes.push_back({fmt::format("keep both operands in one precision: produce {} in {} (or cast it once where it "
-                                   "is created) instead of promoting inside the fused region",
-                                   tensorRef(*narrow), dtypeShortName(wide->type.dtype)),
-                       std::nullopt});
+    d.note(fmt::format("keep both operands in one precision: produce {} in {} (or cast it once where it "
+                       "is created) instead of promoting inside the fused region",
+                       tensorRef(*narrow), dtypeShortName(wide->type.dtype)));
   }
 };
 

@@ -2,6 +2,8 @@
 // cannot cross them; the message says what decides the branch or the trip
 // count (constant, tensor shapes, or tensor contents) and how big the bodies
 // are. An If on a constant condition is only a note: the branch is dead.
+#include "graphlint/ir/ValueFacts.h"
+#include "graphlint/ir/Display.h"
 #include "graphlint/lint/DataDependence.h"
 #include "graphlint/lint/FusionPlan.h"
 #include "graphlint/lint/Rule.h"
@@ -48,8 +50,6 @@ std::string bodySizes(const Node &n) {
   return s;
 }
 
-std::string nodeName(const Node &n) { return n.name.empty() ? fmt::format("#{}", n.index + 1) : n.name; }
-
 std::string valueOrigin(const Value *v) {
   switch (v->kind) {
   case Value::Kind::GraphInput: return fmt::format("{} input '{}'", v->graph && v->graph->parentGraph ? "body" : "graph", v->name);
@@ -64,8 +64,7 @@ std::string valueOrigin(const Value *v) {
 std::string chain(const Value *v, const DataDependence &dd) {
   std::string ops;
   for (unsigned step = 0; step < 4 && v; ++step) {
-    if (v->kind == Value::Kind::OuterScope && v->outer)
-      v = v->outer;
+    v = captureOrigin(v);
     if (v->kind != Value::Kind::NodeOutput || !v->producer)
       break;
     const Node &p = *v->producer;
@@ -107,33 +106,29 @@ public:
     return i;
   }
 
-  void check(const Model &m, AnalysisContext &ctx, DiagnosticSink &sink) const override {
-    const FusionPlan &plan = ctx.get<FusionPlan>();
+  bool perNode() const override { return true; }
+
+  void checkNode(const Node &n, const Model &, AnalysisContext &ctx, DiagnosticSink &sink) const override {
+    ControlFlowKind k = controlFlowKind(n);
+    if (k == ControlFlowKind::None)
+      return;
     const DataDependence &dd = ctx.get<DataDependence>();
-    forEachGraph(*m.graph, [&](const Graph &g) {
-      for (const auto &np : g.nodes()) {
-        const Node &n = *np;
-        ControlFlowKind k = controlFlowKind(n);
-        if (k == ControlFlowKind::None)
-          continue;
-        Diagnostic *d = nullptr;
-        switch (k) {
-        case ControlFlowKind::If:
-        case ControlFlowKind::Cond: d = reportBranch(n, k, dd, sink); break;
-        case ControlFlowKind::Loop: d = reportLoop(n, dd, sink); break;
-        case ControlFlowKind::Scan: d = reportScan(n, sink); break;
-        default: d = reportOther(n, k, sink); break;
-        }
-        d->fusionId = plan.groupOf(n).id;
-        d->reason = std::string(breakReasonName(BreakReason::ControlFlow));
-      }
-    });
+    Diagnostic *d = nullptr;
+    switch (k) {
+    case ControlFlowKind::If:
+    case ControlFlowKind::Cond: d = reportBranch(n, k, dd, sink); break;
+    case ControlFlowKind::Loop: d = reportLoop(n, dd, sink); break;
+    case ControlFlowKind::Scan: d = reportScan(n, sink); break;
+    default: d = reportOther(n, k, sink); break;
+    }
+    d->fusionId = ctx.get<FusionPlan>().groupOf(n).id;
+    d->reason = std::string(breakReasonName(BreakReason::ControlFlow));
   }
 
 private:
   static Diagnostic *reportBranch(const Node &n, ControlFlowKind k, const DataDependence &dd, DiagnosticSink &sink) {
     const Value *cond = n.inputs.empty() ? nullptr : n.inputs[0];
-    std::string what = fmt::format("{} '{}'", controlFlowKindName(k), nodeName(n));
+    std::string what = fmt::format("{} '{}'", controlFlowKindName(k), nodeLabel(n));
     std::vector<int64_t> ints;
     Decider dec = classify(cond, dd);
     if (dec == Decider::Constant && DataDependence::constantValue(cond, &ints) && ints.size() == 1) {
@@ -146,9 +141,8 @@ private:
                          what, cond->name, taken ? "true" : "false", taken ? b.thenName : b.elseName,
                          taken ? b.elseName : b.thenName, deadBody ? countNodes(*deadBody) : 0));
       d.severity = Severity::Note;
-      d.notes.push_back({"fold the If: inline the branch that runs (onnxsim / constant folding does this), or remove "
-                         "the constant test from forward()",
-                         std::nullopt});
+      d.note("fold the If: inline the branch that runs (onnxsim / constant folding does this), or remove "
+             "the constant test from forward()");
       return &d;
     }
     std::string decided;
@@ -167,7 +161,7 @@ private:
     }
     Diagnostic &d = sink.report(
         n, fmt::format("{} splits the graph: fusion cannot cross it; {} ({})", what, decided, bodySizes(n)));
-    d.notes.push_back({hint, std::nullopt});
+    d.note(hint);
     return &d;
   }
 
@@ -197,16 +191,14 @@ private:
       condText = fmt::format("; it runs only if '{}' (from data) holds", cond->name);
     Diagnostic &d = sink.report(
         n, fmt::format("Loop '{}' splits the graph: fusion cannot cross it; it has {}{} ({})",
-                       nodeName(n), tripText, condText, bodySizes(n)));
+                       nodeLabel(n), tripText, condText, bodySizes(n)));
     if (staticTrip && !whileCond)
-      d.notes.push_back({fmt::format("unroll the loop ({} iterations) in Python so the exporter emits straight-line "
-                                     "ops the compiler can fuse, or batch the iterations into one tensor op",
-                                     ints[0]),
-                         std::nullopt});
+      d.note(fmt::format("unroll the loop ({} iterations) in Python so the exporter emits straight-line "
+                         "ops the compiler can fuse, or batch the iterations into one tensor op",
+                         ints[0]));
     else
-      d.notes.push_back({"move the Python loop out of forward(), batch the iterations into tensor ops, or bound the "
-                         "trip count statically (a fixed maximum with masking) so the loop can be unrolled",
-                         std::nullopt});
+      d.note("move the Python loop out of forward(), batch the iterations into tensor ops, or bound the "
+             "trip count statically (a fixed maximum with masking) so the loop can be unrolled");
     return &d;
   }
 
@@ -225,10 +217,9 @@ private:
     Diagnostic &d = sink.report(
         n, fmt::format("Scan '{}' splits the graph: fusion cannot cross it; it runs its body over {} scanned input(s), "
                        "{} ({})",
-                       nodeName(n), numScan, iters, bodySizes(n)));
-    d.notes.push_back({"express the recurrence as batched tensor ops (cumsum, a matmul over the sequence), or unroll "
-                       "it when the length is static",
-                       std::nullopt});
+                       nodeLabel(n), numScan, iters, bodySizes(n)));
+    d.note("express the recurrence as batched tensor ops (cumsum, a matmul over the sequence), or unroll "
+           "it when the length is static");
     return &d;
   }
 
@@ -238,11 +229,10 @@ private:
                               : fmt::format("'{}' owns {} body graph(s)", n.qualifiedOp(), n.subgraphs().size());
     Diagnostic &d = sink.report(
         n, fmt::format("{} '{}' splits the graph: fusion cannot cross it; {}{}", controlFlowKindName(k),
-                       nodeName(n), decided,
+                       nodeLabel(n), decided,
                        n.subgraphs().empty() ? "" : fmt::format(" ({})", bodySizes(n))));
-    d.notes.push_back({"move Python control flow out of forward(), or replace it with tensor ops (torch.where, "
-                       "masking, batched ops) so the compiler sees one straight-line graph",
-                       std::nullopt});
+    d.note("move Python control flow out of forward(), or replace it with tensor ops (torch.where, "
+           "masking, batched ops) so the compiler sees one straight-line graph");
     return &d;
   }
 };

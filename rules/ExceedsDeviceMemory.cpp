@@ -2,8 +2,8 @@
 // plus the CUDA context (and NCCL buffers when there are several ranks) do
 // not fit in the target's memory. One diagnostic per model, at the node
 // running at the peak.
+#include "graphlint/ir/Display.h"
 #include "graphlint/lint/MemoryPlan.h"
-#include "graphlint/lint/Reporters.h"
 #include "graphlint/lint/Rule.h"
 
 #include <fmt/format.h>
@@ -44,15 +44,14 @@ public:
         formatBytes(static_cast<double>(s.peakReservedBytes)), formatBytes(reserve),
         formatBytes(need - s.capacityBytes), formatBytes(s.capacityBytes), s.target);
     Diagnostic &d = plan.peakNode() ? sink.report(*plan.peakNode(), msg) : sink.reportFile(msg);
-    d.notes.push_back({fmt::format("params {}, grads {}, optimizer state {}, inputs {}, activations {}; peak "
-                                   "allocated {} at {} '{}'",
-                                   formatBytes(static_cast<double>(s.paramsBytes)),
-                                   formatBytes(static_cast<double>(s.gradsBytes)),
-                                   formatBytes(static_cast<double>(s.optimizerBytes)),
-                                   formatBytes(static_cast<double>(s.inputsBytes)),
-                                   formatBytes(static_cast<double>(s.activationsBytes)),
-                                   formatBytes(static_cast<double>(s.peakAllocatedBytes)), s.peakPhase, s.peakNode),
-                       std::nullopt});
+    d.note(fmt::format("params {}, grads {}, optimizer state {}, inputs {}, activations {}; peak "
+                       "allocated {} at {} '{}'",
+                       formatBytes(static_cast<double>(s.paramsBytes)),
+                       formatBytes(static_cast<double>(s.gradsBytes)),
+                       formatBytes(static_cast<double>(s.optimizerBytes)),
+                       formatBytes(static_cast<double>(s.inputsBytes)),
+                       formatBytes(static_cast<double>(s.activationsBytes)),
+                       formatBytes(static_cast<double>(s.peakAllocatedBytes)), s.peakPhase, s.peakNode));
     // Advice for what the run does not do already.
     std::vector<std::string> fixes{"reduce the batch (--dim)"};
     if (s.mode == "training") {
@@ -68,13 +67,12 @@ public:
     }
     fixes.push_back("pick a larger --target");
     if (s.lowerBound())
-      d.notes.push_back({fmt::format("a lower bound: {} of {} tensors have no size and count as 0 bytes",
-                                     s.unsizedTensors, s.tensors),
-                         std::nullopt});
+      d.note(fmt::format("a lower bound: {} of {} tensors have no size and count as 0 bytes",
+                         s.unsizedTensors, s.tensors));
     std::string text;
     for (size_t i = 0; i < fixes.size(); ++i)
       text += (i == 0 ? "" : i + 1 == fixes.size() ? " or " : ", ") + fixes[i];
-    d.notes.push_back({"to fit: " + text, std::nullopt});
+    d.note("to fit: " + text);
   }
 };
 

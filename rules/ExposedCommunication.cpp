@@ -44,8 +44,7 @@ public:
           "kernels have unknown cost, so compute time (and the overlap) is a lower bound",
           share * 100, cm.unknownGroups(), cm.schedule().size()));
       d.severity = Severity::Note;
-      d.notes.push_back({"bind symbolic dims with --dim (or export with static sizes) to cost every kernel",
-                         std::nullopt});
+      d.note("bind symbolic dims with --dim (or export with static sizes) to cost every kernel");
       return;
     }
     Diagnostic &d = sink.reportFile(fmt::format(
@@ -53,25 +52,22 @@ public:
         "({}, {} inside a node, {} between nodes) is not hidden behind compute (threshold {:.0f}%)",
         share * 100, ms(st.stepSeconds()), ms(st.exposedSeconds()), ms(st.commSeconds()), t.ranks,
         strategyName(st.strategy()), t.intra.name, t.nodes() > 1 ? t.inter.name : "none", threshold * 100));
-    d.notes.push_back({fmt::format("step: forward {}, backward {}, optimizer {}; {:.1f} MB sent per rank; overlap "
-                                   "ratio {:.2f}; MFU {:.1f}%",
-                                   ms(st.forwardSeconds()), ms(st.backwardSeconds()), ms(st.optimizerSeconds()),
-                                   st.bytesPerRank() / 1e6, st.overlapRatio(), st.mfu() * 100),
-                       std::nullopt});
+    d.note(fmt::format("step: forward {}, backward {}, optimizer {}; {:.1f} MB sent per rank; overlap "
+                       "ratio {:.2f}; MFU {:.1f}%",
+                       ms(st.forwardSeconds()), ms(st.backwardSeconds()), ms(st.optimizerSeconds()),
+                       st.bytesPerRank() / 1e6, st.overlapRatio(), st.mfu() * 100));
     // The collective that ends last after compute is idle says where the time goes.
     const CollectiveCall *tail = nullptr;
     for (const CollectiveCall &c : st.collectives())
       if (!tail || c.endSeconds > tail->endSeconds)
         tail = &c;
     if (tail)
-      d.notes.push_back({fmt::format("the last collective ({} of {:.1f} MB, {} algorithm, {}) ends at {} of the step",
-                                     collectiveKindName(tail->kind), tail->bytes / 1e6, collectiveAlgoName(tail->algo),
-                                     tail->phase, ms(tail->endSeconds)),
-                         std::nullopt});
-    d.notes.push_back({"raise the per-GPU batch (more compute per byte), use bf16 gradients (DDP comm hook "
-                       "bf16_compress_hook), a faster interconnect or fewer nodes, or for ZeRO-3 a lower stage; "
-                       "see docs/cost-model.md",
-                       std::nullopt});
+      d.note(fmt::format("the last collective ({} of {:.1f} MB, {} algorithm, {}) ends at {} of the step",
+                         collectiveKindName(tail->kind), tail->bytes / 1e6, collectiveAlgoName(tail->algo),
+                         tail->phase, ms(tail->endSeconds)));
+    d.note("raise the per-GPU batch (more compute per byte), use bf16 gradients (DDP comm hook "
+           "bf16_compress_hook), a faster interconnect or fewer nodes, or for ZeRO-3 a lower stage; "
+           "see docs/cost-model.md");
   }
 };
 

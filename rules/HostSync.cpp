@@ -17,18 +17,15 @@
 namespace graphlint {
 namespace {
 
-enum class SyncKind { None, ReadsValue, DataDependentSize };
+using SyncKind = HostSyncKind;
 
+// The kind is the op registry's (ir/OpRegistry.cpp, keyed by domain and op);
+// aten ops are looked up by their name without overload ("nonzero.default").
 SyncKind syncKindOf(const Node &n) {
   std::string aten = n.atenName();
   SyncKind kind = SyncKind::None;
   if (!aten.empty())
-    kind = llvm::StringSwitch<SyncKind>(aten)
-               .Cases("item", "_local_scalar_dense", "tolist", "is_nonzero", "equal", SyncKind::ReadsValue)
-               .Cases("repr", "numpy", SyncKind::ReadsValue)
-               .Cases("nonzero", "masked_select", "unique", "_unique", "_unique2", SyncKind::DataDependentSize)
-               .Cases("unique_consecutive", "unique_dim", "argwhere", SyncKind::DataDependentSize)
-               .Default(SyncKind::None);
+    kind = OpRegistry::instance().lookup("aten", aten, 1)->syncKind;
   else if (n.op && (n.op->hostSync || n.op->kind == OpKind::DataDependentOutput))
     kind = SyncKind::DataDependentSize;
   // The exporter saw the sync happen: a boolean-mask index (aten::index with
@@ -66,21 +63,18 @@ public:
     return i;
   }
 
-  void check(const Model &m, AnalysisContext &ctx, DiagnosticSink &sink) const override {
+  bool perNode() const override { return true; }
+
+  void checkNode(const Node &n, const Model &m, AnalysisContext &ctx, DiagnosticSink &sink) const override {
+    SyncKind kind = syncKindOf(n);
+    if (kind == SyncKind::None)
+      return;
     const FusionPlan &plan = ctx.get<FusionPlan>();
-    forEachGraph(*m.graph, [&](const Graph &g) {
-      for (const auto &np : g.nodes()) {
-        const Node &n = *np;
-        SyncKind kind = syncKindOf(n);
-        if (kind == SyncKind::None)
-          continue;
-        // On constants the planner evaluates the op on the host (and ONNX
-        // Runtime folds it): nothing waits for the GPU.
-        if (m.format == ModelFormat::Onnx && plan.groupOf(n).kind == GroupKind::ShapeOnly)
-          continue;
-        report(n, kind, plan, sink);
-      }
-    });
+    // On constants the planner evaluates the op on the host (and ONNX
+    // Runtime folds it): nothing waits for the GPU.
+    if (m.format == ModelFormat::Onnx && plan.groupOf(n).kind == GroupKind::ShapeOnly)
+      return;
+    report(n, kind, plan, sink);
   }
 
 private:
@@ -106,11 +100,9 @@ private:
       if (o)
         readers += static_cast<unsigned>(o->uses.size());
     if (readers)
-      d.notes.push_back({fmt::format("fusion stops here: the {} op(s) reading its output start new kernels after "
-                                     "the sync",
-                                     readers),
-                         std::nullopt});
-    d.notes.push_back({hintFor(n, kind), std::nullopt});
+      d.note(fmt::format("fusion stops here: the {} op(s) reading its output start new kernels after the sync",
+                         readers));
+    d.note(hintFor(n, kind));
   }
 };
 

@@ -3,6 +3,7 @@
 // or storage the caller owns (a graph input or a parameter). Compilers must
 // keep the write ordered and copy around it: functionalisation inserts
 // copies, fusion stops at the mutation.
+#include "graphlint/ir/Display.h"
 #include "InplaceAdvice.h"
 
 #include "graphlint/lint/FusionPlan.h"
@@ -15,10 +16,6 @@
 
 namespace graphlint {
 namespace {
-
-std::string label(const Node &n) {
-  return fmt::format("{} '{}'", n.qualifiedOp(), n.name.empty() ? fmt::format("#{}", n.index + 1) : n.name);
-}
 
 class InplaceAlias final : public Rule {
 public:
@@ -62,7 +59,7 @@ public:
                          (root->kind == Value::Kind::GraphInput && root->graph && !root->graph->parentGraph);
       if (!firstReader && !callerOwned)
         continue;
-      std::string msg = fmt::format("in-place {} overwrites '{}'", label(m), mu.value->name);
+      std::string msg = fmt::format("in-place {} overwrites '{}'", nodeWithOp(m), mu.value->name);
       if (root != mu.value)
         msg += fmt::format(" (a view of '{}': same storage)", root->name);
       std::vector<std::string> why;
@@ -70,18 +67,16 @@ public:
         why.push_back(fmt::format("the storage belongs to the caller ({} '{}')",
                                   root->kind == Value::Kind::Param ? "parameter/buffer" : "graph input", root->name));
       if (firstReader)
-        why.push_back(fmt::format("'{}' is read afterwards by {}{}", readVia->name, label(*firstReader),
+        why.push_back(fmt::format("'{}' is read afterwards by {}{}", readVia->name, nodeWithOp(*firstReader),
                                   reads > 1 ? fmt::format(" ({} later reads in all)", reads) : ""));
       msg += ": " + llvm::join(why, ", and ") +
              "; the write must stay ordered against every alias, so the compiler copies around it and fusion stops "
              "here";
       Diagnostic &d = sink.report(m, msg);
       if (firstReader && readVia != mu.value)
-        d.notes.push_back({fmt::format("'{}' and '{}' share storage: the read sees the mutated values", readVia->name,
-                                       mu.value->name),
-                           std::nullopt});
-      d.notes.push_back({outOfPlaceAdvice(m, *mu.value, *root) + ", or clone() the tensor before mutating it",
-                         std::nullopt});
+        d.note(fmt::format("'{}' and '{}' share storage: the read sees the mutated values", readVia->name,
+                           mu.value->name));
+      d.note(outOfPlaceAdvice(m, *mu.value, *root) + ", or clone() the tensor before mutating it");
       d.fusionId = plan.groupOf(m).id;
       d.reason = std::string(breakReasonName(BreakReason::InplaceAlias));
     }

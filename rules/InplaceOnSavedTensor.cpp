@@ -7,6 +7,7 @@
 // a write before it (`h[:, 0] = 0` ahead of the Linear that saves h) is fine.
 // Files without save points can only tell that the tensor existed before the
 // write, which is not certain: those findings are warnings.
+#include "graphlint/ir/Display.h"
 #include "InplaceAdvice.h"
 
 #include "graphlint/lint/Rule.h"
@@ -16,10 +17,6 @@
 
 namespace graphlint {
 namespace {
-
-std::string label(const Node &n) {
-  return fmt::format("{} '{}'", n.qualifiedOp(), n.name.empty() ? fmt::format("#{}", n.index + 1) : n.name);
-}
 
 class InplaceOnSavedTensor final : public Rule {
 public:
@@ -56,17 +53,15 @@ public:
           m, fmt::format("in-place {} overwrites '{}'{}, the output of {}, {} saved for backward before this write: "
                          "autograd will raise \"one of the variables needed for gradient computation has been "
                          "modified by an inplace operation\" in backward",
-                         label(m), saved->name, how, label(*saved->producer), certain ? "which autograd" : "probably"));
+                         nodeWithOp(m), saved->name, how, nodeWithOp(*saved->producer), certain ? "which autograd" : "probably"));
       if (!certain) {
         d.severity = Severity::Warning;
-        d.notes.push_back({"the export does not say when autograd saved the tensor (no saved_at: an older "
-                           "graphlint-export), so this may be a write before the save, which is fine; re-export to "
-                           "know",
-                           std::nullopt});
+        d.note("the export does not say when autograd saved the tensor (no saved_at: an older "
+               "graphlint-export), so this may be a write before the save, which is fine; re-export to "
+               "know");
       }
-      d.notes.push_back({fmt::format("{}, or clone() '{}' before the write so the saved version stays intact",
-                                     outOfPlaceAdvice(m, *mu.value, *mu.root), saved->name),
-                         std::nullopt});
+      d.note(fmt::format("{}, or clone() '{}' before the write so the saved version stays intact",
+                         outOfPlaceAdvice(m, *mu.value, *mu.root), saved->name));
     }
   }
 };

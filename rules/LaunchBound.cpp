@@ -2,6 +2,7 @@
 // predicted to finish faster than the target's kernel launch overhead, so the
 // GPU waits on the host. One diagnostic per run, at its first node. The
 // per-kernel GPU time is the compute model's roofline (ComputeModel.h).
+#include "graphlint/ir/Display.h"
 #include "graphlint/lint/ComputeModel.h"
 #include "graphlint/lint/Rule.h"
 
@@ -21,8 +22,6 @@ constexpr RuleOptionInfo kOptions[] = {
 std::string micros(double s) {
   return s < 1e-6 ? fmt::format("{:.2f} us", s * 1e6) : fmt::format("{:.1f} us", s * 1e6);
 }
-
-std::string nodeName(const Node &n) { return n.name.empty() ? fmt::format("#{}", n.index) : n.name; }
 
 class LaunchBound final : public Rule {
 public:
@@ -94,28 +93,25 @@ private:
     Diagnostic &d = sink.report(
         start, fmt::format("{} consecutive kernels are launch-bound on {}: {} of GPU work, {} of launch overhead",
                            run.size(), hw.name, micros(work), micros(launches)));
-    d.notes.push_back({fmt::format("from {} '{}' to {} '{}', {} per launch", start.opType, nodeName(start), end.opType,
-                                   nodeName(end), micros(hw.launchOverhead)),
-                       std::nullopt});
-    d.notes.push_back({"capture them in a CUDA graph (torch.compile(mode=\"reduce-overhead\"), TensorRT/ONNX Runtime "
-                       "CUDA graphs), raise the batch size, or fuse the ops",
-                       std::nullopt});
+    d.note(fmt::format("from {} '{}' to {} '{}', {} per launch", start.opType, nodeLabel(start), end.opType,
+                       nodeLabel(end), micros(hw.launchOverhead)));
+    d.note("capture them in a CUDA graph (torch.compile(mode=\"reduce-overhead\"), TensorRT/ONNX Runtime "
+           "CUDA graphs), raise the batch size, or fuse the ops");
     d.fusionId = first->id;
     std::string kernels;
     for (size_t i = 0; i < run.size() && i < 6; ++i) {
       const FusionGroup &grp = *run[i].grp;
-      kernels += fmt::format("{}{} '{}'{} {}", i ? ", " : "", grp.nodes.front()->opType, nodeName(*grp.nodes.front()),
+      kernels += fmt::format("{}{} '{}'{} {}", i ? ", " : "", grp.nodes.front()->opType, nodeLabel(*grp.nodes.front()),
                              grp.nodes.size() > 1 ? fmt::format(" (+{} fused)", grp.nodes.size() - 1) : "",
                              micros(run[i].seconds));
     }
     if (run.size() > 6)
       kernels += ", ...";
-    d.notes.push_back({"predicted kernel times: " + kernels, std::nullopt});
-    d.notes.push_back({fmt::format("estimate: bytes moved / ({:.0f} GB/s x {:g}) vs FLOPs / (peak x {:g}), whichever "
-                                   "is larger, from static shapes (docs/cost-model.md); bind symbolic dims with --dim "
-                                   "to check other sizes",
-                                   hw.memoryBandwidth / 1e9, hw.memoryEfficiency, hw.computeEfficiency),
-                       std::nullopt});
+    d.note("predicted kernel times: " + kernels);
+    d.note(fmt::format("estimate: bytes moved / ({:.0f} GB/s x {:g}) vs FLOPs / (peak x {:g}), whichever "
+                       "is larger, from static shapes (docs/cost-model.md); bind symbolic dims with --dim "
+                       "to check other sizes",
+                       hw.memoryBandwidth / 1e9, hw.memoryEfficiency, hw.computeEfficiency));
   }
 };
 

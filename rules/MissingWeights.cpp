@@ -27,13 +27,11 @@ public:
       Diagnostic &d = sink.reportFile(p.message);
       if (stripped) {
         d.severity = Severity::Note;
-        d.notes.push_back({"expected: the model's metadata says its weights were stripped on purpose "
-                           "(graphlint.weights: stripped)",
-                           std::nullopt});
+        d.note("expected: the model's metadata says its weights were stripped on purpose "
+               "(graphlint.weights: stripped)");
       } else {
-        d.notes.push_back({"place the complete weight file next to the model; a model exported without its weights "
-                           "on purpose can say so with the metadata entry graphlint.weights: stripped",
-                           std::nullopt});
+        d.note("place the complete weight file next to the model; a model exported without its weights "
+               "on purpose can say so with the metadata entry graphlint.weights: stripped");
       }
     }
   }

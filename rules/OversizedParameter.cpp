@@ -5,6 +5,7 @@
 // work left. One diagnostic per model (the fix is one setting or one design
 // change for all of them), at the first reader of the largest parameter,
 // listing every parameter; the advice names the knob of the strategy in use.
+#include "graphlint/ir/Display.h"
 #include "graphlint/lint/Grouping.h"
 #include "graphlint/lint/Rule.h"
 #include "graphlint/lint/StepTimeline.h"
@@ -17,7 +18,6 @@
 namespace graphlint {
 namespace {
 
-std::string mib(double b) { return fmt::format("{:.1f} MiB", b / (1024.0 * 1024.0)); }
 
 const Node *firstReader(const Value &v) {
   const Node *reader = nullptr;
@@ -45,8 +45,8 @@ std::string parameterList(const std::vector<std::pair<std::string, double>> &par
     for (const auto &m : members)
       largest = std::max(largest, m.second);
     std::string entry = members.size() == 1
-                            ? fmt::format("{} ({})", members[0].first, mib(members[0].second))
-                            : fmt::format("{} ({} x up to {})", t, members.size(), mib(largest));
+                            ? fmt::format("{} ({})", members[0].first, formatBytes(members[0].second))
+                            : fmt::format("{} ({} x up to {})", t, members.size(), formatBytes(largest));
     out += (out.empty() ? "" : ", ") + entry;
   }
   return out;
@@ -83,17 +83,16 @@ public:
     std::string message =
         over.size() == 1
             ? fmt::format("parameter '{}' ({} of gradient) is larger than the {} gradient bucket", over[0].first,
-                          mib(over[0].second), mib(kBucketBytes))
+                          formatBytes(over[0].second), formatBytes(kBucketBytes))
             : fmt::format("{} parameters ({} of gradient) are each larger than the {} gradient bucket", over.size(),
-                          mib(total), mib(kBucketBytes));
+                          formatBytes(total), formatBytes(kBucketBytes));
     const Node *reader = firstReader(*largest->value);
     Diagnostic &d = reader ? sink.report(*reader, message) : sink.reportFile(message);
-    d.notes.push_back({fmt::format("each is reduced alone, only after its whole gradient is computed, and its {} "
-                                   "cannot overlap much backward compute",
-                                   ddp ? "all-reduce" : "reduce-scatter"),
-                       std::nullopt});
+    d.note(fmt::format("each is reduced alone, only after its whole gradient is computed, and its {} "
+                       "cannot overlap much backward compute",
+                       ddp ? "all-reduce" : "reduce-scatter"));
     if (over.size() > 1)
-      d.notes.push_back({"parameters: " + parameterList(over), std::nullopt});
+      d.note("parameters: " + parameterList(over));
     // The knob that sets the bucket depends on who buckets the gradients.
     std::string knob;
     switch (st.strategy()) {
@@ -107,9 +106,8 @@ public:
       break;
     case ParallelStrategy::Single: break;
     }
-    d.notes.push_back({"split them (e.g. shard a large embedding or LM head over the vocabulary), tie them to other "
-                       "weights, or " + knob,
-                       std::nullopt});
+    d.note("split them (e.g. shard a large embedding or LM head over the vocabulary), tie them to other "
+           "weights, or " + knob);
   }
 };
 

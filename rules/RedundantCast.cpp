@@ -7,6 +7,7 @@
 // int -> float truncation, int -> bool -> int) are left alone, as are casts of
 // constants (folded at load time), of scalars and in host-side shape
 // arithmetic, which cost nothing.
+#include "graphlint/ir/ValueFacts.h"
 #include "graphlint/ir/OpRegistry.h"
 #include "graphlint/ir/Verifier.h"
 #include "graphlint/lint/FusionPlan.h"
@@ -40,27 +41,6 @@ bool isPureConversion(const Node &n) {
                   .Cases("_to_copy", "to", "type_as", "float", "half", "bfloat16", "double", true)
                   .Default(false);
   return aten && knownDevice(*in) && knownDevice(*out) && in->device == out->device;
-}
-
-bool isView(const Node &n) { return n.op && n.op->kind == OpKind::ShapeOnly && n.op->viewOfInput0; }
-
-// A weight or Constant (through views): every runtime folds its casts at load
-// time, and exporters inline CastLike-to-the-input's-type on every constant.
-bool isConstant(const Value *v) {
-  for (unsigned hops = 0; v && hops < 16; ++hops) {
-    const Value *base = v->kind == Value::Kind::OuterScope && v->outer ? v->outer : v;
-    if (base->kind == Value::Kind::Param)
-      return true;
-    if (base->kind != Value::Kind::NodeOutput || !base->producer)
-      return false;
-    const Node &p = *base->producer;
-    if (isDefaultDomain(p.domain) && p.opType == "Constant")
-      return true;
-    if (!isView(p))
-      return false;
-    v = in0(p);
-  }
-  return false;
 }
 
 struct Format {
@@ -151,7 +131,7 @@ public:
         const Value &in = *in0(n), &out = *out0(n);
         // A scalar conversion costs nothing measurable, and exporters emit one
         // before every If condition (torch.onnx casts it to bool).
-        if ((in.type.shape.rankKnown && in.type.shape.rank() == 0) || isConstant(&in))
+        if ((in.type.shape.rankKnown && in.type.shape.rank() == 0) || isFoldedConstant(&in))
           continue;
         if (in.type.dtype == out.type.dtype) {
           // Exporters cast every boolean condition to bool whatever it already
@@ -162,7 +142,7 @@ public:
           Diagnostic &d = sink.report(n, fmt::format("{} converts '{}' to {}, the dtype it already has: the cast is a "
                                                      "copy that changes nothing",
                                                      describeNode(n), in.name, dtypeShortName(out.type.dtype)));
-          d.notes.push_back({fmt::format("remove the cast and read '{}' directly", in.name), std::nullopt});
+          d.note(fmt::format("remove the cast and read '{}' directly", in.name));
           continue;
         }
         checkRoundTrip(n, sink);
@@ -197,7 +177,7 @@ private:
     const Value *v = in0(last);
     for (unsigned hops = 0; v && hops < 16 && v->kind == Value::Kind::NodeOutput && v->producer; ++hops) {
       const Node &p = *v->producer;
-      if (isView(p)) {
+      if (isFreeView(p)) {
         ++views;
         v = in0(p);
         continue;
@@ -211,7 +191,7 @@ private:
       }
       v = in0(p);
     }
-    if (!start || isConstant(in0(*start)))
+    if (!start || isFoldedConstant(in0(*start)))
       return;
     // Every intermediate dtype must hold the source values exactly, else the
     // round trip changes them: only float roundings are worth reporting.
@@ -244,18 +224,15 @@ private:
       for (const Value *o : chain[i]->outputs)
         intermediateShared |= o && o->uses.size() > 1;
     if (!exact)
-      d.notes.push_back({"if the rounding is not intended, remove the casts; if it is, say so with a comment or an "
-                         "explicit quantize op",
-                         std::nullopt});
+      d.note("if the rounding is not intended, remove the casts; if it is, say so with a comment or an "
+             "explicit quantize op");
     else if (intermediateShared)
-      d.notes.push_back({fmt::format("other ops read the intermediate value, so keep {} but let {} read '{}' directly",
-                                     describeNode(*start), describeNode(last), src.name),
-                         std::nullopt});
+      d.note(fmt::format("other ops read the intermediate value, so keep {} but let {} read '{}' directly",
+                         describeNode(*start), describeNode(last), src.name));
     else
-      d.notes.push_back({views ? fmt::format("remove the casts; the view ops between them work on '{}' as it is",
-                                             src.name)
-                               : fmt::format("remove the casts and read '{}' directly", src.name),
-                         std::nullopt});
+      d.note(views ? fmt::format("remove the casts; the view ops between them work on '{}' as it is",
+                                 src.name)
+                   : fmt::format("remove the casts and read '{}' directly", src.name));
   }
 };
 

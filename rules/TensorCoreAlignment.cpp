@@ -3,6 +3,7 @@
 // attention head dim) is not a multiple of the dtype's alignment: 8 for 16-bit,
 // 16 for 8-bit, 4 for fp32 run as TF32. Identical findings on repeated layers
 // become one diagnostic with a count.
+#include "graphlint/ir/Display.h"
 #include "graphlint/ir/CheckedMath.h"
 #include "graphlint/lint/Contraction.h"
 #include "graphlint/lint/FusionPlan.h"
@@ -106,7 +107,7 @@ public:
         f.message = fmt::format(
             "{} '{}' has {}, {} {}, the {} tensor-core alignment: its kernel falls back to narrower loads or "
             "padded tiles; pad {} {}",
-            n.qualifiedOp(), n.name.empty() ? fmt::format("#{}", n.index) : n.name, dims,
+            n.qualifiedOp(), nodeLabel(n), dims,
             bad.size() == 1 ? "not a multiple of" : "not multiples of", align, what, pads, s->hint);
       }
     });
@@ -119,16 +120,14 @@ public:
         std::string names;
         for (size_t i = 0; i < f.others.size() && i < 3; ++i)
           names += fmt::format("{}'{}'", i ? ", " : "", f.others[i]->name);
-        d.notes.push_back({fmt::format("{} more node(s) have the same {} shape: {}{}", f.others.size(),
-                                       f.first->qualifiedOp(), names, f.others.size() > 3 ? ", ..." : ""),
-                           std::nullopt});
+        d.note(fmt::format("{} more node(s) have the same {} shape: {}{}", f.others.size(),
+                           f.first->qualifiedOp(), names, f.others.size() > 3 ? ", ..." : ""));
       }
       if (f.math == MathPrecision::FP32)
-        d.notes.push_back({fmt::format("fp32 contractions use tensor cores on {} only as TF32: the default for cuDNN "
-                                       "convolutions, TensorRT and ONNX Runtime; PyTorch matmuls need "
-                                       "torch.set_float32_matmul_precision('high')",
-                                       hw->name),
-                           std::nullopt});
+        d.note(fmt::format("fp32 contractions use tensor cores on {} only as TF32: the default for cuDNN "
+                           "convolutions, TensorRT and ONNX Runtime; PyTorch matmuls need "
+                           "torch.set_float32_matmul_precision('high')",
+                           hw->name));
     }
   }
 };

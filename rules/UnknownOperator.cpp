@@ -44,14 +44,13 @@ public:
                          "fusion and cost analyses cannot see through it and its output shapes are unknown",
                          n.opType, domain, n.opsetVersion));
       if (s.count > 1)
-        d.notes.push_back({fmt::format("{} more node(s) use '{}'", s.count - 1, op), std::nullopt});
+        d.note(fmt::format("{} more node(s) use '{}'", s.count - 1, op));
       if (n.domain.empty())
-        d.notes.push_back({"this op is not in the ai.onnx opset; check the op name or the exporter's opset", std::nullopt});
+        d.note("this op is not in the ai.onnx opset; check the op name or the exporter's opset");
       else
-        d.notes.push_back({fmt::format("custom ops run as separate kernels; register a shape function or replace '{}' "
-                                       "with standard ops where possible",
-                                       op),
-                           std::nullopt});
+        d.note(fmt::format("custom ops run as separate kernels; register a shape function or replace '{}' "
+                           "with standard ops where possible",
+                           op));
     }
   }
 };

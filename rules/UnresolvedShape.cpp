@@ -59,9 +59,8 @@ private:
         Diagnostic &d = sink.report(*n, fmt::format("the {} of output '{}' of {} could not be inferred", missing,
                                                     out->name, n->qualifiedOp()));
         if (downstream)
-          d.notes.push_back({fmt::format("{} value(s) downstream depend on it and are unresolved too", downstream), std::nullopt});
-        d.notes.push_back({"bind symbolic dims with --dim NAME=SIZE, or export with static shapes / constant shape inputs",
-                           std::nullopt});
+          d.note(fmt::format("{} value(s) downstream depend on it and are unresolved too", downstream));
+        d.note("bind symbolic dims with --dim NAME=SIZE, or export with static shapes / constant shape inputs");
       }
     }
   }

@@ -1,6 +1,7 @@
 // Entry point of the ONNX frontend: maps the file, strips weight payloads at
 // the wire level, parses the structure, builds the IR, completes shapes and
 // records every problem it finds without stopping at the first.
+#include "graphlint/ir/Display.h"
 #include "GraphBuilder.h"
 #include "InferenceGuard.h"
 #include "ProtoConvert.h"
@@ -442,9 +443,10 @@ llvm::Expected<std::unique_ptr<Model>> importModelFile(const std::string &path, 
   constexpr uint64_t kReadWhole = 8ull << 20;
   bool json = looksLikeJson(llvm::StringRef(head, static_cast<size_t>(got)));
   if (json && size > maxInputBytes(InputKind::FxGraph))
-    return fail(fmt::format("is a {:.1f} GiB JSON file, larger than the {} GiB limit for FX graphs (an FX graph "
+    return fail(fmt::format("is a {} JSON file, larger than the {} limit for FX graphs (an FX graph "
                             "holds no weights; is this really a graphlint-export file?)",
-                            size / 1073741824.0, maxInputBytes(InputKind::FxGraph) >> 30));
+                            formatBytes(static_cast<double>(size)),
+                            formatBytes(static_cast<double>(maxInputBytes(InputKind::FxGraph)))));
   if (json || size <= kReadWhole) {
     llvm::Expected<std::string> whole = [&]() -> llvm::Expected<std::string> {
       try {

@@ -4,6 +4,7 @@
 // taint and drop the contents taint of their input, which is why shape
 // arithmetic on static or symbolic dims stays clean.
 #include "graphlint/lint/DataDependence.h"
+#include "graphlint/ir/ValueFacts.h"
 
 #include "graphlint/ir/OpRegistry.h"
 
@@ -77,9 +78,7 @@ BranchBodies branchBodies(const Node &n) {
 
 namespace {
 
-const Value *defining(const Value *v) {
-  return v && v->kind == Value::Kind::OuterScope && v->outer ? v->outer : v;
-}
+const Value *defining(const Value *v) { return captureOrigin(v); }
 
 // A value small enough to be a size or a condition (a scalar, a shape vector):
 // where data is reduced to such a value, the dependence "starts".

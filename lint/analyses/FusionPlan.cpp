@@ -4,6 +4,7 @@
 // two kernel groups becomes a boundary with the reason the join was refused.
 // One pass over the nodes and their inputs: linear in graph size.
 #include "graphlint/lint/FusionPlan.h"
+#include "graphlint/ir/ValueFacts.h"
 
 #include "InductorCpuLaunches.h"
 #include "OrtPatterns.h"
@@ -182,7 +183,7 @@ template <typename KindOf> bool readByLibraryCall(const Node &n, const KindOf &k
       if (uk == GroupKind::Contraction || uk == GroupKind::Opaque || uk == GroupKind::Unknown ||
           uk == GroupKind::HostSync || uk == GroupKind::Collective)
         return true;
-      if (depth < 4 && u.user->op && u.user->op->viewOfInput0 && !u.user->inputs.empty() &&
+      if (depth < 4 && isViewOp(*u.user) && !u.user->inputs.empty() &&
           u.user->inputs[0] == out && readByLibraryCall(*u.user, kindOf, depth + 1))  // (not a view's shape operand)
         return true;
     }
@@ -395,7 +396,7 @@ void FusionPlan::planGraph(const Graph &g) {
       return true;
     if (hostValues.count(v))
       return true;
-    const Value *base = v->kind == Value::Kind::OuterScope && v->outer ? v->outer : v;
+    const Value *base = captureOrigin(v);
     if (base->kind == Value::Kind::Param && base->param)
       return base->param->tensor.numElements().value_or(INT64_MAX) <= 64;
     return false;
@@ -416,7 +417,7 @@ void FusionPlan::planGraph(const Graph &g) {
     }
     // ... unless a library call (mm, SDPA, an aten fallback) reads it: then a
     // kernel writes it to memory first.
-    if (derived && rules.windowPointwise && !(n.op && n.op->viewOfInput0) && readByLibraryCall(n, kindOf))
+    if (derived && rules.windowPointwise && !isViewOp(n) && readByLibraryCall(n, kindOf))
       derived = false;
     host |= derived;
     if (host) {
@@ -431,7 +432,7 @@ void FusionPlan::planGraph(const Graph &g) {
     if (k == GroupKind::ShapeOnly) {
       const Value *data = n.inputs.empty() ? nullptr : n.inputs[0];
       auto pg = groupOfValue(data);
-      bool transparent = n.op && (n.op->viewOfInput0 || isNoopCast(n)) && pg && !state[*pg].closed &&
+      bool transparent = n.op && (isViewOp(n) || isNoopCast(n)) && pg && !state[*pg].closed &&
                          groups_[*pg].kind != GroupKind::ShapeOnly && groups_[*pg].kind != GroupKind::ControlFlow &&
                          groups_[*pg].kind != GroupKind::HostSync && groups_[*pg].kind != GroupKind::Unknown &&
                          groups_[*pg].kind != GroupKind::Opaque;

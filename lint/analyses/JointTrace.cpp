@@ -9,6 +9,7 @@
 // a graph output of the backward phase is a parameter's .grad, held until the
 // optimizer step. Without --train only the forward nodes run.
 #include "MemoryTraceBuilder.h"
+#include "graphlint/ir/ValueFacts.h"
 
 #include <algorithm>
 
@@ -19,34 +20,8 @@ void PlanBuilder::joint() {
   const auto &nodes = g_.nodes();
   const auto end = static_cast<int64_t>(nodes.size());
   auto runs = [&](const Node &n) { return training || !n.backwardPhase; };
-  auto outer = [](const Value *v) {
-    while (v && v->kind == Value::Kind::OuterScope && v->outer)
-      v = v->outer;
-    return v;
-  };
-
   // The last node that reads each value, among the nodes that run.
-  llvm::DenseMap<const Value *, int64_t> lastRead;
-  for (const auto &np : nodes) {
-    if (!runs(*np))
-      continue;
-    auto at = static_cast<int64_t>(np->index);
-    auto note = [&](const Node &n) {
-      for (const Value *in : n.inputs)
-        if (const Value *v = outer(in)) {
-          int64_t &lu = lastRead[v];
-          lu = std::max(lu, at);
-        }
-    };
-    note(*np);
-    for (const auto &sub : np->subgraphs())
-      forEachGraph(*sub, [&](const Graph &gr) {
-        for (const auto &n : gr.nodes())
-          note(*n);
-      });
-  }
-
-  holdModuleArguments(lastRead);
+  const llvm::DenseMap<const Value *, int64_t> lastRead = Liveness(g_, runs).lastReads();
 
   bool inBackward = false;
   auto release = [&](const Value *v, int64_t idx) {
@@ -103,7 +78,7 @@ void PlanBuilder::joint() {
     for (uint32_t tmp : temps)
       t_.release(tmp);
     for (const Value *in : n.inputs)
-      release(outer(in), idx);
+      release(captureOrigin(in), idx);
     for (const Value *o : n.outputs)
       release(o, idx);
   }

@@ -1,5 +1,6 @@
 // Builds the memory plan's alloc/free trace (MemoryTrace.h, docs/memory.md).
 #include "MemoryTraceBuilder.h"
+#include "graphlint/ir/ValueFacts.h"
 
 #include "graphlint/ir/OpRegistry.h"
 #include "graphlint/lint/TrainableParams.h"
@@ -69,47 +70,9 @@ void PlanBuilder::computeNeedsGrad() {
   }
 }
 
-/// The MatMul output a bias Add (an exported nn.Linear on a 3-d input)
-/// updates in place, or nullptr.
-static const Value *biasedMatMul(const Node &n) {
-  if (n.opType != "Add" || n.inputs.size() != 2)
-    return nullptr;
-  for (unsigned k = 0; k < 2; ++k) {
-    const Value *a = n.inputs[k], *b = n.inputs[1 - k];
-    if (a && b && a->producer && a->producer->opType == "MatMul" && a->uses.size() == 1 && !a->isGraphOutput() &&
-        b->kind == Value::Kind::Param && b->type.shape.rankKnown && b->type.shape.dims.size() == 1)
-      return a;
-  }
-  return nullptr;
-}
-
 uint32_t PlanBuilder::viewStorage(const Node &n, unsigned oi) {
   const Value *o = n.outputs[oi];
-  auto from = [&](unsigned i) -> const Value * { return i < n.inputs.size() ? n.inputs[i] : nullptr; };
-  const Value *base = nullptr;
-  bool strided = false, reshape = false, permuted = false;
-  if (oi < n.outputAliasesInput.size() && n.outputAliasesInput[oi] >= 0) {
-    base = from(static_cast<unsigned>(n.outputAliasesInput[oi]));
-  } else if (oi == 0 && (n.opType == "Squeeze" || n.opType == "Unsqueeze" || n.opType == "Identity" ||
-                         (n.opType == "Dropout" && (n.outputs.size() < 2 || !n.outputs[1])))) {
-    base = from(0);
-  } else if (oi == 0 && (n.opType == "Reshape" || n.opType == "Flatten" || n.op->viewOfInput0)) {
-    base = from(0);
-    reshape = true;
-  } else if (const Value *mm = biasedMatMul(n); mm && oi == 0) {
-    base = mm;  // linear(): addmm, or matmul then add_ of the bias
-  } else if (n.opType == "Transpose" || n.opType == "Expand") {
-    base = from(0);
-    strided = true;
-    permuted = true;
-  } else if (n.opType == "Slice" || n.opType == "Split") {
-    base = from(0);
-    strided = true;
-  } else if (n.opType == "Gather" && from(1) && from(1)->type.shape.rankKnown && from(1)->type.shape.dims.empty() &&
-             from(0) && from(0)->kind != Value::Kind::Param) {
-    base = from(0);  // x[:, i]: a select, a view
-    strided = true;
-  }
+  auto [base, strided, reshape, permuted] = torchViewOf(n, oi);
   if (!base || !o)
     return kNone;
   auto it = storageOf_.find(base);
@@ -154,14 +117,12 @@ PlanBuilder::Saved PlanBuilder::savedOf(const Node &n) {
 }
 
 /// Inference: an activation whose input dies here overwrites it, as the
-/// inplace=True activations of torchvision's blocks do (ReLU, ReLU6,
-/// Hardswish, SiLU).
+/// inplace=True activations of torchvision's blocks do (torchRunsInPlace).
 uint32_t PlanBuilder::inplaceStorage(const Node &n, int64_t idx) {
-  static const llvm::StringSet<> kInplace = {"Relu", "Clip", "HardSwish", "HardSigmoid", "LeakyRelu"};
   const Value *x = nullptr;
   if (inplaceActivation_.count(&n))
     x = compositeInput_.lookup(&n);
-  else if (kInplace.count(n.opType) && !n.inputs.empty())
+  else if (torchRunsInPlace(n) && !n.inputs.empty())
     x = n.inputs[0];
   auto it = x ? storageOf_.find(x) : storageOf_.end();
   if (it == storageOf_.end() || n.outputs.empty() || !n.outputs[0])
@@ -187,33 +148,13 @@ void PlanBuilder::gatherZero3(const Node &n, llvm::SmallVectorImpl<uint32_t> &te
 void PlanBuilder::forward(bool training) {
   const auto &nodes = g_.nodes();
   int64_t end = static_cast<int64_t>(nodes.size());
-  // Last use of each value, nested-body uses counted at their main-graph node.
-  llvm::DenseMap<const Value *, int64_t> lastUse;
-  auto noteUses = [&](const Node &n, int64_t at) {
-    for (const Value *in : n.inputs) {
-      const Value *v = in;
-      while (v && v->kind == Value::Kind::OuterScope && v->outer)
-        v = v->outer;
-      if (v) {
-        int64_t &lu = lastUse[v];
-        lu = std::max(lu, at);
-      }
-    }
-  };
-  for (const auto &np : nodes) {
-    auto at = static_cast<int64_t>(np->index);
-    noteUses(*np, at);
-    if (auto c = compositeInput_.find(np.get()); c != compositeInput_.end()) {
-      int64_t &lu = lastUse[c->second];
-      lu = std::max(lu, at);
-    }
-    for (const auto &sub : np->subgraphs())
-      forEachGraph(*sub, [&](const Graph &gr) {
-        for (const auto &n : gr.nodes())
-          noteUses(*n, at);
-      });
+  // Last use of each value (the shared Liveness); the last piece of an
+  // exporter-decomposed kernel reads the chain's input too.
+  llvm::DenseMap<const Value *, int64_t> lastUse = Liveness(g_).lastReads();
+  for (const auto &[node, in] : compositeInput_) {
+    int64_t &lu = lastUse[in];
+    lu = std::max(lu, static_cast<int64_t>(node->index));
   }
-  holdModuleArguments(lastUse);
   // Recompute segments (-1: not checkpointed, its saved tensors kept).
   segment_.assign(nodes.size(), -1);
   if (training && s_.recompute == Recompute::Sqrt && !nodes.empty()) {
@@ -330,12 +271,8 @@ void PlanBuilder::forward(bool training) {
       if (st < lastUse_.size() && lastUse_[st] >= 0 && lastUse_[st] <= idx && !savedUntil_.count(st))
         t_.release(st);
     };
-    for (const Value *in : n.inputs) {
-      const Value *v = in;
-      while (v && v->kind == Value::Kind::OuterScope && v->outer)
-        v = v->outer;
-      freeIfDone(v);
-    }
+    for (const Value *in : n.inputs)
+      freeIfDone(captureOrigin(in));
     for (const Value *o : n.outputs)
       freeIfDone(o);
     if (auto c = compositeInput_.find(&n); c != compositeInput_.end())

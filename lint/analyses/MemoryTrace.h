@@ -4,6 +4,7 @@
 // step. Private to lint/analyses: MemoryPlan.cpp replays it.
 #pragma once
 
+#include "graphlint/ir/Display.h"
 #include "graphlint/lint/MemoryPlan.h"
 
 #include <fmt/format.h>
@@ -13,7 +14,7 @@
 
 namespace graphlint::memory {
 
-inline std::string nodeLabel(const Node &n) { return n.name.empty() ? fmt::format("#{}", n.index) : n.name; }
+using graphlint::nodeLabel;
 
 /// The alloc/free trace: storages, events, and step marks.
 class Trace {

@@ -6,6 +6,8 @@
 
 #include "MemoryTrace.h"
 
+#include "graphlint/lint/Liveness.h"
+
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/DenseSet.h>
 #include <llvm/ADT/SmallVector.h>
@@ -18,6 +20,20 @@
 namespace graphlint::memory {
 
 constexpr uint32_t kNone = ~0u;
+
+// PyTorch's behaviour tables (TorchBehaviour.cpp).
+/// What output `oi` of `n` views in PyTorch eager, if anything: its base, and
+/// whether the view is strided, a reshape, or permuted (transpose, expand).
+struct TorchView {
+  const Value *base = nullptr;
+  bool strided = false, reshape = false, permuted = false;
+};
+TorchView torchViewOf(const Node &n, unsigned oi);
+/// The MatMul output a bias Add (an exported nn.Linear on a 3-d input)
+/// updates in place, or nullptr.
+const Value *biasedMatMul(const Node &n);
+/// An activation torchvision runs in place (inplace=True) in inference.
+bool torchRunsInPlace(const Node &n);
 
 /// Builds the trace of one model under one Setup.
 class PlanBuilder {
@@ -32,8 +48,6 @@ private:
   uint64_t bytesOf(const Value *v, bool activation);
   void classifyParams();
   void computeNeedsGrad();
-  /// Extends `lastUse` for values a module's forward holds as arguments.
-  void holdModuleArguments(llvm::DenseMap<const Value *, int64_t> &lastUse);
   void forward(bool training);
   void backward();
   /// A joint graph (JointTrace.cpp): one liveness walk over its own forward

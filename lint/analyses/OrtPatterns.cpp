@@ -2,6 +2,7 @@
 // prologues and normalizations ORT's graph transformers rewrite into one
 // kernel (onnxruntime/core/optimizer), and the post-pass that folds prologues.
 #include "OrtPatterns.h"
+#include "graphlint/ir/ValueFacts.h"
 
 #include "graphlint/ir/OpRegistry.h"
 
@@ -18,7 +19,7 @@ bool isLayoutChange(const Node &n) {
 
 bool isNoopCast(const Node &n) {
   if (n.opType == "Dropout")  // inference Dropout: EliminateDropout
-    return onlyFirstOutputUsed(n) && (n.inputs.size() < 3 || !n.inputs[2] || isConstantValue(n.inputs[2]));
+    return onlyFirstOutputUsed(n) && (n.inputs.size() < 3 || !n.inputs[2] || isFoldedConstant(n.inputs[2], /*throughCasts=*/true));
   const Value *in = n.inputs.empty() ? nullptr : n.inputs[0];
   const Value *out = n.outputs.empty() ? nullptr : n.outputs[0];
   return n.opType == "Cast" && in && out && in->type.dtype == out->type.dtype && in->type.dtype != DType::Undefined;
@@ -39,33 +40,10 @@ bool isFloatCast(const Node &n) {
 // Pad/Transpose/scalar-scale prologues; decomposed normalizations with their
 // Casts; attention and embedding+LayerNorm blocks (see ortPatternPass).
 
-// A value ORT folds at session init: an initializer, a Constant, or a view /
-// cast of one (Unsqueeze of a bias, ...).
-bool isConstantValue(const Value *v, int depth) {
-  if (!v || depth > 4)
-    return false;
-  const Value *base = v->kind == Value::Kind::OuterScope && v->outer ? v->outer : v;
-  if (base->kind == Value::Kind::Param && base->param)
-    return true;
-  if (base->kind != Value::Kind::NodeOutput || !base->producer)
-    return false;
-  const Node &p = *base->producer;
-  if (p.opType == "Constant")
-    return true;
-  if (p.opType == "Unsqueeze" || p.opType == "Squeeze" || p.opType == "Reshape" || p.opType == "Cast" ||
-      p.opType == "Identity" || p.opType == "Flatten") {
-    for (const Value *in : p.inputs)
-      if (in && !isConstantValue(in, depth + 1))
-        return false;
-    return true;
-  }
-  return false;
-}
-
 std::optional<int64_t> constantElements(const Value *v) {
-  if (!isConstantValue(v))
+  if (!isFoldedConstant(v, /*throughCasts=*/true))
     return std::nullopt;
-  const Value *base = v->kind == Value::Kind::OuterScope && v->outer ? v->outer : v;
+  const Value *base = captureOrigin(v);
   if (base->kind == Value::Kind::Param)
     return base->param->tensor.numElements();
   return base->type.shape.numElements();
@@ -121,7 +99,7 @@ std::optional<BreakReason> ortEpilogueRefusal(const Node &anchor, unsigned stage
     if (stage != kFold || !onlyFirstOutputUsed(n) || n.inputs.empty() || n.inputs[0] != v)
       return BreakReason::ReductionBoundary;
     for (size_t i = 1; i < n.inputs.size(); ++i)
-      if (!isConstantValue(n.inputs[i]))
+      if (!isFoldedConstant(n.inputs[i], /*throughCasts=*/true))
         return BreakReason::ReductionBoundary;
     return std::nullopt;
   }
@@ -136,7 +114,7 @@ std::optional<BreakReason> ortEpilogueRefusal(const Node &anchor, unsigned stage
     if (n.opType == "Mul" || (n.opType == "Div" && n.inputs[1] == o)) {
       // ConvMulFusion folds per-channel/scalar constants; MatMulScaleFusion
       // only scalars (FusedMatMul alpha).
-      if (stage != kFold || !isConstantValue(o) || (!isConvLike(anchor) && !scalar))
+      if (stage != kFold || !isFoldedConstant(o, /*throughCasts=*/true) || (!isConvLike(anchor) && !scalar))
         return BreakReason::ReductionBoundary;
       if (isConvLike(anchor) && !scalar && (!out || !broadcastsOnto(o->type.shape, out->type.shape)))
         return BreakReason::ReductionBoundary;
@@ -149,7 +127,7 @@ std::optional<BreakReason> ortEpilogueRefusal(const Node &anchor, unsigned stage
     if (!out || !out->type.shape.rankKnown || !o->type.shape.rankKnown)
       return BreakReason::ReductionBoundary;
     if (isConvLike(anchor)) {
-      if (isConstantValue(o) && stage == kFold)
+      if (isFoldedConstant(o, /*throughCasts=*/true) && stage == kFold)
         return broadcastsOnto(o->type.shape, out->type.shape) ? std::nullopt
                                                                : std::optional(BreakReason::ReductionBoundary);
       if (!residualSum || stage != kFold || !(o->type.shape == out->type.shape))
@@ -175,7 +153,7 @@ std::optional<BreakReason> ortEpilogueRefusal(const Node &anchor, unsigned stage
     // FusedConv / FusedGemm activation (Clip needs constant bounds).
     if (n.opType == "Clip")
       for (size_t i = 1; i < n.inputs.size(); ++i)
-        if (n.inputs[i] && !isConstantValue(n.inputs[i]))
+        if (n.inputs[i] && !isFoldedConstant(n.inputs[i], /*throughCasts=*/true))
           return BreakReason::ReductionBoundary;
     *nextStage = kActivated;
     return std::nullopt;
@@ -252,12 +230,12 @@ bool ortPadFolds(const Node &pad, const Node &consumer) {
       for (int64_t x : cp->ints)
         if (x != 0)
           return false;  // explicit pool padding excluded from the average: a Pad cannot merge
-  if (pad.inputs.size() > 2 && pad.inputs[2] && !isConstantValue(pad.inputs[2]))
+  if (pad.inputs.size() > 2 && pad.inputs[2] && !isFoldedConstant(pad.inputs[2], /*throughCasts=*/true))
     return false;
   std::vector<int64_t> pads;
   if (const Attribute *a = pad.attr("pads"))
     pads = a->ints;
-  else if (pad.inputs.size() > 1 && isConstantValue(pad.inputs[1])) {
+  else if (pad.inputs.size() > 1 && isFoldedConstant(pad.inputs[1], /*throughCasts=*/true)) {
     const Value *p = pad.inputs[1];
     if (p->param->tensor.data.known)
       pads = p->param->tensor.data.ints;
@@ -317,13 +295,13 @@ bool ortTransposeFolds(const Node &tr, const Node &mm, bool throughReshape) {
 bool ortScaleFolds(const Node &s, const Value *v, const Node &mm) {
   if (!(mm.opType == "MatMul") || s.inputs.size() != 2 || !isFloatingValue(v))
     return false;
-  const Value *scale = s.opType == "Mul" ? (isConstantValue(s.inputs[1]) ? s.inputs[1] : s.inputs[0])
+  const Value *scale = s.opType == "Mul" ? (isFoldedConstant(s.inputs[1], /*throughCasts=*/true) ? s.inputs[1] : s.inputs[0])
                        : s.opType == "Div" ? s.inputs[1]
                                            : nullptr;
   if (!scale || constantElements(scale).value_or(0) != 1)
     return false;
   const Value *x = otherOperand(s, scale);
-  return x && !isConstantValue(x) && x->type.shape == v->type.shape;
+  return x && !isFoldedConstant(x, /*throughCasts=*/true) && x->type.shape == v->type.shape;
 }
 
 
@@ -368,7 +346,7 @@ llvm::DenseMap<const Node *, unsigned> ortElementwisePatterns(const Graph &g) {
         break;
       tail.push_back(r);
       const Value *o = otherOperand(*r, cur);
-      if (r->opType == "Mul" && o && !isConstantValue(o))
+      if (r->opType == "Mul" && o && !isFoldedConstant(o, /*throughCasts=*/true))
         x = o;
       else if (r->opType == "Mul" && a.opType == "Erf")
         break;  // x * (0.5 * (1 + erf)): GeluFusion wants x * (1 + erf) first
@@ -379,12 +357,12 @@ llvm::DenseMap<const Node *, unsigned> ortElementwisePatterns(const Graph &g) {
     // (0.5 * x) * (1 + tanh(..)): x is the operand of that Mul.
     if (const Node *h = x->kind == Value::Kind::NodeOutput ? x->producer : nullptr;
         h && h->opType == "Mul" && a.opType != "Sigmoid" && x->uses.size() == 1 && h->inputs.size() == 2 &&
-        isConstantValue(h->inputs[0]) != isConstantValue(h->inputs[1])) {
+        isFoldedConstant(h->inputs[0], /*throughCasts=*/true) != isFoldedConstant(h->inputs[1], /*throughCasts=*/true)) {
       tail.push_back(h);
-      x = isConstantValue(h->inputs[0]) ? h->inputs[1] : h->inputs[0];
+      x = isFoldedConstant(h->inputs[0], /*throughCasts=*/true) ? h->inputs[1] : h->inputs[0];
     }
     // A trailing Mul by a constant (the 0.5 of x * 0.5 * (...)).
-    if (const Node *r = soleReader(cur); r && r->opType == "Mul" && isConstantValue(otherOperand(*r, cur)))
+    if (const Node *r = soleReader(cur); r && r->opType == "Mul" && isFoldedConstant(otherOperand(*r, cur), /*throughCasts=*/true))
       tail.push_back(r);
     // Backward: pattern ops between x and the anchor.
     llvm::SmallVector<const Node *, 8> body;
@@ -392,7 +370,7 @@ llvm::DenseMap<const Node *, unsigned> ortElementwisePatterns(const Graph &g) {
     bool ok = true;
     for (unsigned steps = 0; !work.empty() && ok && steps < 16; ++steps) {
       const Value *v = work.pop_back_val();
-      if (!v || v == x || isConstantValue(v))
+      if (!v || v == x || isFoldedConstant(v, /*throughCasts=*/true))
         continue;
       const Node *p = v->kind == Value::Kind::NodeOutput ? v->producer : nullptr;
       if (!p || !isPatternOp(*p) || p->graph != &g) {
@@ -418,7 +396,7 @@ llvm::DenseMap<const Node *, unsigned> ortElementwisePatterns(const Graph &g) {
     // (After a MatMul the bias goes to the Gemm first: MatMulAddFusion runs at the basic level.)
     if (b && b->opType == "Add" && b->inputs.size() == 2 && a.opType != "Sigmoid" &&
         !fromContraction(b->inputs[0]) && !fromContraction(b->inputs[1]) &&
-        (isConstantValue(b->inputs[0]) || isConstantValue(b->inputs[1])) &&
+        (isFoldedConstant(b->inputs[0], /*throughCasts=*/true) || isFoldedConstant(b->inputs[1], /*throughCasts=*/true)) &&
         llvm::all_of(x->uses, [&](const Use &u) { return label.lookup(u.user) == next; }))
       label[b] = next;
   }
@@ -580,7 +558,7 @@ void FusionPlan::ortPatternPass(const Graph &g, std::vector<GroupState> &state) 
       for (unsigned hops = 0; hops < 6 && singleUse(cur); ++hops) {
         const Node &p = *cur->producer;
         unsigned gp = groupIndex_.lookup(&p);
-        bool view = p.op && p.op->viewOfInput0;
+        bool view = isViewOp(p);
         if (p.opType == "Transpose" && gp != gn && alone(p) && ortTransposeFolds(p, n, hops > 0))
           merge(gn, gp);
         else if (!(view || gp == gn))

@@ -38,7 +38,7 @@ const Value *otherOperand(const Node &n, const Value *v);
 // Stages of a contraction's epilogue under the ort profile.
 enum : unsigned { kFold = 0, kSummed = 1, kActivated = 2 };
 
-bool isConstantValue(const Value *v, int depth = 0);
+// Constants ORT folds at session init: isFoldedConstant(v, /*throughCasts=*/true) (ir/ValueFacts.h).
 std::optional<int64_t> constantElements(const Value *v);
 bool isOrtActivation(const Node &n);
 bool isConvLike(const Node &n);

@@ -3,6 +3,7 @@
 // tools/autograd/derivatives.yaml), and which input gradients are views of the
 // output gradient rather than new buffers. ONNX ops map to the aten op their
 // exporter emitted them from (Gemm/MatMul -> addmm/matmul, Relu -> relu, ...).
+#include "graphlint/ir/ValueFacts.h"
 #include "graphlint/lint/MemoryPlan.h"
 
 #include "graphlint/ir/OpRegistry.h"
@@ -157,7 +158,7 @@ bool gradPassesThrough(const Node &n, unsigned input) {
   if (n.opType == "Add" || (n.opType == "Sub" && input == 0))
     return sameSize();
   // The input's gradient is a view (or a slice) of the output's.
-  if (input == 0 && (n.op->viewOfInput0 || n.opType == "Transpose" || n.opType == "Dropout"))
+  if (input == 0 && (isViewOp(n) || n.opType == "Transpose" || n.opType == "Dropout"))
     return true;
   return n.opType == "Concat";
 }

@@ -1,6 +1,7 @@
 // `--cost` in the text format: one model's predicted training (or inference)
 // step as a table -- forward, backward, optimizer, communication, step --
 // then the collectives and gradient buckets (docs/output-formats.md).
+#include "graphlint/ir/Display.h"
 #include "graphlint/lint/Reporters.h"
 
 #include <fmt/format.h>
@@ -9,7 +10,6 @@ namespace graphlint {
 namespace {
 
 std::string ms(double s) { return fmt::format("{:.3f}", s * 1e3); }
-std::string mib(double b) { return fmt::format("{:.1f} MiB", b / (1024.0 * 1024.0)); }
 
 }  // namespace
 
@@ -53,9 +53,9 @@ void renderCostText(const CostSummary &s, const std::string &title, llvm::raw_os
                     c.strategy, c.worldSize, c.gpusPerNode, c.intra, c.inter, c.elementBytes);
   for (const CostSummary::Collective &x : c.collectives)
     os << fmt::format("  {:<8} {} x{} ({}): {} in {} ms\n", x.phase == "after optimizer" ? "step" : x.phase, x.kind,
-                      x.count, x.algorithm, mib(x.bytes), ms(x.seconds));
+                      x.count, x.algorithm, formatBytes(x.bytes), ms(x.seconds));
   for (const CostSummary::Bucket &b : c.buckets)
-    os << fmt::format("  bucket {:>3}: {:>10}, {:>4} params, ready {} ms, reduced {}-{} ms\n", b.index, mib(b.bytes),
+    os << fmt::format("  bucket {:>3}: {:>10}, {:>4} params, ready {} ms, reduced {}-{} ms\n", b.index, formatBytes(b.bytes),
                       b.params, ms(b.ready), ms(b.start), ms(b.end));
   for (const std::string &n : c.notes)
     os << "  note: " << n << "\n";

@@ -1,6 +1,7 @@
 // `graphlint inspect`: structure, types and parameter totals of a model. The
 // JSON form is a contract (docs/output-formats.md): values carry ONNX dtype
 // names and shapes whose dims are ints, symbol strings, or null (unknown).
+#include "graphlint/ir/Display.h"
 #include "graphlint/lint/Reporters.h"
 
 #include "graphlint/lint/Driver.h"
@@ -89,15 +90,6 @@ json::Value inspectJson(const Model &m) {
       {"ops", std::move(ops)}};
 }
 
-static std::string humanBytes(uint64_t b) {
-  if (b >= (1ull << 30))
-    return fmt::format("{:.2f} GiB", b / double(1ull << 30));
-  if (b >= (1ull << 20))
-    return fmt::format("{:.2f} MiB", b / double(1ull << 20));
-  if (b >= 1024)
-    return fmt::format("{:.1f} KiB", b / 1024.0);
-  return fmt::format("{} B", b);
-}
 
 void renderInspectText(const Model &m, llvm::raw_ostream &os) {
   FileStats s = statsOf(m);
@@ -117,7 +109,7 @@ void renderInspectText(const Model &m, llvm::raw_ostream &os) {
   os << "  opsets     " << opsets << "\n";
   os << fmt::format("  nodes      {} ({} top-level, {} subgraphs, {} functions)\n", s.nodes, m.graph->nodes().size(),
                     s.graphs - 1, m.functions.size());
-  os << fmt::format("  params     {} tensors, {} elements, {}\n", s.params, numel, humanBytes(s.paramBytes));
+  os << fmt::format("  params     {} tensors, {} elements, {}\n", s.params, numel, formatBytes(static_cast<double>(s.paramBytes)));
   for (const Value *v : m.graph->inputs)
     os << "  input      " << v->name << ": " << v->type.str() << "\n";
   for (const Value *v : m.graph->outputs)

@@ -1,20 +1,11 @@
 // `--memory` in the text format (docs/memory.md): the per-GPU memory table of
 // one model and the largest storages live at its peak.
+#include "graphlint/ir/Display.h"
 #include "graphlint/lint/Reporters.h"
 
 #include <fmt/format.h>
 
 namespace graphlint {
-
-std::string formatBytes(double b) {
-  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  unsigned u = 0;
-  while (b >= 1024 && u + 1 < std::size(units)) {
-    b /= 1024;
-    ++u;
-  }
-  return u == 0 ? fmt::format("{:.0f} B", b) : fmt::format("{:.2f} {}", b, units[u]);
-}
 
 void renderMemoryText(const MemorySummary &s, const std::string &title, llvm::raw_ostream &os) {
   if (!s.present)
@@ -43,7 +34,7 @@ void renderMemoryText(const MemorySummary &s, const std::string &title, llvm::ra
     row("capacity", s.capacityBytes);
     double head = s.capacityBytes - static_cast<double>(s.peakReservedBytes);
     os << fmt::format("  {:<20} {:>12}\n", "headroom",
-                      head < 0 ? "-" + formatBytes(-head) : formatBytes(head));
+                      formatBytes(head));
   }
   if (!s.assumedDims.empty()) {
     std::string dims;

@@ -2,6 +2,7 @@
 // other SARIF consumers: one run, the full rule catalogue as
 // tool.driver.rules, one result per diagnostic, fatal files as tool execution
 // notifications. Built with llvm::json; a pure function of the reports.
+#include "graphlint/ir/Display.h"
 #include "graphlint/lint/Paths.h"
 #include "graphlint/lint/Grouping.h"
 #include "graphlint/lint/Reporters.h"
@@ -155,7 +156,7 @@ void renderSarif(const std::vector<FileReport> &reports, llvm::raw_ostream &os) 
       }
       if (l.nodeIndex) {
         std::string graph = l.graphPath.empty() ? "main" : l.graphPath;
-        std::string node = l.nodeName.empty() ? fmt::format("#{}", *l.nodeIndex + 1) : l.nodeName;
+        std::string node = l.nodeName.empty() ? nodeNumber(*l.nodeIndex) : l.nodeName;
         json::Array logical;
         logical.push_back(json::Object{{"name", node}, {"fullyQualifiedName", graph + "/" + node}, {"kind", "function"}});
         (*locs.back().getAsObject())["logicalLocations"] = std::move(logical);

@@ -5,6 +5,7 @@
 // other occurrences of a grouped finding, its notes, the file's hints, and a
 // closing summary line. docs/output-formats.md#text.
 // With --fusion, each file's fusion table follows its diagnostics (FusionText.cpp).
+#include "graphlint/ir/Display.h"
 #include "graphlint/lint/Grouping.h"
 #include "graphlint/lint/Reporters.h"
 
@@ -46,7 +47,7 @@ std::string graphLocationText(const Location &l, bool withFile) {
   if (!l.modulePath.empty())
     s += l.modulePath + ": ";
   if (l.nodeIndex) {
-    s += fmt::format("node #{} ", *l.nodeIndex + 1);
+    s += fmt::format("node {} ", nodeNumber(*l.nodeIndex));
     s += l.nodeName.empty() ? fmt::format("({})", l.opType) : fmt::format("'{}' ({})", l.nodeName, l.opType);
   }
   bool sub = !l.graphPath.empty() && l.graphPath != "main";

@@ -1,4 +1,5 @@
 #include "graphlint/verify/Comparison.h"
+#include "graphlint/ir/Display.h"
 
 #include "graphlint/lint/ComputeModel.h"
 #include "graphlint/lint/FusionPlan.h"
@@ -151,7 +152,7 @@ std::string seconds(std::optional<double> s) {
   return fmt::format("{:.1f} us", *s * 1e6);
 }
 
-std::string mib(std::optional<uint64_t> b) { return b ? fmt::format("{:.2f} MiB", *b / 1048576.0) : "?"; }
+std::string bytesOrUnknown(std::optional<uint64_t> b) { return b ? formatBytes(static_cast<double>(*b)) : "?"; }
 
 std::string percent(std::optional<double> e) { return e ? fmt::format("{:+.1f}%", *e * 100) : "-"; }
 
@@ -227,10 +228,10 @@ void renderVerifyText(const VerifyReport &r, llvm::raw_ostream &os) {
                                           static_cast<double>(r.measuredKernels))));
   os << fmt::format("  time:    predicted {}, measured {} ({})\n", seconds(r.predictedSeconds),
                     seconds(r.measuredSeconds), percent(relativeError(r.predictedSeconds, r.measuredSeconds)));
-  os << fmt::format("  peak:    predicted {}, measured {} ({})", mib(r.predictedPeakBytes), mib(r.measuredPeakBytes),
+  os << fmt::format("  peak:    predicted {}, measured {} ({})", bytesOrUnknown(r.predictedPeakBytes), bytesOrUnknown(r.measuredPeakBytes),
                     percent(peakErr));
   if (r.devicePeakBytes)
-    os << fmt::format(", device pool {}", mib(r.devicePeakBytes));
+    os << fmt::format(", device pool {}", bytesOrUnknown(r.devicePeakBytes));
   os << "\n";
   if (r.backend == "cpu")
     os << "  note: cpu backend times are host wall-clock of the reference kernels, not GPU kernel times\n";

@@ -4,6 +4,7 @@
 #include <llvm/ADT/DenseMap.h>
 
 #include "graphlint/ir/OpRegistry.h"
+#include "graphlint/lint/Liveness.h"
 
 #include <onnx/defs/schema.h>
 
@@ -21,20 +22,21 @@ ExecPlan::ExecPlan(const Graph &g) : graph_(&g) {
   for (const Value *v : g.inputs)
     if (std::find(resident_.begin(), resident_.end(), v) == resident_.end())
       resident_.push_back(v);
-  llvm::DenseMap<const Value *, size_t> lastUse;
+  // The memory plan's liveness (module argument holds and nested-body reads
+  // included), so that the run measures the schedule the plan predicts.
+  Liveness live(g);
   auto nodes = g.nodes();
-  for (size_t i = 0; i < nodes.size(); ++i) {
+  for (size_t i = 0; i < nodes.size(); ++i)
     steps_.push_back({nodes[i].get(), {}});
-    for (const Value *v : nodes[i]->outputs)
-      if (v)
-        lastUse[v] = i;  // dead outputs die right after their producer
-    for (const Value *v : nodes[i]->inputs)
-      if (v && v->kind == Value::Kind::NodeOutput)
-        lastUse[v] = i;
-  }
-  for (auto &[v, i] : lastUse)
-    if (!v->isGraphOutput())
-      steps_[i].freeAfter.push_back(v);
+  for (const auto &np : nodes)
+    for (const Value *v : np->outputs) {
+      if (!v || v->isGraphOutput())
+        continue;
+      // An output nothing reads dies right after its producer.
+      int64_t last = std::max(live.lastRead(v), static_cast<int64_t>(np->index));
+      if (last < static_cast<int64_t>(steps_.size()))
+        steps_[static_cast<size_t>(last)].freeAfter.push_back(v);
+    }
   // Deterministic order of frees within a step.
   for (PlanStep &s : steps_)
     std::sort(s.freeAfter.begin(), s.freeAfter.end(),

@@ -1,4 +1,5 @@
 #include "graphlint/verify/HostTensor.h"
+#include "graphlint/ir/Display.h"
 
 #include "../../ir/onnx/ProtoConvert.h"
 
@@ -39,9 +40,8 @@ std::vector<double> HostTensor::zeros(const std::vector<int64_t> &shape) {
                             "] is negative or overflows 64 bits");
   double bytes = static_cast<double>(n) * 8, avail = hostMemoryBytes();
   if (avail > 0 && bytes > avail)
-    throw std::length_error(fmt::format("a tensor of shape [{}] needs {:.1f} GiB on the host, more than the {:.1f} GiB "
-                                        "available",
-                                        fmt::join(shape, ","), bytes / (1u << 30), avail / (1u << 30)));
+    throw std::length_error(fmt::format("a tensor of shape [{}] needs {} on the host, more than the {} available",
+                                        fmt::join(shape, ","), formatBytes(bytes), formatBytes(avail)));
   return std::vector<double>(static_cast<size_t>(n), 0.0);
 }
 

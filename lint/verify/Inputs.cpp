@@ -1,4 +1,5 @@
 #include "graphlint/verify/Inputs.h"
+#include "graphlint/ir/Display.h"
 
 #include "graphlint/ir/CheckedMath.h"
 #include "graphlint/ir/ExternalData.h"
@@ -34,7 +35,6 @@ llvm::Expected<std::string> readRange(const std::string &path, uint64_t offset, 
 
 std::vector<int64_t> dimsOf(const TensorLiteral &t) { return {t.dims.begin(), t.dims.end()}; }
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // Host tensors hold 8 bytes an element. Elements of a value with a static
 // shape; nullopt when its dims are not all known; -1 when a dim is negative or
@@ -73,10 +73,10 @@ llvm::Error checkHostBudget(const ExecPlan &plan) {
   }
   double total = params + resident + peak, avail = hostMemoryBytes();
   if (avail > 0 && total > avail)
-    return err(fmt::format("cannot allocate the model's tensors on the host: its parameters ({:.1f} GiB), inputs ({:.1f} GiB) and "
-                           "planned activations ({:.1f} GiB) need {:.1f} GiB, more than the {:.1f} GiB available "
-                           "(8 bytes an element)",
-                           params / kGiB, resident / kGiB, peak / kGiB, total / kGiB, avail / kGiB));
+    return err(fmt::format("cannot allocate the model's tensors on the host: its parameters ({}), inputs ({}) and "
+                           "planned activations ({}) need {}, more than the {} available (8 bytes an element)",
+                           formatBytes(params), formatBytes(resident), formatBytes(peak), formatBytes(total),
+                           formatBytes(avail)));
   return llvm::Error::success();
 }
 

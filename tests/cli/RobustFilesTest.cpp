@@ -82,7 +82,7 @@ TEST(RobustFiles, Case14HugeJsonLookingFileIsRefusedBeforeReading) {
   ASSERT_EQ(truncate(path.c_str(), static_cast<off_t>(40ull << 30)), 0);  // sparse: no disk used
   CliResult r = runCliTimed({path, "--format", "json"}, 30);
   unlink(path.c_str());
-  expectOneLineError(r, path + ": error: is a 40.0 GiB JSON file, larger than the 1 GiB limit for FX graphs");
+  expectOneLineError(r, path + ": error: is a 40.00 GiB JSON file, larger than the 1.00 GiB limit for FX graphs");
 }
 
 TEST(RobustFiles, Case14OversizedConfigAndBaselineAreRefused) {
@@ -90,11 +90,11 @@ TEST(RobustFiles, Case14OversizedConfigAndBaselineAreRefused) {
   writeFile(config, "select: [ALL]\n");
   ASSERT_EQ(truncate(config.c_str(), static_cast<off_t>(2ull << 20)), 0);
   expectOneLineError(runCliTimed({model, "--config", config}, 30),
-                     config + ": is 2.0 MiB, larger than the 1.0 MiB limit for config files");
+                     config + ": is 2.00 MiB, larger than the 1.00 MiB limit for config files");
   writeFile(baseline, "{");
   ASSERT_EQ(truncate(baseline.c_str(), static_cast<off_t>(300ull << 20)), 0);
   expectOneLineError(runCliTimed({model, "--baseline", baseline}, 30),
-                     baseline + ": is 300.0 MiB, larger than the 256.0 MiB limit for baselines");
+                     baseline + ": is 300.00 MiB, larger than the 256.00 MiB limit for baselines");
 }
 
 TEST(RobustFiles, Case24DevicesAndFifosAsConfigOrBaselineAreRefusedWithoutBlocking) {

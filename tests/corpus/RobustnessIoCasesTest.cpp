@@ -89,7 +89,7 @@ TEST(RobustnessIoCases, Case11DeepBaseline) {
 TEST(RobustnessIoCases, Case12DeepConfig) {
   // 1.2 MB: refused by the config size limit before the nesting scan.
   expectCase("12-sigsegv-config-deep-yaml",
-             {{{"control_flow.onnx", "--config", "deep.yaml"}, {}, 2, "larger than the 1.0 MiB limit for config files"}});
+             {{{"control_flow.onnx", "--config", "deep.yaml"}, {}, 2, "larger than the 1.00 MiB limit for config files"}});
 }
 
 TEST(RobustnessIoCases, Case13DeepHardwareFile) {
@@ -99,8 +99,8 @@ TEST(RobustnessIoCases, Case13DeepHardwareFile) {
 
 TEST(RobustnessIoCases, Case14HugeJson) {
   expectCase("14-sigabrt-huge-json-file",
-             {{{"huge.fx.json", "--format", "json"}, {}, 2, "larger than the 1 GiB limit for FX graphs"},
-              {{"big3g.fx.json", "--format", "json"}, {}, 2, "larger than the 1 GiB limit for FX graphs"}},
+             {{{"huge.fx.json", "--format", "json"}, {}, 2, "larger than the 1.00 GiB limit for FX graphs"},
+              {{"big3g.fx.json", "--format", "json"}, {}, 2, "larger than the 1.00 GiB limit for FX graphs"}},
              [](const std::string &dir) {
                for (auto [file, size] : {std::pair<const char *, uint64_t>{"huge.fx.json", 40ull << 30},
                                          {"big3g.fx.json", 3ull << 30}}) {

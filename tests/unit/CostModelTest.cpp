@@ -299,8 +299,8 @@ TEST(RulesOversizedParameter, ParameterLargerThanABucketIsNamedWithItsSize) {
   auto l = lintWith(b.take(), training(8));
   auto d = withCode(l.report, "GL302");
   ASSERT_EQ(d.size(), 1u);
-  EXPECT_HAS(d[0]->message, "parameter 'lm_head.weight' (32.0 MiB of gradient)");
-  EXPECT_HAS(d[0]->message, "larger than the 25.0 MiB gradient bucket");
+  EXPECT_HAS(d[0]->message, "parameter 'lm_head.weight' (32.00 MiB of gradient)");
+  EXPECT_HAS(d[0]->message, "larger than the 25.00 MiB gradient bucket");
   EXPECT_EQ(d[0]->location.nodeName, "/lm_head/MatMul");
   EXPECT_HAS(d[0]->notes.back().message, "DDP's bucket_cap_mb");
   // Not training data-parallel: nothing to say.
@@ -325,8 +325,8 @@ TEST(RulesOversizedParameter, OneFindingPerModelWithTheListAndTheStrategysKnob) 
   auto ddpLint = lintWith(stack(), training(8));
   auto ddp = withCode(ddpLint.report, "GL302");
   ASSERT_EQ(ddp.size(), 1u);
-  EXPECT_HAS(ddp[0]->message, "4 parameters (256.0 MiB of gradient) are each larger than the 25.0 MiB");
-  EXPECT_HAS(ddp[0]->notes[1].message, "blocks.{N}.fc.weight (4 x up to 64.0 MiB)");
+  EXPECT_HAS(ddp[0]->message, "4 parameters (256.00 MiB of gradient) are each larger than the 25.00 MiB");
+  EXPECT_HAS(ddp[0]->notes[1].message, "blocks.{N}.fc.weight (4 x up to 64.00 MiB)");
   EXPECT_HAS(ddp[0]->notes.back().message, "DDP's bucket_cap_mb");
   // Under ZeRO-3 there is no DDP bucket to raise.
   graphlint::Setup zero3 = training(8);

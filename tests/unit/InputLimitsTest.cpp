@@ -114,7 +114,7 @@ TEST(InputFile, LargerThanItsKindIsRefusedBeforeReading) {
   ASSERT_EQ(truncate(path.c_str(), static_cast<off_t>(maxInputBytes(InputKind::Config) + 1)), 0);
   auto r = readInputFile(path, InputKind::Config);
   ASSERT_FALSE(r);
-  EXPECT_EQ(llvm::toString(r.takeError()), path + ": is 1.0 MiB, larger than the 1.0 MiB limit for config files");
+  EXPECT_EQ(llvm::toString(r.takeError()), path + ": is 1.00 MiB, larger than the 1.00 MiB limit for config files");
   writeFile(path, "select: [ALL]\n");
   auto ok = readInputFile(path, InputKind::Config);
   ASSERT_TRUE(bool(ok));

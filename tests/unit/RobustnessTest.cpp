@@ -382,7 +382,7 @@ TEST(RobustnessVerify, RefusesWhenAllTensorsTogetherExceedMemory) {
   EXPECT_EQ(r.exitCode, 2) << r.out << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   EXPECT_NE(r.err.find("model.onnx: error: cannot allocate the model's tensors on the host: its parameters "
-                       "(0.0 GiB), inputs ("),
+                       "("),
             std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("more than the"), std::string::npos) << r.err;

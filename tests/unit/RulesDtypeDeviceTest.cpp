@@ -293,7 +293,7 @@ TEST(CrossDevice, CopyBetweenDevices) {
   EXPECT_EQ(d[0]->location.nodeName, "s_cpu");
   EXPECT_EQ(d[0]->reason, "cross_device");
   EXPECT_EQ(d[0]->fusionId, groupOfNode(*m, *copy, FusionBackend::Inductor));
-  EXPECT_TRUE(has(d[0]->message, "copies 's' (f32[1024], 4.0 KiB) from cuda:0 to cpu")) << d[0]->message;
+  EXPECT_TRUE(has(d[0]->message, "copies 's' (f32[1024], 4.00 KiB) from cuda:0 to cpu")) << d[0]->message;
   EXPECT_TRUE(has(allNotes(*d[0]), "waits for the GPU")) << allNotes(*d[0]);
 }
 
@@ -318,7 +318,7 @@ TEST(CrossDevice, OrtMemcpyToHost) {
       memcpy = n.get();
   ASSERT_TRUE(memcpy);
   EXPECT_EQ(d[0]->fusionId, groupOfNode(*m, *memcpy, FusionBackend::Inductor));
-  EXPECT_TRUE(has(d[0]->message, "copies 'h' (f32[2,1000], 7.8 KiB) from GPU memory to the host")) << d[0]->message;
+  EXPECT_TRUE(has(d[0]->message, "copies 'h' (f32[2,1000], 7.81 KiB) from GPU memory to the host")) << d[0]->message;
   EXPECT_TRUE(has(allNotes(*d[0]), "(TopK) reads the copy on the host")) << allNotes(*d[0]);
 }
 

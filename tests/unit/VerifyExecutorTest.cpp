@@ -2,8 +2,11 @@
 // inline payloads and external data, random inputs and weights, an
 // unsupported op stopping the run with what ran so far, the bundled models
 // end to end on the cpu backend, and the `graphlint verify` command line.
+#include "IrBuilder.h"
 #include "TestSupport.h"
 
+#include "graphlint/lint/Liveness.h"
+#include "graphlint/lint/MemoryPlan.h"
 #include "graphlint/verify/Comparison.h"
 
 #include <gtest/gtest.h>
@@ -429,4 +432,38 @@ g (float[64,64] x, float[64,64] w) => (float[64,64] y) {
   EXPECT_EQ(verify->getObject("peak_memory")->getInteger("device_bytes"), int64_t(4u << 20));
   EXPECT_EQ(verify->getString("backend").getValueOr(""), "fake-gpu");
   EXPECT_EQ(verify->getArray("groups")->size(), v->groups.size());
+}
+
+TEST(VerifyExecutor, PlanSharesTheMemoryPlansLivenessInsideModuleScopes) {
+  // x -> /pre/Exp -> a -> /blk/Exp -> b -> /blk/Exp_1 -> c -> /blk/Exp_2 -> d.
+  // `a` enters module scope /blk, whose forward holds its argument until it
+  // returns (the last /blk node): the memory plan keeps it live to /blk/Exp_2.
+  // The executor used to free it after its last reader (/blk/Exp) and so
+  // measured a 3 MiB peak against the plan's 4 MiB; both now read one Liveness.
+  IrBuilder b;
+  Value *v = b.input("x", f32({1024, 256}));  // 1 MiB
+  const char *names[] = {"/pre/Exp", "/blk/Exp", "/blk/Exp_1", "/blk/Exp_2"};
+  const char *outs[] = {"a", "b", "c", "d"};
+  for (int i = 0; i < 4; ++i) {
+    Node *n = b.node("Exp", {v}, {outs[i]}, names[i]);
+    n->outputs[0]->type = f32({1024, 256});
+    v = n->outputs[0];
+  }
+  b.output(v);
+  const Model &m = b.model();
+  const Value *a = m.graph->nodes()[0]->outputs[0];
+  EXPECT_EQ(Liveness(*m.graph).lastRead(a), 3);
+  ExecPlan plan(*m.graph);
+  ASSERT_EQ(plan.steps().size(), 4u);
+  EXPECT_TRUE(plan.steps()[1].freeAfter.empty());  // a is held by /blk
+  ASSERT_EQ(plan.steps()[3].freeAfter.size(), 2u);  // a and c die at the scope's end
+  AnalysisContext ctx(m, graphlint::Setup{});
+  const uint64_t predicted = ctx.get<MemoryPlan>().summary().peakAllocatedBytes;
+  EXPECT_EQ(predicted, 4u << 20);
+  EXPECT_EQ(plannedPeakBytes(plan), predicted);
+  auto cpu = makeCpuBackend();
+  ASSERT_FALSE(bool(feedModel(m, plan, *cpu, FeedOptions{})));
+  RunRecord r = runPlan(plan, *cpu);
+  EXPECT_TRUE(r.complete());
+  EXPECT_EQ(r.peakBytes, predicted);
 }

@@ -28,6 +28,13 @@ enum class OpKind : uint8_t {
 
 std::string_view opKindName(OpKind k);
 
+/// How an op makes the host wait for the GPU (GL112).
+enum class HostSyncKind : uint8_t {
+  None,
+  DataDependentSize,  // the output's size depends on values: the host reads a count (nonzero, unique)
+  ReadsValue,         // hands a tensor value to Python (item, tolist, is_nonzero, equal)
+};
+
 struct OpInfo {
   std::string_view domain;
   std::string_view name;
@@ -36,8 +43,9 @@ struct OpInfo {
   bool known = false;
   /// Output 0 may share storage with input 0 (reshape-like views).
   bool viewOfInput0 = false;
-  /// Forces a device-to-host synchronisation when run on a GPU.
+  /// Forces a device-to-host synchronisation when run on a GPU, and how.
   bool hostSync = false;
+  HostSyncKind syncKind = HostSyncKind::None;
   /// The installed ONNX schema at this (domain, op, version), or null.
   const onnx::OpSchema *schema = nullptr;
   /// That schema's inference applies at this version (see installedSchemaCurrent).

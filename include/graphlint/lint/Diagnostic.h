@@ -58,6 +58,17 @@ struct Diagnostic {
   std::vector<Location> alsoAt;
 
   unsigned count() const { return 1 + static_cast<unsigned>(alsoAt.size()); }
+  /// Appends a note and returns the diagnostic, so a rule writes
+  /// `sink.report(n, "...").note("...").note("...")`.
+  Diagnostic &note(std::string message) {
+    notes.push_back({std::move(message), std::nullopt});
+    return *this;
+  }
+  /// A note at another place (the reader of a mutated tensor, a branch).
+  Diagnostic &noteAt(Location at, std::string message) {
+    notes.push_back({std::move(message), std::move(at)});
+    return *this;
+  }
 };
 
 /// Deterministic order: file, graph path, node index, code, message.

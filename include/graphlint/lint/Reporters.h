@@ -2,6 +2,7 @@
 // output format. They never analyse; docs/output-formats.md specifies each.
 #pragma once
 
+#include "graphlint/ir/Display.h"
 #include "graphlint/lint/Driver.h"
 
 #include <llvm/Support/JSON.h>
@@ -83,8 +84,6 @@ void renderMemoryText(const MemorySummary &s, const std::string &title, llvm::ra
 /// `--memory-plot`: live bytes over the step as an SVG line chart, phases
 /// shaded, the peak and the device capacity marked.
 void renderMemorySvg(const MemorySummary &s, const std::string &title, llvm::raw_ostream &os);
-/// "1.25 GiB", "512.0 MiB", "3.0 KiB", "17 B".
-std::string formatBytes(double bytes);
 
 /// `graphlint inspect`: the model's structure as JSON (a documented contract)
 /// or as a readable summary.

@@ -43,7 +43,19 @@ class Rule {
 public:
   virtual ~Rule() = default;
   virtual const RuleInfo &info() const = 0;
-  virtual void check(const Model &model, AnalysisContext &ctx, DiagnosticSink &sink) const = 0;
+  /// A whole-model check (a rule that reads a summary, compares nodes, or
+  /// reports once per model). Per-node rules leave it alone.
+  virtual void check(const Model &model, AnalysisContext &ctx, DiagnosticSink &sink) const {
+    (void)model, (void)ctx, (void)sink;
+  }
+  /// Per-node rules (`perNode()` true) are called once for every node of the
+  /// main graph and of every nested body, in forEachGraph order, from one
+  /// traversal the driver shares among all of them (clang-tidy's matchers,
+  /// ruff's per-statement dispatch), instead of each walking the graph.
+  virtual bool perNode() const { return false; }
+  virtual void checkNode(const Node &n, const Model &model, AnalysisContext &ctx, DiagnosticSink &sink) const {
+    (void)n, (void)model, (void)ctx, (void)sink;
+  }
 };
 
 /// Every rule, sorted by code.

@@ -1,0 +1,34 @@
+// Value-level facts every consumer reads the same way, from the IR and the
+// op registry: the value a nested body's capture stands for, whether a node's
+// output is a view of its input, and whether a value is a weight or constant
+// that runtimes fold at load time. Rules, the fusion planner, the ORT
+// patterns, the memory trace and DataDependence used to carry private copies
+// of each (a capture was resolved in a dozen places, some one level deep,
+// some all the way). These are cheap walks of a few hops over the IR, so they
+// are functions rather than cached analyses.
+#pragma once
+
+namespace graphlint {
+
+class Node;
+class Value;
+
+/// The value a capture (`Value::Kind::OuterScope`) stands for, followed out
+/// through every enclosing body; `v` itself when it is not a capture.
+const Value *captureOrigin(const Value *v);
+
+/// Output 0 of `n` is a view of its input 0 (the registry's alias fact:
+/// Reshape, Flatten, Squeeze, Unsqueeze, Identity, BitCast, aten view/expand/...).
+bool isViewOp(const Node &n);
+
+/// A view that runs no kernel (a shape-only op): what a runtime folds into
+/// its consumer.
+bool isFreeView(const Node &n);
+
+/// A weight (Param) or an ai.onnx Constant, reached through free views and,
+/// when `throughCasts`, through ai.onnx Casts: a value every runtime folds
+/// at load time (ORT folds a Cast of a bias; exporters inline CastLike on
+/// every constant).
+bool isFoldedConstant(const Value *v, bool throughCasts = false);
+
+}  // namespace graphlint

@@ -1,0 +1,107 @@
+// Liveness over one graph's schedule (include/graphlint/lint/Liveness.h).
+#include "graphlint/lint/Liveness.h"
+#include "graphlint/ir/ValueFacts.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace graphlint {
+
+Liveness::Liveness(const Graph &g, llvm::function_ref<bool(const Node &)> runs) {
+  for (const auto &np : g.nodes()) {
+    if (runs && !runs(*np))
+      continue;
+    auto at = static_cast<int64_t>(np->index);
+    auto note = [&](const Node &n) {
+      for (const Value *in : n.inputs)
+        if (const Value *v = captureOrigin(in)) {
+          auto [it, inserted] = lastRead_.try_emplace(v, at);
+          if (!inserted)
+            it->second = std::max(it->second, at);
+        }
+    };
+    note(*np);
+    for (const auto &sub : np->subgraphs())
+      forEachGraph(*sub, [&](const Graph &gr) {
+        for (const auto &n : gr.nodes())
+          note(*n);
+      });
+  }
+  holdModuleArguments(g);
+}
+
+void Liveness::holdModuleArguments(const Graph &g) {
+  const auto &nodes = g.nodes();
+  // A module's forward holds its arguments (and its caller's variable holds
+  // them too) until it returns: a value read inside a scope it was not
+  // produced in lives until that scope's last node. ONNX exporters name nodes
+  // after their scope ("/blocks.0/mlp/fc/MatMul"); FX nodes carry the module
+  // path ("blocks.0.mlp.fc"), where one scope instance is a run of
+  // consecutive nodes (a module called twice, torchvision's shared ReLU, is
+  // two instances). Scopes are numbered by (enclosing scope, name component):
+  // a name with 100,000 components costs time linear in its length, where
+  // hashing every prefix of it would be quadratic. A node's chain lists its
+  // scopes outermost first ("/a/b/MatMul": /a, /a/b).
+  llvm::DenseMap<std::pair<unsigned, llvm::StringRef>, unsigned> scopeIds;
+  std::vector<int64_t> scopeEnd(1, 0);  // by scope id; 0 is the root
+  llvm::SmallVector<llvm::StringRef, 8> prevParts;
+  std::vector<unsigned> prevChain;
+  auto scopesOf = [&](const Node &n, std::vector<unsigned> &out) {
+    llvm::StringRef name = n.name;
+    if (name.startswith("/")) {
+      unsigned parent = 0;
+      for (size_t start = 1, slash = name.find('/', 1); slash != llvm::StringRef::npos;
+           start = slash + 1, slash = name.find('/', slash + 1)) {
+        auto [it, inserted] = scopeIds.try_emplace({parent, name.slice(start, slash)}, scopeEnd.size());
+        if (inserted)
+          scopeEnd.push_back(0);
+        parent = it->second;
+        out.push_back(parent);
+      }
+      return;
+    }
+    llvm::SmallVector<llvm::StringRef, 8> parts;
+    if (!n.modulePath.empty())
+      llvm::StringRef(n.modulePath).split(parts, '.');
+    bool same = true;
+    for (size_t d = 0; d < parts.size(); ++d) {
+      same = same && d < prevParts.size() && prevParts[d] == parts[d] && d < prevChain.size();
+      if (same) {
+        out.push_back(prevChain[d]);
+      } else {
+        out.push_back(static_cast<unsigned>(scopeEnd.size()));
+        scopeEnd.push_back(0);
+      }
+    }
+    prevParts = parts;
+    prevChain = out;
+  };
+  std::vector<std::vector<unsigned>> chains(nodes.size());
+  for (const auto &np : nodes) {
+    std::vector<unsigned> &chain = chains[np->index < nodes.size() ? np->index : 0];
+    scopesOf(*np, chain);
+    for (unsigned sc : chain)
+      scopeEnd[sc] = static_cast<int64_t>(np->index);
+  }
+  auto chainOf = [&](const Node &n) -> const std::vector<unsigned> * {
+    return n.graph == &g && n.index < chains.size() ? &chains[n.index] : nullptr;
+  };
+  for (const auto &np : nodes) {
+    const Node &user = *np;
+    const std::vector<unsigned> *scopes = chainOf(user);
+    if (!scopes || scopes->empty())
+      continue;
+    for (const Value *v : user.inputs) {
+      if (!v || v->kind != Value::Kind::NodeOutput || !v->producer)
+        continue;
+      const std::vector<unsigned> *from = chainOf(*v->producer);
+      int64_t &lu = lastRead_[v];
+      // The producer is inside scope d of the user when their chains agree there.
+      for (size_t d = 0; d < scopes->size(); ++d)
+        if (!from || d >= from->size() || (*from)[d] != (*scopes)[d])
+          lu = std::max(lu, scopeEnd[(*scopes)[d]]);
+    }
+  }
+}
+
+}  // namespace graphlint

@@ -1,0 +1,134 @@
+// How PyTorch eager runs what an exporter wrote: the behaviour tables the
+// memory trace reads (MemoryTrace.h), in one file. Which outputs are views
+// sharing their input's storage (and which of those are strided or
+// permuted, so that a later reshape copies), which activations torchvision
+// runs in place, exporter-decomposed kernels (GELU, SiLU) that PyTorch runs
+// as one, and the repeated layers --recompute layer checkpoints. Module
+// scopes (a module's forward holds its arguments until it returns) are part
+// of the shared Liveness (include/graphlint/lint/Liveness.h).
+#include "MemoryTraceBuilder.h"
+
+#include "graphlint/ir/ValueFacts.h"
+
+#include <llvm/ADT/StringSet.h>
+
+#include <algorithm>
+
+namespace graphlint {
+
+llvm::StringRef checkpointLayer(const Node &n) {
+  llvm::StringRef path = n.modulePath;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t dot = path.find('.', start);
+    llvm::StringRef part = path.slice(start, dot);
+    llvm::StringRef digits = part.substr(part.rfind('_') == llvm::StringRef::npos ? 0 : part.rfind('_') + 1);
+    bool index = !digits.empty() && digits.find_first_not_of("0123456789") == llvm::StringRef::npos;
+    if (index)
+      return path.slice(0, dot);
+    if (dot == llvm::StringRef::npos)
+      break;
+    start = dot + 1;
+  }
+  return {};
+}
+
+}  // namespace graphlint
+
+namespace graphlint::memory {
+
+/// The MatMul output a bias Add (an exported nn.Linear on a 3-d input)
+/// updates in place, or nullptr.
+const Value *biasedMatMul(const Node &n) {
+  if (n.opType != "Add" || n.inputs.size() != 2)
+    return nullptr;
+  for (unsigned k = 0; k < 2; ++k) {
+    const Value *a = n.inputs[k], *b = n.inputs[1 - k];
+    if (a && b && a->producer && a->producer->opType == "MatMul" && a->uses.size() == 1 && !a->isGraphOutput() &&
+        b->kind == Value::Kind::Param && b->type.shape.rankKnown && b->type.shape.dims.size() == 1)
+      return a;
+  }
+  return nullptr;
+}
+
+TorchView torchViewOf(const Node &n, unsigned oi) {
+  auto from = [&](unsigned i) -> const Value * { return i < n.inputs.size() ? n.inputs[i] : nullptr; };
+  TorchView v;
+  if (oi < n.outputAliasesInput.size() && n.outputAliasesInput[oi] >= 0) {
+    v.base = from(static_cast<unsigned>(n.outputAliasesInput[oi]));  // the FX exporter's alias fact
+  } else if (oi == 0 && (n.opType == "Squeeze" || n.opType == "Unsqueeze" || n.opType == "Identity" ||
+                         (n.opType == "Dropout" && (n.outputs.size() < 2 || !n.outputs[1])))) {
+    v.base = from(0);
+  } else if (oi == 0 && isViewOp(n)) {
+    v.base = from(0);
+    v.reshape = true;
+  } else if (const Value *mm = biasedMatMul(n); mm && oi == 0) {
+    v.base = mm;  // linear(): addmm, or matmul then add_ of the bias
+  } else if (n.opType == "Transpose" || n.opType == "Expand") {
+    v.base = from(0);
+    v.strided = true;
+    v.permuted = true;
+  } else if (n.opType == "Slice" || n.opType == "Split") {
+    v.base = from(0);
+    v.strided = true;
+  } else if (n.opType == "Gather" && from(1) && from(1)->type.shape.rankKnown && from(1)->type.shape.dims.empty() &&
+             from(0) && from(0)->kind != Value::Kind::Param) {
+    v.base = from(0);  // x[:, i]: a select, a view
+    v.strided = true;
+  }
+  return v;
+}
+
+bool torchRunsInPlace(const Node &n) {
+  // torchvision's blocks build these with inplace=True (ReLU, ReLU6 as Clip,
+  // Hardswish, Hardsigmoid, LeakyReLU).
+  static const llvm::StringSet<> kInplace = {"Relu", "Clip", "HardSwish", "HardSigmoid", "LeakyRelu"};
+  return kInplace.count(n.opType) != 0;
+}
+
+void PlanBuilder::findComposites() {
+  auto soleUser = [](const Value *v) -> const Node * {
+    return v && v->uses.size() == 1 && !v->isGraphOutput() ? v->uses[0].user : nullptr;
+  };
+  auto isConst = [](const Value *v) { return isFoldedConstant(v); };
+  auto other = [](const Node *n, const Value *v) -> const Value * {
+    return n->inputs.size() == 2 ? (n->inputs[0] == v ? n->inputs[1] : n->inputs[0]) : nullptr;
+  };
+  for (const auto &np : g_.nodes()) {
+    // SiLU: x * Sigmoid(x).
+    const Node &sig = *np;
+    if (sig.opType == "Sigmoid" && !sig.inputs.empty() && sig.inputs[0]) {
+      const Node *mul = soleUser(sig.outputs.empty() ? nullptr : sig.outputs[0]);
+      if (mul && mul->opType == "Mul" && other(mul, sig.outputs[0]) == sig.inputs[0]) {
+        compositeInner_.insert(&sig);
+        compositeInput_[mul] = sig.inputs[0];
+        inplaceActivation_.insert(mul);
+      }
+    }
+  }
+  for (const auto &np : g_.nodes()) {
+    const Node &erf = *np;
+    if (erf.opType != "Erf" || erf.inputs.empty() || !erf.inputs[0] || !erf.inputs[0]->producer)
+      continue;
+    const Node *div = erf.inputs[0]->producer;
+    if ((div->opType != "Div" && div->opType != "Mul") || div->inputs.size() != 2 || !isConst(div->inputs[1]))
+      continue;
+    const Value *x = div->inputs[0];
+    const Node *add = soleUser(erf.outputs[0]);
+    if (!add || add->opType != "Add" || !isConst(other(add, erf.outputs[0])))
+      continue;
+    const Node *mul = soleUser(add->outputs[0]);
+    if (!mul || mul->opType != "Mul" || other(mul, add->outputs[0]) != x)
+      continue;
+    const Node *last = mul;
+    if (const Node *half = soleUser(mul->outputs[0]);
+        half && half->opType == "Mul" && isConst(other(half, mul->outputs[0])))
+      last = half;
+    for (const Node *inner : {div, &erf, add, mul})
+      if (inner != last)
+        compositeInner_.insert(inner);
+    compositeInput_[last] = x;
+  }
+}
+
+}  // namespace graphlint::memory
