@@ -437,7 +437,7 @@ std::optional<std::string> parseArgs(int argc, char **argv, Args &a) {
         err = parseChoice(arg, v, optimizerFromName, "sgd, momentum, adam, adamw", cli.optimizer);
     } else if (arg == "--precision") {
       if (!(err = take(v)))
-        err = parseChoice(arg, v, precisionFromName, "fp32, fp16-mixed, bf16-mixed, bf16", cli.precision);
+        err = parseChoice(arg, v, precisionFromName, "fp32, tf32, fp16-mixed, bf16-mixed, bf16", cli.precision);
     } else if (arg == "--zero") {
       if (!(err = take(v)))
         err = parseUnsigned(arg, v, 0, 3, cli.zero);
