@@ -317,7 +317,7 @@ private:
       } else if (key == "optimizer") {
         if (auto o = choice<Optimizer>(v, key, optimizerFromName, "sgd, momentum, adam, adamw")) layer_.optimizer = o;
       } else if (key == "precision") {
-        if (auto p = choice<Precision>(v, key, precisionFromName, "fp32, fp16-mixed, bf16-mixed, bf16"))
+        if (auto p = choice<Precision>(v, key, precisionFromName, "fp32, tf32, fp16-mixed, bf16-mixed, bf16"))
           layer_.precision = p;
       } else if (key == "zero") {
         if (auto z = integer(v, key, 0, 3)) layer_.zero = static_cast<unsigned>(*z);

@@ -153,7 +153,7 @@ struct ProfileYaml {
   NameList aliases;
   unsigned smCount = 0;
   double memoryGiB = 0, bandwidthGBps = 0;
-  llvm::Optional<double> launchOverheadUs, computeEfficiency, memoryEfficiency;
+  llvm::Optional<double> launchOverheadUs, computeEfficiency, tensorCoreEfficiency, memoryEfficiency;
   std::string intraNode, interNode;
   PeakYaml peak;
 };
@@ -222,6 +222,7 @@ template <> struct MappingTraits<ProfileYaml> {
     io.mapRequired("peak_tflops", p.peak);
     io.mapOptional("source", p.source);
     io.mapOptional("compute_efficiency", p.computeEfficiency);
+    io.mapOptional("tensor_core_efficiency", p.tensorCoreEfficiency);
     io.mapOptional("memory_efficiency", p.memoryEfficiency);
     io.mapOptional("intra_node", p.intraNode);
     io.mapOptional("inter_node", p.interNode);
@@ -391,9 +392,11 @@ llvm::Expected<std::vector<HardwareProfile>> parseHardwareYaml(llvm::StringRef t
       return bad("peak_tflops.fp32 is required");
     p.source = y.source;
     p.computeEfficiency = y.computeEfficiency.getValueOr(p.computeEfficiency);
+    p.tensorCoreEfficiency = y.tensorCoreEfficiency.getValueOr(p.tensorCoreEfficiency);
     p.memoryEfficiency = y.memoryEfficiency.getValueOr(p.memoryEfficiency);
-    if (!(p.computeEfficiency > 0 && p.computeEfficiency <= 1) || !(p.memoryEfficiency > 0 && p.memoryEfficiency <= 1))
-      return bad("compute_efficiency and memory_efficiency must be in (0, 1]");
+    if (!(p.computeEfficiency > 0 && p.computeEfficiency <= 1) || !(p.memoryEfficiency > 0 && p.memoryEfficiency <= 1) ||
+        !(p.tensorCoreEfficiency > 0 && p.tensorCoreEfficiency <= 1))
+      return bad("compute_efficiency, tensor_core_efficiency and memory_efficiency must be in (0, 1]");
     if (!y.intraNode.empty())
       p.intraNode = y.intraNode;
     if (!y.interNode.empty())

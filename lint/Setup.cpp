@@ -25,12 +25,13 @@ std::string_view precisionName(Precision p) {
   case Precision::FP16Mixed: return "fp16-mixed";
   case Precision::BF16Mixed: return "bf16-mixed";
   case Precision::BF16: return "bf16";
+  case Precision::TF32: return "tf32";
   }
   return "fp32";
 }
 
 std::optional<Precision> precisionFromName(std::string_view s) {
-  for (Precision p : {Precision::FP32, Precision::FP16Mixed, Precision::BF16Mixed, Precision::BF16})
+  for (Precision p : {Precision::FP32, Precision::FP16Mixed, Precision::BF16Mixed, Precision::BF16, Precision::TF32})
     if (s == precisionName(p))
       return p;
   return std::nullopt;
@@ -38,7 +39,8 @@ std::optional<Precision> precisionFromName(std::string_view s) {
 
 PrecisionPolicy precisionPolicy(Precision p) {
   switch (p) {
-  case Precision::FP32: return {4, 4, 0, 4, false};
+  case Precision::FP32:
+  case Precision::TF32: return {4, 4, 0, 4, false};
   case Precision::FP16Mixed:
   case Precision::BF16Mixed: return {2, 2, 4, 4, true};
   case Precision::BF16: return {2, 2, 0, 2, true};

@@ -60,9 +60,9 @@ public:
                                         : "shard more model states (--zero 3)");
       if (setup.recompute == Recompute::None)
         fixes.push_back("checkpoint activations (--recompute layer)");
-      if (setup.precision == Precision::FP32)
+      if (!precisionPolicy(setup.precision).sixteenBitActivations)
         fixes.push_back("train in bf16-mixed (--precision bf16-mixed)");
-    } else if (setup.precision == Precision::FP32) {
+    } else if (!precisionPolicy(setup.precision).sixteenBitActivations) {
       fixes.push_back("run in 16 bits (--precision bf16)");
     }
     fixes.push_back("pick a larger --target");

@@ -108,10 +108,11 @@ private:
     if (run.size() > 6)
       kernels += ", ...";
     d.note("predicted kernel times: " + kernels);
-    d.note(fmt::format("estimate: bytes moved / ({:.0f} GB/s x {:g}) vs FLOPs / (peak x {:g}), whichever "
-                       "is larger, from static shapes (docs/cost-model.md); bind symbolic dims with --dim "
-                       "to check other sizes",
-                       hw.memoryBandwidth / 1e9, hw.memoryEfficiency, hw.computeEfficiency));
+    d.note(fmt::format("estimate: bytes moved / ({:.0f} GB/s x {:g}) vs FLOPs / (peak x {:g} on CUDA cores, x {:g} "
+                       "on tensor cores), whichever is larger, from static shapes (docs/cost-model.md); bind "
+                       "symbolic dims with --dim to check other sizes",
+                       hw.memoryBandwidth / 1e9, hw.memoryEfficiency, hw.computeEfficiency,
+                       hw.tensorCoreEfficiency));
   }
 };
 

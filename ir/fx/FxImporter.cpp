@@ -463,14 +463,20 @@ private:
         // Version 2 size lists may hold expressions (view(["batch*seq", 64])):
         // bound like dims, -1 where a symbol stays unbound.
         bool ints = true, sizes = true;
+        // Booleans (convolution_backward's output_mask) are 0/1 ints.
+        auto asInt = [](const llvm::json::Value &x) -> llvm::Optional<int64_t> {
+          if (llvm::Optional<bool> b = x.getAsBoolean())
+            return static_cast<int64_t>(*b);
+          return x.getAsInteger();
+        };
         for (const llvm::json::Value &x : *list) {
-          ints &= x.getAsInteger().hasValue();
+          ints &= asInt(x).hasValue();
           sizes &= x.getAsInteger().hasValue() || x.getAsString().hasValue();
         }
         attr.kind = ints || sizes ? AttrKind::Ints : AttrKind::Floats;
         for (const llvm::json::Value &x : *list) {
           if (ints)
-            attr.ints.push_back(*x.getAsInteger());
+            attr.ints.push_back(*asInt(x));
           else if (sizes)
             attr.ints.push_back(sizeAttr(x));
           else

@@ -286,9 +286,16 @@ private:
     if (const json::Object *root = doc->getAsObject())
       if (const json::Object *cfg = root->getObject("config"))
         for (const auto &kv : *cfg)
-          if (const json::Object *o = kv.second.getAsObject())
+          if (const json::Object *o = kv.second.getAsObject()) {
+            // Meta tensors have no storage: torch.export.save writes every
+            // one of them as the same entry (weight_0), which is no tie.
+            const json::Object *meta = o->getObject("tensor_meta");
+            const json::Object *device = meta ? meta->getObject("device") : nullptr;
+            if (device && device->getString("type") == llvm::StringRef("meta"))
+              continue;
             if (auto p = o->getString("path_name"))
               storageOf_[kv.first.str()] = p->str();
+          }
   }
 
   Value *defineValue(const std::string &graphName, const std::string &irName, Value::Kind kind,

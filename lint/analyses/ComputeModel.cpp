@@ -16,7 +16,7 @@
 namespace graphlint {
 namespace {
 
-bool sixteenBit(Precision p) { return p != Precision::FP32; }
+bool sixteenBit(Precision p) { return precisionPolicy(p).sixteenBitActivations; }
 
 // Bytes of a tensor as the run stores it: under --precision *-mixed or bf16,
 // fp32 activations and weights are moved as 16-bit values.
@@ -28,18 +28,46 @@ std::optional<double> storedBytes(const Value &v, Precision p) {
   return v.type.dtype == DType::Float && sixteenBit(p) ? bytes / 2 : bytes;
 }
 
+bool isConvolution(const Node &n) {
+  std::string aten = n.atenName();
+  if (!aten.empty())
+    return aten == "convolution" || aten == "_convolution" || aten == "convolution_backward" ||
+           aten == "cudnn_convolution" || aten == "conv2d";
+  return n.domain.empty() && (n.opType == "Conv" || n.opType == "ConvTranspose");
+}
+
 MathPrecision contractionPrecision(const Node &n, Precision p) {
   if (p == Precision::FP16Mixed)
     return MathPrecision::FP16;
   if (p == Precision::BF16Mixed || p == Precision::BF16)
     return MathPrecision::BF16;
-  // fp32 counts at the CUDA-core rate, not TF32: PyTorch's default for matmuls
-  // (torch.backends.cuda.matmul.allow_tf32 = False).
+  // fp32 matmuls count at the CUDA-core rate (PyTorch's default since 1.12:
+  // torch.backends.cuda.matmul.allow_tf32 = False), fp32 convolutions at the
+  // TF32 rate (torch.backends.cudnn.allow_tf32 = True by default); --precision
+  // tf32 runs both on TF32 tensor cores. Hardware without TF32 falls back to
+  // the fp32 peak (timeKernel).
   const Value *a = n.inputs.empty() ? nullptr : n.inputs[0];
   auto m = a ? mathPrecisionOf(a->type.dtype) : std::nullopt;
+  if (m == MathPrecision::FP32 && (p == Precision::TF32 || isConvolution(n)))
+    return MathPrecision::TF32;
   return m.value_or(MathPrecision::FP32);
 }
 
+
+// Batch norm in training reduces over N x H x W, far more than one block
+// holds: cuDNN's and PyTorch's kernels read the input once for the
+// statistics and again to normalise; the backward reads x and dy once for
+// the two reductions and again for dx. Inputs read twice: forward x; backward
+// dy and x.
+unsigned readPasses(const Node &n, unsigned input, bool train) {
+  std::string aten = n.atenName();
+  if (aten == "native_batch_norm_backward" || aten == "cudnn_batch_norm_backward")
+    return input <= 1 ? 2 : 1;
+  bool forward = aten == "_native_batch_norm_legit" || aten == "native_batch_norm" || aten == "cudnn_batch_norm" ||
+                 aten == "_native_batch_norm_legit_functional" ||
+                 (aten.empty() && n.domain.empty() && n.opType == "BatchNormalization" && train);
+  return forward && input == 0 ? 2 : 1;
+}
 
 void add(KernelTime &into, const KernelTime &k) {
   into.flops += k.flops;
@@ -53,7 +81,8 @@ void add(KernelTime &into, const KernelTime &k) {
 }  // namespace
 
 void timeKernel(KernelTime &k, const HardwareProfile &hw, MathPrecision matmul) {
-  double matmulPeak = (hw.supports(matmul) ? hw.peakFor(matmul) : hw.peakFor(MathPrecision::FP32)) * hw.computeEfficiency;
+  MathPrecision run = hw.supports(matmul) ? matmul : MathPrecision::FP32;
+  double matmulPeak = hw.peakFor(run) * hw.efficiencyFor(run);
   double scalarPeak = hw.peakFor(MathPrecision::FP32) * hw.computeEfficiency;
   double math = (matmulPeak > 0 ? k.matmulFlops / matmulPeak : 0) +
                 (scalarPeak > 0 ? (k.flops - k.matmulFlops) / scalarPeak : 0);
@@ -103,27 +132,37 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
     c.group = &g;
     c.known = true;
     llvm::DenseSet<const Node *> members(g.nodes.begin(), g.nodes.end());
-    llvm::DenseSet<const Value *> counted;
-    auto addBytes = [&](const Value *v) {
+    llvm::DenseSet<const Value *> counted, written;
+    auto addBytes = [&](const Value *v, unsigned passes = 1) {
       auto b = storedBytes(*v, setup.precision);
       c.known &= b.has_value();
-      c.forward.bytes += b.value_or(0);
+      c.forward.bytes += passes * b.value_or(0);
     };
     std::optional<MathPrecision> precision;
     bool backward = false;
     unsigned gradOperands = 1;
     for (const Node *n : g.nodes) {
-      for (const Value *v : n->inputs)
+      for (unsigned i = 0; i < n->inputs.size(); ++i) {
+        const Value *v = n->inputs[i];
         if (v && !(v->kind == Value::Kind::NodeOutput && members.count(v->producer)) && counted.insert(v).second)
-          addBytes(v);
+          addBytes(v, readPasses(*n, i, setup.train));
+      }
       for (const Value *v : n->outputs) {
         if (!v)
           continue;
         bool leaves = v->isGraphOutput();
         for (const Use &u : v->uses)
           leaves |= !members.count(u.user);
-        if (leaves)
-          addBytes(v);
+        // A view writes nothing: what leaves through it is the storage it
+        // views, written once by the group's kernel (or not at all, when the
+        // viewed tensor comes from outside the group).
+        const Value *stored = v;
+        while (stored && stored->producer && members.count(stored->producer) && stored->producer->op &&
+               stored->producer->op->viewOfInput0 && !stored->producer->inputs.empty())
+          stored = stored->producer->inputs[0];
+        bool inside = stored && stored->kind == Value::Kind::NodeOutput && members.count(stored->producer);
+        if (leaves && inside && written.insert(stored).second)
+          addBytes(stored);
       }
       auto f = nodeFlops(*n);
       c.known &= f.has_value();

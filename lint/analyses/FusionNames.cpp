@@ -13,6 +13,7 @@ std::string_view fusionBackendName(FusionBackend b) {
   case FusionBackend::TensorRT: return "tensorrt";
   case FusionBackend::OrtCpu: return "ort-cpu";
   case FusionBackend::OrtCuda: return "ort-cuda";
+  case FusionBackend::Eager: return "eager";
   }
   return "inductor";
 }
@@ -26,10 +27,11 @@ std::optional<FusionBackend> fusionBackendFromName(std::string_view s) {
   if (s == "tensorrt" || s == "trt") return FusionBackend::TensorRT;
   if (s == "ort-cpu" || s == "ort" || s == "onnxruntime") return FusionBackend::OrtCpu;
   if (s == "ort-cuda") return FusionBackend::OrtCuda;
+  if (s == "eager" || s == "none") return FusionBackend::Eager;
   return std::nullopt;
 }
 
-const char *fusionBackendChoices() { return "inductor, inductor-cpu, tensorrt, ort-cpu (ort), ort-cuda"; }
+const char *fusionBackendChoices() { return "inductor, inductor-cpu, tensorrt, ort-cpu (ort), ort-cuda, eager"; }
 
 std::string_view breakReasonName(BreakReason r) {
   switch (r) {

@@ -35,6 +35,7 @@ struct BackendRules {
   bool elementwiseFuses;   // pointwise ops chain into one kernel outside the patterns
   bool windowPointwise;    // max/avg pooling lowers to a pointwise loop over windows (Inductor)
   bool convResidualSum;    // ort: a Conv takes a residual Add (FusedConv's Z input: CUDA EP only)
+  bool fuses = true;       // false: PyTorch eager, one kernel per op
 };
 
 BackendRules rulesFor(FusionBackend b) {
@@ -47,6 +48,9 @@ BackendRules rulesFor(FusionBackend b) {
   // The CPU EP runs every op outside a fusion pattern as its own kernel.
   case FusionBackend::OrtCpu: return {false, false, false, false, false, true, 2, true, false, false, false};
   case FusionBackend::OrtCuda: return {false, false, false, false, false, true, 2, true, true, false, true};
+  // PyTorch eager (no torch.compile): each aten op launches its own kernel,
+  // which reads its inputs from and writes its outputs to memory.
+  case FusionBackend::Eager: return {false, false, false, false, false, false, 0, false, false, false, false, false};
   }
   return {true, true, true, true, true, true, 8, false, true, true, false};
 }
@@ -302,6 +306,7 @@ void FusionPlan::planGraph(const Graph &g) {
       if (idx < n.inputs.size() && n.inputs[idx] == v && !unobservableWrite(v))
         return BreakReason::InplaceAlias;
     if (k == GroupKind::Contraction) return BreakReason::ReductionBoundary;  // no prologue fusion
+    if (!rules.fuses) return BreakReason::ReductionBoundary;                // eager: one kernel per op
     if (grp.kind == GroupKind::ShapeOnly) return BreakReason::ReductionBoundary;
     if (rules.patternFusion) {
       // ORT: gathers, pads and transposes are kernels of their own (their

@@ -98,9 +98,31 @@ double reductionFactor(llvm::StringRef op) {
   return 1;
 }
 
+// aten::convolution_backward(grad_out, input, weight, ..., output_mask): the
+// input gradient and the weight gradient each cost one forward convolution
+// (the same MACs: every output-gradient element meets C_in/group x kernel
+// taps); output_mask says which of them autograd asked for.
+std::optional<double> convolutionBackwardFlops(const Node &n) {
+  const Value *gradOut = input(n, 0), *x = input(n, 1), *w = input(n, 2);
+  auto forward = n.attrInt("transposed").value_or(0) ? macs(numel(x), convReduction(w))
+                                                     : macs(numel(gradOut), convReduction(w));
+  if (!forward)
+    return std::nullopt;
+  const Attribute *mask = n.attr("output_mask");
+  double products = 0;
+  for (unsigned i = 0; i < 2; ++i) {
+    bool wanted = mask && i < mask->ints.size() ? mask->ints[i] != 0
+                                                : i < n.outputs.size() && n.outputs[i] && !n.outputs[i]->uses.empty();
+    products += wanted ? 1 : 0;
+  }
+  return *forward * products;
+}
+
 }  // namespace
 
 std::optional<double> contractionFlops(const Node &n) {
+  if (n.atenName() == "convolution_backward")
+    return convolutionBackwardFlops(n);
   if (auto g = contractionGeometry(n)) {
     switch (g->form) {
     case ContractionForm::MatMul:

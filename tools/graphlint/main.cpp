@@ -82,7 +82,7 @@ LINT OPTIONS
   --color auto|always|never
                            colour text output (default auto: on a TTY unless NO_COLOR is set)
   --no-color               same as --color never
-  --backend inductor|inductor-cpu|tensorrt|ort-cpu|ort-cuda
+  --backend inductor|inductor-cpu|tensorrt|ort-cpu|ort-cuda|eager
                            fusion legality the planner applies (default inductor;
                            ort = ort-cpu); docs/fusion.md describes each backend
   --target GPU             hardware profile for GL141/GL142 and the memory
@@ -127,7 +127,7 @@ CONFIGURATION (docs/configuration.md)
 TRAINING SETUP (for the cost analyses; config key setup:)
   --train                  a training step (forward, backward, optimizer)
   --optimizer sgd|momentum|adam|adamw      (default adam)
-  --precision fp32|fp16-mixed|bf16-mixed|bf16   (default fp32)
+  --precision fp32|tf32|fp16-mixed|bf16-mixed|bf16   (default fp32)
   --zero 0|1|2|3           ZeRO stage (default 0); --fsdp is --zero 3
   --world-size N           data-parallel ranks (default 1)
   --recompute none|layer|sqrt
@@ -437,7 +437,7 @@ std::optional<std::string> parseArgs(int argc, char **argv, Args &a) {
         err = parseChoice(arg, v, optimizerFromName, "sgd, momentum, adam, adamw", cli.optimizer);
     } else if (arg == "--precision") {
       if (!(err = take(v)))
-        err = parseChoice(arg, v, precisionFromName, "fp32, fp16-mixed, bf16-mixed, bf16", cli.precision);
+        err = parseChoice(arg, v, precisionFromName, "fp32, tf32, fp16-mixed, bf16-mixed, bf16", cli.precision);
     } else if (arg == "--zero") {
       if (!(err = take(v)))
         err = parseUnsigned(arg, v, 0, 3, cli.zero);

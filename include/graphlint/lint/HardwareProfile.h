@@ -51,8 +51,16 @@ struct HardwareProfile {
   std::string source;                 // where the numbers come from
   /// Share of the datasheet peaks real kernels reach (docs/cost-model.md):
   /// contractions (cuBLAS/cuDNN at training sizes) and memory-bound kernels.
+  /// computeEfficiency: CUDA-core math (fp32, fp64); tensorCoreEfficiency:
+  /// tensor-core contractions (tf32, fp16, bf16, fp8, int8), calibrated on
+  /// published training throughput (docs/validation.md "Step time").
   double computeEfficiency = 0.7;
+  double tensorCoreEfficiency = 0.5;
   double memoryEfficiency = 0.8;
+  /// The efficiency a contraction in precision p reaches.
+  double efficiencyFor(MathPrecision p) const {
+    return p == MathPrecision::FP32 || p == MathPrecision::FP64 ? computeEfficiency : tensorCoreEfficiency;
+  }
   /// The interconnects a multi-GPU job on this part uses by default (names in
   /// the interconnect table): inside a node, and between nodes per GPU.
   std::string intraNode = "pcie4";

@@ -15,8 +15,9 @@ namespace graphlint {
 
 /// Which compiler's fusion legality the planner applies (docs/fusion.md#backend-profiles):
 /// TorchInductor on CUDA (`inductor`) or on the CPU (`inductor-cpu`), TensorRT,
-/// ONNX Runtime's CPU or CUDA execution provider. `ort` names OrtCpu.
-enum class FusionBackend : uint8_t { Inductor, InductorCpu, TensorRT, OrtCpu, OrtCuda };
+/// ONNX Runtime's CPU or CUDA execution provider. `ort` names OrtCpu. `eager`
+/// is PyTorch without a compiler: every aten op but a view is its own kernel.
+enum class FusionBackend : uint8_t { Inductor, InductorCpu, TensorRT, OrtCpu, OrtCuda, Eager };
 std::string_view fusionBackendName(FusionBackend b);
 std::optional<FusionBackend> fusionBackendFromName(std::string_view s);
 /// The accepted names, for error messages ("inductor, inductor-cpu, ...").
@@ -28,8 +29,11 @@ std::string_view optimizerName(Optimizer o);
 std::optional<Optimizer> optimizerFromName(std::string_view s);
 
 /// --precision: fp32 everywhere; fp16/bf16 mixed (16-bit compute, fp32 master
-/// weights in the optimizer); pure bf16 (no fp32 copy).
-enum class Precision : uint8_t { FP32, FP16Mixed, BF16Mixed, BF16 };
+/// weights in the optimizer); pure bf16 (no fp32 copy). tf32: fp32 storage,
+/// every contraction on TF32 tensor cores (allow_tf32 for cuBLAS and cuDNN,
+/// NGC containers' default); plain fp32 runs convolutions in TF32 only
+/// (PyTorch's defaults: cudnn.allow_tf32 True, cuda.matmul.allow_tf32 False).
+enum class Precision : uint8_t { FP32, FP16Mixed, BF16Mixed, BF16, TF32 };
 std::string_view precisionName(Precision p);
 std::optional<Precision> precisionFromName(std::string_view s);
 

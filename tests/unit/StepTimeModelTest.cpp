@@ -1,0 +1,160 @@
+// What the step-time calibration changed in the compute model
+// (docs/cost-model.md "Calibration"), on the committed resnet50 joint graph
+// (tests/fixtures/calibration/resnet50.fx.json, graphlint-export --train,
+// torchvision 0.29): convolution_backward FLOPs, views that write nothing,
+// TF32 convolutions under fp32, --precision tf32, --backend eager, two-pass
+// batch norm and the tensor-core efficiency. The published rows themselves
+// are StepTimeCalibration's (tools/calibrate_step_time.py).
+#include "TestSupport.h"
+
+#include "graphlint/lint/ComputeModel.h"
+#include "graphlint/lint/HardwareProfile.h"
+#include "graphlint/lint/StepTimeline.h"
+
+#include <gtest/gtest.h>
+
+using namespace graphlint;
+using namespace graphlint::test;
+
+namespace {
+
+std::unique_ptr<Model> resnet50(int64_t batch) {
+  ImportOptions io;
+  io.dims = {{"batch", batch}};
+  auto m = importModelFile(sourcePath("tests/fixtures/calibration/resnet50.fx.json"), io);
+  if (!m) {
+    ADD_FAILURE() << llvm::toString(m.takeError());
+    return nullptr;
+  }
+  return std::move(*m);
+}
+
+// AnalysisContext keeps a reference to its Setup: hold it in a variable.
+graphlint::Setup trainingOn(const char *target, Precision p, FusionBackend b = FusionBackend::Inductor) {
+  graphlint::Setup s;
+  s.train = true;
+  s.optimizer = Optimizer::Momentum;
+  s.precision = p;
+  s.backend = b;
+  s.target = target;
+  return s;
+}
+
+}  // namespace
+
+// Every kernel of the joint graph has a cost, and the backward is the
+// closed form: dX and dW of every convolution (2x forward) but dX of the
+// first, whose input is data (4.09 GMACs per image forward, the first conv
+// 118 MMACs).
+TEST(StepTimeModel, ConvolutionBackwardIsTwoForwardConvolutions) {
+  auto m = resnet50(8);
+  ASSERT_TRUE(m);
+  graphlint::Setup ctxSetup = trainingOn("A100-80GB", Precision::FP32);
+  AnalysisContext ctx(*m, ctxSetup);
+  const ComputeModel &cm = ctx.get<ComputeModel>();
+  EXPECT_EQ(cm.unknownGroups(), 0u);
+  double fwd = cm.forwardTotal().matmulFlops, bwd = cm.backwardTotal().matmulFlops;
+  double firstConv = 2.0 * 8 * 64 * 112 * 112 * 3 * 7 * 7;
+  EXPECT_NEAR(fwd / 8 / 2, 4.09e9, 0.01e9);
+  EXPECT_NEAR(bwd, 2 * fwd - firstConv, 1e-6 * bwd);
+}
+
+// PyTorch runs fp32 convolutions in TF32 on Ampere (cudnn.allow_tf32) and in
+// fp32 on Volta; tf32 and fp32 store the same bytes.
+TEST(StepTimeModel, Fp32ConvolutionsRunInTf32WhereTheGpuHasIt) {
+  auto m = resnet50(8);
+  ASSERT_TRUE(m);
+  graphlint::Setup a100Setup = trainingOn("A100-80GB", Precision::FP32);
+  AnalysisContext a100(*m, a100Setup);
+  graphlint::Setup v100Setup = trainingOn("V100", Precision::FP32);
+  AnalysisContext v100(*m, v100Setup);
+  graphlint::Setup tf32Setup = trainingOn("A100-80GB", Precision::TF32);
+  AnalysisContext tf32(*m, tf32Setup);
+  EXPECT_EQ(a100.get<ComputeModel>().matmulPrecision(), MathPrecision::TF32);
+  EXPECT_EQ(tf32.get<ComputeModel>().forwardTotal().bytes, a100.get<ComputeModel>().forwardTotal().bytes);
+  const HardwareProfile &v = *HardwareCatalog::instance().find("V100");
+  EXPECT_FALSE(v.supportsTf32());
+  // On V100 the convolutions run at the fp32 CUDA-core rate with compute_efficiency.
+  double convSeconds = v100.get<ComputeModel>().forwardTotal().matmulFlops / (v.peakFor(MathPrecision::FP32) * 0.7);
+  EXPECT_GE(v100.get<ComputeModel>().forwardTotal().gpuSeconds, 0.99 * convSeconds);
+}
+
+// Eager PyTorch: one kernel per op that is not a view, each through memory.
+TEST(StepTimeModel, EagerBackendLaunchesOneKernelPerOp) {
+  auto m = resnet50(8);
+  ASSERT_TRUE(m);
+  graphlint::Setup eagerSetup = trainingOn("A100-80GB", Precision::BF16Mixed, FusionBackend::Eager);
+  AnalysisContext eager(*m, eagerSetup);
+  graphlint::Setup fusedSetup = trainingOn("A100-80GB", Precision::BF16Mixed, FusionBackend::Inductor);
+  AnalysisContext fused(*m, fusedSetup);
+  const KernelTime &e = eager.get<ComputeModel>().forwardTotal(), &f = fused.get<ComputeModel>().forwardTotal();
+  // 53 convolutions, 53 batch norms, 49 ReLUs, 16 residual adds, max pool,
+  // average pool, the classifier's addmm: 174 forward kernels.
+  EXPECT_EQ(e.kernels, 174u);
+  EXPECT_LT(f.kernels, e.kernels);
+  EXPECT_GT(e.bytes, f.bytes);
+  EXPECT_DOUBLE_EQ(e.flops, f.flops);
+}
+
+// A view writes nothing and batch norm reads its input twice: the first
+// batch norm's kernel moves 2x its input + its output (+ 64-channel
+// statistics), the in-place ReLU after it 1x in + 1x out, although autograd
+// reads that ReLU's output again through views.
+TEST(StepTimeModel, EagerKernelsMoveWhatTheyTouch) {
+  auto m = resnet50(8);
+  ASSERT_TRUE(m);
+  graphlint::Setup ctxSetup = trainingOn("A100-80GB", Precision::FP32, FusionBackend::Eager);
+  AnalysisContext ctx(*m, ctxSetup);
+  const ComputeModel &cm = ctx.get<ComputeModel>();
+  double act = 8.0 * 64 * 112 * 112 * 4;
+  bool sawNorm = false, sawRelu = false;
+  for (const GroupCost &g : cm.groups()) {
+    if (!g.group || g.group->nodes.empty())
+      continue;
+    std::string op = g.group->nodes.front()->atenName();
+    if (op == "_native_batch_norm_legit" && !sawNorm) {
+      sawNorm = true;
+      EXPECT_NEAR(g.forward.bytes, 3 * act, 0.001 * act);
+    }
+    if (op == "relu_" && !sawRelu) {
+      sawRelu = true;
+      EXPECT_DOUBLE_EQ(g.forward.bytes, 2 * act);
+    }
+  }
+  EXPECT_TRUE(sawNorm && sawRelu);
+}
+
+// tensor_core_efficiency: its own field, default 0.5, validated like the others.
+TEST(StepTimeModel, TensorCoreEfficiencyIsAProfileField) {
+  const char *yaml = R"(
+profiles:
+  - name: X1
+    sm_count: 1
+    memory_gib: 1
+    memory_bandwidth_gb_per_s: 100
+    peak_tflops: { fp32: 10, bf16: 100 }
+    tensor_core_efficiency: 0.65
+  - name: X2
+    sm_count: 1
+    memory_gib: 1
+    memory_bandwidth_gb_per_s: 100
+    peak_tflops: { fp32: 10 }
+)";
+  auto p = parseHardwareYaml(yaml, "user.yaml");
+  ASSERT_TRUE(bool(p)) << llvm::toString(p.takeError());
+  EXPECT_DOUBLE_EQ((*p)[0].tensorCoreEfficiency, 0.65);
+  EXPECT_DOUBLE_EQ((*p)[0].efficiencyFor(MathPrecision::BF16), 0.65);
+  EXPECT_DOUBLE_EQ((*p)[0].efficiencyFor(MathPrecision::FP32), 0.7);
+  EXPECT_DOUBLE_EQ((*p)[1].tensorCoreEfficiency, 0.5);
+  auto bad = parseHardwareYaml(R"(
+profiles:
+  - name: X3
+    sm_count: 1
+    memory_gib: 1
+    memory_bandwidth_gb_per_s: 100
+    peak_tflops: { fp32: 10 }
+    tensor_core_efficiency: 1.5
+)", "bad.yaml");
+  ASSERT_FALSE(bool(bad));
+  EXPECT_NE(llvm::toString(bad.takeError()).find("tensor_core_efficiency"), std::string::npos);
+}
