@@ -5,6 +5,7 @@
 
 #include "graphlint/ir/InputFile.h"
 #include "graphlint/ir/MessageText.h"
+#include "graphlint/lint/EnumNames.h"
 
 #include <fmt/format.h>
 
@@ -21,25 +22,16 @@
 
 namespace graphlint {
 
-std::string_view mathPrecisionName(MathPrecision p) {
-  switch (p) {
-  case MathPrecision::FP64: return "fp64";
-  case MathPrecision::FP32: return "fp32";
-  case MathPrecision::TF32: return "tf32";
-  case MathPrecision::FP16: return "fp16";
-  case MathPrecision::BF16: return "bf16";
-  case MathPrecision::FP8: return "fp8";
-  case MathPrecision::INT8: return "int8";
-  }
-  return "fp32";
-}
+namespace {
+const EnumName<MathPrecision> kMathPrecisions[] = {
+    {MathPrecision::FP64, "fp64"}, {MathPrecision::FP32, "fp32"}, {MathPrecision::TF32, "tf32"},
+    {MathPrecision::FP16, "fp16"}, {MathPrecision::BF16, "bf16"}, {MathPrecision::FP8, "fp8"},
+    {MathPrecision::INT8, "int8"}};
+static_assert(sizeof(kMathPrecisions) / sizeof(kMathPrecisions[0]) == kNumMathPrecisions);
+}  // namespace
 
-std::optional<MathPrecision> mathPrecisionFromName(std::string_view s) {
-  for (unsigned i = 0; i < kNumMathPrecisions; ++i)
-    if (mathPrecisionName(static_cast<MathPrecision>(i)) == s)
-      return static_cast<MathPrecision>(i);
-  return std::nullopt;
-}
+std::string_view mathPrecisionName(MathPrecision p) { return nameOf(kMathPrecisions, p); }
+std::optional<MathPrecision> mathPrecisionFromName(std::string_view s) { return fromName(kMathPrecisions, s); }
 
 std::optional<MathPrecision> mathPrecisionOf(DType t) {
   switch (t) {

@@ -33,8 +33,12 @@ std::string setupLine(const std::string &dump, const SetupKey &k) {
   size_t at = dump.find(head, setup);
   if (at == std::string::npos)
     return "<missing>";
-  size_t end = dump.find("\n  ", at + head.size());  // the next key
-  return dump.substr(at + head.size(), end == std::string::npos ? std::string::npos : end - at - head.size());
+  // Up to the next line that is not indented deeper (the next key, or the end).
+  size_t from = at + head.size(), end = from;
+  while ((end = dump.find('\n', end)) != std::string::npos && dump.compare(end, 5, "\n    ") == 0)
+    ++end;
+  std::string v = dump.substr(from, end == std::string::npos ? std::string::npos : end - from);
+  return v;
 }
 
 // What a file line `key: example` (dims: a mapping) looks like.
