@@ -3,7 +3,6 @@
 #include "graphlint/ir/InputFile.h"
 #include "graphlint/ir/MessageText.h"
 #include "graphlint/lint/Glob.h"
-#include "graphlint/lint/HardwareProfile.h"
 #include "graphlint/lint/Paths.h"
 #include "graphlint/lint/Rule.h"
 
@@ -158,29 +157,6 @@ private:
     return std::nullopt;
   }
 
-  std::optional<int64_t> integer(yaml::Node *n, const std::string &key, int64_t lo, int64_t hi) {
-    auto v = scalar(n, key);
-    if (!v)
-      return std::nullopt;
-    int64_t x = 0;
-    if (llvm::StringRef(*v).getAsInteger(10, x) || x < lo || x > hi) {
-      fail(n, fmt::format("'{}' expects an integer from {} to {}, got '{}'", shown(key), lo, hi, shown(*v)));
-      return std::nullopt;
-    }
-    return x;
-  }
-
-  template <typename E, typename FromName>
-  std::optional<E> choice(yaml::Node *n, const std::string &key, FromName fromName, const char *allowed) {
-    auto v = scalar(n, key);
-    if (!v)
-      return std::nullopt;
-    auto e = fromName(*v);
-    if (!e)
-      fail(n, fmt::format("'{}' must be one of {}, got '{}'", shown(key), allowed, shown(*v)));
-    return e;
-  }
-
   template <typename Fn> void forEachKey(yaml::MappingNode &map, Fn fn) {
     for (yaml::KeyValueNode &kv : map) {
       if (!error_.empty())
@@ -295,50 +271,30 @@ private:
     });
   }
 
+  // Every key is a row of the setup table (SetupKeys.h); dims is a mapping
+  // of NAME: SIZE, the others take one scalar.
   void parseSetup(yaml::MappingNode &map) {
     forEachKey(map, [&](const std::string &key, yaml::Node *keyNode, yaml::Node *v) {
-      if (key == "dims") {
+      const SetupKey *k = findSetupKey(key);
+      if (!k || key != k->key) {
+        fail(keyNode, fmt::format("unknown key 'setup: {}' (known: {})", shown(key), setupKeyNames()));
+        return;
+      }
+      auto take = [&](yaml::Node *at, const std::string &text) {
+        SetupKey::Checked c = k->check(text, SetupSyntax::ConfigFile);
+        if (!c.value)
+          fail(at, c.error);
+        else
+          layer_.setup.push_back({k, *c.value});
+      };
+      if (k->isDims()) {
         if (auto *m = mapping(v, key))
           forEachKey(*m, [&](const std::string &name, yaml::Node *, yaml::Node *size) {
-            if (auto x = integer(size, "dims: " + name, 0, INT64_MAX)) layer_.dims[name] = *x;
+            if (auto x = scalar(size, "dims: " + name))
+              take(size, name + "=" + *x);
           });
-      } else if (key == "backend") {
-        if (auto b = choice<FusionBackend>(v, key, fusionBackendFromName, fusionBackendChoices())) layer_.backend = b;
-      } else if (key == "target") {
-        auto t = scalar(v, key);
-        if (!t)
-          return;
-        if (auto hw = resolveHardwareTarget(*t); !hw)
-          fail(v, "'target': " + llvm::toString(hw.takeError()));
-        else
-          layer_.target = hw->name;  // canonical spelling, as every report prints it
-      } else if (key == "train") {
-        if (auto b = boolean(v, key)) layer_.train = b;
-      } else if (key == "optimizer") {
-        if (auto o = choice<Optimizer>(v, key, optimizerFromName, "sgd, momentum, adam, adamw")) layer_.optimizer = o;
-      } else if (key == "precision") {
-        if (auto p = choice<Precision>(v, key, precisionFromName, "fp32, tf32, fp16-mixed, bf16-mixed, bf16"))
-          layer_.precision = p;
-      } else if (key == "zero") {
-        if (auto z = integer(v, key, 0, 3)) layer_.zero = static_cast<unsigned>(*z);
-      } else if (key == "world-size") {
-        if (auto n = integer(v, key, 1, 1 << 20)) layer_.worldSize = static_cast<unsigned>(*n);
-      } else if (key == "recompute") {
-        if (auto r = choice<Recompute>(v, key, recomputeFromName, recomputeChoices())) layer_.recompute = r;
-      } else if (key == "gpus-per-node") {
-        if (auto n = integer(v, key, 1, 1024)) layer_.gpusPerNode = static_cast<unsigned>(*n);
-      } else if (key == "intra" || key == "inter") {
-        auto s = scalar(v, key);
-        if (!s)
-          return;
-        if (auto link = resolveInterconnect(*s); !s->empty() && !link)
-          fail(v, fmt::format("'{}': {}", key, llvm::toString(link.takeError())));
-        else
-          (key == "intra" ? layer_.intra : layer_.inter) = *s;
-      } else {
-        fail(keyNode, fmt::format("unknown key 'setup: {}' (known: dims, backend, target, train, optimizer, "
-                                  "precision, zero, world-size, recompute, gpus-per-node, intra, inter)",
-                                  shown(key)));
+      } else if (auto x = scalar(v, key)) {
+        take(v, *x);
       }
     });
   }
@@ -405,6 +361,7 @@ std::string findConfigFile(const std::string &modelPath) {
 Config resolveConfig(const std::vector<const ConfigLayer *> &layers, const std::string &modelPath) {
   Config c;
   Setup &s = c.setup;
+  std::vector<SetupSetting> settings;
   for (const ConfigLayer *l : layers) {
     if (l->origin != "command line")
       c.file = l->origin;
@@ -429,34 +386,13 @@ Config resolveConfig(const std::vector<const ConfigLayer *> &layers, const std::
       c.failOn = *l->failOn;
     if (l->reportUnusedIgnores)
       c.policy.reportUnusedIgnores = *l->reportUnusedIgnores;
-    for (const auto &[name, v] : l->dims)
-      s.dims[name] = v;
-    if (l->backend) s.backend = *l->backend;
-    if (l->target) s.target = *l->target;
-    if (l->train) s.train = *l->train;
-    if (l->optimizer) s.optimizer = *l->optimizer;
-    if (l->precision) s.precision = *l->precision;
-    if (l->zero) s.zero = *l->zero;
-    if (l->worldSize) s.worldSize = *l->worldSize;
-    if (l->recompute) s.recompute = *l->recompute;
-    if (l->gpusPerNode) s.gpusPerNode = *l->gpusPerNode;
-    if (l->intra) s.intra = *l->intra;
-    if (l->inter) s.inter = *l->inter;
+    settings.insert(settings.end(), l->setup.begin(), l->setup.end());
   }
+  applySetup(s, settings);  // the one place setup values are merged and the hardware resolved
   return c;
 }
 
 namespace {
-
-std::string yamlQuote(const std::string &s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\')
-      out += '\\';
-    out += ch;
-  }
-  return out + "\"";
-}
 
 std::string flowList(const std::vector<std::string> &items) {
   return "[" + llvm::join(items, ", ") + "]";
@@ -486,25 +422,13 @@ void dumpConfig(const Config &c, const std::string &modelPath, llvm::raw_ostream
   auto ignores = [&](const char *key, const std::vector<IgnoreEntry> &entries) {
     os << key << ":" << (entries.empty() ? " {}" : "") << "\n";
     for (const IgnoreEntry &e : entries)
-      os << "  " << yamlQuote(e.pattern) << ": " << flowList(e.selectors) << "  # " << e.origin << "\n";
+      os << "  " << yamlQuoted(e.pattern) << ": " << flowList(e.selectors) << "  # " << e.origin << "\n";
   };
   ignores("per-file-ignores", c.policy.fileIgnores);
   ignores("per-node-ignores", c.policy.nodeIgnores);
   os << "setup:\n";
-  os << "  target: " << s.target << "\n";
-  os << "  backend: " << fusionBackendName(s.backend) << "\n";
-  os << "  dims:" << (s.dims.empty() ? " {}" : "") << "\n";
-  for (const auto &[name, v] : s.dims)
-    os << "    " << yamlQuote(name) << ": " << v << "\n";
-  os << "  train: " << (s.train ? "true" : "false") << "\n";
-  os << "  optimizer: " << optimizerName(s.optimizer) << "\n";
-  os << "  precision: " << precisionName(s.precision) << "\n";
-  os << "  zero: " << s.zero << "\n";
-  os << "  world-size: " << s.worldSize << "\n";
-  os << "  recompute: " << recomputeName(s.recompute) << "\n";
-  os << "  gpus-per-node: " << s.gpusPerNode << "\n";
-  os << "  intra: " << yamlQuote(s.intra) << (s.intra.empty() ? "  # the target's default" : "") << "\n";
-  os << "  inter: " << yamlQuote(s.inter) << (s.inter.empty() ? "  # the target's default" : "") << "\n";
+  for (const SetupKey &k : setupKeys())
+    os << "  " << k.key << ":" << k.dump(s) << "\n";
 }
 
 }  // namespace graphlint

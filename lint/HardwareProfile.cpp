@@ -1,13 +1,16 @@
-// Hardware profiles: the built-in table (datasheet numbers, docs/hardware.md),
-// the hardware.yaml reader (llvm::yaml traits) and the catalog that merges them.
+// Hardware profiles: the hardware.yaml reader (llvm::yaml traits), the built-in
+// table (data/hardware.yaml embedded at build time; datasheet numbers,
+// docs/hardware.md) and the catalog that merges a user file over it.
 #include "graphlint/lint/HardwareProfile.h"
 
 #include "graphlint/ir/InputFile.h"
 #include "graphlint/ir/MessageText.h"
+#include "graphlint/lint/EnumNames.h"
 
 #include <fmt/format.h>
 
 #include <llvm/ADT/StringExtras.h>
+#include <llvm/Support/ErrorHandling.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
 #include <llvm/Support/Process.h>
@@ -19,25 +22,16 @@
 
 namespace graphlint {
 
-std::string_view mathPrecisionName(MathPrecision p) {
-  switch (p) {
-  case MathPrecision::FP64: return "fp64";
-  case MathPrecision::FP32: return "fp32";
-  case MathPrecision::TF32: return "tf32";
-  case MathPrecision::FP16: return "fp16";
-  case MathPrecision::BF16: return "bf16";
-  case MathPrecision::FP8: return "fp8";
-  case MathPrecision::INT8: return "int8";
-  }
-  return "fp32";
-}
+namespace {
+const EnumName<MathPrecision> kMathPrecisions[] = {
+    {MathPrecision::FP64, "fp64"}, {MathPrecision::FP32, "fp32"}, {MathPrecision::TF32, "tf32"},
+    {MathPrecision::FP16, "fp16"}, {MathPrecision::BF16, "bf16"}, {MathPrecision::FP8, "fp8"},
+    {MathPrecision::INT8, "int8"}};
+static_assert(sizeof(kMathPrecisions) / sizeof(kMathPrecisions[0]) == kNumMathPrecisions);
+}  // namespace
 
-std::optional<MathPrecision> mathPrecisionFromName(std::string_view s) {
-  for (unsigned i = 0; i < kNumMathPrecisions; ++i)
-    if (mathPrecisionName(static_cast<MathPrecision>(i)) == s)
-      return static_cast<MathPrecision>(i);
-  return std::nullopt;
-}
+std::string_view mathPrecisionName(MathPrecision p) { return nameOf(kMathPrecisions, p); }
+std::optional<MathPrecision> mathPrecisionFromName(std::string_view s) { return fromName(kMathPrecisions, s); }
 
 std::optional<MathPrecision> mathPrecisionOf(DType t) {
   switch (t) {
@@ -58,79 +52,12 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kGBps = 1e9;
 constexpr double kTera = 1e12;
 
-// Peaks in TFLOP/s (TOPS for int8), dense, in MathPrecision order:
-// fp64, fp32, tf32, fp16, bf16, fp8, int8.
-struct BuiltinRow {
-  const char *name;
-  std::vector<std::string> aliases;
-  const char *description;
-  const char *architecture;
-  unsigned cc, sms;
-  double memGiB, bwGBps, launchUs;
-  std::array<double, kNumMathPrecisions> tflops;
-  const char *source;
-  const char *intra, *inter;  // default interconnects
-};
-
-// Sources: NVIDIA datasheets and architecture whitepapers; sparse ("with
-// sparsity") figures are halved to dense. docs/hardware.md has the table.
-const std::vector<BuiltinRow> &builtinRows() {
-  static const std::vector<BuiltinRow> rows = {
-      {"V100", {"v100-sxm2", "v100-32gb", "tesla-v100"}, "NVIDIA Tesla V100 SXM2 32GB", "volta", 70, 80, 32, 900, 4.0,
-       {7.8, 15.7, 0, 125, 0, 0, 0}, "NVIDIA Tesla V100 datasheet (SXM2)", "nvlink2", "hdr"},
-      {"A100-40GB", {"a100", "a100-40g", "a100-sxm4-40gb"}, "NVIDIA A100 SXM4 40GB", "ampere", 80, 108, 40, 1555, 4.0,
-       {19.5, 19.5, 156, 312, 312, 0, 624}, "NVIDIA A100 Tensor Core GPU datasheet (SXM4 40GB)", "nvlink3", "hdr"},
-      {"A100-80GB", {"a100-80g", "a100-sxm4-80gb"}, "NVIDIA A100 SXM4 80GB", "ampere", 80, 108, 80, 2039, 4.0,
-       {19.5, 19.5, 156, 312, 312, 0, 624}, "NVIDIA A100 Tensor Core GPU datasheet (SXM4 80GB)", "nvlink3", "hdr"},
-      {"H100-SXM", {"h100", "h100-sxm5", "h100-80gb"}, "NVIDIA H100 SXM5 80GB", "hopper", 90, 132, 80, 3350, 4.0,
-       {67, 67, 494.7, 989.4, 989.4, 1978.9, 1978.9}, "NVIDIA H100 Tensor Core GPU datasheet and H100 whitepaper (SXM5)", "nvlink4",
-       "ndr"},
-      {"H200", {"h200-sxm", "h200-141gb"}, "NVIDIA H200 SXM 141GB", "hopper", 90, 132, 141, 4800, 4.0,
-       {67, 67, 494.7, 989.4, 989.4, 1978.9, 1978.9}, "NVIDIA H200 Tensor Core GPU datasheet (SXM)", "nvlink4", "ndr"},
-      {"L4", {"nvidia-l4"}, "NVIDIA L4 24GB", "ada", 89, 58, 24, 300, 4.0,
-       {0.47, 30.3, 60, 121, 121, 242.5, 242.5}, "NVIDIA L4 Tensor Core GPU datasheet; fp64 = 1/64 fp32 (Ada)", "pcie4", "hdr"},
-      {"RTX-4090", {"4090", "rtx4090", "geforce-rtx-4090"}, "NVIDIA GeForce RTX 4090 24GB", "ada", 89, 128, 24, 1008,
-       4.0, {1.29, 82.6, 82.6, 165.2, 165.2, 330.3, 660.6},
-       "NVIDIA Ada Lovelace architecture whitepaper, appendix (fp16/bf16/fp8 with fp32 accumulate)", "pcie4", "hdr"},
-  };
-  return rows;
-}
-
-// Per GPU and per direction; docs/hardware.md has the sources. Efficiency,
-// latency and the half-bandwidth step size are typical nccl-tests figures,
-// not calibrated on this project's hardware (no GPU was available).
-const std::vector<Interconnect> &builtinInterconnects() {
-  static const std::vector<Interconnect> links = [] {
-    auto link = [](const char *name, std::vector<std::string> aliases, const char *desc, double gbps, double eff,
-                   double latencyUs, double halfKiB, const char *source) {
-      Interconnect l;
-      l.name = name;
-      l.aliases = std::move(aliases);
-      l.description = desc;
-      l.bandwidth = gbps * kGBps;
-      l.efficiency = eff;
-      l.latency = latencyUs * 1e-6;
-      l.halfBandwidthBytes = halfKiB * 1024;
-      l.source = source;
-      return l;
-    };
-    return std::vector<Interconnect>{
-        link("nvlink2", {"nvlink-2", "v100-nvlink"}, "NVLink 2 (V100 SXM2, 6 links)", 150, 0.8, 1.0, 64,
-             "NVIDIA Tesla V100 datasheet: 300 GB/s NVLink (both directions)"),
-        link("nvlink3", {"nvlink-3", "a100-nvlink"}, "NVLink 3 through NVSwitch (A100 SXM4, 12 links)", 300, 0.8, 1.0, 64,
-             "NVIDIA A100 datasheet: 600 GB/s NVLink (both directions)"),
-        link("nvlink4", {"nvlink-4", "h100-nvlink"}, "NVLink 4 through NVSwitch (H100/H200 SXM, 18 links)", 450, 0.8, 1.0,
-             64, "NVIDIA H100 datasheet: 900 GB/s NVLink (both directions)"),
-        link("pcie4", {"pcie-gen4", "pcie-4"}, "PCIe Gen4 x16", 32, 0.7, 3.0, 64, "PCI-SIG: 16 GT/s x16, ~32 GB/s per direction"),
-        link("pcie5", {"pcie-gen5", "pcie-5"}, "PCIe Gen5 x16", 64, 0.7, 3.0, 64, "PCI-SIG: 32 GT/s x16, ~64 GB/s per direction"),
-        link("hdr", {"ib-hdr", "infiniband-hdr", "hdr200"}, "InfiniBand HDR, one 200 Gb/s NIC per GPU", 25, 0.9, 5.0, 128,
-             "NVIDIA ConnectX-6 / Quantum HDR: 200 Gb/s per port"),
-        link("ndr", {"ib-ndr", "infiniband-ndr", "ndr400"}, "InfiniBand NDR, one 400 Gb/s NIC per GPU", 50, 0.9, 5.0, 128,
-             "NVIDIA ConnectX-7 / Quantum-2 NDR: 400 Gb/s per port"),
-    };
-  }();
-  return links;
-}
+// The built-in table: data/hardware.yaml as it was when the binary was built
+// (lint/EmbedFile.cmake), so a binary moved anywhere knows its targets.
+constexpr const char kBuiltinYaml[] =
+#include "HardwareYaml.inc"
+    ;
+constexpr const char *kBuiltinName = "data/hardware.yaml (built in)";
 
 // "H100_SXM", "h100 sxm" and "H100-SXM" name the same profile.
 std::string normalize(std::string_view s) {
@@ -252,25 +179,6 @@ template <> struct MappingTraits<HardwareFile> {
 
 namespace graphlint {
 namespace {
-
-HardwareProfile fromRow(const BuiltinRow &r) {
-  HardwareProfile p;
-  p.name = r.name;
-  p.aliases = r.aliases;
-  p.description = r.description;
-  p.architecture = r.architecture;
-  p.computeCapability = r.cc;
-  p.smCount = r.sms;
-  p.memoryBytes = r.memGiB * kGiB;
-  p.memoryBandwidth = r.bwGBps * kGBps;
-  p.launchOverhead = r.launchUs * 1e-6;
-  for (unsigned i = 0; i < kNumMathPrecisions; ++i)
-    p.peak[i] = r.tflops[i] * kTera;
-  p.source = r.source;
-  p.intraNode = r.intra;
-  p.interNode = r.inter;
-  return p;
-}
 
 // "9.0" -> 90; nullopt when malformed.
 std::optional<unsigned> parseComputeCapability(llvm::StringRef s) {
@@ -407,11 +315,21 @@ llvm::Expected<std::vector<HardwareProfile>> parseHardwareYaml(llvm::StringRef t
 }
 
 HardwareCatalog HardwareCatalog::builtin() {
-  HardwareCatalog c;
-  for (const BuiltinRow &r : builtinRows())
-    c.profiles_.push_back(fromRow(r));
-  c.interconnects_ = builtinInterconnects();
-  return c;
+  static const HardwareCatalog table = [] {
+    HardwareCatalog c;
+    auto profiles = parseHardwareYaml(kBuiltinYaml, kBuiltinName);
+    auto links = parseInterconnectYaml(kBuiltinYaml, kBuiltinName);
+    // The build embedded a file the unit tests parse: failing here means the
+    // binary was built from a broken data/hardware.yaml.
+    if (!profiles)
+      llvm::report_fatal_error(llvm::Twine(llvm::toString(profiles.takeError())));
+    if (!links)
+      llvm::report_fatal_error(llvm::Twine(llvm::toString(links.takeError())));
+    c.profiles_ = std::move(*profiles);
+    c.interconnects_ = std::move(*links);
+    return c;
+  }();
+  return table;
 }
 
 namespace {
@@ -473,22 +391,11 @@ double Interconnect::busBandwidth(double chunkBytes) const {
 
 namespace {
 
-int anchor;  // an address inside this binary, for getMainExecutable
-
+// Only an explicit choice: the built-in table is data/hardware.yaml already.
 std::vector<std::string> dataFileCandidates() {
-  std::vector<std::string> out;
   if (auto env = llvm::sys::Process::GetEnv("GRAPHLINT_HARDWARE_FILE"); env && !env->empty())
-    return {*env};  // an explicit choice: no silent fallback to another file
-  std::string exe = llvm::sys::fs::getMainExecutable(nullptr, &anchor);
-  if (!exe.empty()) {
-    llvm::SmallString<256> p(llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
-    llvm::sys::path::append(p, "share", "graphlint", "hardware.yaml");
-    out.push_back(std::string(p));
-  }
-#ifdef GRAPHLINT_DATA_DIR
-  out.push_back(std::string(GRAPHLINT_DATA_DIR) + "/hardware.yaml");
-#endif
-  return out;
+    return {*env};
+  return {};
 }
 
 }  // namespace
@@ -496,10 +403,7 @@ std::vector<std::string> dataFileCandidates() {
 const HardwareCatalog &HardwareCatalog::instance() {
   static const HardwareCatalog catalog = [] {
     HardwareCatalog c = builtin();
-    bool explicitFile = bool(llvm::sys::Process::GetEnv("GRAPHLINT_HARDWARE_FILE"));
     for (const std::string &path : dataFileCandidates()) {
-      if (!explicitFile && !llvm::sys::fs::exists(path))
-        continue;
       auto text = readInputFile(path, InputKind::HardwareFile);
       if (!text) {
         c.loadError_ = llvm::toString(text.takeError());

@@ -1,41 +1,29 @@
 #include "graphlint/lint/Setup.h"
 
+#include "graphlint/lint/EnumNames.h"
+#include "graphlint/lint/HardwareProfile.h"
+
 namespace graphlint {
 
-std::string_view optimizerName(Optimizer o) {
-  switch (o) {
-  case Optimizer::SGD: return "sgd";
-  case Optimizer::Momentum: return "momentum";
-  case Optimizer::Adam: return "adam";
-  case Optimizer::AdamW: return "adamw";
-  }
-  return "adam";
-}
+namespace {
 
-std::optional<Optimizer> optimizerFromName(std::string_view s) {
-  for (Optimizer o : {Optimizer::SGD, Optimizer::Momentum, Optimizer::Adam, Optimizer::AdamW})
-    if (s == optimizerName(o))
-      return o;
-  return std::nullopt;
-}
+const EnumName<Optimizer> kOptimizers[] = {
+    {Optimizer::SGD, "sgd"}, {Optimizer::Momentum, "momentum"}, {Optimizer::Adam, "adam"}, {Optimizer::AdamW, "adamw"}};
+const EnumName<Precision> kPrecisions[] = {{Precision::FP32, "fp32"},
+                                           {Precision::FP16Mixed, "fp16-mixed"},
+                                           {Precision::BF16Mixed, "bf16-mixed"},
+                                           {Precision::BF16, "bf16"},
+                                           {Precision::TF32, "tf32"}};
+// `full` as Megatron's --recompute-granularity full.
+const EnumName<Recompute> kRecomputes[] = {
+    {Recompute::None, "none"}, {Recompute::Layer, "layer", {"full"}}, {Recompute::Sqrt, "sqrt"}};
 
-std::string_view precisionName(Precision p) {
-  switch (p) {
-  case Precision::FP32: return "fp32";
-  case Precision::FP16Mixed: return "fp16-mixed";
-  case Precision::BF16Mixed: return "bf16-mixed";
-  case Precision::BF16: return "bf16";
-  case Precision::TF32: return "tf32";
-  }
-  return "fp32";
-}
+}  // namespace
 
-std::optional<Precision> precisionFromName(std::string_view s) {
-  for (Precision p : {Precision::FP32, Precision::FP16Mixed, Precision::BF16Mixed, Precision::BF16, Precision::TF32})
-    if (s == precisionName(p))
-      return p;
-  return std::nullopt;
-}
+std::string_view optimizerName(Optimizer o) { return nameOf(kOptimizers, o); }
+std::optional<Optimizer> optimizerFromName(std::string_view s) { return fromName(kOptimizers, s); }
+std::string_view precisionName(Precision p) { return nameOf(kPrecisions, p); }
+std::optional<Precision> precisionFromName(std::string_view s) { return fromName(kPrecisions, s); }
 
 PrecisionPolicy precisionPolicy(Precision p) {
   switch (p) {
@@ -48,23 +36,23 @@ PrecisionPolicy precisionPolicy(Precision p) {
   return {};
 }
 
-std::string_view recomputeName(Recompute r) {
-  switch (r) {
-  case Recompute::None: return "none";
-  case Recompute::Layer: return "layer";
-  case Recompute::Sqrt: return "sqrt";
-  }
-  return "none";
-}
-
-std::optional<Recompute> recomputeFromName(std::string_view s) {
-  if (s == "none") return Recompute::None;
-  if (s == "layer" || s == "full") return Recompute::Layer;
-  if (s == "sqrt") return Recompute::Sqrt;
-  return std::nullopt;
-}
+std::string_view recomputeName(Recompute r) { return nameOf(kRecomputes, r); }
+std::optional<Recompute> recomputeFromName(std::string_view s) { return fromName(kRecomputes, s); }
 
 const char *recomputeChoices() { return "none, layer (alias full), sqrt"; }
+
+void Setup::resolveHardware() {
+  const HardwareCatalog &c = HardwareCatalog::instance();
+  hardware = c.find(target);
+  intraLink = intra.empty() ? nullptr : c.findInterconnect(intra);
+  interLink = inter.empty() ? nullptr : c.findInterconnect(inter);
+}
+
+const HardwareProfile *Setup::targetProfile() const {
+  if (hardware && hardware->name == target)
+    return hardware;
+  return HardwareCatalog::instance().find(target);
+}
 
 double Setup::ruleOption(std::string_view code, std::string_view option, double fallback) const {
   auto r = ruleOptions.find(std::string(code));

@@ -96,7 +96,7 @@ void timeKernel(KernelTime &k, const HardwareProfile &hw, MathPrecision matmul) 
 
 ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
   const Setup &setup = ctx.setup();
-  hw_ = HardwareCatalog::instance().find(setup.target);
+  hw_ = setup.targetProfile();  // resolved with the configuration
   const FusionPlan &plan = ctx.get<FusionPlan>();
   const Graph &main = *m.graph;
   if (sixteenBit(setup.precision))

@@ -84,7 +84,7 @@ MemoryPlan::MemoryPlan(const Model &m, AnalysisContext &ctx) {
   sum.zero = s.zero;
   sum.worldSize = s.worldSize;
   sum.target = s.target;
-  if (const HardwareProfile *hw = HardwareCatalog::instance().find(s.target)) {
+  if (const HardwareProfile *hw = s.targetProfile()) {
     sum.target = hw->name;  // the profile's spelling, as compute.target has it
     sum.capacityBytes = hw->memoryBytes;
   }

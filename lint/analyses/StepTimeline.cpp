@@ -109,8 +109,12 @@ StepTimeline::StepTimeline(const Model &, AnalysisContext &ctx) {
 
   // Topology: the named interconnects, or the target's defaults.
   const HardwareCatalog &catalog = HardwareCatalog::instance();
-  auto linkFor = [&](const std::string &asked, const std::string &fallback, const char *what) {
-    const Interconnect *l = asked.empty() ? nullptr : catalog.findInterconnect(asked);
+  auto linkFor = [&](const Interconnect *resolved, const std::string &asked, const std::string &fallback,
+                     const char *what) {
+    // Resolved with the configuration; a Setup built in code resolves here.
+    const Interconnect *l = resolved && resolved->name == asked ? resolved
+                            : asked.empty()                     ? nullptr
+                                                                : catalog.findInterconnect(asked);
     if (!asked.empty() && !l)
       notes_.push_back(fmt::format("unknown {} interconnect '{}': using {}'s default '{}'", what, asked, hw->name, fallback));
     if (!l)
@@ -122,8 +126,8 @@ StepTimeline::StepTimeline(const Model &, AnalysisContext &ctx) {
   };
   topo_.ranks = std::max(1u, setup.worldSize);
   topo_.perNode = std::max(1u, setup.gpusPerNode);
-  topo_.intra = linkFor(setup.intra, hw->intraNode, "intra-node");
-  topo_.inter = linkFor(setup.inter, hw->interNode, "inter-node");
+  topo_.intra = linkFor(setup.intraLink, setup.intra, hw->intraNode, "intra-node");
+  topo_.inter = linkFor(setup.interLink, setup.inter, hw->interNode, "inter-node");
   unsigned n = topo_.ranks;
   if (n > 1)
     strategy_ = setup.zero == 0 ? ParallelStrategy::DDP

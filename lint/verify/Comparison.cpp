@@ -129,7 +129,7 @@ llvm::Expected<VerifyReport> verifyModel(const Model &m, const Setup &setup, Bac
   v.path = m.path;
   v.backend = std::string(backend.name());
   v.device = backend.name() == "cpu" ? "host CPU (reference kernels)" : std::string(backend.name());
-  const HardwareProfile *hw = HardwareCatalog::instance().find(setup.target);
+  const HardwareProfile *hw = setup.targetProfile();
   v.target = hw ? hw->name : setup.target;
   v.warmupRuns = opts.warmupRuns;
   return v;

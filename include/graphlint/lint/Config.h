@@ -8,6 +8,7 @@
 
 #include "graphlint/lint/Diagnostic.h"
 #include "graphlint/lint/Setup.h"
+#include "graphlint/lint/SetupKeys.h"
 
 #include <llvm/Support/Error.h>
 #include <llvm/Support/raw_ostream.h>
@@ -50,19 +51,9 @@ struct ConfigLayer {
   std::optional<std::optional<Severity>> failOn;
   std::optional<bool> reportUnusedIgnores;
 
-  // Setup defaults (Setup.h).
-  std::map<std::string, int64_t> dims;        // merged name by name
-  std::optional<FusionBackend> backend;
-  std::optional<std::string> target;
-  std::optional<bool> train;
-  std::optional<Optimizer> optimizer;
-  std::optional<Precision> precision;
-  std::optional<unsigned> zero;
-  std::optional<unsigned> worldSize;
-  std::optional<Recompute> recompute;
-  std::optional<unsigned> gpusPerNode;
-  std::optional<std::string> intra;
-  std::optional<std::string> inter;
+  /// Setup values (Setup.h), checked against their key's row of the setup
+  /// table (SetupKeys.h), in the order written; later layers win.
+  std::vector<SetupSetting> setup;
 };
 
 /// What the driver applies to one file's findings after the rules ran.

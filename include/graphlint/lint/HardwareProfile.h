@@ -1,9 +1,9 @@
 // Hardware profiles: what the cost analyses need to know about a target GPU
 // (memory capacity and bandwidth, dense peak throughput per math precision,
-// kernel launch overhead, SM count). A built-in table compiled into the binary
-// guarantees the tool works anywhere; data/hardware.yaml (same schema, shipped
-// next to the binary or in the source tree) may override entries and add new
-// ones, and users can point GRAPHLINT_HARDWARE_FILE at their own file.
+// kernel launch overhead, SM count). The built-in table is data/hardware.yaml,
+// embedded in the binary at build time (one source: the binary works anywhere
+// and says what the shipped file says); users point GRAPHLINT_HARDWARE_FILE at
+// their own file (same schema) to override entries and add new ones.
 // docs/hardware.md lists the values and their datasheet sources. Interconnects
 // (NVLink, PCIe, InfiniBand) are a second table in the same catalog and file,
 // read by the communication model (docs/cost-model.md). Add fields with
@@ -95,11 +95,10 @@ struct Interconnect {
 /// name and adding new ones. Immutable once built.
 class HardwareCatalog {
 public:
-  /// Built-ins only.
+  /// Built-ins only: the embedded data/hardware.yaml.
   static HardwareCatalog builtin();
-  /// Built-ins plus the first data file found (see docs/hardware.md): the
-  /// GRAPHLINT_HARDWARE_FILE environment variable, <exe>/../share/graphlint/
-  /// hardware.yaml, then the source tree's data/hardware.yaml. Loaded once.
+  /// Built-ins plus the file GRAPHLINT_HARDWARE_FILE names, if any
+  /// (docs/hardware.md). Loaded once.
   static const HardwareCatalog &instance();
 
   /// Case-insensitive lookup by name or alias; nullptr when unknown.

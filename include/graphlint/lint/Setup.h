@@ -13,6 +13,9 @@
 
 namespace graphlint {
 
+struct HardwareProfile;
+struct Interconnect;
+
 /// Which compiler's fusion legality the planner applies (docs/fusion.md#backend-profiles):
 /// TorchInductor on CUDA (`inductor`) or on the CPU (`inductor-cpu`), TensorRT,
 /// ONNX Runtime's CPU or CUDA execution provider. `ort` names OrtCpu. `eager`
@@ -90,6 +93,19 @@ struct Setup {
   /// target's default.
   std::string intra;
   std::string inter;
+
+  /// What `target`, `intra` and `inter` name, resolved once when the
+  /// configuration is resolved (applySetup); analyses read these, never the
+  /// names. Null: not resolved yet, or an empty/unknown interconnect name (the
+  /// target's default link then applies).
+  const HardwareProfile *hardware = nullptr;
+  const Interconnect *intraLink = nullptr;
+  const Interconnect *interLink = nullptr;
+  /// Fills the three pointers from the names (HardwareCatalog::instance()).
+  void resolveHardware();
+  /// The resolved profile; a Setup built in code and never resolved (a test,
+  /// a changed target) resolves `target` here. nullptr: unknown target.
+  const HardwareProfile *targetProfile() const;
 
   /// Per-rule options (thresholds) from the config file.
   RuleOptionValues ruleOptions;

@@ -1,0 +1,151 @@
+// The setup-key table (lint/SetupKeys.cpp) drives the config file, the
+// command line, the merge and --dump: every key must round-trip through all
+// of them, and a new key without a working example fails here.
+#include "TestSupport.h"
+
+#include "graphlint/lint/Config.h"
+#include "graphlint/lint/HardwareProfile.h"
+#include "graphlint/lint/SetupKeys.h"
+
+#include <gtest/gtest.h>
+
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Program.h>
+#include <llvm/Support/raw_ostream.h>
+
+using namespace graphlint;
+using namespace graphlint::test;
+
+namespace {
+
+std::string dumpOf(const Config &c) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  dumpConfig(c, "m.onnx", os);
+  return os.str();
+}
+
+// The `  key:VALUE` text of the setup: section of a --dump (dims: its lines).
+std::string setupLine(const std::string &dump, const SetupKey &k) {
+  size_t setup = dump.find("\nsetup:\n");
+  EXPECT_NE(setup, std::string::npos) << dump;
+  std::string head = std::string("\n  ") + k.key + ":";
+  size_t at = dump.find(head, setup);
+  if (at == std::string::npos)
+    return "<missing>";
+  // Up to the next line that is not indented deeper (the next key, or the end).
+  size_t from = at + head.size(), end = from;
+  while ((end = dump.find('\n', end)) != std::string::npos && dump.compare(end, 5, "\n    ") == 0)
+    ++end;
+  std::string v = dump.substr(from, end == std::string::npos ? std::string::npos : end - from);
+  return v;
+}
+
+// What a file line `key: example` (dims: a mapping) looks like.
+std::string yamlFor(const SetupKey &k) {
+  if (k.isDims()) {
+    auto [name, size] = llvm::StringRef(k.example).split('=');
+    return "setup:\n  dims:\n    " + name.str() + ": " + size.str() + "\n";
+  }
+  return std::string("setup:\n  ") + k.key + ": " + k.example + "\n";
+}
+
+std::vector<std::string> flagsFor(const SetupKey &k) {
+  std::string flag = std::string("--") + k.flagName();
+  if (k.isSwitch())
+    return {flag};
+  return {flag, k.example};
+}
+
+TEST(SetupKeys, EveryKeyRoundTripsThroughYamlCommandLineAndDump) {
+  const std::string defaults = dumpOf(Config{});
+  std::string model = tempDir() + "/m.onnx";
+  writeFile(model, onnxFromText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[N, 4] x) => (float[N, 4] y) { y = Relu(x) })"));
+  for (const SetupKey &k : setupKeys()) {
+    SCOPED_TRACE(k.key);
+    // The example is not the default, so each path below must carry it.
+    ASSERT_NE(setupLine(defaults, k), k.exampleDump) << "the example must differ from the default";
+    // Config file -> layer -> resolveConfig -> --dump.
+    auto layer = parseConfigYaml(yamlFor(k), "cfg/.graphlint.yaml");
+    ASSERT_TRUE(bool(layer)) << llvm::toString(layer.takeError());
+    ASSERT_EQ(layer->setup.size(), 1u);
+    EXPECT_EQ(layer->setup[0].key, &k);
+    Config fromFile = resolveConfig({&*layer}, "m.onnx");
+    EXPECT_EQ(setupLine(dumpOf(fromFile), k), k.exampleDump);
+    // Command line -> `graphlint config --dump` (the same table made the flag).
+    std::vector<std::string> args{"config", "--dump"};
+    for (const std::string &a : flagsFor(k))
+      args.push_back(a);
+    args.push_back(model);
+    CliResult r = runCli(args);
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_EQ(setupLine(r.out, k), k.exampleDump) << r.out;
+  }
+}
+
+TEST(SetupKeys, RefusedValuesNameTheKeyTheWayItWasWritten) {
+  const SetupKey *zero = findSetupKey("zero");
+  ASSERT_TRUE(zero);
+  EXPECT_EQ(zero->check("4", SetupSyntax::CommandLine).error, "--zero expects an integer from 0 to 3, got '4'");
+  EXPECT_EQ(zero->check("4", SetupSyntax::ConfigFile).error, "'zero' expects an integer from 0 to 3, got '4'");
+  const SetupKey *dims = findSetupKey("dim");
+  ASSERT_TRUE(dims);
+  EXPECT_EQ(dims->check("batch", SetupSyntax::CommandLine).error, "--dim expects NAME=SIZE, got 'batch'");
+  auto layer = parseConfigYaml("setup:\n  frobs: 3\n", "x/.graphlint.yaml");
+  ASSERT_FALSE(bool(layer));
+  EXPECT_EQ(llvm::toString(layer.takeError()), "x/.graphlint.yaml:2: unknown key 'setup: frobs' (known: " +
+                                                   setupKeyNames() + ")");
+}
+
+TEST(SetupKeys, TheTargetIsResolvedOnceWithItsLinks) {
+  ConfigLayer cli;
+  cli.origin = "command line";
+  for (auto [key, value] : {std::pair{"target", "a100-80g"}, {"intra", "pcie5"}}) {
+    const SetupKey *k = findSetupKey(key);
+    cli.setup.push_back({k, *k->check(value, SetupSyntax::CommandLine).value});
+  }
+  Config c = resolveConfig({&cli}, "m.onnx");
+  ASSERT_TRUE(c.setup.hardware);
+  EXPECT_EQ(c.setup.hardware->name, "A100-80GB");
+  EXPECT_EQ(c.setup.targetProfile(), c.setup.hardware);
+  ASSERT_TRUE(c.setup.intraLink);
+  EXPECT_EQ(c.setup.intraLink->name, "pcie5");
+  EXPECT_EQ(c.setup.interLink, nullptr) << "no --inter: the target's default applies";
+  // A Setup changed after resolution does not keep a stale profile.
+  c.setup.target = "L4";
+  ASSERT_TRUE(c.setup.targetProfile());
+  EXPECT_EQ(c.setup.targetProfile()->name, "L4");
+}
+
+// data/hardware.yaml is embedded: a binary copied where no hardware.yaml is
+// (no share/graphlint beside it, no source tree) still knows every target.
+TEST(HardwareData, AMovedBinaryKnowsItsTargets) {
+  std::string dir = tempDir();
+  ASSERT_FALSE(llvm::sys::fs::create_directories(dir + "/bin"));
+  std::string exe = dir + "/bin/graphlint";
+  ASSERT_FALSE(llvm::sys::fs::copy_file(GRAPHLINT_CLI, exe));
+  ASSERT_FALSE(llvm::sys::fs::setPermissions(exe, llvm::sys::fs::all_exe | llvm::sys::fs::owner_all));
+  std::string model = dir + "/m.onnx";
+  writeFile(model, onnxFromText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[4] x) => (float[4] y) { y = Relu(x) })"));
+  std::string out = dir + "/out", err = dir + "/err";
+  llvm::Optional<llvm::StringRef> redirects[] = {llvm::StringRef(""), llvm::StringRef(out), llvm::StringRef(err)};
+  std::vector<llvm::StringRef> argv{exe, "config", "--dump", "--target", "rtx4090", "--inter", "ib-ndr", model};
+  int rc = llvm::sys::ExecuteAndWait(exe, argv, llvm::None, redirects, 60);
+  EXPECT_EQ(rc, 0) << readFile(err);
+  std::string dump = readFile(out);
+  EXPECT_NE(dump.find("\n  target: RTX-4090\n"), std::string::npos) << dump;
+  EXPECT_NE(dump.find("\n  inter: \"ib-ndr\"\n"), std::string::npos) << dump;
+  // The embedded table is the shipped file, profile for profile.
+  auto shipped = parseHardwareYaml(readFile(sourcePath("data/hardware.yaml")), "hardware.yaml");
+  ASSERT_TRUE(bool(shipped)) << llvm::toString(shipped.takeError());
+  HardwareCatalog builtin = HardwareCatalog::builtin();
+  ASSERT_EQ(shipped->size(), builtin.profiles().size());
+  for (size_t i = 0; i < shipped->size(); ++i)
+    EXPECT_EQ((*shipped)[i].name, builtin.profiles()[i].name);
+}
+
+}  // namespace

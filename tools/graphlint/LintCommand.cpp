@@ -1,0 +1,294 @@
+// graphlint [lint] FILE...: lint models through a LintSession and render the
+// reports. Exit codes: 0 clean, 1 a finding at or above --fail-on, 2 a usage
+// error or a file that could not be linted.
+#include "Command.h"
+#include "SetupFlags.h"
+#include "Shared.h"
+
+#include "graphlint/lint/OutputFiles.h"
+#include "graphlint/lint/Reporters.h"
+#include "graphlint/lint/Session.h"
+
+#include <llvm/Support/Process.h>
+#include <llvm/Support/Threading.h>
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+namespace graphlint::cli {
+
+namespace {
+
+/// "[3/120] models/x.onnx" on one stderr line, rewritten in place, while
+/// linting several files with stderr on a terminal; erased at the end.
+class ProgressLine {
+public:
+  ProgressLine(size_t files, bool quiet) : on_(files > 1 && !quiet && llvm::errs().is_displayed()) {}
+  ~ProgressLine() {
+    if (on_ && shown_)
+      llvm::errs() << "\r\x1b[K";
+    llvm::errs().flush();
+  }
+  ProgressFn callback() {
+    if (!on_)
+      return {};
+    return [this](size_t done, size_t total, const std::string &path) {
+      std::string line = fmt::format("[{}/{}] {}", done, total, path);
+      unsigned width = llvm::sys::Process::StandardErrColumns();
+      if (width > 10 && line.size() >= width)
+        line = line.substr(0, width - 4) + "...";
+      llvm::errs() << "\r\x1b[K" << line;
+      llvm::errs().flush();
+      shown_ = true;
+    };
+  }
+
+private:
+  bool on_;
+  bool shown_ = false;
+};
+
+// NO_COLOR (no-color.org): set and non-empty disables colour.
+bool noColorRequested() {
+  const char *v = std::getenv("NO_COLOR");
+  return v && *v;
+}
+
+OptionEntry lintOption(std::string valueHelp, std::string help, bool file = false) {
+  return {nullptr, nullptr, "", std::move(valueHelp), std::move(help), file, false};
+}
+
+class Lint : public Command {
+public:
+  Lint()
+      : Command("lint", "[OPTIONS] FILE...",
+                "lint models: ONNX, FX graphs (*.fx.json), .pt2 archives",
+                kLintSection) {
+    alias(output_, "o", false);
+    alias(quiet_, "q", false);
+    alias(jobs_, "j", true);
+  }
+
+  int run() override;
+
+private:
+  std::optional<std::string> checkFlags(SessionOptions &so, unsigned &jobs) const;
+
+  cl::opt<std::string> &format_ = add<cl::opt<std::string>>(
+      lintOption("text|gcc|json|sarif|github",
+                 "output format (default text). gcc prints\n"
+                 "`path:line:col: severity: message [CODE name]` where\n"
+                 "path:line is the user's source when the exporter\n"
+                 "recorded it, else the model file and the 1-based node\n"
+                 "index; sarif is SARIF 2.1.0 (GitHub code scanning);\n"
+                 "github prints Actions workflow commands\n"
+                 "(::error file=...,line=...,title=...::message);\n"
+                 "all are documented in docs/output-formats.md"),
+      "format", cl::init("text"));
+  cl::opt<std::string> &output_ = add<cl::opt<std::string>>(
+      lintOption("FILE", "write the report to FILE instead of stdout (exit 2\nif FILE cannot be written)", true),
+      "output");
+  cl::opt<bool> &statistics_ = add<cl::opt<bool>>(
+      lintOption("", "text format: after the report, the number of\nfindings per rule, most frequent first"),
+      "statistics");
+  cl::opt<bool> &quiet_ = add<cl::opt<bool>>(
+      lintOption("", "text format: print only fatal-file lines and the\nsummary line (other formats ignore it)"),
+      "quiet");
+  cl::opt<bool> &noGroup_ = add<cl::opt<bool>>(
+      lintOption("", "one finding per node: do not fold findings of one\n"
+                     "rule and cause at one source line (a layer's line run\n"
+                     "in 24 layers) into one with the list of modules"),
+      "no-group");
+  cl::opt<bool> &exitZero_ = add<cl::opt<bool>>(
+      lintOption("", "exit 0 even when findings exist (unreadable files still exit 2)"), "exit-zero");
+  cl::opt<std::string> &jobs_ = add<cl::opt<std::string>>(
+      lintOption("N", "lint N files in parallel (default: number of cores);\n"
+                      "with several files and stderr on a terminal, a\n"
+                      "progress line shows on stderr (not with --quiet)"),
+      "jobs");
+  cl::opt<std::string> &color_ = add<cl::opt<std::string>>(
+      lintOption("auto|always|never", "colour text output (default auto: on a TTY unless NO_COLOR is set)"), "color",
+      cl::init("auto"));
+  cl::opt<bool> &noColor_ = add<cl::opt<bool>>(lintOption("", "same as --color never"), "no-color");
+  cl::opt<bool> &fusion_ = add<cl::opt<bool>>(
+      lintOption("", "text format: after each file's findings, its fusion\n"
+                     "groups and a summary line (json always has a `fusion`\n"
+                     "section; gcc ignores the flag)"),
+      "fusion");
+  cl::opt<std::string> &emitDot_ = add<cl::opt<std::string>>(
+      lintOption("FILE",
+                 "write the fusion plan as Graphviz DOT to FILE; with\n"
+                 "several models, one file each: FILE's stem + '.' +\n"
+                 "the model's stem, e.g. out.dot -> out.resnet18.dot",
+                 true),
+      "emit-dot");
+  cl::opt<bool> &cost_ = add<cl::opt<bool>>(
+      lintOption("", "text format: after each file's findings, its predicted\n"
+                     "step: forward, backward, optimizer, communication and\n"
+                     "step time, MFU, collectives and gradient buckets (json\n"
+                     "always has `compute` and `communication` sections);\n"
+                     "docs/cost-model.md"),
+      "cost");
+  cl::opt<bool> &memory_ = add<cl::opt<bool>>(
+      lintOption("", "text format: after the report, each model's predicted\n"
+                     "memory per GPU (params, grads, optimizer state,\n"
+                     "activations, peak allocated/reserved, capacity,\n"
+                     "headroom) and the largest tensors at the peak (json\n"
+                     "always has a `memory` section); docs/memory.md"),
+      "memory");
+  cl::opt<std::string> &memoryPlot_ = add<cl::opt<std::string>>(
+      lintOption("FILE.svg",
+                 "draw live memory over the step as an SVG chart\n"
+                 "(phases shaded, peak and device capacity marked);\n"
+                 "several models: FILE's stem + '.' + the model's stem",
+                 true),
+      "memory-plot");
+  SetupFlags setup_{*this};
+  PolicyFlags policy_{*this};
+  cl::opt<std::string> &writeBaseline_ = add<cl::opt<std::string>>(
+      {nullptr, kConfigSection, "", "FILE", "write every finding to FILE as a baseline and exit 0", true},
+      "write-baseline");
+  cl::list<std::string> &files_ = positional("FILE...");
+};
+
+// Flag values, checked in the order the help lists them.
+std::optional<std::string> Lint::checkFlags(SessionOptions &so, unsigned &jobs) const {
+  if (jobs_.getNumOccurrences()) {
+    long n = 0;
+    if (llvm::StringRef(jobs_).getAsInteger(10, n) || n < 1 || n > 1024)
+      return fmt::format("--jobs expects an integer from 1 to 1024, got '{}'", jobs_.getValue());
+    jobs = static_cast<unsigned>(n);
+  }
+  if (auto err = readSetup(*this, setup_, so))
+    return err;
+  if (auto err = policy_.toLayer(so.commandLine))
+    return err;
+  so.baseline = policy_.baseline();
+  so.writeBaseline = writeBaseline_;
+  so.group = !noGroup_;
+  return std::nullopt;
+}
+
+int Lint::run() {
+  SessionOptions so;
+  unsigned jobs = 0;
+  if (auto err = checkFlags(so, jobs))
+    return usage(*err);
+  auto format = outputFormatFromName(format_);
+  if (!format)
+    return usage("--format must be one of text, gcc, json, sarif, github");
+  std::string color = noColor_ ? "never" : color_.getValue();
+  if (color != "auto" && color != "always" && color != "never")
+    return usage("--color must be auto, always or never");
+  std::vector<std::string> files(files_.begin(), files_.end());
+  if (files.empty())
+    return usage("no input files");
+  bool text = *format == OutputFormat::Text;
+  const std::string &dot = emitDot_, &plot = memoryPlot_, &output = output_;
+  so.needs = {*format == OutputFormat::Json, text && fusion_, text && cost_, memory_, !dot.empty(), !plot.empty(),
+              text && !quiet_};
+
+  // Every file's configuration and the baseline first: a bad one stops the run.
+  LintSession session(std::move(so));
+  if (llvm::Error e = session.prepare(files))
+    return fail(llvm::toString(std::move(e)));
+  // No output may be an input; checked before anything is opened.
+  std::vector<std::pair<std::string, const char *>> outputs{{output, "--output"},
+                                                             {writeBaseline_, "--write-baseline"}};
+  if (!dot.empty())
+    for (const std::string &p : perModelPaths(dot, files))
+      outputs.push_back({p, "--emit-dot"});
+  if (!plot.empty())
+    for (const std::string &p : perModelPaths(plot, files))
+      outputs.push_back({p, "--memory-plot"});
+  if (!outputsAllowed(session.inputs(files), outputs))
+    return 2;
+  // Create --output's temporary file before linting so an unwritable path
+  // fails fast; it replaces the target only once the report is complete.
+  std::unique_ptr<AtomicOutput> file;
+  if (!output.empty()) {
+    auto f = AtomicOutput::create(output);
+    if (!f)
+      return fail(llvm::toString(f.takeError()));
+    file = std::move(*f);
+  }
+  llvm::raw_ostream &out = file ? file->os() : llvm::outs();
+  if (!jobs)
+    jobs = llvm::hardware_concurrency().compute_thread_count();
+  llvm::Expected<SessionResult> result = [&] {
+    ProgressLine progress(files.size(), quiet_);
+    return session.run(files, jobs, progress.callback());
+  }();
+  if (!result)
+    return fail(llvm::toString(result.takeError()));
+  std::vector<FileReport> &reports = result->reports;
+  // Setup problems the lint went on after (-D binding nothing): stderr, so
+  // that machine-readable reports on stdout stay clean.
+  for (const FileReport &r : reports)
+    for (const std::string &w : r.setupWarnings)
+      llvm::errs() << r.path << ": warning: " << w << "\n";
+  if (!writeBaseline_.empty())
+    llvm::errs() << fmt::format("graphlint: wrote {} finding(s) to baseline '{}'\n", result->baselineWritten,
+                                writeBaseline_.getValue());
+  for (const StaleBaselineEntry &s : result->stale) {
+    const BaselineEntry &e = s.entry;
+    llvm::errs() << fmt::format("graphlint: baseline '{}': stale entry {} {} at {} {}{} ({}): no longer "
+                                "reported; rewrite it with --write-baseline\n",
+                                s.baseline, e.code, e.name, e.file, e.source.empty() ? e.graph : e.source,
+                                !e.module.empty() ? " in " + e.module
+                                : e.node.empty()  ? std::string()
+                                                  : " node '" + e.node + "'",
+                                e.op);
+  }
+
+  bool colored = color == "always" || (color == "auto" && !file && !noColorRequested() && llvm::outs().is_displayed());
+  switch (*format) {
+  case OutputFormat::Text:
+    renderText(reports, out, colored, fusion_, quiet_, cost_);
+    if (statistics_)
+      renderStatistics(reports, out);
+    if (memory_)
+      for (const FileReport &r : reports)
+        renderMemoryText(r.memory, r.path, out);
+    break;
+  case OutputFormat::Gcc: renderGcc(reports, out); break;
+  case OutputFormat::Json: renderJson(reports, out); break;
+  case OutputFormat::Sarif: renderSarif(reports, out); break;
+  case OutputFormat::Github: renderGithub(reports, out); break;
+  }
+  out.flush();
+  if (file)
+    if (llvm::Error e = file->commit())
+      return fail(llvm::toString(std::move(e)));
+  bool broken = false;
+  if (!dot.empty()) {
+    std::vector<std::string> paths = perModelPaths(dot, files);
+    for (size_t i = 0; i < reports.size(); ++i)
+      if (!reports[i].fatal &&
+          !writeOutputFile(paths[i], [&](llvm::raw_ostream &os) { renderDot(reports[i].fusion, reports[i].path, os); }))
+        broken = true;
+  }
+  if (!plot.empty()) {
+    std::vector<std::string> paths = perModelPaths(plot, files);
+    for (size_t i = 0; i < reports.size(); ++i)
+      if (!reports[i].fatal && !writeOutputFile(paths[i], [&](llvm::raw_ostream &os) {
+            renderMemorySvg(reports[i].memory, reports[i].path, os);
+          }))
+        broken = true;
+  }
+  if (*format != OutputFormat::Text)
+    for (const FileReport &r : reports)
+      if (r.fatal)
+        llvm::errs() << r.path << ": error: " << r.fatalMessage << "\n";
+  return broken ? 2 : session.exitCode(*result, exitZero_);
+}
+
+}  // namespace
+
+Command &lintCommand() {
+  static Lint c;
+  return c;
+}
+
+}  // namespace graphlint::cli

@@ -1,0 +1,50 @@
+// The options a command shares with the config file: the training setup and
+// `--config` (generated from the setup-key table, SetupKeys.h) and the rule
+// selection (--select ... --baseline). Each command that resolves a
+// configuration adds them to itself; toLayer() turns what was given into the
+// session's command-line ConfigLayer, with graphlint's messages.
+#pragma once
+
+#include "Command.h"
+
+#include "graphlint/lint/Config.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace graphlint::cli {
+
+class SetupFlags {
+public:
+  explicit SetupFlags(Command &c);
+  /// Adds the values given, checked, in command-line order (a later --zero
+  /// beats an earlier --fsdp); the message of the first bad value.
+  std::optional<std::string> toLayer(ConfigLayer &layer) const;
+  const std::string &configFile() const { return configOpt_.getValue(); }
+
+private:
+  struct Flag {
+    const SetupKey *key;
+    cl::Option *option;
+    bool preset;  // --fsdp
+  };
+  std::vector<Flag> flags_;
+  cl::opt<std::string> &configOpt_;
+};
+
+class PolicyFlags {
+public:
+  explicit PolicyFlags(Command &c);
+  std::optional<std::string> toLayer(ConfigLayer &layer) const;
+  const std::string &baseline() const { return baseline_.getValue(); }
+
+private:
+  cl::opt<std::string> &select_, &extendSelect_, &ignore_, &failOn_, &baseline_;
+  cl::opt<bool> &reportUnused_;
+};
+
+/// An empty file name given to a file option: "--X needs a file name".
+std::optional<std::string> emptyFileName(const Command &c);
+
+}  // namespace graphlint::cli

@@ -1,0 +1,83 @@
+#include "Shared.h"
+
+#include "graphlint/ir/Importer.h"
+#include "graphlint/lint/OutputFiles.h"
+
+#include <llvm/Support/Path.h>
+
+#include <map>
+
+namespace graphlint::cli {
+
+std::vector<std::string> perModelPaths(const std::string &base, const std::vector<std::string> &models) {
+  if (models.size() == 1)
+    return {base};
+  llvm::SmallString<256> dir(base);
+  llvm::sys::path::remove_filename(dir);
+  std::string stem = llvm::sys::path::stem(base).str(), ext = llvm::sys::path::extension(base).str();
+  std::map<std::string, unsigned> seen;
+  std::vector<std::string> out;
+  for (const std::string &m : models) {
+    std::string ms = llvm::sys::path::stem(m).str();
+    unsigned n = ++seen[ms];
+    std::string name = stem + "." + ms + (n > 1 ? "-" + std::to_string(n) : "") + ext;
+    llvm::SmallString<256> p(dir);
+    llvm::sys::path::append(p, name);
+    out.push_back(std::string(p));
+  }
+  return out;
+}
+
+bool outputsAllowed(const std::vector<std::pair<std::string, std::string>> &inputs,
+                    const std::vector<std::pair<std::string, const char *>> &outputs) {
+  OutputGuard g;
+  for (const auto &[path, role] : inputs)
+    g.addInput(path, role);
+  for (const auto &[path, flag] : outputs) {
+    // Rewriting the baseline being applied is an update, not a loss: it was
+    // read whole before, and the new one replaces it atomically.
+    if (llvm::Error e = g.check(path, flag, std::string(flag) == "--write-baseline" ? "baseline" : "")) {
+      llvm::errs() << "graphlint: " << llvm::toString(std::move(e)) << "\n";
+      return false;
+    }
+  }
+  return true;
+}
+
+bool writeOutputFile(const std::string &path, llvm::function_ref<void(llvm::raw_ostream &)> render) {
+  if (llvm::Error e = writeOutputAtomically(path, render)) {
+    llvm::errs() << "graphlint: " << llvm::toString(std::move(e)) << "\n";
+    return false;
+  }
+  return true;
+}
+
+std::optional<std::string> readSetup(const Command &c, const SetupFlags &setup, SessionOptions &so) {
+  if (auto err = emptyFileName(c))
+    return err;
+  if (auto err = setup.toLayer(so.commandLine))
+    return err;
+  so.configFile = setup.configFile();
+  return std::nullopt;
+}
+
+std::unique_ptr<Model> importConfigured(LintSession &session, const std::string &file, std::optional<Config> &config) {
+  auto c = session.configFor(file);
+  if (!c) {
+    llvm::errs() << "graphlint: " << llvm::toString(c.takeError()) << "\n";
+    return nullptr;
+  }
+  config = std::move(*c);
+  ImportOptions io;
+  io.dims = config->setup.dims;
+  auto model = importModelFile(file, io);
+  if (!model) {
+    llvm::errs() << file << ": error: " << llvm::toString(model.takeError()) << "\n";
+    return nullptr;
+  }
+  for (const std::string &w : (*model)->setupWarnings)
+    llvm::errs() << file << ": warning: " << w << "\n";
+  return std::move(*model);
+}
+
+}  // namespace graphlint::cli
