@@ -100,6 +100,7 @@ public:
       resolveSavePoints();
     readOutputs(*root);
     readSuppressions(*root);
+    readModuleContainers(*root);
     if (!error_.empty())
       return fail(error_);
     binder_.finish(*model_);
@@ -599,6 +600,19 @@ private:
         s.tokens.push_back(c->str());
       }
       model_->sourceSuppressions.push_back(std::move(s));
+    }
+  }
+
+  // Optional: module paths that prefix nodes' modules but never ran a
+  // forward (nn.ModuleList): no module scope holds arguments there. Kept as
+  // Model::metadata ("module_container", path) for the memory trace.
+  void readModuleContainers(const llvm::json::Object &root) {
+    const llvm::json::Array *list = array(root, "module_containers", "module_containers", false);
+    for (size_t i = 0; list && i < list->size() && error_.empty(); ++i) {
+      llvm::Optional<llvm::StringRef> c = (*list)[i].getAsString();
+      if (!c)
+        return error(fmt::format("module_containers[{}]", i), "expected a string");
+      model_->metadata.emplace_back("module_container", c->str());
     }
   }
 

@@ -48,6 +48,20 @@ void PlanBuilder::joint() {
 
   holdModuleArguments(lastRead);
 
+  // The exporter seeds backward with ones_like(out) per output, as
+  // `out.backward(torch.ones_like(out))`: the caller's argument holds that
+  // buffer until backward returns, not only until its first reader.
+  int64_t lastBackward = -1;
+  for (const auto &np : nodes)
+    if (np->backwardPhase && runs(*np))
+      lastBackward = static_cast<int64_t>(np->index);
+  for (const auto &np : nodes)
+    if (np->backwardPhase && training && np->atenName() == "ones_like" && np->inputs.size() >= 1 &&
+        np->inputs[0] && np->inputs[0]->isGraphOutput())
+      for (const Value *o : np->outputs)
+        if (o)
+          lastRead[o] = std::max(lastRead[o], lastBackward);
+
   bool inBackward = false;
   auto release = [&](const Value *v, int64_t idx) {
     auto it = v ? storageOf_.find(v) : storageOf_.end();

@@ -4,6 +4,8 @@
 // (GELU, SiLU) that PyTorch runs as one.
 #include "MemoryTraceBuilder.h"
 
+#include <llvm/ADT/StringSet.h>
+
 #include <algorithm>
 
 namespace graphlint {
@@ -43,6 +45,14 @@ void PlanBuilder::holdModuleArguments(llvm::DenseMap<const Value *, int64_t> &la
   // scopes outermost first ("/a/b/MatMul": /a, /a/b).
   llvm::DenseMap<std::pair<unsigned, llvm::StringRef>, unsigned> scopeIds;
   std::vector<int64_t> scopeEnd(1, 0);  // by scope id; 0 is the root
+  // FX: a path prefix whose module never ran a forward (nn.ModuleList, the
+  // exporter's `module_containers`) is a scope that holds nothing: a GPT's
+  // embeddings are not held across all of `blocks`, only across `blocks.0`.
+  llvm::StringSet<> containers;
+  for (const auto &kv : m_.metadata)
+    if (kv.first == "module_container")
+      containers.insert(kv.second);
+  std::vector<bool> holds(1, true);  // by scope id
   llvm::SmallVector<llvm::StringRef, 8> prevParts;
   std::vector<unsigned> prevChain;
   auto scopesOf = [&](const Node &n, std::vector<unsigned> &out) {
@@ -52,8 +62,10 @@ void PlanBuilder::holdModuleArguments(llvm::DenseMap<const Value *, int64_t> &la
       for (size_t start = 1, slash = name.find('/', 1); slash != llvm::StringRef::npos;
            start = slash + 1, slash = name.find('/', slash + 1)) {
         auto [it, inserted] = scopeIds.try_emplace({parent, name.slice(start, slash)}, scopeEnd.size());
-        if (inserted)
+        if (inserted) {
           scopeEnd.push_back(0);
+          holds.push_back(true);
+        }
         parent = it->second;
         out.push_back(parent);
       }
@@ -70,6 +82,8 @@ void PlanBuilder::holdModuleArguments(llvm::DenseMap<const Value *, int64_t> &la
       } else {
         out.push_back(static_cast<unsigned>(scopeEnd.size()));
         scopeEnd.push_back(0);
+        size_t len = parts[d].end() - parts[0].begin();
+        holds.push_back(containers.empty() || !containers.count(llvm::StringRef(n.modulePath).substr(0, len)));
       }
     }
     prevParts = parts;
@@ -97,7 +111,7 @@ void PlanBuilder::holdModuleArguments(llvm::DenseMap<const Value *, int64_t> &la
       int64_t &lu = lastUse[v];
       // The producer is inside scope d of the user when their chains agree there.
       for (size_t d = 0; d < scopes->size(); ++d)
-        if (!from || d >= from->size() || (*from)[d] != (*scopes)[d])
+        if ((!from || d >= from->size() || (*from)[d] != (*scopes)[d]) && holds[(*scopes)[d]])
           lu = std::max(lu, scopeEnd[(*scopes)[d]]);
     }
   }

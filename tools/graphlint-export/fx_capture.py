@@ -1,6 +1,6 @@
 """Tracing a module's aten graph for graphlint-export.
 
-`trace_make_fx` runs make_fx over functional_call(module, state, inputs) --
+`trace_make_fx` runs make_fx over the module reparametrized with the traced state --
 with fake tensors (the default: FakeTensorMode on torch 1.13, FakeTensorMode
 with a ShapeEnv, so sizes are SymInts, on torch 2.x) or real ones (--capture
 real) -- forward only, or the joint forward + backward graph (autograd.grad
@@ -35,13 +35,19 @@ class Capture:
         self.backward = backward          # {"traced": bool, "error": str}
         self.diagnostics = diagnostics    # [{"kind", "message", "source"?}]
         self.unbacked = rec.unbacked if rec is not None else {}   # 1.13: node -> [(out, dim, symbol, max)]
+        self.called = rec.called if rec is not None else None     # modules whose forward ran (None: not tracked)
 
 
-def functional_call(module, tensors, args, kwargs):
-    if TORCH2:
-        return torch.func.functional_call(module, tensors, args, kwargs, strict=False)
+def reparametrized(module, tensors):
+    """The module reads `tensors` as its parameters and buffers while the
+    context is open: over the forward and, for a joint graph, the backward
+    too, where torch.utils.checkpoint recomputes a block's forward (outside
+    the forward's call, the recompute would read the module's own weights and
+    bake them into the graph as constants)."""
     from torch.nn.utils import stateless
-    return stateless.functional_call(module, tensors, args, kwargs)
+    if TORCH2:
+        return stateless._reparametrize_module(module, tensors, tie_weights=True, strict=False)
+    return stateless._reparametrize_module(module, tensors)
 
 
 def trace_make_fx(module, state, aliases, inputs, train, module_train, fake_mode, simulate_device):
@@ -75,10 +81,14 @@ def trace_make_fx(module, state, aliases, inputs, train, module_train, fake_mode
                      if save_hooks else contextlib.nullcontext())
             # Anomaly mode makes autograd keep each grad_fn's forward stack,
             # which the backward ops are then attributed to.
-            with hooks, (_forward_stacks() if with_backward else contextlib.nullcontext()):
-                out = functional_call(module, kept, args, kwargs)
-            if not with_backward:
-                return out
+            with reparametrized(module, kept):
+                with hooks, (_forward_stacks() if with_backward else contextlib.nullcontext()):
+                    out = module(*args, **kwargs)
+                if not with_backward:
+                    return out
+                return out, backward(out, flat)
+
+        def backward(out, flat):
             rec.phase = "backward"
             outs = [o for o in pytree.tree_flatten(_plain(out))[0]
                     if isinstance(o, torch.Tensor) and o.requires_grad]
@@ -89,7 +99,7 @@ def trace_make_fx(module, state, aliases, inputs, train, module_train, fake_mode
             grads = torch.autograd.grad(outs, [flat[i] for i in wrt_idx],
                                         grad_outputs=[torch.ones_like(o) for o in outs], allow_unused=True)
             rec.no_grad = [i for i, g in zip(wrt_idx, grads) if g is None]
-            return out, grads
+            return grads
 
         grad_ctx = contextlib.nullcontext() if with_backward or save_hooks else torch.no_grad()
         with recording(rec), grad_ctx:

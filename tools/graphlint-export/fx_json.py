@@ -147,6 +147,8 @@ class Writer:
                 continue
             for s in info.before_set:
                 alias_of_set.setdefault(s, i)
+            if "*" in info.after_set and not info.is_write:
+                alias_of_set.setdefault("*", i)
             if info.is_write:
                 mutates.extend(arg_positions.get(i, []))
         gl = n.meta.get("graphlint", {})
@@ -167,8 +169,14 @@ class Writer:
                 self.new_unbacked(n, [n.meta["val"]], unbacked, scalar=True)
             outs.append(o)
             src = -1
-            if j < len(returns) and returns[j].alias_info is not None:
-                for s in returns[j].alias_info.before_set:
+            # split/chunk/unbind return one `Tensor(a)[]`: every element is a view of `a`.
+            ret = returns[j] if j < len(returns) else (
+                returns[0] if len(returns) == 1 and isinstance(returns[0].type, torch._C.ListType) else None)
+            if ret is not None and ret.alias_info is not None:
+                # The schema writes a list's element alias `Tensor(a -> *)`: the
+                # list's own set is empty and the argument's after-set is '*'.
+                sets = ret.alias_info.before_set or ({"*"} if isinstance(ret.type, torch._C.ListType) else set())
+                for s in sets:
                     pos = arg_positions.get(alias_of_set.get(s, -1), [])
                     if pos:
                         src = pos[0]

@@ -127,6 +127,7 @@ class Recorder:
         self.no_grad = []                     # placeholder indices that got no gradient
         self.unbacked_counter = [0]
         self.module_stack = []
+        self.called = set()                   # qualified names of the modules whose forward ran
         self.phase = "forward"
         self.backward_loc = None              # the forward line of the backward node running now
         self.tracer = None
@@ -498,6 +499,7 @@ def recording(rec):
 
     def enter(m, inputs):
         rec.module_stack.append(rec.module_names.get(id(m), type(m).__name__))
+        rec.called.add(rec.module_stack[-1])
         if _FAST_PATH_MODULES and isinstance(m, _FAST_PATH_MODULES):
             ctx = torch.enable_grad()
             ctx.__enter__()
