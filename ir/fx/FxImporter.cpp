@@ -529,6 +529,18 @@ private:
         return error(at, "expected null or a dropout probability in [0, 1]");
       n.outputDropout.push_back(static_cast<float>(*p));
     });
+    // "held": per output, the node after which the last Python frame binding
+    // it returned (null: none held it past its last reader); kept as
+    // Node::metadata ("held.J", name) for the memory trace.
+    indexList("held", [&](const llvm::json::Value &v, const std::string &at) {
+      if (v.kind() == llvm::json::Value::Null)
+        return;
+      llvm::Optional<llvm::StringRef> ref = v.getAsString();
+      if (!ref)
+        return error(at, "expected null or a node name");
+      n.metadata.emplace_back(fmt::format("held.{}", at.substr(at.rfind('[') + 1, at.size() - at.rfind('[') - 2)),
+                              ref->str());
+    });
     // "saved_at": per output, the node after which autograd saved it (null:
     // not saved): this node or a later one, resolved once every node is read.
     indexList("saved_at", [&](const llvm::json::Value &v, const std::string &at) {

@@ -62,6 +62,9 @@ void PlanBuilder::joint() {
         if (o)
           lastRead[o] = std::max(lastRead[o], lastBackward);
 
+  // A lifetime extended past the value's last reader (module arguments,
+  // Python locals) ends at a node that does not read it: free it there.
+  std::vector<std::vector<uint32_t>> dueAt(static_cast<size_t>(end) + 1);
   bool inBackward = false;
   auto release = [&](const Value *v, int64_t idx) {
     auto it = v ? storageOf_.find(v) : storageOf_.end();
@@ -107,6 +110,8 @@ void PlanBuilder::joint() {
       }
       if (paramGrad)
         paramGrad_[o] = st;
+      if (lastUse_[st] > idx && lastUse_[st] < end)
+        dueAt[static_cast<size_t>(lastUse_[st])].push_back(st);
     }
     t_.mark(&n, nodeLabel(n), n.backwardPhase ? MemoryPhase::Backward : MemoryPhase::Forward);
     for (uint32_t tmp : temps)
@@ -115,6 +120,9 @@ void PlanBuilder::joint() {
       release(outer(in), idx);
     for (const Value *o : n.outputs)
       release(o, idx);
+    for (uint32_t st : dueAt[static_cast<size_t>(idx)])
+      if (lastUse_[st] >= 0 && lastUse_[st] <= idx)
+        t_.release(st);
   }
   // The step is over: the caller drops the forward outputs.
   for (uint32_t st = 0; st < t_.storages.size(); ++st) {

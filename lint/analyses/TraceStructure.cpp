@@ -72,7 +72,9 @@ void PlanBuilder::holdModuleArguments(llvm::DenseMap<const Value *, int64_t> &la
       return;
     }
     llvm::SmallVector<llvm::StringRef, 8> parts;
-    if (!n.modulePath.empty())
+    // Backward nodes (a checkpoint's recompute among them) run in autograd's
+    // engine, not inside module calls.
+    if (!n.modulePath.empty() && !n.backwardPhase)
       llvm::StringRef(n.modulePath).split(parts, '.');
     bool same = true;
     for (size_t d = 0; d < parts.size(); ++d) {
@@ -96,6 +98,23 @@ void PlanBuilder::holdModuleArguments(llvm::DenseMap<const Value *, int64_t> &la
     for (unsigned sc : chain)
       scopeEnd[sc] = static_cast<int64_t>(np->index);
   }
+  // FX `held`: a Python frame bound the value until after the named node.
+  llvm::StringMap<int64_t> indexByName;
+  for (const auto &np : nodes)
+    for (const auto &kv : np->metadata) {
+      if (!llvm::StringRef(kv.first).startswith("held."))
+        continue;
+      if (indexByName.empty())
+        for (const auto &other : nodes)
+          indexByName.try_emplace(other->name, static_cast<int64_t>(other->index));
+      unsigned j = 0;
+      auto it = indexByName.find(kv.second);
+      if (llvm::StringRef(kv.first).drop_front(5).getAsInteger(10, j) || j >= np->outputs.size() ||
+          !np->outputs[j] || it == indexByName.end())
+        continue;
+      int64_t &lu = lastUse[np->outputs[j]];
+      lu = std::max(lu, it->second);
+    }
   auto chainOf = [&](const Node &n) -> const std::vector<unsigned> * {
     return n.graph == &g_ && n.index < chains.size() ? &chains[n.index] : nullptr;
   };

@@ -36,6 +36,7 @@ class Capture:
         self.diagnostics = diagnostics    # [{"kind", "message", "source"?}]
         self.unbacked = rec.unbacked if rec is not None else {}   # 1.13: node -> [(out, dim, symbol, max)]
         self.called = rec.called if rec is not None else None     # modules whose forward ran (None: not tracked)
+        self.held = rec.held if rec is not None else {}          # fx node -> newest node when a Python frame let it go
 
 
 def reparametrized(module, tensors):
@@ -102,7 +103,7 @@ def trace_make_fx(module, state, aliases, inputs, train, module_train, fake_mode
             return grads
 
         grad_ctx = contextlib.nullcontext() if with_backward or save_hooks else torch.no_grad()
-        with recording(rec), grad_ctx:
+        with recording(rec), grad_ctx, frames_holding(rec):
             gm = _make_fx(step, fake_mode)(*flat_inputs)
         return gm, rec
 
@@ -272,6 +273,48 @@ def _locate_backward(rec, roots):
         loc = loc_from_stack_trace("".join(stack)) if stack else None
         fn.register_prehook(lambda grads, loc=loc: setattr(rec, "backward_loc", loc))
         todo.extend(next_fn for next_fn, _ in fn.next_functions if next_fn is not None)
+
+
+# Frames whose locals are not the model's: torch's internals (but nn.Module
+# forwards, which hold their arguments and results), the standard library and
+# this exporter.
+_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+_MODULES_DIR = os.path.join(_TORCH_DIR, "nn", "modules") + os.sep
+_STDLIB_DIR = os.path.dirname(os.path.abspath(contextlib.__file__)) + os.sep
+_EXPORTER_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+@contextlib.contextmanager
+def frames_holding(rec):
+    """Python locals keep tensors alive past their last use in the graph
+    (torchvision's DenseNet concatenation until the bottleneck returns,
+    transformers' input and position embeddings until the model returns): when
+    a Python function of the model returns, every tensor its locals still
+    bind was held until the newest node of that moment (`rec.held`, the FX
+    format's `held`)."""
+    def profile(frame, event, arg):
+        # Forward frames only: a checkpoint's recompute in backward stops early
+        # (its frames unwind as soon as the saved tensors are rebuilt).
+        if event != "return" or not rec.active or rec.tracer is None or rec.phase != "forward":
+            return
+        f = frame.f_code.co_filename
+        if (f.startswith(_TORCH_DIR) and not f.startswith(_MODULES_DIR)) or f.startswith(_STDLIB_DIR) \
+                or f.startswith(_EXPORTER_DIR) or f.startswith("<"):
+            return
+        now = None
+        for v in frame.f_locals.values():
+            for t in (v if isinstance(v, (list, tuple)) else (v,)):
+                if isinstance(t, torch.Tensor):
+                    node = node_of(rec.tracer, t)
+                    if node is not None and node.op == "call_function":
+                        now = now or rec.tracer.graph._root._prev
+                        rec.held[node] = now
+    old = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        yield
+    finally:
+        sys.setprofile(old)
 
 
 def save(rec, t):

@@ -198,6 +198,9 @@ class Writer:
         if any(saved_marks):
             node["saved"] = saved_marks
             node["saved_at"] = self.save_points(n, len(vals), saved_marks)
+        held = self.held_points(n, len(vals))
+        if any(held):
+            node["held"] = held
         dropout = self.dropout_marks(n, len(vals))
         if any(p is not None for p in dropout):
             node["dropout"] = dropout
@@ -298,6 +301,18 @@ class Writer:
                 p = p._prev   # a getitem or size node: the written node before it
             # Unknown (never for a recorded save): n itself, the earliest a saved output can be saved.
             points.append(p.name if p is not None and p in self.emitted else n.name)
+        return points
+
+    def held_points(self, n, count):
+        """Per output, the name of the written node newest when a Python frame
+        holding the value returned (None: no frame held it past the graph)."""
+        items = {u.args[1]: u for u in n.users if getattr(u.target, "__name__", "") == "getitem"}
+        points = []
+        for j in range(count):
+            p = self.cap.held.get(items.get(j) if self.is_tuple(n) else n)
+            while p is not None and p not in self.emitted and p.op != "root":
+                p = p._prev
+            points.append(p.name if p is not None and p in self.emitted and p is not n else None)
         return points
 
     def saved_marks(self, n, count, saved):
