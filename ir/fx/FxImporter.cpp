@@ -100,6 +100,7 @@ public:
       resolveSavePoints();
     readOutputs(*root);
     readSuppressions(*root);
+    readModuleContainers(*root);
     if (!error_.empty())
       return fail(error_);
     binder_.finish(*model_);
@@ -534,6 +535,18 @@ private:
         return error(at, "expected null or a dropout probability in [0, 1]");
       n.outputDropout.push_back(static_cast<float>(*p));
     });
+    // "held": per output, the node after which the last Python frame binding
+    // it returned (null: none held it past its last reader); kept as
+    // Node::metadata ("held.J", name) for the memory trace.
+    indexList("held", [&](const llvm::json::Value &v, const std::string &at) {
+      if (v.kind() == llvm::json::Value::Null)
+        return;
+      llvm::Optional<llvm::StringRef> ref = v.getAsString();
+      if (!ref)
+        return error(at, "expected null or a node name");
+      n.metadata.emplace_back(fmt::format("held.{}", at.substr(at.rfind('[') + 1, at.size() - at.rfind('[') - 2)),
+                              ref->str());
+    });
     // "saved_at": per output, the node after which autograd saved it (null:
     // not saved): this node or a later one, resolved once every node is read.
     indexList("saved_at", [&](const llvm::json::Value &v, const std::string &at) {
@@ -619,6 +632,19 @@ private:
         s.tokens.push_back(c->str());
       }
       model_->sourceSuppressions.push_back(std::move(s));
+    }
+  }
+
+  // Optional: module paths that prefix nodes' modules but never ran a
+  // forward (nn.ModuleList): no module scope holds arguments there. Kept as
+  // Model::metadata ("module_container", path) for the memory trace.
+  void readModuleContainers(const llvm::json::Object &root) {
+    const llvm::json::Array *list = array(root, "module_containers", "module_containers", false);
+    for (size_t i = 0; list && i < list->size() && error_.empty(); ++i) {
+      llvm::Optional<llvm::StringRef> c = (*list)[i].getAsString();
+      if (!c)
+        return error(fmt::format("module_containers[{}]", i), "expected a string");
+      model_->metadata.emplace_back("module_container", c->str());
     }
   }
 

@@ -21,8 +21,25 @@ void PlanBuilder::joint() {
   const auto end = static_cast<int64_t>(nodes.size());
   auto runs = [&](const Node &n) { return training || !n.backwardPhase; };
   // The last node that reads each value, among the nodes that run.
-  const llvm::DenseMap<const Value *, int64_t> lastRead = Liveness(g_, runs).lastReads();
+  const llvm::DenseMap<const Value *, int64_t> lastRead = Liveness(g_, runs, &m_).lastReads();
 
+  // The exporter seeds backward with ones_like(out) per output, as
+  // `out.backward(torch.ones_like(out))`: the caller's argument holds that
+  // buffer until backward returns, not only until its first reader.
+  int64_t lastBackward = -1;
+  for (const auto &np : nodes)
+    if (np->backwardPhase && runs(*np))
+      lastBackward = static_cast<int64_t>(np->index);
+  for (const auto &np : nodes)
+    if (np->backwardPhase && training && np->atenName() == "ones_like" && np->inputs.size() >= 1 &&
+        np->inputs[0] && np->inputs[0]->isGraphOutput())
+      for (const Value *o : np->outputs)
+        if (o)
+          lastRead[o] = std::max(lastRead[o], lastBackward);
+
+  // A lifetime extended past the value's last reader (module arguments,
+  // Python locals) ends at a node that does not read it: free it there.
+  std::vector<std::vector<uint32_t>> dueAt(static_cast<size_t>(end) + 1);
   bool inBackward = false;
   auto release = [&](const Value *v, int64_t idx) {
     auto it = v ? storageOf_.find(v) : storageOf_.end();
@@ -73,6 +90,8 @@ void PlanBuilder::joint() {
       }
       if (paramGrad)
         paramGrad_[o] = st;
+      if (lastUse_[st] > idx && lastUse_[st] < end)
+        dueAt[static_cast<size_t>(lastUse_[st])].push_back(st);
     }
     t_.mark(&n, nodeLabel(n), n.backwardPhase ? MemoryPhase::Backward : MemoryPhase::Forward);
     for (uint32_t tmp : temps)
@@ -81,6 +100,9 @@ void PlanBuilder::joint() {
       release(captureOrigin(in), idx);
     for (const Value *o : n.outputs)
       release(o, idx);
+    for (uint32_t st : dueAt[static_cast<size_t>(idx)])
+      if (lastUse_[st] >= 0 && lastUse_[st] <= idx)
+        t_.release(st);
   }
   // The step is over: the caller drops the forward outputs.
   for (uint32_t st = 0; st < t_.storages.size(); ++st) {

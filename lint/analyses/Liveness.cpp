@@ -2,12 +2,15 @@
 #include "graphlint/lint/Liveness.h"
 #include "graphlint/ir/ValueFacts.h"
 
+#include <llvm/ADT/StringMap.h>
+#include <llvm/ADT/StringSet.h>
+
 #include <algorithm>
 #include <vector>
 
 namespace graphlint {
 
-Liveness::Liveness(const Graph &g, llvm::function_ref<bool(const Node &)> runs) {
+Liveness::Liveness(const Graph &g, llvm::function_ref<bool(const Node &)> runs, const Model *model) {
   for (const auto &np : g.nodes()) {
     if (runs && !runs(*np))
       continue;
@@ -27,10 +30,32 @@ Liveness::Liveness(const Graph &g, llvm::function_ref<bool(const Node &)> runs) 
           note(*n);
       });
   }
-  holdModuleArguments(g);
+  holdModuleArguments(g, model);
+  holdPythonLocals(g);
 }
 
-void Liveness::holdModuleArguments(const Graph &g) {
+// FX `held` (Node::metadata "held.J" -> node name): a Python frame bound
+// output J until after the named node, so it lives until then.
+void Liveness::holdPythonLocals(const Graph &g) {
+  llvm::StringMap<int64_t> indexByName;
+  for (const auto &np : g.nodes())
+    for (const auto &kv : np->metadata) {
+      if (!llvm::StringRef(kv.first).startswith("held."))
+        continue;
+      if (indexByName.empty())
+        for (const auto &other : g.nodes())
+          indexByName.try_emplace(other->name, static_cast<int64_t>(other->index));
+      unsigned j = 0;
+      auto it = indexByName.find(kv.second);
+      if (llvm::StringRef(kv.first).drop_front(5).getAsInteger(10, j) || j >= np->outputs.size() ||
+          !np->outputs[j] || it == indexByName.end())
+        continue;
+      int64_t &lu = lastRead_[np->outputs[j]];
+      lu = std::max(lu, it->second);
+    }
+}
+
+void Liveness::holdModuleArguments(const Graph &g, const Model *model) {
   const auto &nodes = g.nodes();
   // A module's forward holds its arguments (and its caller's variable holds
   // them too) until it returns: a value read inside a scope it was not
@@ -44,6 +69,15 @@ void Liveness::holdModuleArguments(const Graph &g) {
   // scopes outermost first ("/a/b/MatMul": /a, /a/b).
   llvm::DenseMap<std::pair<unsigned, llvm::StringRef>, unsigned> scopeIds;
   std::vector<int64_t> scopeEnd(1, 0);  // by scope id; 0 is the root
+  // FX: a path prefix whose module never ran a forward (nn.ModuleList, the
+  // exporter's `module_containers`) is a scope that holds nothing: a GPT's
+  // embeddings are not held across all of `blocks`, only across `blocks.0`.
+  llvm::StringSet<> containers;
+  if (model)
+    for (const auto &kv : model->metadata)
+      if (kv.first == "module_container")
+        containers.insert(kv.second);
+  std::vector<bool> holds(1, true);  // by scope id
   llvm::SmallVector<llvm::StringRef, 8> prevParts;
   std::vector<unsigned> prevChain;
   auto scopesOf = [&](const Node &n, std::vector<unsigned> &out) {
@@ -53,15 +87,19 @@ void Liveness::holdModuleArguments(const Graph &g) {
       for (size_t start = 1, slash = name.find('/', 1); slash != llvm::StringRef::npos;
            start = slash + 1, slash = name.find('/', slash + 1)) {
         auto [it, inserted] = scopeIds.try_emplace({parent, name.slice(start, slash)}, scopeEnd.size());
-        if (inserted)
+        if (inserted) {
           scopeEnd.push_back(0);
+          holds.push_back(true);
+        }
         parent = it->second;
         out.push_back(parent);
       }
       return;
     }
     llvm::SmallVector<llvm::StringRef, 8> parts;
-    if (!n.modulePath.empty())
+    // Backward nodes (a checkpoint's recompute among them) run in autograd's
+    // engine, not inside module calls.
+    if (!n.modulePath.empty() && !n.backwardPhase)
       llvm::StringRef(n.modulePath).split(parts, '.');
     bool same = true;
     for (size_t d = 0; d < parts.size(); ++d) {
@@ -71,6 +109,8 @@ void Liveness::holdModuleArguments(const Graph &g) {
       } else {
         out.push_back(static_cast<unsigned>(scopeEnd.size()));
         scopeEnd.push_back(0);
+        size_t len = parts[d].end() - parts[0].begin();
+        holds.push_back(containers.empty() || !containers.count(llvm::StringRef(n.modulePath).substr(0, len)));
       }
     }
     prevParts = parts;
@@ -98,7 +138,7 @@ void Liveness::holdModuleArguments(const Graph &g) {
       int64_t &lu = lastRead_[v];
       // The producer is inside scope d of the user when their chains agree there.
       for (size_t d = 0; d < scopes->size(); ++d)
-        if (!from || d >= from->size() || (*from)[d] != (*scopes)[d])
+        if ((!from || d >= from->size() || (*from)[d] != (*scopes)[d]) && holds[(*scopes)[d]])
           lu = std::max(lu, scopeEnd[(*scopes)[d]]);
     }
   }

@@ -150,7 +150,7 @@ void PlanBuilder::forward(bool training) {
   int64_t end = static_cast<int64_t>(nodes.size());
   // Last use of each value (the shared Liveness); the last piece of an
   // exporter-decomposed kernel reads the chain's input too.
-  llvm::DenseMap<const Value *, int64_t> lastUse = Liveness(g_).lastReads();
+  llvm::DenseMap<const Value *, int64_t> lastUse = Liveness(g_, {}, &m_).lastReads();
   for (const auto &[node, in] : compositeInput_) {
     int64_t &lu = lastUse[in];
     lu = std::max(lu, static_cast<int64_t>(node->index));

@@ -11,6 +11,7 @@
 #include "graphlint/lint/OpFlops.h"
 #include "graphlint/lint/Reporters.h"
 
+#include <fmt/format.h>
 #include <llvm/Support/JSON.h>
 #include <llvm/Support/MemoryBuffer.h>
 
@@ -286,3 +287,53 @@ TEST(Provenance, UnknownSizesMakeLowerBounds) {
 }
 
 }  // namespace
+
+// Python locals and module containers (graphlint-export's `held` and
+// `module_containers`, docs/fx-format.md): a chain of four 1 MiB sigmoids.
+// Without them two activations are live at a time; `held` keeps the first
+// one until the last node, as a Python local bound to it would; a prefix the
+// exporter calls a container (an nn.ModuleList) holds no arguments, where a
+// called module holds them to its end.
+namespace {
+
+std::string sigmoidChain(const char *firstHeld, const char *containers, bool inBlocks) {
+  std::string nodes;
+  const char *names[] = {"a", "b", "c", "d"};
+  for (int i = 0; i < 4; ++i) {
+    std::string module = inBlocks && i > 0 ? fmt::format("blocks.{}.f", i - 1) : "";
+    nodes += fmt::format(R"({}{{"name":"{}","op":"aten::sigmoid","inputs":["{}"],"outputs":[{{"name":"{}",
+      "shape":[262144],"dtype":"float32"}}],"module":"{}"{}}})",
+                         i ? "," : "", names[i], i ? names[i - 1] : "x", names[i], module,
+                         i == 0 && firstHeld ? fmt::format(R"(,"held":["{}"])", firstHeld) : "");
+  }
+  return fmt::format(R"({{"format":"graphlint-fx","version":2,"params":[],{}
+    "inputs":[{{"name":"x","shape":[262144],"dtype":"float32","device":"cpu"}}],"nodes":[{}],"outputs":["d"]}})",
+                     containers ? fmt::format(R"("module_containers":["{}"],)", containers) : "", nodes);
+}
+
+uint64_t activationPeak(const std::string &json) {
+  auto m = importFxBytes(json, "chain.fx.json", {});
+  EXPECT_TRUE(static_cast<bool>(m)) << (m ? "" : llvm::toString(m.takeError()));
+  if (!m)
+    return 0;
+  graphlint::Setup s;
+  AnalysisContext ctx(**m, s);
+  const MemorySummary &sum = ctx.get<MemoryPlan>().summary();
+  return sum.peakAllocatedBytes - sum.inputsBytes - sum.paramsBytes;
+}
+
+}  // namespace
+
+TEST(MemoryPlan, PythonLocalsHeldAndModuleContainers) {
+  EXPECT_EQ(activationPeak(sigmoidChain(nullptr, nullptr, false)), 2 * kMiB);
+  EXPECT_EQ(activationPeak(sigmoidChain("d", nullptr, false)), 3 * kMiB);
+  // `a` is read inside blocks.0 only: the `blocks` prefix would hold it to blocks.2.
+  EXPECT_EQ(activationPeak(sigmoidChain(nullptr, nullptr, true)), 3 * kMiB);
+  EXPECT_EQ(activationPeak(sigmoidChain(nullptr, "blocks", true)), 2 * kMiB);
+  // A held entry that is not a node name is an error naming the field.
+  std::string bad = sigmoidChain("d", nullptr, false);
+  bad.replace(bad.find(R"(["d"])"), 5, "[3]");
+  auto m = importFxBytes(bad, "bad.fx.json", {});
+  ASSERT_FALSE(static_cast<bool>(m));
+  EXPECT_NE(llvm::toString(m.takeError()).find("nodes[0].held[0]: expected null or a node name"), std::string::npos);
+}

@@ -1,6 +1,6 @@
 """Tracing a module's aten graph for graphlint-export.
 
-`trace_make_fx` runs make_fx over functional_call(module, state, inputs) --
+`trace_make_fx` runs make_fx over the module reparametrized with the traced state --
 with fake tensors (the default: FakeTensorMode on torch 1.13, FakeTensorMode
 with a ShapeEnv, so sizes are SymInts, on torch 2.x) or real ones (--capture
 real) -- forward only, or the joint forward + backward graph (autograd.grad
@@ -37,13 +37,20 @@ class Capture:
         self.unbacked = rec.unbacked if rec is not None else {}   # 1.13: node -> [(out, dim, symbol, max)]
         self.grad_of = rec.grad_of if rec is not None else {}     # joint graphs: gradient node -> forward node
         self.blocks = rec.blocks if rec is not None else None      # fx_blocks.BlockMarks of this graph's trace
+        self.called = rec.called if rec is not None else None     # modules whose forward ran (None: not tracked)
+        self.held = rec.held if rec is not None else {}          # fx node -> newest node when a Python frame let it go
 
 
-def functional_call(module, tensors, args, kwargs):
-    if TORCH2:
-        return torch.func.functional_call(module, tensors, args, kwargs, strict=False)
+def reparametrized(module, tensors):
+    """The module reads `tensors` as its parameters and buffers while the
+    context is open: over the forward and, for a joint graph, the backward
+    too, where torch.utils.checkpoint recomputes a block's forward (outside
+    the forward's call, the recompute would read the module's own weights and
+    bake them into the graph as constants)."""
     from torch.nn.utils import stateless
-    return stateless.functional_call(module, tensors, args, kwargs)
+    if TORCH2:
+        return stateless._reparametrize_module(module, tensors, tie_weights=True, strict=False)
+    return stateless._reparametrize_module(module, tensors)
 
 
 def trace_make_fx(module, state, aliases, inputs, train, module_train, fake_mode, simulate_device, blocks=None):
@@ -79,12 +86,16 @@ def trace_make_fx(module, state, aliases, inputs, train, module_train, fake_mode
             # Anomaly mode makes autograd keep each grad_fn's forward stack,
             # which the backward ops are then attributed to.
             rec.collect_forward = with_backward
-            with hooks, (_forward_stacks() if with_backward else contextlib.nullcontext()):
-                out = functional_call(module, kept, args, kwargs)
-            if not with_backward:
-                return out
-            rec.collect_forward = False
-            _hook_gradients(rec)
+            with reparametrized(module, kept):
+                with hooks, (_forward_stacks() if with_backward else contextlib.nullcontext()):
+                    out = module(*args, **kwargs)
+                if not with_backward:
+                    return out
+                rec.collect_forward = False
+                _hook_gradients(rec)
+                return out, backward(out, flat)
+
+        def backward(out, flat):
             rec.phase = "backward"
             outs = [o for o in pytree.tree_flatten(_plain(out))[0]
                     if isinstance(o, torch.Tensor) and o.requires_grad]
@@ -95,10 +106,10 @@ def trace_make_fx(module, state, aliases, inputs, train, module_train, fake_mode
             grads = torch.autograd.grad(outs, [flat[i] for i in wrt_idx],
                                         grad_outputs=[torch.ones_like(o) for o in outs], allow_unused=True)
             rec.no_grad = [i for i, g in zip(wrt_idx, grads) if g is None]
-            return out, grads
+            return grads
 
         grad_ctx = contextlib.nullcontext() if with_backward or save_hooks else torch.no_grad()
-        with recording(rec), grad_ctx:
+        with recording(rec), grad_ctx, frames_holding(rec):
             gm = _make_fx(step, fake_mode)(*flat_inputs)
         return gm, rec
 
@@ -287,6 +298,71 @@ def _hook_gradients(rec):
         seen.add(id(t))
         t.register_hook(lambda g, fwd=fwd: note(fwd, g))
     rec.forward_values = []
+
+
+# Frames whose locals are not the model's: torch's internals (but nn.Module
+# forwards, which hold their arguments and results), the standard library and
+# this exporter.
+_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+_MODULES_DIR = os.path.join(_TORCH_DIR, "nn", "modules") + os.sep
+# nn.Module.__call__ (_call_impl) holds a module's arguments until it
+# returns: the memory trace's module scopes already do (Liveness), and a
+# hold recorded here would point into the next repeated block.
+_MODULE_CALL = os.path.join(_MODULES_DIR, "module.py")
+_STDLIB_DIR = os.path.dirname(os.path.abspath(contextlib.__file__)) + os.sep
+_EXPORTER_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+@contextlib.contextmanager
+def frames_holding(rec):
+    """Python locals keep tensors alive past their last use in the graph
+    (torchvision's DenseNet concatenation until the bottleneck returns,
+    transformers' input and position embeddings until the model returns): when
+    a Python function of the model returns, every tensor its locals still
+    bind was held until the newest node of that moment (`rec.held`, the FX
+    format's `held`)."""
+    arguments = {}   # id(frame) -> ids of the tensors an nn.Module forward was called with
+
+    def module_forward(frame):
+        return frame.f_code.co_name == "forward" and isinstance(frame.f_locals.get("self"), torch.nn.Module)
+
+    def tensors(v):
+        return [t for t in (v if isinstance(v, (list, tuple)) else (v,)) if isinstance(t, torch.Tensor)]
+
+    def profile(frame, event, arg):
+        # Forward frames only: a checkpoint's recompute in backward stops early
+        # (its frames unwind as soon as the saved tensors are rebuilt).
+        if event not in ("call", "return") or not rec.active or rec.tracer is None or rec.phase != "forward":
+            return
+        f = frame.f_code.co_filename
+        if (f.startswith(_TORCH_DIR) and not f.startswith(_MODULES_DIR)) or f == _MODULE_CALL \
+                or f.startswith(_STDLIB_DIR) or f.startswith(_EXPORTER_DIR) or f.startswith("<"):
+            return
+        # An nn.Module forward's arguments are the module's: the memory
+        # trace's module scopes hold them until it returns, so a hold recorded
+        # here would only repeat that (and point into the next repeated block).
+        if event == "call":
+            if module_forward(frame):
+                code = frame.f_code
+                arguments[id(frame)] = {id(t) for name in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+                                        for t in tensors(frame.f_locals.get(name))}
+            return
+        skip = arguments.pop(id(frame), ())
+        now = None
+        for v in frame.f_locals.values():
+            for t in tensors(v):
+                if id(t) in skip:
+                    continue
+                node = node_of(rec.tracer, t)
+                if node is not None and node.op == "call_function":
+                    now = now or rec.tracer.graph._root._prev
+                    rec.held[node] = now
+    old = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        yield
+    finally:
+        sys.setprofile(old)
 
 
 def save(rec, t):

@@ -211,6 +211,8 @@ class Writer:
                 continue
             for s in info.before_set:
                 alias_of_set.setdefault(s, i)
+            if "*" in info.after_set and not info.is_write:
+                alias_of_set.setdefault("*", i)
             if info.is_write:
                 mutates.extend(arg_positions.get(i, []))
         gl = n.meta.get("graphlint", {})
@@ -232,8 +234,14 @@ class Writer:
                 self.new_unbacked(n, [n.meta["val"]], unbacked, scalar=True)
             outs.append(o)
             src = -1
-            if j < len(returns) and returns[j].alias_info is not None:
-                for s in returns[j].alias_info.before_set:
+            # split/chunk/unbind return one `Tensor(a)[]`: every element is a view of `a`.
+            ret = returns[j] if j < len(returns) else (
+                returns[0] if len(returns) == 1 and isinstance(returns[0].type, torch._C.ListType) else None)
+            if ret is not None and ret.alias_info is not None:
+                # The schema writes a list's element alias `Tensor(a -> *)`: the
+                # list's own set is empty and the argument's after-set is '*'.
+                sets = ret.alias_info.before_set or ({"*"} if isinstance(ret.type, torch._C.ListType) else set())
+                for s in sets:
                     pos = arg_positions.get(alias_of_set.get(s, -1), [])
                     if pos:
                         src = pos[0]
@@ -258,6 +266,9 @@ class Writer:
         grad_of = self.gradient_marks(n, len(vals))
         if any(g is not None for g in grad_of):
             node["grad_of"] = grad_of
+        held = self.held_points(n, len(vals))
+        if any(held):
+            node["held"] = held
         dropout = self.dropout_marks(n, len(vals))
         if any(p is not None for p in dropout):
             node["dropout"] = dropout
@@ -377,6 +388,18 @@ class Writer:
                 p = p._prev   # a getitem or size node: the written node before it
             # Unknown (never for a recorded save): n itself, the earliest a saved output can be saved.
             points.append(self.node_name[p] if p is not None and p in self.emitted else self.node_name[n])
+        return points
+
+    def held_points(self, n, count):
+        """Per output, the name of the written node newest when a Python frame
+        holding the value returned (None: no frame held it past the graph)."""
+        items = {u.args[1]: u for u in n.users if getattr(u.target, "__name__", "") == "getitem"}
+        points = []
+        for j in range(count):
+            p = self.cap.held.get(items.get(j) if self.is_tuple(n) else n)
+            while p is not None and p not in self.emitted and p.op != "root":
+                p = p._prev
+            points.append(self.node_name[p] if p is not None and p in self.emitted and p is not n else None)
         return points
 
     def saved_marks(self, n, count, saved):

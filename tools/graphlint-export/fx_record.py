@@ -127,6 +127,8 @@ class Recorder:
         self.no_grad = []                     # placeholder indices that got no gradient
         self.unbacked_counter = [0]
         self.module_stack = []
+        self.called = set()                   # qualified names of the modules whose forward ran
+        self.held = {}                        # fx node -> the newest node when a Python frame holding it returned
         self.phase = "forward"
         self.backward_loc = None              # the forward line of the backward node running now
         self.tracer = None
@@ -467,6 +469,18 @@ def _fake_bool(orig):
     return wrapper
 
 
+def _identity_dropout(orig):
+    """F.dropout with p == 0 or in eval returns its input in eager ATen; the
+    Python decomposition symbolic make_fx runs writes `clone` instead, a copy
+    (and a held [b, heads, s, s] buffer in transformers' attention) that
+    PyTorch never makes."""
+    def dropout(input, p=0.5, training=True, inplace=False):
+        if p == 0 or not training:
+            return input
+        return orig(input, p, training, inplace)
+    return dropout
+
+
 @contextlib.contextmanager
 def recording(rec):
     """Installs the recorder's hooks for the duration of one trace."""
@@ -480,6 +494,8 @@ def recording(rec):
     orig_sym_bool = sym_bool.__bool__ if sym_bool is not None else None
     tracer_cls.create_proxy = _patched_create_proxy(orig_proxy)
     mode_cls.__torch_dispatch__ = _patched_dispatch(orig_dispatch)
+    orig_dropout = torch.nn.functional.dropout
+    torch.nn.functional.dropout = _identity_dropout(orig_dropout)
     torch.Tensor.tolist = _host_copy(tensor_methods["tolist"], tolist)
     torch.Tensor.numpy = _host_copy(tensor_methods["numpy"], numpy)
     torch.Tensor.__bool__ = _fake_bool(tensor_methods["__bool__"])
@@ -508,6 +524,7 @@ def recording(rec):
         rec.module_stack.append(rec.module_names.get(id(m), type(m).__name__))
         if rec.blocks is not None:
             rec.blocks.enter(rec, m)
+        rec.called.add(rec.module_stack[-1])
         if _FAST_PATH_MODULES and isinstance(m, _FAST_PATH_MODULES):
             ctx = torch.enable_grad()
             ctx.__enter__()
@@ -544,6 +561,7 @@ def recording(rec):
         REC = None
         tracer_cls.create_proxy, mode_cls.__torch_dispatch__ = orig_proxy, orig_dispatch
         torch.fx.Graph.create_node = orig_create_node
+        torch.nn.functional.dropout = orig_dropout
         for m, f in tensor_methods.items():
             setattr(torch.Tensor, m, f)
         if sym_bool is not None:

@@ -87,11 +87,11 @@ class _Trace:
 
     def refs(self, i):
         """Item i's references, (item, output suffix): its inputs, the values its
-        outputs are the gradients of, then its save points."""
+        outputs are the gradients of, then its save points and hold points."""
         nd = self.doc["nodes"][i]
         out = [self.value.get(r, (None, "")) if isinstance(r, str) else (None, "") for r in nd["inputs"]]
         out += [self.value.get(r, (None, "")) if isinstance(r, str) else (None, "") for r in nd.get("grad_of", [])]
-        return out + [(self.item_of.get(s), "") if s else (None, "") for s in nd.get("saved_at", [])]
+        return out + [(self.item_of.get(s), "") if s else (None, "") for s in nd.get("saved_at", []) + nd.get("held", [])]
 
     def _interface(self):
         """(mid item, suffix) -> (offset in G1, suffix): where block t-1's
@@ -156,6 +156,21 @@ def synthesise(trace, path, n):
         key, suffix = resolve(hit[0], hit[1], frm, pos)
         return name_of[key] + suffix
 
+    def held_point(i, j, s, frm, pos):
+        """A hold point. The template is the cut's last block, so a hold past
+        the blocks (the model's own frame binding the last block's output
+        until it returns) is the last copy's; the others hold as the first
+        block does."""
+        if not s:
+            return s
+        target = t.item_of[s]
+        if frm == "f1" and pos is not None and pos < n - 1 and t.region(target) not in ("f0", "f1"):
+            twin = t.f0 + (i - t.f1)
+            held = t.doc["nodes"][twin].get("held", []) if t.f0 <= twin < t.f1 else []
+            if j >= len(held) or held[j] != s:
+                return None
+        return name_of[resolve(target, "", frm, pos)[0]]
+
     nodes = []
     for (i, pos), name in zip(order, new_names):
         nd, frm = t.doc["nodes"][i], t.region(i)
@@ -169,6 +184,10 @@ def synthesise(trace, path, n):
                 v = [dict(o, name=name + o["name"][len(nd["name"]):]) for o in v]
             elif key == "saved_at":
                 v = [name_of[resolve(t.item_of[s], "", frm, pos)[0]] if s else s for s in v]
+            elif key == "held":
+                v = [held_point(i, j, s, frm, pos) for j, s in enumerate(v)]
+                if not any(v):
+                    continue   # the writer omits an all-null list
             elif key == "grad_of":
                 v = [value(r, frm, pos) if isinstance(r, str) else r for r in v]
             elif key == "module":

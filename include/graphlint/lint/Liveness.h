@@ -23,7 +23,10 @@ namespace graphlint {
 class Liveness {
 public:
   /// `runs` picks the nodes of `g` that execute (every node when empty).
-  explicit Liveness(const Graph &g, llvm::function_ref<bool(const Node &)> runs = {});
+  /// `model` (the graph's, optional) supplies the FX exporter's
+  /// `module_containers`: module paths that are never a module call
+  /// (nn.ModuleList), so no scope holds arguments there.
+  explicit Liveness(const Graph &g, llvm::function_ref<bool(const Node &)> runs = {}, const Model *model = nullptr);
 
   /// Index (in `g`) of the last running node that reads `v` or holds it as a
   /// module argument; -1 when nothing that runs reads it.
@@ -35,7 +38,8 @@ public:
   const llvm::DenseMap<const Value *, int64_t> &lastReads() const { return lastRead_; }
 
 private:
-  void holdModuleArguments(const Graph &g);
+  void holdModuleArguments(const Graph &g, const Model *model);
+  void holdPythonLocals(const Graph &g);
   llvm::DenseMap<const Value *, int64_t> lastRead_;
 };
 

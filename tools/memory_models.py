@@ -1,0 +1,168 @@
+"""The models of the memory target matrix (tools/memory_matrix.py, issue 15):
+small, random-init configurations (no downloads) of the architectures a user
+launches, each with the block class that per-layer activation checkpointing
+wraps, and the wrappers that give every mode one call signature:
+
+- `Autocast`: the forward under torch.autocast("cpu", bfloat16), fp32 weights
+  (the master weights Adam updates), as a training script writes it;
+- `checkpointed(model)`: torch.utils.checkpoint(use_reentrant=False) around
+  every block's forward, as `gradient_checkpointing_enable()` or a hand-written
+  loop over `model.layers` does;
+- `Logits`: a transformers model's tensor output (logits or the last hidden
+  state) for keyword inputs given positionally.
+
+A builder returns (module, inputs) at a batch size; `LINES` says which torch
+environment can build which model (transformers lives in the torch 2.13 venv,
+torchvision in the other two)."""
+
+import functools
+
+import torch
+import torch.nn as nn
+from torch.utils.checkpoint import checkpoint
+
+IMAGE = 64   # vision inputs: batch x 3 x 64 x 64, 10 classes
+SEQ = 64     # token inputs: batch x 64, a 256-token vocabulary
+VOCAB = 256
+
+
+class Autocast(nn.Module):
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+
+    def forward(self, *inputs):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return self.m(*inputs)
+
+
+class Logits(nn.Module):
+    def __init__(self, m, names, field):
+        super().__init__()
+        self.m = m
+        self.names = names
+        self.field = field
+
+    def forward(self, *inputs):
+        return getattr(self.m(**dict(zip(self.names, inputs))), self.field)
+
+
+def checkpointed(model, block_types):
+    """Wraps each block's forward in non-reentrant checkpoint; returns how many.
+    torchvision's DenseNet layers take the list of earlier features, which the
+    next layer appends to, so a recompute would see a longer list: for them the
+    model's own per-layer checkpoint (memory_efficient=True) is used."""
+    n = 0
+    for mod in model.modules():
+        if type(mod).__name__ == "_DenseLayer" and isinstance(mod, block_types):
+            mod.memory_efficient = True
+            n += 1
+        elif isinstance(mod, block_types):
+            mod.forward = functools.partial(checkpoint, mod.forward, use_reentrant=False)
+            n += 1
+    if n == 0:
+        raise RuntimeError("no block of %s to checkpoint" % (block_types,))
+    return n
+
+
+def _vision(factory, blocks):
+    def build(batch):
+        import torchvision  # noqa: F401
+        torch.manual_seed(0)
+        return factory(), (torch.randn(batch, 3, IMAGE, IMAGE),), blocks()
+    return build
+
+
+def _tv(name, **kw):
+    def make():
+        import torchvision
+        return getattr(torchvision.models, name)(weights=None, num_classes=10, **kw)
+    return make
+
+
+def _convnext():
+    from torchvision.models.convnext import CNBlockConfig, ConvNeXt
+    return ConvNeXt([CNBlockConfig(32, 64, 2), CNBlockConfig(64, None, 2)], num_classes=10)
+
+
+def _vit():
+    from torchvision.models.vision_transformer import VisionTransformer
+    return VisionTransformer(image_size=IMAGE, patch_size=16, num_layers=2, num_heads=4, hidden_dim=128, mlp_dim=256,
+                             num_classes=10)
+
+
+def _densenet():
+    from torchvision.models.densenet import DenseNet
+    return DenseNet(growth_rate=16, block_config=(2, 2, 2, 2), num_init_features=32, num_classes=10)
+
+
+def _blocks(module, cls):
+    def get():
+        import importlib
+        return (getattr(importlib.import_module(module), cls),)
+    return get
+
+
+def _gpt_tiny(batch):
+    from gpt_tiny import Block, GPTTiny
+    torch.manual_seed(0)
+    m = GPTTiny(vocab=VOCAB, d_model=64, n_head=4, n_layer=2, max_seq=SEQ)
+    return m, (torch.randint(0, VOCAB, (batch, SEQ)),), (Block,)
+
+
+def _hf(config_cls, model_cls, block, config, names=("input_ids",), field="logits"):
+    def build(batch):
+        import importlib
+        tf = importlib.import_module("transformers")
+        torch.manual_seed(0)
+        cfg = getattr(tf, config_cls)(**config)
+        cfg.use_cache = False
+        m = getattr(tf, model_cls)(cfg)
+        inputs = tuple(torch.randint(0, VOCAB, (batch, SEQ)) for _ in names)
+        mod, cls = block
+        return Logits(m, list(names), field), inputs, (getattr(importlib.import_module(mod), cls),)
+    return build
+
+
+TINY = {"attn_implementation": "eager"}
+# name -> (builder, tuned_on): tuned_on = looked at while the FX memory path was
+# fixed (issue 15's first table); the others were checked only (their numbers
+# were taken before anything was changed for them).
+MODELS = {
+    "resnet18": (_vision(_tv("resnet18"), _blocks("torchvision.models.resnet", "BasicBlock")), True),
+    "mobilenet_v3_small": (_vision(_tv("mobilenet_v3_small"),
+                                   _blocks("torchvision.models.mobilenetv3", "InvertedResidual")), True),
+    "squeezenet1_1": (_vision(_tv("squeezenet1_1"), _blocks("torchvision.models.squeezenet", "Fire")), True),
+    "densenet_small": (_vision(_densenet, _blocks("torchvision.models.densenet", "_DenseLayer")), True),
+    "gpt_tiny": (_gpt_tiny, True),
+    "efficientnet_b0": (_vision(_tv("efficientnet_b0"), _blocks("torchvision.models.efficientnet", "MBConv")), False),
+    "convnext_small": (_vision(_convnext, _blocks("torchvision.models.convnext", "CNBlock")), False),
+    "vit_small": (_vision(_vit, _blocks("torchvision.models.vision_transformer", "EncoderBlock")), False),
+    "gpt2": (_hf("GPT2Config", "GPT2LMHeadModel", ("transformers.models.gpt2.modeling_gpt2", "GPT2Block"),
+                 dict(n_layer=2, n_embd=64, n_head=4, vocab_size=VOCAB, n_positions=SEQ, **TINY)), False),
+    "bert": (_hf("BertConfig", "BertModel", ("transformers.models.bert.modeling_bert", "BertLayer"),
+                 dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=4, intermediate_size=128,
+                      vocab_size=VOCAB, max_position_embeddings=SEQ, **TINY), field="last_hidden_state"), False),
+    "llama": (_hf("LlamaConfig", "LlamaForCausalLM", ("transformers.models.llama.modeling_llama", "LlamaDecoderLayer"),
+                  dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                       num_key_value_heads=2, vocab_size=VOCAB, max_position_embeddings=SEQ, **TINY)), False),
+    "t5": (_hf("T5Config", "T5ForConditionalGeneration", ("transformers.models.t5.modeling_t5", "T5Block"),
+               dict(d_model=64, d_ff=128, num_layers=2, num_heads=4, d_kv=16, vocab_size=VOCAB, **TINY),
+               names=("input_ids", "decoder_input_ids")), False),
+}
+BATCHES = (2, 8)
+
+
+def available():
+    """The models this interpreter can build (torchvision and/or transformers)."""
+    out = []
+    for name in MODELS:
+        lib = "transformers" if name in ("gpt2", "bert", "llama", "t5") else (None if name == "gpt_tiny" else
+                                                                              "torchvision")
+        if lib is not None:
+            try:
+                __import__(lib)
+            except ImportError:
+                continue
+        out.append(name)
+    return out
