@@ -21,7 +21,7 @@ void PlanBuilder::joint() {
   const auto end = static_cast<int64_t>(nodes.size());
   auto runs = [&](const Node &n) { return training || !n.backwardPhase; };
   // The last node that reads each value, among the nodes that run.
-  const llvm::DenseMap<const Value *, int64_t> lastRead = Liveness(g_, runs, &m_).lastReads();
+  llvm::DenseMap<const Value *, int64_t> lastRead = Liveness(g_, runs, &m_).lastReads();
 
   // The exporter seeds backward with ones_like(out) per output, as
   // `out.backward(torch.ones_like(out))`: the caller's argument holds that

@@ -27,6 +27,10 @@ orders, so the simulated segments differ; the allocated peak is compared by
 the memory validation instead).
 """
 import argparse
+import contextlib
+import importlib.machinery
+import importlib.util
+import io
 import json
 import os
 import subprocess
@@ -67,17 +71,29 @@ def export_onnx(case, path):
         torch.onnx.export(model, args, path, **kwargs)
 
 
+_LOADER = importlib.machinery.SourceFileLoader("graphlint_export", os.path.join(ROOT, "tools/graphlint-export/graphlint-export"))
+_SPEC = importlib.util.spec_from_loader("graphlint_export", _LOADER)
+EXPORT = importlib.util.module_from_spec(_SPEC)
+_LOADER.exec_module(EXPORT)
+
+
 def export_fx(case, name, path, train):
-    cmd = [sys.executable, os.path.join(ROOT, "tools/graphlint-export/graphlint-export"),
-           "--model", "parity_models:" + case["factory"].__name__, "-o", path]
+    """graphlint-export's main in this process (torch is imported once)."""
+    args = ["--model", "parity_models:" + case["factory"].__name__, "-o", path]
     for iname, dtype, dims in case["inputs"]:
-        cmd += ["--input", "%s:%s[%s]" % (iname, DTYPE_NAMES[dtype], ",".join(str(d) for d in dims))]
+        args += ["--input", "%s:%s[%s]" % (iname, DTYPE_NAMES[dtype], ",".join(str(d) for d in dims))]
     for sym, size in case["export_dims"].items():
-        cmd += ["--dim", "%s=%d" % (sym, size)]
+        args += ["--dim", "%s=%d" % (sym, size)]
     if train:
-        cmd.append("--train")
-    env = dict(os.environ, PYTHONPATH=HERE + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    run(cmd, env=env)
+        args.append("--train")
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            rc = EXPORT.main(args)
+    except SystemExit as e:
+        rc = e.code
+    if rc not in (0, None):
+        sys.exit("check_parity: graphlint-export %s failed (exit %s):\n%s" % (" ".join(args), rc, err.getvalue()))
 
 
 def run(cmd, env=None):
