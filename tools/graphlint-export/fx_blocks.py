@@ -230,12 +230,6 @@ def _capture(prep, capture_doc, path, blocks):
         try:
             check = synthesise(traces[k], path, k + 1)
             if check != traces[k + 1][0]:
-                if __import__("os").environ.get("GRAPHLINT_BLOCKS_DEBUG"):
-                    import json as _j
-                    for a, b in zip(check["nodes"], traces[k + 1][0]["nodes"]):
-                        if a != b:
-                            print("SYNTH", _j.dumps(a), "\nTRACE", _j.dumps(b), file=__import__("sys").stderr)
-                            break
                 raise Mismatch(f"the {k + 1}-block trace is not the {k}-block trace plus one block "
                                f"({first_difference(check, traces[k + 1][0])})")
             doc = synthesise(traces[k], path, n)

@@ -8,6 +8,7 @@ inside the trace, as aot_autograd does) with the tensors autograd saves for
 backward marked. `trace_export` is torch.export (torch >= 2.1, forward)."""
 
 import contextlib
+import inspect
 import os
 import sys
 import warnings
@@ -327,7 +328,7 @@ def frames_holding(rec):
     a Python function of the model returns, every tensor its locals still
     bind was held until the newest node of that moment (`rec.held`, the FX
     format's `held`)."""
-    arguments = {}   # id(frame) -> ids of the tensors an nn.Module forward was called with
+    arguments = {}   # id(frame) -> ids of the tensors the frame was called with
 
     def tensors(v):
         return [t for t in (v if isinstance(v, (list, tuple)) else (v,)) if isinstance(t, torch.Tensor)]
@@ -359,13 +360,17 @@ def frames_holding(rec):
         if (f.startswith(_TORCH_DIR) and not f.startswith(_MODULES_DIR)) or f == _MODULE_CALL \
                 or f.startswith(_STDLIB_DIR) or f.startswith(_EXPORTER_DIR) or f.startswith("<"):
             return None
-        # An nn.Module forward's arguments are the module's: the memory
-        # trace's module scopes hold them until it returns, so a hold recorded
-        # here would only repeat that (and point into the next repeated block).
+        # A frame's arguments are its caller's: the caller binds them (and is
+        # recorded when it returns), and a module call's are held by the
+        # memory plan's module scopes. Recording them here too would point a
+        # block's output into the next block's call (nn.Module.__call__,
+        # transformers' checkpointing and deprecation wrappers).
         code = frame.f_code
-        if code.co_name == "forward" and isinstance(frame.f_locals.get("self"), torch.nn.Module):
-            arguments[id(frame)] = {id(t) for name in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
-                                    for t in tensors(frame.f_locals.get(name))}
+        count = code.co_argcount + code.co_kwonlyargcount
+        count += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+        values = [frame.f_locals.get(name) for name in code.co_varnames[:count]]
+        flat = [x for v in values for x in (v.values() if isinstance(v, dict) else [v])]
+        arguments[id(frame)] = {id(t) for v in flat for t in tensors(v)}
         frame.f_trace_lines = False
         return on_return
 
