@@ -462,9 +462,12 @@ std::optional<Shape> broadcastShapes(const std::vector<const Shape *> &shapes) {
 
 bool inferFallback(FallbackContext &c) {
   const Node &n = c.node;
-  // The rules below are ai.onnx's operators: com.example::Reshape is not
-  // Reshape, and its shapes stay unknown (GL002 says so).
-  if (!n.domain.empty())
+  // The rules below are ONNX's own operators (ai.onnx however a model spells
+  // it, ai.onnx.ml's Binarizer, ai.onnx.preview's FlexAttention): a custom
+  // domain's com.example::Reshape is not Reshape, and its shapes stay unknown
+  // (GL002 says so).
+  llvm::StringRef domain = n.domain;
+  if (!isDefaultDomain(domain) && domain != "ai.onnx.ml" && !domain.startswith("ai.onnx.preview"))
     return false;
   llvm::StringRef op = n.opType;
   if (op == "OptionalHasElement") {
