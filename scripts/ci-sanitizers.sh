@@ -31,14 +31,16 @@ if [ "$what" != "--fuzz-only" ]; then
   t1=$(date +%s)
   echo "ci-sanitizers: build-asan built in $((t1 - t0)) s"
   # halt_on_error: the first report fails the test that caused it. The
-  # Python-driven tests (torch capture, the wheel build, the compiler
-  # comparison) exercise Python, not graphlint's memory safety, and the
+  # Python-driven tests (torch capture and its repeated blocks, the wheel
+  # build, the compiler comparison, the memory matrix and the rule parity
+  # exports, which the truth set and MemoryValidationFx already cover here)
+  # exercise Python, not graphlint's memory safety, and the
   # replay's address-space limit cannot hold ASan's shadow memory: they run
   # in the normal suite; the reproducers run here through the gtest suites
   # (RobustnessTest, InputLimitsTest, RobustnessIoCases) and fuzz regressions.
   ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure -j2 \
-      -E '^(PythonPackage\.|FxCapture\.|fusion_compare_smoke$|robustness_replay_|export_cost_validation_models$)' || status=1
+      -E '^(PythonPackage\.|FxCapture\.|FxRepeatedBlocks\.|MemoryMatrix\.|RuleParity\.|fusion_compare_smoke$|robustness_replay_|export_cost_validation_models$)' || status=1
   t2=$(date +%s)
   echo "ci-sanitizers: ASan+UBSan suite ran in $((t2 - t1)) s"
 fi

@@ -457,7 +457,8 @@ TEST(VerifyExecutor, PlanSharesTheMemoryPlansLivenessInsideModuleScopes) {
   ASSERT_EQ(plan.steps().size(), 4u);
   EXPECT_TRUE(plan.steps()[1].freeAfter.empty());  // a is held by /blk
   ASSERT_EQ(plan.steps()[3].freeAfter.size(), 2u);  // a and c die at the scope's end
-  AnalysisContext ctx(m, graphlint::Setup{});
+  const graphlint::Setup setup;  // the context keeps a reference: it must outlive it
+  AnalysisContext ctx(m, setup);
   const uint64_t predicted = ctx.get<MemoryPlan>().summary().peakAllocatedBytes;
   EXPECT_EQ(predicted, 4u << 20);
   EXPECT_EQ(plannedPeakBytes(plan), predicted);
