@@ -1,6 +1,8 @@
 // Value-level facts shared by every consumer (include/graphlint/ir/ValueFacts.h).
 #include "graphlint/ir/ValueFacts.h"
 
+#include <llvm/ADT/StringSwitch.h>
+
 #include "graphlint/ir/Graph.h"
 #include "graphlint/ir/OpRegistry.h"
 
@@ -15,6 +17,12 @@ const Value *captureOrigin(const Value *v) {
 bool isViewOp(const Node &n) { return n.op && n.op->viewOfInput0; }
 
 bool isFreeView(const Node &n) { return isViewOp(n) && n.op->kind == OpKind::ShapeOnly; }
+
+bool isAtenConversion(const Node &n) {
+  return llvm::StringSwitch<bool>(n.atenName())
+      .Cases("_to_copy", "to", "type_as", "float", "half", "bfloat16", "double", true)
+      .Default(false);
+}
 
 namespace {
 

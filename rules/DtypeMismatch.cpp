@@ -25,10 +25,9 @@ namespace {
 bool isConversion(const Node &n) {
   if (isDefaultDomain(n.domain) && (n.opType == "Cast" || n.opType == "CastLike"))
     return true;
-  return llvm::StringSwitch<bool>(n.atenName())
-      .Cases("_to_copy", "to", "type_as", "float", "half", "bfloat16", "double", true)
-      .Cases("_autocast_to_reduced_precision", "_autocast_to_full_precision", true)
-      .Default(false);
+  return isAtenConversion(n) || llvm::StringSwitch<bool>(n.atenName())
+                                    .Cases("_autocast_to_reduced_precision", "_autocast_to_full_precision", true)
+                                    .Default(false);
 }
 
 const Value *in0(const Node &n) { return n.inputs.empty() ? nullptr : n.inputs[0]; }

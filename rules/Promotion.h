@@ -11,9 +11,9 @@
 
 #include "graphlint/ir/Graph.h"
 #include "graphlint/ir/OpRegistry.h"
+#include "graphlint/ir/ValueFacts.h"
 #include "graphlint/ir/DType.h"
 
-#include <llvm/ADT/StringSwitch.h>
 
 #include <optional>
 
@@ -50,16 +50,13 @@ inline std::optional<PromotionRoundTrip> promotionRoundTrip(const Node &n) {
     const Value *cur = v;
     for (unsigned hops = 0; cur && hops < 16 && cur->kind == Value::Kind::NodeOutput && cur->producer; ++hops) {
       const Node &p = *cur->producer;
-      if (p.op && p.op->kind == OpKind::ShapeOnly && p.op->viewOfInput0) {
+      if (isFreeView(p)) {
         cur = p.inputs.empty() ? nullptr : p.inputs[0];
         continue;
       }
-      bool conversion = llvm::StringSwitch<bool>(p.atenName())
-                            .Cases("_to_copy", "to", "type_as", "float", "half", "bfloat16", "double", true)
-                            .Default(false);
       const Value *src = p.inputs.empty() ? nullptr : p.inputs[0];
       // A weight's cast folds at load time (GL102 leaves those alone too).
-      if (conversion && src && src->type.dtype == wide && src->kind != Value::Kind::Param &&
+      if (isAtenConversion(p) && src && src->type.dtype == wide && src->kind != Value::Kind::Param &&
           src->device == v->device)
         return PromotionRoundTrip{&p, v, wide};
       break;

@@ -16,8 +16,6 @@
 
 #include <fmt/format.h>
 
-#include <llvm/ADT/StringSwitch.h>
-
 #include <vector>
 
 namespace graphlint {
@@ -37,10 +35,7 @@ bool isPureConversion(const Node &n) {
     return false;
   if (isDefaultDomain(n.domain) && (n.opType == "Cast" || n.opType == "CastLike"))
     return true;
-  bool aten = llvm::StringSwitch<bool>(n.atenName())
-                  .Cases("_to_copy", "to", "type_as", "float", "half", "bfloat16", "double", true)
-                  .Default(false);
-  return aten && knownDevice(*in) && knownDevice(*out) && in->device == out->device;
+  return isAtenConversion(n) && knownDevice(*in) && knownDevice(*out) && in->device == out->device;
 }
 
 struct Format {

@@ -21,6 +21,11 @@ const Value *captureOrigin(const Value *v);
 /// Reshape, Flatten, Squeeze, Unsqueeze, Identity, BitCast, aten view/expand/...).
 bool isViewOp(const Node &n);
 
+/// A PyTorch op recorded for a dtype conversion of input 0 (`_to_copy`,
+/// `to`, `type_as`, `float`, `half`, `bfloat16`, `double`); like the calls
+/// it records, it may also move the tensor to another device.
+bool isAtenConversion(const Node &n);
+
 /// A view that runs no kernel (a shape-only op): what a runtime folds into
 /// its consumer.
 bool isFreeView(const Node &n);
