@@ -77,7 +77,7 @@ EXPORT = importlib.util.module_from_spec(_SPEC)
 _LOADER.exec_module(EXPORT)
 
 
-def export_fx(case, name, path, train):
+def export_fx(case, path, train):
     """graphlint-export's main in this process (torch is imported once)."""
     args = ["--model", "parity_models:" + case["factory"].__name__, "-o", path]
     for iname, dtype, dims in case["inputs"]:
@@ -96,8 +96,8 @@ def export_fx(case, name, path, train):
         sys.exit("check_parity: graphlint-export %s failed (exit %s):\n%s" % (" ".join(args), rc, err.getvalue()))
 
 
-def run(cmd, env=None):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+def run(cmd):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
         sys.exit("check_parity: %s failed (exit %d):\n%s%s" % (" ".join(cmd), p.returncode, p.stdout, p.stderr))
     return p.stdout
@@ -135,7 +135,7 @@ def main():
         onnx_path = os.path.join(a.out, name + ".onnx")
         fx_path = os.path.join(a.out, name + (".train" if train else "") + ".fx.json")
         export_onnx(case, onnx_path)
-        export_fx(case, name, fx_path, train)
+        export_fx(case, fx_path, train)
         onnx_codes = lint(a.graphlint, onnx_path, case) & set(COMPARABLE)
         fx_codes = lint(a.graphlint, fx_path, case) & set(COMPARABLE)
         ok = onnx_codes == fx_codes and set(case["expect"]) <= onnx_codes

@@ -52,6 +52,11 @@ def is_sym_node(n):
     return schema.name.startswith("aten::sym_")
 
 
+def getitems(n):
+    """A tuple-returning node's unpacking: output index -> its getitem node."""
+    return {u.args[1]: u for u in n.users if getattr(u.target, "__name__", "") == "getitem"}
+
+
 def is_higher_order(n):
     """torch.cond, torch.while_loop, ... (torch.ops.higher_order.*): written as
     `higher_order::NAME` nodes, never dropped."""
@@ -340,12 +345,12 @@ class Writer:
 
     def output_metas(self, n):
         if self.is_tuple(n):
-            getitems = {u.args[1]: u for u in n.users if getattr(u.target, "__name__", "") == "getitem"}
-            count = max(getitems) + 1 if getitems else 0
+            items = getitems(n)
+            count = max(items) + 1 if items else 0
             schema = getattr(n.target, "_schema", None)
             if schema is not None:
                 count = max(count, len(schema.returns))
-            return [self.value_meta(n, getitems[j]) if j in getitems else None for j in range(count)]
+            return [self.value_meta(n, items[j]) if j in items else None for j in range(count)]
         return [self.value_meta(n, n)]
 
     @staticmethod
@@ -360,8 +365,8 @@ class Writer:
     def dropout_marks(self, n, count):
         """eval() capture: per output, the p of a dropout module it passes through (None: none)."""
         if self.is_tuple(n):
-            getitems = {u.args[1]: u for u in n.users if getattr(u.target, "__name__", "") == "getitem"}
-            return [getitems[j].meta.get("graphlint_dropout") if j in getitems else None for j in range(count)]
+            items = getitems(n)
+            return [items[j].meta.get("graphlint_dropout") if j in items else None for j in range(count)]
         return [n.meta.get("graphlint_dropout")]
 
     def gradient_marks(self, n, count):
@@ -370,14 +375,14 @@ class Writer:
             fwd = self.cap.grad_of.get(key)
             return self.ref(fwd) if fwd is not None else None
         if self.is_tuple(n):
-            getitems = {u.args[1]: u for u in n.users if getattr(u.target, "__name__", "") == "getitem"}
-            return [forward_name(getitems[j]) if j in getitems else None for j in range(count)]
+            items = getitems(n)
+            return [forward_name(items[j]) if j in items else None for j in range(count)]
         return [forward_name(n)]
 
     def save_points(self, n, count, marks):
         """Per output, the name of the written node newest when autograd saved
         it (the save point; n itself for a saved output), None where not saved."""
-        items = {u.args[1]: u for u in n.users if getattr(u.target, "__name__", "") == "getitem"}
+        items = getitems(n)
         points = []
         for j in range(count):
             if not marks[j]:
@@ -393,7 +398,7 @@ class Writer:
     def held_points(self, n, count):
         """Per output, the name of the written node newest when a Python frame
         holding the value returned (None: no frame held it past the graph)."""
-        items = {u.args[1]: u for u in n.users if getattr(u.target, "__name__", "") == "getitem"}
+        items = getitems(n)
         points = []
         for j in range(count):
             p = self.cap.held.get(items.get(j) if self.is_tuple(n) else n)
@@ -404,8 +409,8 @@ class Writer:
 
     def saved_marks(self, n, count, saved):
         if self.is_tuple(n):
-            getitems = {u.args[1]: u for u in n.users if getattr(u.target, "__name__", "") == "getitem"}
-            return [j in getitems and getitems[j] in saved for j in range(count)]
+            items = getitems(n)
+            return [j in items and items[j] in saved for j in range(count)]
         return [n in saved]
 
 
