@@ -3,6 +3,7 @@
 #include <onnx/defs/schema.h>
 
 #include <llvm/ADT/StringMap.h>
+#include <llvm/ADT/StringSwitch.h>
 
 #include <deque>
 #include <mutex>
@@ -397,6 +398,26 @@ bool OpRegistry::installedSchemaCurrent(llvm::StringRef domain, llvm::StringRef 
   return changed == 0 || version < changed || version <= installedMaxOpset(domain);
 }
 
+namespace {
+
+// PyTorch names an in-place variant with one trailing underscore (relu_,
+// _index_put_impl_); dunders (__and__) are operators, not variants.
+bool isInplaceVariant(llvm::StringRef op) { return op.size() > 1 && op.endswith("_") && !op.endswith("__"); }
+
+ConversionKind conversionKind(llvm::StringRef domain, llvm::StringRef op) {
+  if (isDefaultDomain(domain))
+    return op == "Cast" || op == "CastLike" ? ConversionKind::Cast : ConversionKind::None;
+  // FX and .pt2 nodes are ("aten", "_to_copy"); ONNX's ATen fallback spells "aten::_to_copy" in a custom domain.
+  if (domain != "aten" && !op.consume_front("aten::") && !op.consume_front("aten."))
+    return ConversionKind::None;
+  return llvm::StringSwitch<ConversionKind>(op.split('.').first)
+      .Cases("_to_copy", "to", "type_as", "float", "half", "bfloat16", "double", ConversionKind::Convert)
+      .Cases("_autocast_to_reduced_precision", "_autocast_to_full_precision", ConversionKind::Autocast)
+      .Default(ConversionKind::None);
+}
+
+}  // namespace
+
 // Classifies an op the table does not list from its installed ONNX schema.
 static OpKind kindFromSchema(const onnx::OpSchema &s) {
   for (const auto &a : s.attributes())
@@ -429,8 +450,10 @@ const OpInfo *OpRegistry::lookup(llvm::StringRef domain, llvm::StringRef op, int
     return it == t.end() ? nullptr : it->second;
   };
   const TableEntry *entry = find(impl->table, key(domain, op));
-  if (!entry && domain == "aten" && op.size() > 1 && op.endswith("_") && !op.endswith("__"))
+  info.inplace = domain == "aten" && isInplaceVariant(op);
+  if (!entry && info.inplace)
     entry = find(impl->table, key(domain, op.drop_back()));  // in-place variant: relu_ -> relu
+  info.conversion = conversionKind(domain, op);
   if (!entry)
     entry = find(impl->torchTable, key(domain, op));
   const onnx::OpSchema *s = schema(domain, op, version);

@@ -1,8 +1,6 @@
 // Value-level facts shared by every consumer (include/graphlint/ir/ValueFacts.h).
 #include "graphlint/ir/ValueFacts.h"
 
-#include <llvm/ADT/StringSwitch.h>
-
 #include "graphlint/ir/Graph.h"
 #include "graphlint/ir/OpRegistry.h"
 
@@ -18,11 +16,13 @@ bool isViewOp(const Node &n) { return n.op && n.op->viewOfInput0; }
 
 bool isFreeView(const Node &n) { return isViewOp(n) && n.op->kind == OpKind::ShapeOnly; }
 
-bool isAtenConversion(const Node &n) {
-  return llvm::StringSwitch<bool>(n.atenName())
-      .Cases("_to_copy", "to", "type_as", "float", "half", "bfloat16", "double", true)
-      .Default(false);
-}
+bool isAtenConversion(const Node &n) { return n.op && n.op->conversion == ConversionKind::Convert; }
+
+bool isConversion(const Node &n) { return n.op && n.op->conversion != ConversionKind::None; }
+
+bool isOnnxCast(const Node &n) { return n.op && n.op->conversion == ConversionKind::Cast; }
+
+bool isInplaceOp(const Node &n) { return n.op && n.op->inplace; }
 
 namespace {
 
@@ -36,10 +36,9 @@ bool foldedConstant(const Value *v, bool throughCasts, unsigned depth) {
   if (base->kind != Value::Kind::NodeOutput || !base->producer)
     return false;
   const Node &p = *base->producer;
-  bool onnx = isDefaultDomain(p.domain);
-  if (onnx && p.opType == "Constant")
+  if (isDefaultDomain(p.domain) && p.opType == "Constant")
     return true;
-  if (p.inputs.empty() || !(isFreeView(p) || (throughCasts && onnx && p.opType == "Cast")))
+  if (p.inputs.empty() || !(isFreeView(p) || (throughCasts && isDefaultDomain(p.domain) && p.opType == "Cast")))
     return false;
   // Every operand must fold (a Reshape's shape too).
   for (const Value *in : p.inputs)

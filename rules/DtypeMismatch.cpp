@@ -14,21 +14,11 @@
 #include <fmt/format.h>
 
 #include <llvm/ADT/DenseSet.h>
-#include <llvm/ADT/StringSwitch.h>
 
 #include <deque>
 
 namespace graphlint {
 namespace {
-
-// An op whose purpose is to convert the element type of input 0.
-bool isConversion(const Node &n) {
-  if (isDefaultDomain(n.domain) && (n.opType == "Cast" || n.opType == "CastLike"))
-    return true;
-  return isAtenConversion(n) || llvm::StringSwitch<bool>(n.atenName())
-                                    .Cases("_autocast_to_reduced_precision", "_autocast_to_full_precision", true)
-                                    .Default(false);
-}
 
 const Value *in0(const Node &n) { return n.inputs.empty() ? nullptr : n.inputs[0]; }
 const Value *out0(const Node &n) { return n.outputs.empty() ? nullptr : n.outputs[0]; }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "graphlint/ir/Graph.h"
+#include "graphlint/ir/ValueFacts.h"
 
 #include <fmt/format.h>
 
@@ -30,7 +31,7 @@ inline std::string outOfPlaceAdvice(const Node &write, const Value &written, con
     return fmt::format("assign into a copy (`{0} = {0}.clone()` before the indexed assignment), or build the value "
                        "out of place (torch.where, index_put, torch.cat)",
                        root.name);
-  if (op.endswith("_") && !op.startswith("_"))
+  if (isInplaceOp(write) && !op.startswith("_"))
     return fmt::format("use the out-of-place op ({} instead of {})", op.rtrim('_').str(), op.str());
   return "use the op's returned tensor instead of writing into an existing one (drop out=)";
 }

@@ -33,7 +33,7 @@ bool isPureConversion(const Node &n) {
   const Value *in = in0(n), *out = out0(n);
   if (!in || !out || in->type.dtype == DType::Undefined || out->type.dtype == DType::Undefined)
     return false;
-  if (isDefaultDomain(n.domain) && (n.opType == "Cast" || n.opType == "CastLike"))
+  if (isOnnxCast(n))
     return true;
   return isAtenConversion(n) && knownDevice(*in) && knownDevice(*out) && in->device == out->device;
 }

@@ -4,6 +4,7 @@
 #include "graphlint/ir/InputFile.h"
 #include "../onnx/SourceInfo.h"
 #include "graphlint/ir/OpRegistry.h"
+#include "graphlint/ir/ValueFacts.h"
 #include "graphlint/ir/SymbolBinder.h"
 
 #include <fmt/format.h>
@@ -412,7 +413,7 @@ private:
     if (n->name.empty() && !n->outputs.empty())
       n->name = n->outputs[0]->name;
     // In-place variants (add_, relu_) write input 0 and return it; views alias it.
-    bool inplace = n->opType.size() > 1 && n->opType.back() == '_' && n->opType.rfind("__", 0) != 0;
+    bool inplace = isInplaceOp(*n);
     if (inplace && !n->inputs.empty() && n->inputs[0])
       n->mutatedInputs.push_back(0);
     if ((inplace || (n->op && n->op->viewOfInput0)) && !n->outputs.empty())

@@ -20,12 +20,8 @@ public:
 
   int run() override {
     SessionOptions so;
-    if (auto err = readSetup(*this, setup_, so))
+    if (auto err = readOneFileSetup(*this, setup_, so, files_.size(), format_))
       return usage(*err);
-    if (files_.size() != 1)
-      return usage("inspect expects exactly one FILE");
-    if (format_ != "text" && format_ != "json")
-      return usage("inspect: --format must be text or json");
     LintSession session(std::move(so));
     const std::string &file = files_[0];
     std::optional<Config> config;

@@ -61,6 +61,17 @@ std::optional<std::string> readSetup(const Command &c, const SetupFlags &setup, 
   return std::nullopt;
 }
 
+std::optional<std::string> readOneFileSetup(const Command &c, const SetupFlags &setup, SessionOptions &so,
+                                            size_t files, llvm::StringRef format) {
+  if (auto err = readSetup(c, setup, so))
+    return err;
+  if (files != 1)
+    return std::string(c.name()) + " expects exactly one FILE";
+  if (format != "text" && format != "json")
+    return std::string(c.name()) + ": --format must be text or json";
+  return std::nullopt;
+}
+
 std::unique_ptr<Model> importConfigured(LintSession &session, const std::string &file, std::optional<Config> &config) {
   auto c = session.configFor(file);
   if (!c) {

@@ -34,6 +34,11 @@ bool writeOutputFile(const std::string &path, llvm::function_ref<void(llvm::raw_
 /// --config into `so`, and no empty file name; the first problem's message.
 std::optional<std::string> readSetup(const Command &c, const SetupFlags &setup, SessionOptions &so);
 
+/// readSetup, then the arguments of a command that reads one FILE and
+/// prints text or json (inspect, verify): exactly one FILE, a known --format.
+std::optional<std::string> readOneFileSetup(const Command &c, const SetupFlags &setup, SessionOptions &so,
+                                            size_t files, llvm::StringRef format);
+
 /// FILE's configuration (through the session) and FILE imported with its dim
 /// bindings; on failure prints the one-line error and returns nullptr.
 std::unique_ptr<Model> importConfigured(LintSession &session, const std::string &file, std::optional<Config> &config);

@@ -22,12 +22,8 @@ public:
 
   int run() override {
     SessionOptions so;
-    if (auto err = readSetup(*this, setup_, so))
+    if (auto err = readOneFileSetup(*this, setup_, so, files_.size(), format_))
       return usage(*err);
-    if (files_.size() != 1)
-      return usage("verify expects exactly one FILE");
-    if (format_ != "text" && format_ != "json")
-      return usage("verify: --format must be text or json");
     if (device_ != "cuda" && device_ != "cpu")
       return usage("--device must be cuda or cpu, got '" + device_.getValue() + "'");
     auto backend = device_ == "cpu" ? llvm::Expected<std::unique_ptr<verify::Backend>>(verify::makeCpuBackend())

@@ -35,6 +35,16 @@ enum class HostSyncKind : uint8_t {
   ReadsValue,         // hands a tensor value to Python (item, tolist, is_nonzero, equal)
 };
 
+/// How an op converts the element type of input 0 (GL101, GL102, the FX
+/// promotion walk, the fusion planner's precision casts).
+enum class ConversionKind : uint8_t {
+  None,
+  Cast,      // ONNX Cast, CastLike: a dtype conversion and nothing else
+  Convert,   // PyTorch's conversions (_to_copy, to, type_as, float, half, bfloat16, double): like the calls they
+             // record, they may also move the tensor to another device
+  Autocast,  // the casts torch.autocast inserts (_autocast_to_reduced_precision, _autocast_to_full_precision)
+};
+
 struct OpInfo {
   std::string_view domain;
   std::string_view name;
@@ -43,6 +53,12 @@ struct OpInfo {
   bool known = false;
   /// Output 0 may share storage with input 0 (reshape-like views).
   bool viewOfInput0 = false;
+  /// Writes input 0 in place and returns it: PyTorch's trailing-underscore
+  /// variants (relu_, add_, copy_, fill_, index_put_, _index_put_impl_).
+  /// ONNX ops are functional.
+  bool inplace = false;
+  /// Whether and how the op converts input 0's element type.
+  ConversionKind conversion = ConversionKind::None;
   /// Forces a device-to-host synchronisation when run on a GPU, and how.
   bool hostSync = false;
   HostSyncKind syncKind = HostSyncKind::None;

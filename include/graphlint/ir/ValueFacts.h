@@ -22,9 +22,20 @@ const Value *captureOrigin(const Value *v);
 bool isViewOp(const Node &n);
 
 /// A PyTorch op recorded for a dtype conversion of input 0 (`_to_copy`,
-/// `to`, `type_as`, `float`, `half`, `bfloat16`, `double`); like the calls
-/// it records, it may also move the tensor to another device.
+/// `to`, `type_as`, `float`, `half`, `bfloat16`, `double`: the registry's
+/// ConversionKind::Convert); like the calls it records, it may also move the
+/// tensor to another device.
 bool isAtenConversion(const Node &n);
+
+/// Any op whose purpose is to convert input 0's element type: ONNX Cast and
+/// CastLike, PyTorch's conversions and autocast's casts.
+bool isConversion(const Node &n);
+
+/// An ONNX Cast or CastLike: a dtype conversion and nothing else.
+bool isOnnxCast(const Node &n);
+
+/// Writes input 0 in place (the registry's fact: PyTorch's `relu_`, `copy_`, `index_put_`).
+bool isInplaceOp(const Node &n);
 
 /// A view that runs no kernel (a shape-only op): what a runtime folds into
 /// its consumer.
