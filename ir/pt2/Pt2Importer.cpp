@@ -416,8 +416,10 @@ private:
     bool inplace = isInplaceOp(*n);
     if (inplace && !n->inputs.empty() && n->inputs[0])
       n->mutatedInputs.push_back(0);
-    if ((inplace || (n->op && n->op->viewOfInput0)) && !n->outputs.empty())
+    if (inplace && !n->outputs.empty())
       n->outputAliasesInput.push_back(0);
+    else if (n->op && n->op->viewOfInput0)  // every piece of a split, chunk or unbind is a view too
+      n->outputAliasesInput.assign(n->outputs.size(), 0);
     if (n->op && n->op->hostSync) {
       n->metadata.emplace_back("host_sync", "true");
       n->hostSync = true;

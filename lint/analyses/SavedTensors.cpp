@@ -6,6 +6,7 @@
 #include "graphlint/ir/ValueFacts.h"
 #include "graphlint/lint/MemoryPlan.h"
 
+#include "graphlint/ir/DType.h"
 #include "graphlint/ir/OpRegistry.h"
 
 #include <llvm/ADT/StringSwitch.h>
@@ -25,10 +26,56 @@ enum class Keeps : uint8_t {
   AllInputs,      // pow, einsum, attention and other multi-input math
 };
 
+// The ONNX op whose save rule a PyTorch op follows (derivatives.yaml says the
+// same of both): `.pt2` archives and forward-only FX exports carry aten ops
+// (conv2d, batch_norm, relu_, max_pool2d, dropout) that a synthesised
+// backward must keep the same tensors for. In-place variants save what their
+// functional op does. "" when there is no such op.
+llvm::StringRef ruleName(const Node &n) {
+  if (isDefaultDomain(n.domain))
+    return n.opType;
+  if (n.domain != "aten")
+    return "";
+  llvm::StringRef op = n.opType;
+  if (n.op && n.op->inplace)
+    op = op.drop_back();
+  return llvm::StringSwitch<llvm::StringRef>(op)
+      .Case("relu", "Relu").Case("sigmoid", "Sigmoid").Case("tanh", "Tanh").Case("exp", "Exp")
+      .Cases("softmax", "_softmax", "Softmax").Cases("log_softmax", "_log_softmax", "LogSoftmax")
+      .Case("sqrt", "Sqrt").Case("rsqrt", "Sqrt").Case("reciprocal", "Reciprocal").Case("elu", "Elu")
+      .Case("erf", "Erf").Case("log", "Log").Case("sin", "Sin").Case("cos", "Cos").Case("abs", "Abs")
+      .Cases("gelu", "silu", "Gelu")  // both keep their input.Case("hardswish", "HardSwish").Case("hardsigmoid", "HardSigmoid")
+      .Cases("clamp", "hardtanh", "relu6", "Clip").Case("leaky_relu", "LeakyRelu").Case("softplus", "Softplus")
+      .Case("mish", "Mish")
+      .Cases("max_pool1d", "max_pool2d", "max_pool3d", "max_pool2d_with_indices", "MaxPool")
+      .Cases("avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool2d", "AveragePool")
+      .Cases("batch_norm", "native_batch_norm", "_native_batch_norm_legit", "BatchNormalization")
+      .Cases("layer_norm", "native_layer_norm", "LayerNormalization")
+      .Cases("group_norm", "native_group_norm", "GroupNormalization")
+      .Case("instance_norm", "InstanceNormalization").Case("rms_norm", "RMSNormalization")
+      .Case("mul", "Mul").Case("div", "Div").Case("pow", "Pow")
+      .Cases("embedding", "index_select", "Gather").Case("where", "Where")
+      .Case("add", "Add").Case("sub", "Sub").Case("cat", "Concat")
+      .Cases("dropout", "native_dropout", "Dropout")
+      // Gradients that need nothing saved: conversions and copies pass the
+      // gradient back, fills and comparisons have none, steps have zero.
+      .Cases("to", "_to_copy", "type_as", "Cast").Cases("clone", "contiguous", "alias", "detach", "Identity")
+      .Cases("full_like", "zeros_like", "ones_like", "empty_like", "ConstantOfShape")
+      .Cases("new_ones", "new_zeros", "new_full", "new_empty", "ConstantOfShape")
+      .Cases("eq", "ne", "Equal").Case("lt", "Less").Case("gt", "Greater").Case("le", "LessOrEqual")
+      .Case("ge", "GreaterOrEqual").Cases("logical_not", "bitwise_not", "Not").Cases("__and__", "logical_and", "And")
+      .Cases("__or__", "logical_or", "Or").Case("sign", "Sign").Case("floor", "Floor").Case("ceil", "Ceil")
+      .Case("round", "Round")
+      .Default("");
+}
+
 Keeps keepsOf(const Node &n) {
-  if (!isDefaultDomain(n.domain) && n.op->kind == OpKind::Contraction)
+  llvm::StringRef rule = ruleName(n);
+  if (!isDefaultDomain(n.domain) && rule.empty() && n.op->kind == OpKind::Contraction)
     return Keeps::AllInputs;
-  return llvm::StringSwitch<Keeps>(n.opType)
+  if (rule == "Dropout" && n.domain == "aten")
+    return Keeps::Nothing;  // native_dropout_backward(grad, mask, scale): the mask only (extraSaved)
+  return llvm::StringSwitch<Keeps>(rule)
       .Cases("Relu", "Sigmoid", "Tanh", "Exp", "Softmax", "LogSoftmax", Keeps::Result)
       .Cases("Sqrt", "Reciprocal", "Elu", "Selu", Keeps::Result)
       .Cases("Erf", "Log", "Sin", "Cos", "Abs", "Gelu", "HardSwish", "HardSigmoid", "Clip", Keeps::Input0)
@@ -37,6 +84,9 @@ Keeps keepsOf(const Node &n) {
       .Cases("BatchNormalization", "LayerNormalization", "InstanceNormalization", "GroupNormalization",
              "RMSNormalization", Keeps::Input0)
       .Cases("ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2", "ReduceLogSumExp", Keeps::Input0)
+      .Cases("Cast", "CastLike", "Identity", "ConstantOfShape", "Equal", "Less", "Greater", Keeps::Nothing)
+      .Cases("LessOrEqual", "GreaterOrEqual", "Not", "And", "Or", "Xor", Keeps::Nothing)
+      .Cases("Sign", "Floor", "Ceil", "Round", Keeps::Nothing)
       .Case("Mul", Keeps::OtherOperand)
       .Case("Div", Keeps::Divisor)
       .Cases("Conv", "ConvTranspose", "MatMul", "Gemm", Keeps::Contraction)
@@ -60,19 +110,28 @@ uint64_t bytesOfStatic(const Value *v, unsigned width) {
 /// Buffers an op saves that are not graph values.
 uint64_t extraSaved(const Node &n) {
   const Value *x = n.inputs.empty() ? nullptr : n.inputs[0];
-  if (n.opType == "MaxPool" && (n.outputs.size() < 2 || !n.outputs[1]))
-    return bytesOfStatic(n.outputs.empty() ? nullptr : n.outputs[0], 8);  // int64 indices
-  if (n.opType == "BatchNormalization" || n.opType == "InstanceNormalization" || n.opType == "GroupNormalization") {
+  const Value *y = n.outputs.empty() ? nullptr : n.outputs[0];
+  llvm::StringRef rule = ruleName(n);
+  bool secondOutput = n.outputs.size() > 1 && n.outputs[1];
+  if (rule == "MaxPool" && !secondOutput)
+    return bytesOfStatic(y, 8);  // int64 indices
+  // A dropout without its mask output (aten's dropout): the mask CUDA's fused
+  // kernel keeps, one byte per element (native_dropout's bool mask).
+  if (rule == "Dropout" && !secondOutput && n.domain == "aten")
+    return bytesOfStatic(y, 1);
+  if (rule == "BatchNormalization" || rule == "InstanceNormalization" || rule == "GroupNormalization") {
     auto c = x ? x->type.staticDim(1) : std::nullopt;
     return c && *c > 0 ? static_cast<uint64_t>(*c) * 8 : 0;  // fp32 mean and inverse std
   }
-  if (n.opType == "LayerNormalization" || n.opType == "RMSNormalization") {
+  if (rule == "LayerNormalization" || rule == "RMSNormalization") {
     // fp32 mean and rstd per normalised row.
     auto numel = x ? x->type.shape.numElements() : std::nullopt;
     int64_t axis = n.attrInt("axis").value_or(-1);
     int64_t rank = x && x->type.shape.rankKnown ? static_cast<int64_t>(x->type.shape.dims.size()) : 0;
     if (!numel || rank == 0)
       return 0;
+    if (const Attribute *shape = n.attr("normalized_shape"); shape && !shape->ints.empty())
+      axis = rank - static_cast<int64_t>(shape->ints.size());  // aten names the normalised trailing dims
     if (axis < 0)
       axis += rank;
     int64_t row = 1;
@@ -115,6 +174,10 @@ SavedForBackward savedForBackward(const Node &n, llvm::ArrayRef<bool> needsGrad)
     break;
   case Keeps::Input0:
     keepIn(0);
+    // An in-place variant overwrites what its derivative reads: autograd
+    // saves a copy of the original (hardswish_, silu_; relu_ reads its result).
+    if (n.op && n.op->inplace && !n.inputs.empty() && n.inputs[0])
+      s.extraBytes += bytesOfStatic(n.inputs[0], std::max(1u, dtypeBits(n.inputs[0]->type.dtype) / 8));
     break;
   case Keeps::OtherOperand:
   case Keeps::Contraction:
@@ -139,11 +202,10 @@ SavedForBackward savedForBackward(const Node &n, llvm::ArrayRef<bool> needsGrad)
       keepIn(i);
     break;
   }
-  if (n.opType == "MaxPool" && n.outputs.size() > 1 && n.outputs[1])
-    s.outputs.push_back(1);
-  if (n.opType == "Dropout" && n.outputs.size() > 1 && n.outputs[1])
-    s.outputs.push_back(1);  // the mask
-  s.extraBytes = extraSaved(n);
+  llvm::StringRef rule = ruleName(n);
+  if ((rule == "MaxPool" || rule == "Dropout") && n.outputs.size() > 1 && n.outputs[1])
+    s.outputs.push_back(1);  // the indices, the mask
+  s.extraBytes += extraSaved(n);
   return s;
 }
 
@@ -155,12 +217,14 @@ bool gradPassesThrough(const Node &n, unsigned input) {
     auto b = n.outputs[0]->type.shape.numElements();
     return a && b && *a == *b;
   };
-  if (n.opType == "Add" || (n.opType == "Sub" && input == 0))
+  llvm::StringRef rule = ruleName(n);
+  if (rule == "Add" || (rule == "Sub" && input == 0))
     return sameSize();
-  // The input's gradient is a view (or a slice) of the output's.
-  if (input == 0 && (isViewOp(n) || n.opType == "Transpose" || n.opType == "Dropout"))
+  // The input's gradient is a view (or a slice) of the output's. ONNX's
+  // Dropout only: aten's dropout backward multiplies by the mask.
+  if (input == 0 && (isViewOp(n) || rule == "Transpose" || n.opType == "Dropout"))
     return true;
-  return n.opType == "Concat";
+  return rule == "Concat";
 }
 
 }  // namespace graphlint
