@@ -131,7 +131,8 @@ def build_and_lint(root, build, tmp):
         objects.append(str(obj))
     commands = subprocess.run(["ninja", "-C", str(build), "-t", "commands", "tools/graphlint"],
                               capture_output=True, text=True, check=True).stdout.splitlines()
-    link = shlex.split(commands[-1].split("&&")[0].strip() if "&&" in commands[-1] else commands[-1])
+    # Ninja writes the link as `: && c++ ... -o tools/graphlint ... && :`.
+    link = shlex.split(next(part for part in commands[-1].split("&&") if " -o " in part))
     at = link.index("-o")
     exe = tmp / "graphlint"
     # The generated registry and rules come first, so the build's own
