@@ -12,8 +12,8 @@ graphlint in place of the registry, and that binary lints each generated
 fixture (converted with python3-onnx): exactly the `# expect:` line fires, an
 option's default reaches `config --dump`, a .graphlint.yaml value reaches
 the rule's typed options struct (its message prints it) and a value outside
-the range is refused. Without it only a syntax check runs. ~40 s with a
-build (two -O0 compiles and one link)."""
+the range is refused. Without it only a syntax check runs. ~15 s with a
+build (three -O0 compiles and one link)."""
 import argparse
 import json
 import os
