@@ -12,26 +12,26 @@
 namespace graphlint {
 namespace {
 
-constexpr RuleOptionInfo kOptions[] = {
-    {"share", 0.25, 0.01, 1, "share of the peak one node's activations must reach"},
-    {"min-peak-mib", 256, 0, 1 << 30, "peaks below this many MiB are not examined"},
+struct ActivationHotspotOptions {
+  double share = 0.25;
+  double minPeakMib = 256;
 };
 
 class ActivationHotspot final : public Rule {
 public:
-  const RuleInfo &info() const override {
-    static const RuleInfo i{"GL202", "activation-hotspot", Severity::Warning,
-                            "one node's activations dominate the predicted memory peak", kOptions};
-    return i;
-  }
+  static constexpr RuleOption<ActivationHotspotOptions> kOptions[] = {
+      {"share", &ActivationHotspotOptions::share, 0.01, 1, "share of the peak one node's activations must reach"},
+      {"min-peak-mib", &ActivationHotspotOptions::minPeakMib, 0, 1 << 30, "peaks below this many MiB are not examined"},
+  };
+  static constexpr RuleInfo kInfo{"GL202", "activation-hotspot", Severity::Warning,
+      "one node's activations dominate the predicted memory peak", ruleOptionInfos<kOptions>};
+  const RuleInfo &info() const override { return kInfo; }
 
   void check(const Model &, AnalysisContext &ctx, DiagnosticSink &sink) const override {
     const MemoryPlan &plan = ctx.get<MemoryPlan>();
     const MemorySummary &s = plan.summary();
-    const Setup &setup = ctx.setup();
-    double share = setup.ruleOption("GL202", "share", kOptions[0].defaultValue);
-    double minPeak = setup.ruleOption("GL202", "min-peak-mib", kOptions[1].defaultValue) * (1 << 20);
-    if (s.peakAllocatedBytes == 0 || static_cast<double>(s.peakAllocatedBytes) < minPeak)
+    const ActivationHotspotOptions &o = ruleOptions<ActivationHotspot>(ctx);
+    if (s.peakAllocatedBytes == 0 || static_cast<double>(s.peakAllocatedBytes) < o.minPeakMib * (1 << 20))
       return;
     llvm::MapVector<const Node *, uint64_t> byNode;
     llvm::MapVector<const Node *, const MemoryPlan::Contributor *> largest;
@@ -52,7 +52,7 @@ public:
         topBytes = b;
       }
     double frac = static_cast<double>(topBytes) / static_cast<double>(s.peakAllocatedBytes);
-    if (!top || frac < share)
+    if (!top || frac < o.share)
       return;
     const MemoryPlan::Contributor &c = *largest[top];
     Diagnostic &d = sink.report(
@@ -73,9 +73,6 @@ public:
 
 }  // namespace
 
-const Rule *makeActivationHotspotRule() {
-  static const ActivationHotspot r;
-  return &r;
-}
+GRAPHLINT_DEFINE_RULE(ActivationHotspot)
 
 }  // namespace graphlint

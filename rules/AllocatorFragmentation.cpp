@@ -11,27 +11,29 @@
 namespace graphlint {
 namespace {
 
-constexpr RuleOptionInfo kOptions[] = {
-    {"threshold", 0.25, 0.01, 1, "share of the peak reserved bytes never allocated at once"},
-    {"min-waste-mib", 512, 0, 1 << 30, "waste below this many MiB is not reported"},
+struct AllocatorFragmentationOptions {
+  double threshold = 0.25;
+  double minWasteMib = 512;
 };
 
 class AllocatorFragmentation final : public Rule {
 public:
-  const RuleInfo &info() const override {
-    static const RuleInfo i{"GL203", "allocator-fragmentation", Severity::Warning,
-                            "simulated reserved memory exceeds allocated memory by a threshold", kOptions};
-    return i;
-  }
+  static constexpr RuleOption<AllocatorFragmentationOptions> kOptions[] = {
+      {"threshold", &AllocatorFragmentationOptions::threshold, 0.01, 1,
+       "share of the peak reserved bytes never allocated at once"},
+      {"min-waste-mib", &AllocatorFragmentationOptions::minWasteMib, 0, 1 << 30,
+       "waste below this many MiB is not reported"},
+  };
+  static constexpr RuleInfo kInfo{"GL203", "allocator-fragmentation", Severity::Warning,
+      "simulated reserved memory exceeds allocated memory by a threshold", ruleOptionInfos<kOptions>};
+  const RuleInfo &info() const override { return kInfo; }
 
   void check(const Model &, AnalysisContext &ctx, DiagnosticSink &sink) const override {
     const MemorySummary &s = ctx.get<MemoryPlan>().summary();
-    const Setup &setup = ctx.setup();
-    double threshold = setup.ruleOption("GL203", "threshold", kOptions[0].defaultValue);
-    double minWaste = setup.ruleOption("GL203", "min-waste-mib", kOptions[1].defaultValue) * (1 << 20);
+    const AllocatorFragmentationOptions &o = ruleOptions<AllocatorFragmentation>(ctx);
     double waste = static_cast<double>(s.peakReservedBytes) -
                    static_cast<double>(std::min(s.allocatorPeakAllocatedBytes, s.peakReservedBytes));
-    if (s.fragmentation() < threshold || waste < minWaste)
+    if (s.fragmentation() < o.threshold || waste < o.minWasteMib * (1 << 20))
       return;
     Diagnostic &d = sink.reportFile(fmt::format(
         "PyTorch's caching allocator is predicted to reserve {} for a peak of {} allocated: {} ({:.0f}%) sits in "
@@ -49,9 +51,6 @@ public:
 
 }  // namespace
 
-const Rule *makeAllocatorFragmentationRule() {
-  static const AllocatorFragmentation r;
-  return &r;
-}
+GRAPHLINT_DEFINE_RULE(AllocatorFragmentation)
 
 }  // namespace graphlint

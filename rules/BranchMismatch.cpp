@@ -45,11 +45,9 @@ std::optional<std::string> mismatch(const Type &a, const Type &b) {
 
 class BranchMismatch final : public Rule {
 public:
-  const RuleInfo &info() const override {
-    static const RuleInfo i{"GL122", "branch-mismatch", Severity::Error,
-                            "branches of one If/cond yield different dtypes or ranks for the same output"};
-    return i;
-  }
+  static constexpr RuleInfo kInfo{"GL122", "branch-mismatch", Severity::Error,
+      "branches of one If/cond yield different dtypes or ranks for the same output"};
+  const RuleInfo &info() const override { return kInfo; }
 
   bool perNode() const override { return true; }
 
@@ -86,9 +84,6 @@ public:
 
 }  // namespace
 
-const Rule *makeBranchMismatchRule() {
-  static const BranchMismatch r;
-  return &r;
-}
+GRAPHLINT_DEFINE_RULE(BranchMismatch)
 
 }  // namespace graphlint

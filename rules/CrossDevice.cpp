@@ -36,11 +36,9 @@ void setBreak(Diagnostic &d, const FusionPlan &plan, const Node &n) {
 
 class CrossDevice final : public Rule {
 public:
-  const RuleInfo &info() const override {
-    static const RuleInfo i{"GL111", "cross-device", Severity::Warning,
-                            "an op reads tensors on different devices, or the graph copies between devices"};
-    return i;
-  }
+  static constexpr RuleInfo kInfo{"GL111", "cross-device", Severity::Warning,
+      "an op reads tensors on different devices, or the graph copies between devices"};
+  const RuleInfo &info() const override { return kInfo; }
 
   void check(const Model &m, AnalysisContext &ctx, DiagnosticSink &sink) const override {
     const FusionPlan &plan = ctx.get<FusionPlan>();
@@ -138,9 +136,6 @@ private:
 
 }  // namespace
 
-const Rule *makeCrossDeviceRule() {
-  static const CrossDevice r;
-  return &r;
-}
+GRAPHLINT_DEFINE_RULE(CrossDevice)
 
 }  // namespace graphlint

@@ -61,11 +61,9 @@ std::string unbackedIn(const Model &m, const Value &v) {
 
 class DataDependentShape final : public Rule {
 public:
-  const RuleInfo &info() const override {
-    static const RuleInfo i{"GL123", "data-dependent-shape", Severity::Warning,
-                            "a shape computed from tensor values flows into later ops (recompiles, graph breaks)"};
-    return i;
-  }
+  static constexpr RuleInfo kInfo{"GL123", "data-dependent-shape", Severity::Warning,
+      "a shape computed from tensor values flows into later ops (recompiles, graph breaks)"};
+  const RuleInfo &info() const override { return kInfo; }
 
   void check(const Model &m, AnalysisContext &ctx, DiagnosticSink &sink) const override {
     const DataDependence &dd = ctx.get<DataDependence>();
@@ -123,9 +121,6 @@ public:
 
 }  // namespace
 
-const Rule *makeDataDependentShapeRule() {
-  static const DataDependentShape r;
-  return &r;
-}
+GRAPHLINT_DEFINE_RULE(DataDependentShape)
 
 }  // namespace graphlint

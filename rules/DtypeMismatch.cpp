@@ -130,12 +130,10 @@ void addPlanNote(Diagnostic &d, const FusionPlan &plan, const Node &n, std::stri
 
 class DtypeMismatch final : public Rule {
 public:
-  const RuleInfo &info() const override {
-    static const RuleInfo i{"GL101", "dtype-mismatch", Severity::Warning,
-                            "tensors of different dtypes meet inside a would-be fusion group (mixed-precision "
-                            "island, implicit promotion)"};
-    return i;
-  }
+  static constexpr RuleInfo kInfo{"GL101", "dtype-mismatch", Severity::Warning,
+      "tensors of different dtypes meet inside a would-be fusion group (mixed-precision "
+      "island, implicit promotion)"};
+  const RuleInfo &info() const override { return kInfo; }
 
   void check(const Model &m, AnalysisContext &ctx, DiagnosticSink &sink) const override {
     const FusionPlan &plan = ctx.get<FusionPlan>();
@@ -235,9 +233,6 @@ private:
 
 }  // namespace
 
-const Rule *makeDtypeMismatchRule() {
-  static const DtypeMismatch r;
-  return &r;
-}
+GRAPHLINT_DEFINE_RULE(DtypeMismatch)
 
 }  // namespace graphlint

@@ -100,11 +100,9 @@ Decider classify(const Value *v, const DataDependence &dd) {
 
 class DynamicControlFlow final : public Rule {
 public:
-  const RuleInfo &info() const override {
-    static const RuleInfo i{"GL121", "dynamic-control-flow", Severity::Warning,
-                            "If/Loop/Scan, torch.cond/while_loop: fusion cannot cross it"};
-    return i;
-  }
+  static constexpr RuleInfo kInfo{"GL121", "dynamic-control-flow", Severity::Warning,
+      "If/Loop/Scan, torch.cond/while_loop: fusion cannot cross it"};
+  const RuleInfo &info() const override { return kInfo; }
 
   bool perNode() const override { return true; }
 
@@ -239,9 +237,6 @@ private:
 
 }  // namespace
 
-const Rule *makeDynamicControlFlowRule() {
-  static const DynamicControlFlow r;
-  return &r;
-}
+GRAPHLINT_DEFINE_RULE(DynamicControlFlow)
 
 }  // namespace graphlint

@@ -11,18 +11,22 @@
 namespace graphlint {
 namespace {
 
-constexpr RuleOptionInfo kOptions[] = {
-    {"context-mib", 512, 0, 1 << 20, "MiB the CUDA context, cuBLAS and cuDNN workspaces take on each GPU"},
-    {"nccl-mib", 512, 0, 1 << 20, "MiB of NCCL buffers per GPU when the world size is above 1"},
+struct ExceedsDeviceMemoryOptions {
+  double contextMib = 512;
+  double ncclMib = 512;
 };
 
 class ExceedsDeviceMemory final : public Rule {
 public:
-  const RuleInfo &info() const override {
-    static const RuleInfo i{"GL201", "exceeds-device-memory", Severity::Error,
-                            "the predicted peak memory per GPU exceeds the target device's memory", kOptions};
-    return i;
-  }
+  static constexpr RuleOption<ExceedsDeviceMemoryOptions> kOptions[] = {
+      {"context-mib", &ExceedsDeviceMemoryOptions::contextMib, 0, 1 << 20,
+       "MiB the CUDA context, cuBLAS and cuDNN workspaces take on each GPU"},
+      {"nccl-mib", &ExceedsDeviceMemoryOptions::ncclMib, 0, 1 << 20,
+       "MiB of NCCL buffers per GPU when the world size is above 1"},
+  };
+  static constexpr RuleInfo kInfo{"GL201", "exceeds-device-memory", Severity::Error,
+      "the predicted peak memory per GPU exceeds the target device's memory", ruleOptionInfos<kOptions>};
+  const RuleInfo &info() const override { return kInfo; }
 
   void check(const Model &, AnalysisContext &ctx, DiagnosticSink &sink) const override {
     const MemoryPlan &plan = ctx.get<MemoryPlan>();
@@ -30,9 +34,10 @@ public:
     if (s.capacityBytes <= 0)
       return;
     const Setup &setup = ctx.setup();
-    double reserve = setup.ruleOption("GL201", "context-mib", kOptions[0].defaultValue) * (1 << 20);
+    const ExceedsDeviceMemoryOptions &o = ruleOptions<ExceedsDeviceMemory>(ctx);
+    double reserve = o.contextMib * (1 << 20);
     if (setup.worldSize > 1)
-      reserve += setup.ruleOption("GL201", "nccl-mib", kOptions[1].defaultValue) * (1 << 20);
+      reserve += o.ncclMib * (1 << 20);
     double need = static_cast<double>(s.peakReservedBytes) + reserve;
     if (need <= s.capacityBytes)
       return;
@@ -78,9 +83,6 @@ public:
 
 }  // namespace
 
-const Rule *makeExceedsDeviceMemoryRule() {
-  static const ExceedsDeviceMemory r;
-  return &r;
-}
+GRAPHLINT_DEFINE_RULE(ExceedsDeviceMemory)
 
 }  // namespace graphlint

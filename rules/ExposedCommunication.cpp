@@ -12,25 +12,27 @@
 namespace graphlint {
 namespace {
 
-constexpr RuleOptionInfo kOptions[] = {
-    {"threshold", 0.1, 0, 1, "exposed communication as a share of step time that is reported"},
+struct ExposedCommunicationOptions {
+  double threshold = 0.1;
 };
 
 std::string ms(double s) { return fmt::format("{:.2f} ms", s * 1e3); }
 
 class ExposedCommunication final : public Rule {
 public:
-  const RuleInfo &info() const override {
-    static const RuleInfo i{"GL301", "exposed-communication", Severity::Warning,
-                            "predicted non-overlapped communication exceeds a share of step time", kOptions};
-    return i;
-  }
+  static constexpr RuleOption<ExposedCommunicationOptions> kOptions[] = {
+      {"threshold", &ExposedCommunicationOptions::threshold, 0, 1,
+       "exposed communication as a share of step time that is reported"},
+  };
+  static constexpr RuleInfo kInfo{"GL301", "exposed-communication", Severity::Warning,
+      "predicted non-overlapped communication exceeds a share of step time", ruleOptionInfos<kOptions>};
+  const RuleInfo &info() const override { return kInfo; }
 
   void check(const Model &, AnalysisContext &ctx, DiagnosticSink &sink) const override {
     const StepTimeline &st = ctx.get<StepTimeline>();
     if (!st.active() || st.strategy() == ParallelStrategy::Single || !(st.stepSeconds() > 0))
       return;
-    double threshold = ctx.setup().ruleOption("GL301", "threshold", kOptions[0].defaultValue);
+    double threshold = ruleOptions<ExposedCommunication>(ctx).threshold;
     double share = st.exposedSeconds() / st.stepSeconds();
     if (share <= threshold)
       return;
@@ -73,9 +75,6 @@ public:
 
 }  // namespace
 
-const Rule *makeExposedCommunicationRule() {
-  static const ExposedCommunication r;
-  return &r;
-}
+GRAPHLINT_DEFINE_RULE(ExposedCommunication)
 
 }  // namespace graphlint

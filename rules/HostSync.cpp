@@ -57,11 +57,9 @@ std::string hintFor(const Node &n, SyncKind kind) {
 
 class HostSync final : public Rule {
 public:
-  const RuleInfo &info() const override {
-    static const RuleInfo i{"GL112", "host-sync", Severity::Warning,
-                            "an op forces a device-to-host sync (.item(), nonzero, unique, data-dependent sizes)"};
-    return i;
-  }
+  static constexpr RuleInfo kInfo{"GL112", "host-sync", Severity::Warning,
+      "an op forces a device-to-host sync (.item(), nonzero, unique, data-dependent sizes)"};
+  const RuleInfo &info() const override { return kInfo; }
 
   bool perNode() const override { return true; }
 
@@ -108,9 +106,6 @@ private:
 
 }  // namespace
 
-const Rule *makeHostSyncRule() {
-  static const HostSync r;
-  return &r;
-}
+GRAPHLINT_DEFINE_RULE(HostSync)
 
 }  // namespace graphlint

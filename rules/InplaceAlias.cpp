@@ -19,12 +19,10 @@ namespace {
 
 class InplaceAlias final : public Rule {
 public:
-  const RuleInfo &info() const override {
-    static const RuleInfo i{"GL131", "inplace-alias", Severity::Warning,
-                            "an in-place op mutates a tensor (or a view sharing its storage) that is read later, or a "
-                            "graph input/parameter"};
-    return i;
-  }
+  static constexpr RuleInfo kInfo{"GL131", "inplace-alias", Severity::Warning,
+      "an in-place op mutates a tensor (or a view sharing its storage) that is read later, or a "
+      "graph input/parameter"};
+  const RuleInfo &info() const override { return kInfo; }
 
   void check(const Model &, AnalysisContext &ctx, DiagnosticSink &sink) const override {
     const StorageAliases &sa = ctx.get<StorageAliases>();
@@ -85,9 +83,6 @@ public:
 
 }  // namespace
 
-const Rule *makeInplaceAliasRule() {
-  static const InplaceAlias r;
-  return &r;
-}
+GRAPHLINT_DEFINE_RULE(InplaceAlias)
 
 }  // namespace graphlint

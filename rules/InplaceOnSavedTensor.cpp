@@ -20,11 +20,9 @@ namespace {
 
 class InplaceOnSavedTensor final : public Rule {
 public:
-  const RuleInfo &info() const override {
-    static const RuleInfo i{"GL132", "inplace-on-saved-tensor", Severity::Error,
-                            "an in-place op overwrites a tensor saved for backward (autograd will raise at runtime)"};
-    return i;
-  }
+  static constexpr RuleInfo kInfo{"GL132", "inplace-on-saved-tensor", Severity::Error,
+      "an in-place op overwrites a tensor saved for backward (autograd will raise at runtime)"};
+  const RuleInfo &info() const override { return kInfo; }
 
   void check(const Model &, AnalysisContext &ctx, DiagnosticSink &sink) const override {
     const StorageAliases &sa = ctx.get<StorageAliases>();
@@ -68,9 +66,6 @@ public:
 
 }  // namespace
 
-const Rule *makeInplaceOnSavedTensorRule() {
-  static const InplaceOnSavedTensor r;
-  return &r;
-}
+GRAPHLINT_DEFINE_RULE(InplaceOnSavedTensor)
 
 }  // namespace graphlint

@@ -10,12 +10,10 @@ namespace {
 
 class InvalidModel final : public Rule {
 public:
-  const RuleInfo &info() const override {
-    static const RuleInfo i{"GL001", "invalid-model", Severity::Error,
-                            "the file is not a valid model (checker failure, cycle, dangling input, bad opset)",
-                            {}, GroupScope::None};
-    return i;
-  }
+  static constexpr RuleInfo kInfo{"GL001", "invalid-model", Severity::Error,
+      "the file is not a valid model (checker failure, cycle, dangling input, bad opset)",
+      {}, GroupScope::None};
+  const RuleInfo &info() const override { return kInfo; }
 
   void check(const Model &m, AnalysisContext &, DiagnosticSink &sink) const override {
     for (const ImportProblem &p : m.problems) {
@@ -40,9 +38,6 @@ private:
 
 }  // namespace
 
-const Rule *makeInvalidModelRule() {
-  static const InvalidModel r;
-  return &r;
-}
+GRAPHLINT_DEFINE_RULE(InvalidModel)
 
 }  // namespace graphlint

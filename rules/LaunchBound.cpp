@@ -13,10 +13,10 @@
 namespace graphlint {
 namespace {
 
-/// Shortest run reported (option `min-kernels`). Fewer tiny kernels cost a
-/// few launch overheads, which is noise next to any real step.
-constexpr RuleOptionInfo kOptions[] = {
-    {"min-kernels", 4, 2, 1e6, "shortest run of tiny kernels reported"},
+struct LaunchBoundOptions {
+  /// Shortest run reported (option `min-kernels`). Fewer tiny kernels cost a
+  /// few launch overheads, which is noise next to any real step.
+  double minKernels = 4;
 };
 
 std::string micros(double s) {
@@ -25,18 +25,19 @@ std::string micros(double s) {
 
 class LaunchBound final : public Rule {
 public:
-  const RuleInfo &info() const override {
-    static const RuleInfo i{"GL142", "launch-bound", Severity::Warning,
-                            "a run of tiny kernels whose predicted time is below launch overhead", kOptions};
-    return i;
-  }
+  static constexpr RuleOption<LaunchBoundOptions> kOptions[] = {
+      {"min-kernels", &LaunchBoundOptions::minKernels, 2, 1e6, "shortest run of tiny kernels reported"},
+  };
+  static constexpr RuleInfo kInfo{"GL142", "launch-bound", Severity::Warning,
+      "a run of tiny kernels whose predicted time is below launch overhead", ruleOptionInfos<kOptions>};
+  const RuleInfo &info() const override { return kInfo; }
 
   void check(const Model &m, AnalysisContext &ctx, DiagnosticSink &sink) const override {
     const ComputeModel &cost = ctx.get<ComputeModel>();
     const HardwareProfile *hw = cost.hardware();
     if (!hw)
       return;
-    const auto minRun = static_cast<size_t>(ctx.setup().ruleOption("GL142", "min-kernels", kOptions[0].defaultValue));
+    const auto minRun = static_cast<size_t>(ruleOptions<LaunchBound>(ctx).minKernels);
     forEachGraph(*m.graph, [&](const Graph &g) {
       // The graph's kernels in execution order (of their first node).
       std::vector<const GroupCost *> kernels;
@@ -118,9 +119,6 @@ private:
 
 }  // namespace
 
-const Rule *makeLaunchBoundRule() {
-  static const LaunchBound r;
-  return &r;
-}
+GRAPHLINT_DEFINE_RULE(LaunchBound)
 
 }  // namespace graphlint

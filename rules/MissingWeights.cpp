@@ -9,11 +9,9 @@ namespace {
 
 class MissingWeights final : public Rule {
 public:
-  const RuleInfo &info() const override {
-    static const RuleInfo i{"GL004", "missing-weights", Severity::Warning,
-                            "external weight data is absent (lint continues on shapes)"};
-    return i;
-  }
+  static constexpr RuleInfo kInfo{"GL004", "missing-weights", Severity::Warning,
+      "external weight data is absent (lint continues on shapes)"};
+  const RuleInfo &info() const override { return kInfo; }
 
   void check(const Model &m, AnalysisContext &, DiagnosticSink &sink) const override {
     // A model whose metadata says its weights were stripped on purpose (the
@@ -41,9 +39,6 @@ public:
 
 }  // namespace
 
-const Rule *makeMissingWeightsRule() {
-  static const MissingWeights r;
-  return &r;
-}
+GRAPHLINT_DEFINE_RULE(MissingWeights)
 
 }  // namespace graphlint

@@ -54,11 +54,9 @@ std::string parameterList(const std::vector<std::pair<std::string, double>> &par
 
 class OversizedParameter final : public Rule {
 public:
-  const RuleInfo &info() const override {
-    static const RuleInfo i{"GL302", "oversized-parameter", Severity::Warning,
-                            "one parameter exceeds the gradient bucket size (poor overlap)"};
-    return i;
-  }
+  static constexpr RuleInfo kInfo{"GL302", "oversized-parameter", Severity::Warning,
+      "one parameter exceeds the gradient bucket size (poor overlap)"};
+  const RuleInfo &info() const override { return kInfo; }
 
   void check(const Model &, AnalysisContext &ctx, DiagnosticSink &sink) const override {
     const StepTimeline &st = ctx.get<StepTimeline>();
@@ -113,9 +111,6 @@ public:
 
 }  // namespace
 
-const Rule *makeOversizedParameterRule() {
-  static const OversizedParameter r;
-  return &r;
-}
+GRAPHLINT_DEFINE_RULE(OversizedParameter)
 
 }  // namespace graphlint

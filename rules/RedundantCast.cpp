@@ -106,11 +106,9 @@ std::string chainText(const std::vector<const Node *> &chain) {
 
 class RedundantCast final : public Rule {
 public:
-  const RuleInfo &info() const override {
-    static const RuleInfo i{"GL102", "redundant-cast", Severity::Warning,
-                            "a Cast chain returns to its source dtype, or casts to the same dtype"};
-    return i;
-  }
+  static constexpr RuleInfo kInfo{"GL102", "redundant-cast", Severity::Warning,
+      "a Cast chain returns to its source dtype, or casts to the same dtype"};
+  const RuleInfo &info() const override { return kInfo; }
 
   void check(const Model &m, AnalysisContext &ctx, DiagnosticSink &sink) const override {
     const FusionPlan &plan = ctx.get<FusionPlan>();
@@ -233,9 +231,6 @@ private:
 
 }  // namespace
 
-const Rule *makeRedundantCastRule() {
-  static const RedundantCast r;
-  return &r;
-}
+GRAPHLINT_DEFINE_RULE(RedundantCast)
 
 }  // namespace graphlint

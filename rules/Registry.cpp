@@ -1,60 +1,41 @@
-// The one sorted list of rules. Adding a rule: one file in rules/, one page in
-// docs/rules/, one line here (keep it sorted by code).
+// The registry: rules/Rules.def expanded into the factories' declarations and
+// the list allRules() returns, in the file's order (sorted by code).
 #include "graphlint/lint/Rule.h"
+
+#include <llvm/Support/ErrorHandling.h>
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <utility>
 
 namespace graphlint {
 
-const Rule *makeInvalidModelRule();
-const Rule *makeUnknownOperatorRule();
-const Rule *makeUnresolvedShapeRule();
-const Rule *makeMissingWeightsRule();
-const Rule *makeUnusedSuppressionRule();
-const Rule *makeDtypeMismatchRule();
-const Rule *makeRedundantCastRule();
-const Rule *makeCrossDeviceRule();
-const Rule *makeHostSyncRule();
-const Rule *makeDynamicControlFlowRule();
-const Rule *makeBranchMismatchRule();
-const Rule *makeDataDependentShapeRule();
-const Rule *makeInplaceAliasRule();
-const Rule *makeInplaceOnSavedTensorRule();
-const Rule *makeTensorCoreAlignmentRule();
-const Rule *makeLaunchBoundRule();
-const Rule *makeExposedCommunicationRule();
-const Rule *makeOversizedParameterRule();
-const Rule *makeExceedsDeviceMemoryRule();
-const Rule *makeActivationHotspotRule();
-const Rule *makeAllocatorFragmentationRule();
+#define GRAPHLINT_RULE(code, Class) const Rule *make##Class##Rule();
+#include "Rules.def"
+#undef GRAPHLINT_RULE
 
 const std::vector<const Rule *> &allRules() {
   static const std::vector<const Rule *> rules = [] {
-    std::vector<const Rule *> r{
-        makeInvalidModelRule(),      // GL001
-        makeUnknownOperatorRule(),   // GL002
-        makeUnresolvedShapeRule(),   // GL003
-        makeMissingWeightsRule(),    // GL004
-        makeUnusedSuppressionRule(), // GL005
-        makeDtypeMismatchRule(),         // GL101
-        makeRedundantCastRule(),         // GL102
-        makeCrossDeviceRule(),           // GL111
-        makeHostSyncRule(),              // GL112
-        makeDynamicControlFlowRule(),    // GL121
-        makeBranchMismatchRule(),        // GL122
-        makeDataDependentShapeRule(),    // GL123
-        makeInplaceAliasRule(),          // GL131
-        makeInplaceOnSavedTensorRule(),  // GL132
-        makeTensorCoreAlignmentRule(),   // GL141
-        makeLaunchBoundRule(),           // GL142
-        makeExceedsDeviceMemoryRule(),     // GL201
-        makeActivationHotspotRule(),       // GL202
-        makeAllocatorFragmentationRule(),  // GL203
-        makeExposedCommunicationRule(),    // GL301
-        makeOversizedParameterRule(),      // GL302
+    const std::pair<std::string_view, const Rule *> listed[] = {
+#define GRAPHLINT_RULE(code, Class) {#code, make##Class##Rule()},
+#include "Rules.def"
+#undef GRAPHLINT_RULE
     };
-    std::sort(r.begin(), r.end(), [](const Rule *a, const Rule *b) { return a->info().code < b->info().code; });
+    // The list's code column is what keeps it sorted (and what new_rule.py
+    // sorts by): a line that disagrees with its rule is a build mistake, so
+    // every binary and test stops at once rather than list rules out of order.
+    std::vector<const Rule *> r;
+    for (const auto &[code, rule] : listed) {
+      std::string_view actual = rule->info().code;
+      if (actual != code)
+        llvm::report_fatal_error(
+            llvm::Twine(fmt::format("rules/Rules.def: the line of {} names the rule {}", code, actual)));
+      if (!r.empty() && r.back()->info().code >= code)
+        llvm::report_fatal_error(llvm::Twine(
+            fmt::format("rules/Rules.def: {} comes after {}; keep the list sorted by code", code, r.back()->info().code)));
+      r.push_back(rule);
+    }
     return r;
   }();
   return rules;

@@ -39,11 +39,9 @@ struct Finding {
 
 class TensorCoreAlignment final : public Rule {
 public:
-  const RuleInfo &info() const override {
-    static const RuleInfo i{"GL141", "tensor-core-alignment", Severity::Warning,
-                            "a MatMul/Gemm/Conv dimension is not a multiple of 8 (16-bit), 16 (8-bit) or 4 (tf32)"};
-    return i;
-  }
+  static constexpr RuleInfo kInfo{"GL141", "tensor-core-alignment", Severity::Warning,
+                                  "a MatMul/Gemm/Conv dimension is not a multiple of 8 (16-bit), 16 (8-bit) or 4 (tf32)"};
+  const RuleInfo &info() const override { return kInfo; }
 
   void check(const Model &m, AnalysisContext &ctx, DiagnosticSink &sink) const override {
     const HardwareProfile *hw = HardwareCatalog::instance().find(ctx.setup().target);
@@ -134,9 +132,6 @@ public:
 
 }  // namespace
 
-const Rule *makeTensorCoreAlignmentRule() {
-  static const TensorCoreAlignment r;
-  return &r;
-}
+GRAPHLINT_DEFINE_RULE(TensorCoreAlignment)
 
 }  // namespace graphlint

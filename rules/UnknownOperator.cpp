@@ -13,11 +13,9 @@ namespace {
 
 class UnknownOperator final : public Rule {
 public:
-  const RuleInfo &info() const override {
-    static const RuleInfo i{"GL002", "unknown-operator", Severity::Warning,
-                            "an op has no known schema (custom domain); it is opaque to fusion and cost"};
-    return i;
-  }
+  static constexpr RuleInfo kInfo{"GL002", "unknown-operator", Severity::Warning,
+                                  "an op has no known schema (custom domain); it is opaque to fusion and cost"};
+  const RuleInfo &info() const override { return kInfo; }
 
   void check(const Model &m, AnalysisContext &, DiagnosticSink &sink) const override {
     struct Seen { const Node *first = nullptr; unsigned count = 0; };
@@ -57,9 +55,6 @@ public:
 
 }  // namespace
 
-const Rule *makeUnknownOperatorRule() {
-  static const UnknownOperator r;
-  return &r;
-}
+GRAPHLINT_DEFINE_RULE(UnknownOperator)
 
 }  // namespace graphlint

@@ -22,11 +22,9 @@ bool unresolved(const Value &v) {
 
 class UnresolvedShape final : public Rule {
 public:
-  const RuleInfo &info() const override {
-    static const RuleInfo i{"GL003", "unresolved-shape", Severity::Warning,
-                            "a tensor's dtype or rank could not be inferred"};
-    return i;
-  }
+  static constexpr RuleInfo kInfo{"GL003", "unresolved-shape", Severity::Warning,
+                                  "a tensor's dtype or rank could not be inferred"};
+  const RuleInfo &info() const override { return kInfo; }
 
   void check(const Model &m, AnalysisContext &, DiagnosticSink &sink) const override {
     forEachGraph(*m.graph, [&](const Graph &g) { checkGraph(g, sink); });
@@ -82,9 +80,6 @@ private:
 
 }  // namespace
 
-const Rule *makeUnresolvedShapeRule() {
-  static const UnresolvedShape r;
-  return &r;
-}
+GRAPHLINT_DEFINE_RULE(UnresolvedShape)
 
 }  // namespace graphlint

@@ -12,12 +12,10 @@ namespace {
 
 class UnusedSuppression final : public Rule {
 public:
-  const RuleInfo &info() const override {
-    static const RuleInfo i{"GL005", "unused-suppression", Severity::Warning,
-                            "a suppression names no rule, or (--report-unused-ignores) suppresses nothing", {},
-                            GroupScope::None};
-    return i;
-  }
+  static constexpr RuleInfo kInfo{"GL005", "unused-suppression", Severity::Warning,
+                                  "a suppression names no rule, or (--report-unused-ignores) suppresses nothing", {},
+                                  GroupScope::None};
+  const RuleInfo &info() const override { return kInfo; }
 
   void check(const Model &m, AnalysisContext &, DiagnosticSink &sink) const override {
     forEachGraph(*m.graph, [&](const Graph &g) {
@@ -41,9 +39,6 @@ public:
 
 }  // namespace
 
-const Rule *makeUnusedSuppressionRule() {
-  static const UnusedSuppression r;
-  return &r;
-}
+GRAPHLINT_DEFINE_RULE(UnusedSuppression)
 
 }  // namespace graphlint

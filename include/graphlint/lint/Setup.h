@@ -107,7 +107,10 @@ struct Setup {
   /// a changed target) resolves `target` here. nullptr: unknown target.
   const HardwareProfile *targetProfile() const;
 
-  /// Per-rule options (thresholds) from the config file.
+  /// Per-rule options (thresholds) as the merged configuration states them,
+  /// by name: merged layer by layer and printed by `config --dump`. A rule
+  /// reads its own typed, through ruleOptions<R>(ctx) (Rule.h), which fills
+  /// the rule's options struct from here once per model.
   RuleOptionValues ruleOptions;
   /// The value of a rule's option, or `fallback` (the rule's documented
   /// default) when the configuration does not set it.
