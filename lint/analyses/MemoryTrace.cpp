@@ -163,10 +163,11 @@ void PlanBuilder::assignSegments(bool training) {
         segment_[i] = static_cast<int>(k++ / len);
   } else if (training && s_.recompute == Recompute::Layer) {
     // One segment per run of nodes inside one repeated layer.
+    std::vector<llvm::StringRef> layers = checkpointLayers(g_);
     llvm::StringRef prev;
     int seg = -1;
     for (size_t i = 0; i < nodes.size(); ++i) {
-      llvm::StringRef layer = nodes[i]->backwardPhase ? llvm::StringRef() : checkpointLayer(*nodes[i]);
+      llvm::StringRef layer = layers[i];
       if (!layer.empty() && (seg < 0 || layer != prev || segment_[i - 1] < 0))
         ++seg;
       segment_[i] = layer.empty() ? -1 : seg;
