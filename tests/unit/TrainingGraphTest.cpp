@@ -403,3 +403,27 @@ TEST(JointGraph, RecomputeLayerCheckpointsEachBlock) {
   EXPECT_EQ(layer.leftForBackward, 2 * kMiB);
   EXPECT_EQ(layer.at, "gb0");
 }
+
+// Which modules --recompute layer checkpoints (checkpointLayers): an
+// efficientnet-like graph with a stem (features.0, a Conv2dNormActivation
+// whose children are leaves), stages of blocks (features.1.0, features.2.0,
+// features.2.1), a head (features.3) and a classifier leaf: the blocks are
+// the layers, the stage is looked through, the stem, the head and the leaf
+// are not layers.
+TEST(Recompute, LayersAreTheRepeatedBlocks) {
+  IrBuilder b;
+  Value *cur = b.input("x", f32({8, 8}));
+  const char *paths[] = {"features.0.0",         "features.0.1",         "features.1.0.block.0", "features.1.0.block.1",
+                         "features.2.0.block.0", "features.2.0.block.1", "features.2.1.block.0", "features.2.1.block.1",
+                         "features.3.0",         "features.3.1",         "classifier.1"};
+  for (const char *p : paths) {
+    Node *n = b.node("Relu", {cur}, {std::string(p) + ".y"}, {f32({8, 8})});
+    n->modulePath = p;
+    cur = n->outputs[0];
+  }
+  b.output(cur);
+  std::vector<llvm::StringRef> layers = checkpointLayers(b.graph());
+  std::vector<std::string> got(layers.begin(), layers.end());
+  EXPECT_EQ(got, (std::vector<std::string>{"", "", "features.1.0", "features.1.0", "features.2.0", "features.2.0",
+                                           "features.2.1", "features.2.1", "", "", ""}));
+}
