@@ -14,8 +14,8 @@
 // this schedule: in forward a segment keeps only its inputs and what leaves
 // it, its own saved tensors die at their last forward reader; just before
 // the first backward node that reads one of them, the segment's forward runs
-// again (up to its last saved tensor, torch 2.x's early stop) and rebuilds
-// them, and each is freed after its last backward reader.
+// again (torch 2.x stops after its last saved tensor, 1.x runs all of it)
+// and rebuilds them, and each is freed after its last backward reader.
 #include "MemoryTraceBuilder.h"
 #include "graphlint/ir/ValueFacts.h"
 
@@ -173,6 +173,16 @@ std::vector<PlanBuilder::Checkpoint> PlanBuilder::checkpoints(llvm::DenseMap<con
       it->second = inForward;
     }
   }
+  // torch 1.x reruns the whole segment; 2.x stops after its last saved
+  // tensor (checkpoint's early stop). The graph says which torch traced it.
+  bool earlyStop = true;
+  for (const auto &kv : m_.metadata)
+    if (kv.first == "torch" && llvm::StringRef(kv.second).startswith("1."))
+      earlyStop = false;
+  if (!earlyStop)
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (int seg = segment_[i]; seg >= 0 && out[static_cast<size_t>(seg)].backwardEnd >= 0)
+        out[static_cast<size_t>(seg)].replayEnd = static_cast<int64_t>(i);
   // The recompute runs when backward first unpacks one of them.
   for (const auto &np : nodes)
     if (np->backwardPhase)

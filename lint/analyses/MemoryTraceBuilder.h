@@ -59,7 +59,7 @@ private:
   /// (use_reentrant=False) around each segment of its forward nodes.
   struct Checkpoint {
     int64_t recomputeAt = -1;  // the first backward node that reads what the segment saved
-    int64_t replayEnd = -1;    // the segment's last node whose output backward reads (early stop)
+    int64_t replayEnd = -1;    // where the recompute stops: after the last saved tensor (torch 2.x), the end (1.x)
     int64_t backwardEnd = -1;  // the last such read: the checkpoint holds the segment's inputs until then
   };
   /// Reads of a segment's own saved tensors by backward nodes: the forward
