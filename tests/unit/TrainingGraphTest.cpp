@@ -402,6 +402,10 @@ TEST(JointGraph, RecomputeLayerCheckpointsEachBlock) {
   EXPECT_EQ(layer.step, 6 * kMiB);
   EXPECT_EQ(layer.leftForBackward, 2 * kMiB);
   EXPECT_EQ(layer.at, "gb0");
+  // `full` is `layer`; `sqrt` cuts the four forward nodes into two segments
+  // of two, the same two blocks here.
+  EXPECT_EQ(peak(*recomputeFromName("full")).step, 6 * kMiB);
+  EXPECT_EQ(peak(Recompute::Sqrt).step, 6 * kMiB);
 }
 
 // Which modules --recompute layer checkpoints (checkpointLayers): an
