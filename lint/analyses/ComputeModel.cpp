@@ -125,6 +125,10 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
     }
   auto grad = [&](const Value *v) { return v && needsGrad.count(v) > 0; };
 
+  // The nodes --recompute layer checkpoints (MemoryPlan.h).
+  std::vector<llvm::StringRef> layers;
+  if (setup.recompute == Recompute::Layer)
+    layers = checkpointLayers(main);
   groups_.resize(plan.groups().size());
   for (size_t gi = 0; gi < plan.groups().size(); ++gi) {
     const FusionGroup &g = plan.groups()[gi];
@@ -195,8 +199,9 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
       // launches one kernel per operand gradient (dX, dW).
       c.backward.bytes = 2 * c.forward.bytes;
       c.backward.kernels = g.kernels * gradOperands;
+      const Node &lead = *g.nodes.front();
       bool recomputed = setup.recompute == Recompute::Sqrt ||
-                        (setup.recompute == Recompute::Layer && !checkpointLayer(*g.nodes.front()).empty());
+                        (lead.graph == &main && lead.index < layers.size() && !layers[lead.index].empty());
       if (recomputed) {  // the checkpointed forward runs again first
         c.recomputedFlops = c.forward.flops;
         c.backward.flops += c.forward.flops;

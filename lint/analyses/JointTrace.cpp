@@ -8,10 +8,19 @@
 // the backward node that makes them to their last reader; a gradient that is
 // a graph output of the backward phase is a parameter's .grad, held until the
 // optimizer step. Without --train only the forward nodes run.
+//
+// --recompute (layer, sqrt) on a joint graph models what
+// torch.utils.checkpoint(use_reentrant=False) around each segment does to
+// this schedule: in forward a segment keeps only its inputs and what leaves
+// it, its own saved tensors die at their last forward reader; just before
+// the first backward node that reads one of them, the segment's forward runs
+// again (torch 2.x stops after its last saved tensor, 1.x runs all of it)
+// and rebuilds them, and each is freed after its last backward reader.
 #include "MemoryTraceBuilder.h"
 #include "graphlint/ir/ValueFacts.h"
 
 #include <algorithm>
+#include <map>
 
 namespace graphlint::memory {
 
@@ -37,6 +46,15 @@ void PlanBuilder::joint() {
         if (o)
           lastRead[o] = std::max(lastRead[o], lastBackward);
 
+  std::vector<Checkpoint> segments;
+  llvm::DenseMap<const Value *, int64_t> backwardRead;
+  if (training && s_.recompute != Recompute::None)
+    segments = checkpoints(lastRead, backwardRead);
+  std::map<int64_t, std::vector<int>> recomputeAt;  // backward node -> segments recomputed before it
+  for (int seg = static_cast<int>(segments.size()) - 1; seg >= 0; --seg)
+    if (segments[static_cast<size_t>(seg)].recomputeAt >= 0)
+      recomputeAt[segments[static_cast<size_t>(seg)].recomputeAt].push_back(seg);
+
   // A lifetime extended past the value's last reader (module arguments,
   // Python locals) ends at a node that does not read it: free it there.
   std::vector<std::vector<uint32_t>> dueAt(static_cast<size_t>(end) + 1);
@@ -60,6 +78,9 @@ void PlanBuilder::joint() {
       inBackward = true;
       sum_->activationsBytes = t_.liveBytes({MemoryKind::Activation});
     }
+    if (auto r = recomputeAt.find(idx); r != recomputeAt.end())
+      for (int seg : r->second)
+        recompute(seg, segments[static_cast<size_t>(seg)], idx, lastRead, backwardRead, dueAt);
     llvm::SmallVector<uint32_t, 2> temps;
     gatherZero3(n, temps);
     for (unsigned oi = 0; oi < n.outputs.size(); ++oi) {
@@ -110,6 +131,127 @@ void PlanBuilder::joint() {
     if (k == MemoryKind::Activation || k == MemoryKind::Saved || k == MemoryKind::Gradient)
       t_.release(st);
   }
+}
+
+std::vector<PlanBuilder::Checkpoint> PlanBuilder::checkpoints(llvm::DenseMap<const Value *, int64_t> &lastRead,
+                                                              llvm::DenseMap<const Value *, int64_t> &backwardRead) {
+  const auto &nodes = g_.nodes();
+  assignSegments(true);
+  std::vector<Checkpoint> out(segStart_.empty() ? 0 : static_cast<size_t>(segStart_.rbegin()->first) + 1);
+  if (out.empty())
+    return out;
+  auto segmentOf = [&](const Value *v) {
+    const Node *p = v && v->kind == Value::Kind::NodeOutput ? v->producer : nullptr;
+    return p && p->graph == &g_ && !p->backwardPhase ? segment_[p->index] : -1;
+  };
+  // What another segment or an unsegmented node reads in forward leaves its
+  // segment (a block's output): the checkpoint returns it, it is not dropped.
+  llvm::DenseSet<const Value *> leaves;
+  for (const auto &np : nodes)
+    if (!np->backwardPhase)
+      for (const Value *in : np->inputs)
+        if (const Value *v = captureOrigin(in); segmentOf(v) >= 0 && segmentOf(v) != segment_[np->index])
+          leaves.insert(v);
+  llvm::DenseMap<const Value *, int64_t> forwardRead =
+      Liveness(g_, [](const Node &n) { return !n.backwardPhase; }, &m_).lastReads();
+  for (const auto &np : nodes) {
+    int seg = np->backwardPhase ? -1 : segment_[np->index];
+    if (seg < 0)
+      continue;
+    Checkpoint &c = out[static_cast<size_t>(seg)];
+    for (const Value *o : np->outputs) {
+      auto it = o && !o->isGraphOutput() && !leaves.count(o) ? lastRead.find(o) : lastRead.end();
+      if (it == lastRead.end())
+        continue;
+      auto fr = forwardRead.find(o);
+      int64_t inForward = fr == forwardRead.end() ? static_cast<int64_t>(np->index) : fr->second;
+      if (it->second > inForward) {  // a backward node reads it: saved
+        backwardRead[o] = it->second;
+        c.replayEnd = std::max(c.replayEnd, static_cast<int64_t>(np->index));
+        c.backwardEnd = std::max(c.backwardEnd, it->second);
+      }
+      it->second = inForward;
+    }
+  }
+  // torch 1.x reruns the whole segment; 2.x stops after its last saved
+  // tensor (checkpoint's early stop). The graph says which torch traced it.
+  bool earlyStop = true;
+  for (const auto &kv : m_.metadata)
+    if (kv.first == "torch" && llvm::StringRef(kv.second).startswith("1."))
+      earlyStop = false;
+  if (!earlyStop)
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (int seg = segment_[i]; seg >= 0 && out[static_cast<size_t>(seg)].backwardEnd >= 0)
+        out[static_cast<size_t>(seg)].replayEnd = static_cast<int64_t>(i);
+  // The recompute runs when backward first unpacks one of them.
+  for (const auto &np : nodes)
+    if (np->backwardPhase)
+      for (const Value *in : np->inputs)
+        if (const Value *v = captureOrigin(in); backwardRead.count(v)) {
+          Checkpoint &c = out[static_cast<size_t>(segmentOf(v))];
+          if (c.recomputeAt < 0)
+            c.recomputeAt = static_cast<int64_t>(np->index);
+        }
+  // The checkpoint saves the segment's inputs for the recompute; they live
+  // until its last saved tensor has been read.
+  for (const auto &np : nodes) {
+    int seg = np->backwardPhase ? -1 : segment_[np->index];
+    if (seg < 0 || out[static_cast<size_t>(seg)].backwardEnd < 0)
+      continue;
+    for (const Value *in : np->inputs)
+      if (const Value *v = captureOrigin(in); v && v->kind == Value::Kind::NodeOutput && segmentOf(v) != seg) {
+        int64_t &lr = lastRead[v];
+        lr = std::max(lr, out[static_cast<size_t>(seg)].backwardEnd);
+      }
+  }
+  return out;
+}
+
+void PlanBuilder::recompute(int seg, const Checkpoint &c, int64_t at,
+                           const llvm::DenseMap<const Value *, int64_t> &lastRead,
+                           const llvm::DenseMap<const Value *, int64_t> &backwardRead,
+                           std::vector<std::vector<uint32_t>> &dueAt) {
+  const auto &nodes = g_.nodes();
+  llvm::DenseSet<uint32_t> saved;                                 // rebuilt storages a backward node reads
+  llvm::SmallVector<std::pair<uint32_t, int64_t>, 16> passing;   // the others, with their last forward reader
+  for (size_t i = segStart_[seg]; i < nodes.size() && segment_[i] == seg && static_cast<int64_t>(i) <= c.replayEnd;
+       ++i) {
+    const Node &r = *nodes[i];
+    llvm::SmallVector<uint32_t, 2> temps;
+    gatherZero3(r, temps);
+    for (unsigned oi = 0; oi < r.outputs.size(); ++oi) {
+      const Value *o = r.outputs[oi];
+      auto cur = o ? storageOf_.find(o) : storageOf_.end();
+      if (!o || (cur != storageOf_.end() && t_.storages[cur->second].live))
+        continue;  // still held: what the segment returned, a view of its input, a parameter
+      auto b = backwardRead.find(o);
+      uint32_t st = viewStorage(r, oi);
+      if (st == kNone || !t_.storages[st].live) {
+        st = t_.alloc(bytesOf(o, true), b != backwardRead.end() ? MemoryKind::Saved : MemoryKind::Activation, o);
+        lastUse_.resize(t_.storages.size(), -1);
+        lastUse_[st] = at;
+      }
+      storageOf_[o] = st;
+      if (b != backwardRead.end()) {
+        saved.insert(st);
+        t_.storages[st].kind = MemoryKind::Saved;
+        lastUse_[st] = std::max(lastUse_[st], b->second);
+        dueAt[static_cast<size_t>(b->second)].push_back(st);
+      } else {
+        auto lr = lastRead.find(o);
+        passing.push_back({st, lr == lastRead.end() ? static_cast<int64_t>(i) : lr->second});
+      }
+    }
+    t_.mark(&r, nodeLabel(r) + " (recompute)", MemoryPhase::Backward);
+    for (uint32_t tmp : temps)
+      t_.release(tmp);
+    for (auto &[st, last] : passing)
+      if (last <= static_cast<int64_t>(i) && !saved.count(st))
+        t_.release(st);
+  }
+  for (auto &[st, last] : passing)
+    if (!saved.count(st))
+      t_.release(st);
 }
 
 }  // namespace graphlint::memory

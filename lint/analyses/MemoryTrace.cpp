@@ -145,29 +145,29 @@ void PlanBuilder::gatherZero3(const Node &n, llvm::SmallVectorImpl<uint32_t> &te
     }
 }
 
-void PlanBuilder::forward(bool training) {
+void PlanBuilder::assignSegments(bool training) {
   const auto &nodes = g_.nodes();
-  int64_t end = static_cast<int64_t>(nodes.size());
-  // Last use of each value (the shared Liveness); the last piece of an
-  // exporter-decomposed kernel reads the chain's input too.
-  llvm::DenseMap<const Value *, int64_t> lastUse = Liveness(g_, {}, &m_).lastReads();
-  for (const auto &[node, in] : compositeInput_) {
-    int64_t &lu = lastUse[in];
-    lu = std::max(lu, static_cast<int64_t>(node->index));
-  }
-  // Recompute segments (-1: not checkpointed, its saved tensors kept).
+  // Recompute segments (-1: not checkpointed, its saved tensors kept). A
+  // joint graph's backward nodes are in none: they are what a segment's
+  // recompute precedes.
   segment_.assign(nodes.size(), -1);
-  if (training && s_.recompute == Recompute::Sqrt && !nodes.empty()) {
+  size_t forwardNodes = 0;
+  for (const auto &np : nodes)
+    forwardNodes += np->backwardPhase ? 0 : 1;
+  if (training && s_.recompute == Recompute::Sqrt && forwardNodes > 0) {
     // ~sqrt(n) nodes each (Chen et al.'s checkpointing).
-    size_t len = static_cast<size_t>(std::max(1.0, std::ceil(std::sqrt(static_cast<double>(nodes.size())))));
+    size_t len = static_cast<size_t>(std::max(1.0, std::ceil(std::sqrt(static_cast<double>(forwardNodes)))));
+    size_t k = 0;
     for (size_t i = 0; i < nodes.size(); ++i)
-      segment_[i] = static_cast<int>(i / len);
+      if (!nodes[i]->backwardPhase)
+        segment_[i] = static_cast<int>(k++ / len);
   } else if (training && s_.recompute == Recompute::Layer) {
     // One segment per run of nodes inside one repeated layer.
+    std::vector<llvm::StringRef> layers = checkpointLayers(g_);
     llvm::StringRef prev;
     int seg = -1;
     for (size_t i = 0; i < nodes.size(); ++i) {
-      llvm::StringRef layer = checkpointLayer(*nodes[i]);
+      llvm::StringRef layer = layers[i];
       if (!layer.empty() && (seg < 0 || layer != prev || segment_[i - 1] < 0))
         ++seg;
       segment_[i] = layer.empty() ? -1 : seg;
@@ -178,6 +178,19 @@ void PlanBuilder::forward(bool training) {
   for (size_t i = 0; i < nodes.size(); ++i)
     if (segment_[i] >= 0 && (i == 0 || segment_[i - 1] != segment_[i]))
       segStart_[segment_[i]] = i;
+}
+
+void PlanBuilder::forward(bool training) {
+  const auto &nodes = g_.nodes();
+  int64_t end = static_cast<int64_t>(nodes.size());
+  // Last use of each value (the shared Liveness); the last piece of an
+  // exporter-decomposed kernel reads the chain's input too.
+  llvm::DenseMap<const Value *, int64_t> lastUse = Liveness(g_, {}, &m_).lastReads();
+  for (const auto &[node, in] : compositeInput_) {
+    int64_t &lu = lastUse[in];
+    lu = std::max(lu, static_cast<int64_t>(node->index));
+  }
+  assignSegments(training);
   extraSaved_.assign(nodes.size(), kNone);
 
   auto holdUntil = [&](uint32_t st, int64_t node) {

@@ -48,11 +48,32 @@ private:
   uint64_t bytesOf(const Value *v, bool activation);
   void classifyParams();
   void computeNeedsGrad();
+  /// Fills segment_ and segStart_ under --recompute (forward nodes only).
+  void assignSegments(bool training);
   void forward(bool training);
   void backward();
   /// A joint graph (JointTrace.cpp): one liveness walk over its own forward
   /// and backward nodes.
   void joint();
+  /// --recompute on a joint graph (JointTrace.cpp): torch.utils.checkpoint
+  /// (use_reentrant=False) around each segment of its forward nodes.
+  struct Checkpoint {
+    int64_t recomputeAt = -1;  // the first backward node that reads what the segment saved
+    int64_t replayEnd = -1;    // where the recompute stops: after the last saved tensor (torch 2.x), the end (1.x)
+    int64_t backwardEnd = -1;  // the last such read: the checkpoint holds the segment's inputs until then
+  };
+  /// Reads of a segment's own saved tensors by backward nodes: the forward
+  /// drops them at their last forward reader (`lastRead` is rewritten to
+  /// it) and the recompute rebuilds them. Returns one Checkpoint per segment
+  /// and fills `backwardRead` (value -> its last backward reader).
+  std::vector<Checkpoint> checkpoints(llvm::DenseMap<const Value *, int64_t> &lastRead,
+                                      llvm::DenseMap<const Value *, int64_t> &backwardRead);
+  /// Before backward node `at`: segment `seg`'s forward runs again up to
+  /// its replayEnd; what backward reads stays until its reader, the rest is
+  /// freed as the replay passes its last reader.
+  void recompute(int seg, const Checkpoint &c, int64_t at, const llvm::DenseMap<const Value *, int64_t> &lastRead,
+                 const llvm::DenseMap<const Value *, int64_t> &backwardRead,
+                 std::vector<std::vector<uint32_t>> &dueAt);
   /// Bytes of a parameter's gradient under the precision and ZeRO stage.
   uint64_t paramGradBytes(const Value *p);
   void optimizerStep();

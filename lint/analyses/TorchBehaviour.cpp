@@ -10,27 +10,87 @@
 
 #include "graphlint/ir/ValueFacts.h"
 
+#include <llvm/ADT/StringExtras.h>
 #include <llvm/ADT/StringSet.h>
 
 #include <algorithm>
 
 namespace graphlint {
 
-llvm::StringRef checkpointLayer(const Node &n) {
-  llvm::StringRef path = n.modulePath;
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t dot = path.find('.', start);
-    llvm::StringRef part = path.slice(start, dot);
-    llvm::StringRef digits = part.substr(part.rfind('_') == llvm::StringRef::npos ? 0 : part.rfind('_') + 1);
-    bool index = !digits.empty() && digits.find_first_not_of("0123456789") == llvm::StringRef::npos;
-    if (index)
-      return path.slice(0, dot);
-    if (dot == llvm::StringRef::npos)
-      break;
-    start = dot + 1;
+namespace {
+
+// "3", "encoder_layer_5", "layer1", "denselayer2": a component that numbers
+// its module among siblings.
+bool isIndexComponent(llvm::StringRef part) { return !part.empty() && llvm::isDigit(part.back()); }
+
+// Deeper module paths are not searched for layers (their prefixes are
+// hashed, so the cost grows with the square of the depth).
+constexpr unsigned kMaxLayerDepth = 64;
+
+}  // namespace
+
+std::vector<llvm::StringRef> checkpointLayers(const Graph &g) {
+  const auto &nodes = g.nodes();
+  std::vector<llvm::StringRef> layer(nodes.size());
+  // Module paths with a submodule: a leaf (a Conv2d at features.0) is no layer.
+  llvm::StringSet<> composite;
+  for (const auto &np : nodes) {
+    llvm::StringRef path = np->modulePath;
+    unsigned depth = 0;
+    for (size_t dot = path.find('.'); dot != llvm::StringRef::npos && ++depth < kMaxLayerDepth;
+         dot = path.find('.', dot + 1))
+      composite.insert(path.substr(0, dot));
   }
-  return {};
+  // The first indexed composite on the path, then straight down through
+  // indexed composite children (a stage `features.1` of blocks
+  // `features.1.0`, `features.1.1`: the blocks are the layers).
+  for (const auto &np : nodes) {
+    if (np->backwardPhase)
+      continue;
+    llvm::StringRef path = np->modulePath, found;
+    size_t start = 0;
+    for (unsigned depth = 0; start <= path.size() && depth < kMaxLayerDepth; ++depth) {
+      size_t dot = path.find('.', start);
+      llvm::StringRef prefix = path.substr(0, dot), part = path.slice(start, dot);
+      bool layerHere = isIndexComponent(part) && composite.count(prefix);
+      if (layerHere)
+        found = prefix;
+      else if (!found.empty())
+        break;
+      if (dot == llvm::StringRef::npos)
+        break;
+      start = dot + 1;
+    }
+    if (np->index < layer.size())
+      layer[np->index] = found;
+  }
+  // Repeated: a run of nodes in one layer whose neighbouring run (in
+  // execution order, the next or previous one in a layer) is another layer
+  // entered through the same submodule. A stem or head that only shares the
+  // numbering (mobilenet's features.0 and features.12 around the inverted
+  // residuals of features.1-11) is not checkpointed.
+  struct Run {
+    llvm::StringRef layer, entry;
+    size_t begin, end;
+  };
+  std::vector<Run> runs;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (layer[i].empty())
+      continue;
+    if (!runs.empty() && runs.back().layer == layer[i] && runs.back().end == i) {
+      runs.back().end = i + 1;
+      continue;
+    }
+    llvm::StringRef rest = llvm::StringRef(nodes[i]->modulePath).drop_front(layer[i].size()).drop_while(
+        [](char c) { return c == '.'; });
+    runs.push_back({layer[i], rest.take_until([](char c) { return c == '.'; }), i, i + 1});
+  }
+  auto alike = [&](size_t a, size_t b) { return runs[a].layer != runs[b].layer && runs[a].entry == runs[b].entry; };
+  for (size_t r = 0; r < runs.size(); ++r)
+    if (!(r > 0 && alike(r - 1, r)) && !(r + 1 < runs.size() && alike(r, r + 1)))
+      for (size_t i = runs[r].begin; i < runs[r].end; ++i)
+        layer[i] = {};
+  return layer;
 }
 
 }  // namespace graphlint

@@ -204,8 +204,9 @@ TEST(Recompute, PerLayerKeepsOnlyEachBlocksInput) {
     cur = fc2->outputs[0];
   }
   b.output(cur);
-  EXPECT_EQ(checkpointLayer(*b.graph().nodes()[1]), "blocks.0");
-  EXPECT_EQ(checkpointLayer(*b.graph().nodes()[0]), "");
+  std::vector<llvm::StringRef> layers = checkpointLayers(b.graph());
+  EXPECT_EQ(layers[1], "blocks.0");
+  EXPECT_EQ(layers[0], "");
   graphlint::Setup s = adam();
   auto plan = [&](Recompute r) {
     s.recompute = r;
@@ -338,4 +339,95 @@ TEST(MemoryPlan, PythonLocalsHeldAndModuleContainers) {
   auto m = importFxBytes(bad, "bad.fx.json", {});
   ASSERT_FALSE(static_cast<bool>(m));
   EXPECT_NE(llvm::toString(m.takeError()).find("nodes[0].held[0]: expected null or a node name"), std::string::npos);
+}
+
+// --recompute layer on a joint graph (docs/memory.md "Joint graphs"): two
+// blocks of two 1 MiB sigmoids (blocks.0: a0, b0; blocks.1: a1, b1), each
+// saving its result, then their backward. Plain, the forward leaves a0, b0,
+// a1, b1 for backward, and the peak is at gb0 = sigmoid_backward(ga1, a1):
+// those four, the ones_like seed g, ga1 and gb0, 7 MiB. Checkpointed, each
+// block keeps only what leaves it (b0, the input of blocks.1; b1, the
+// output): a0 and a1 die at their last forward reader. Before gb0, blocks.1
+// runs again up to a1 (its last saved tensor: b1 is still held) and a1' is
+// rebuilt: b0, b1, g, ga1, a1', gb0, 6 MiB. blocks.0's recompute (a0',
+// before gx) comes after b0 and gb0 died: 5 MiB.
+namespace {
+
+std::string twoBlockJointGraph() {
+  std::string nodes;
+  auto node = [&](const char *name, const char *op, std::initializer_list<const char *> inputs, const char *module,
+                  bool backward) {
+    std::string in;
+    for (const char *i : inputs)
+      in += fmt::format(R"({}"{}")", in.empty() ? "" : ",", i);
+    nodes += fmt::format(R"({}{{"name":"{}","op":"{}","inputs":[{}],"outputs":[{{"name":"{}","shape":[262144],
+      "dtype":"float32"}}],"module":"{}","phase":"{}"}})",
+                         nodes.empty() ? "" : ",", name, op, in, name, module, backward ? "backward" : "forward");
+  };
+  node("a0", "aten::sigmoid", {"x"}, "blocks.0.f", false);
+  node("b0", "aten::sigmoid", {"a0"}, "blocks.0.g", false);
+  node("a1", "aten::sigmoid", {"b0"}, "blocks.1.f", false);
+  node("b1", "aten::sigmoid", {"a1"}, "blocks.1.g", false);
+  node("g", "aten::ones_like", {"b1"}, "", true);
+  node("ga1", "aten::sigmoid_backward", {"g", "b1"}, "", true);
+  node("gb0", "aten::sigmoid_backward", {"ga1", "a1"}, "", true);
+  node("ga0", "aten::sigmoid_backward", {"gb0", "b0"}, "", true);
+  node("gx", "aten::sigmoid_backward", {"ga0", "a0"}, "", true);
+  return fmt::format(R"({{"format":"graphlint-fx","version":2,"mode":"train","params":[],
+    "inputs":[{{"name":"x","shape":[262144],"dtype":"float32","device":"cpu"}}],"nodes":[{}],"outputs":["b1"]}})",
+                     nodes);
+}
+
+}  // namespace
+
+TEST(JointGraph, RecomputeLayerCheckpointsEachBlock) {
+  auto m = importFxBytes(twoBlockJointGraph(), "blocks.train.fx.json", {});
+  ASSERT_TRUE(static_cast<bool>(m)) << llvm::toString(m.takeError());
+  ASSERT_TRUE((*m)->graph->hasBackward());
+  struct Peak {
+    uint64_t step, leftForBackward;
+    std::string at;
+  };
+  auto peak = [&](Recompute r) {
+    graphlint::Setup s = adam();
+    s.recompute = r;
+    AnalysisContext ctx(**m, s);
+    const MemorySummary &sum = ctx.get<MemoryPlan>().summary();
+    return Peak{sum.peakAllocatedBytes - sum.inputsBytes, sum.activationsBytes, sum.peakNode};
+  };
+  Peak plain = peak(Recompute::None), layer = peak(Recompute::Layer);
+  EXPECT_EQ(plain.step, 7 * kMiB);
+  EXPECT_EQ(plain.leftForBackward, 4 * kMiB);
+  EXPECT_EQ(plain.at, "gb0");
+  EXPECT_EQ(layer.step, 6 * kMiB);
+  EXPECT_EQ(layer.leftForBackward, 2 * kMiB);
+  EXPECT_EQ(layer.at, "gb0");
+  // `full` is `layer`; `sqrt` cuts the four forward nodes into two segments
+  // of two, the same two blocks here.
+  EXPECT_EQ(peak(*recomputeFromName("full")).step, 6 * kMiB);
+  EXPECT_EQ(peak(Recompute::Sqrt).step, 6 * kMiB);
+}
+
+// Which modules --recompute layer checkpoints (checkpointLayers): an
+// efficientnet-like graph with a stem (features.0, a Conv2dNormActivation
+// whose children are leaves), stages of blocks (features.1.0, features.2.0,
+// features.2.1), a head (features.3) and a classifier leaf: the blocks are
+// the layers, the stage is looked through, the stem, the head and the leaf
+// are not layers.
+TEST(Recompute, LayersAreTheRepeatedBlocks) {
+  IrBuilder b;
+  Value *cur = b.input("x", f32({8, 8}));
+  const char *paths[] = {"features.0.0",         "features.0.1",         "features.1.0.block.0", "features.1.0.block.1",
+                         "features.2.0.block.0", "features.2.0.block.1", "features.2.1.block.0", "features.2.1.block.1",
+                         "features.3.0",         "features.3.1",         "classifier.1"};
+  for (const char *p : paths) {
+    Node *n = b.node("Relu", {cur}, {std::string(p) + ".y"}, {f32({8, 8})});
+    n->modulePath = p;
+    cur = n->outputs[0];
+  }
+  b.output(cur);
+  std::vector<llvm::StringRef> layers = checkpointLayers(b.graph());
+  std::vector<std::string> got(layers.begin(), layers.end());
+  EXPECT_EQ(got, (std::vector<std::string>{"", "", "features.1.0", "features.1.0", "features.2.0", "features.2.0",
+                                           "features.2.1", "features.2.1", "", "", ""}));
 }

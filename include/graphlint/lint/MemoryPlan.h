@@ -44,11 +44,16 @@ SavedForBackward savedForBackward(const Node &n, llvm::ArrayRef<bool> needsGrad)
 /// the output's gradient (Add, views, Concat's pieces) or a new buffer.
 bool gradPassesThrough(const Node &n, unsigned input);
 
-/// The repeated layer a node runs in, as --recompute layer checkpoints it:
-/// the shortest prefix of its module path that ends in an index component
-/// ("blocks.3" of "blocks.3.attn.qkv", "layer2.1", "encoder_layer_5"); ""
-/// outside any (embeddings, the head).
-llvm::StringRef checkpointLayer(const Node &n);
+/// The repeated layer each node of `g` runs in (by node index), as
+/// --recompute layer checkpoints it; "" outside any (embeddings, the head,
+/// backward nodes). A layer is the first module on the node's path whose
+/// name ends in a number ("blocks.3" of "blocks.3.attn.qkv", "layer2.1",
+/// "encoder_layer_5", "denseblock1.denselayer2") and that has submodules,
+/// taken further down while the next component is such a module too (the
+/// blocks "features.2.0" of a stage "features.2"), and only when the
+/// neighbouring layer in execution order is entered through the same
+/// submodule (a stem "features.0" before blocks "features.1", ... is not).
+std::vector<llvm::StringRef> checkpointLayers(const Graph &g);
 
 class MemoryPlan {
 public:
