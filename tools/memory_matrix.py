@@ -270,6 +270,30 @@ def table(cases):
     return "\n".join(lines)
 
 
+def summary_table(cases):
+    """docs/validation.md's form: one row per model and mode, one column per
+    frontend, the case's worst error at each batch size (bold: outside 3%)."""
+    fronts = [f for f in ("fx", "onnx", ".pt2", "fx --recompute layer") if any(c["frontend"] == f for c in cases)]
+    batches = sorted({c["batch"] for c in cases})
+    cell, rows = {}, []
+    for c in cases:
+        if (c["model"], c["mode"]) not in rows:
+            rows.append((c["model"], c["mode"]))
+        if "error_beyond" not in c:
+            continue
+        errs = [c["error_total"], c["error_beyond"]] + ([c["error_fwd_bwd"]] if "error_fwd_bwd" in c else [])
+        text = "%+.1f%%" % (100 * max(errs, key=abs))
+        cell[(c["model"], c["mode"], c["frontend"], c["batch"])] = text if c["target"] else "**%s**" % text
+    lines = ["| model | mode | " + " | ".join(fronts) + " |", "|---|---|" + "---|" * len(fronts)]
+    for model, mode in rows:
+        cols = []
+        for f in fronts:
+            got = [cell.get((model, mode, f, b)) for b in batches]
+            cols.append(" / ".join(g or "-" for g in got) if any(got) else "")
+        lines.append("| %s | %s | %s |" % (model, mode, " | ".join(cols)))
+    return "\n".join(lines)
+
+
 def parity_table(rows):
     lines = ["| model | batch | mode | FX peak (MiB) | ONNX peak (MiB) | ONNX - FX | within 2% |",
              "|---|---:|---|---:|---:|---:|---|"]
@@ -351,6 +375,8 @@ def main(argv=None):
           "(parameters, buffers, inputs, Adam state), target %d%% (%.0f s):\n" % (
               torch.__version__, sys.executable, round(100 * TOLERANCE), time.time() - t_all))
     print(table(cases))
+    print("\nWorst error per case, batch %s (docs/validation.md):\n" % " / ".join(str(b) for b in a.batches))
+    print(summary_table(cases))
     if pairs:
         print("\nONNX against FX, the same model: predicted total peak, target %d%%:\n" % round(100 * PARITY))
         print(parity_table(pairs))
