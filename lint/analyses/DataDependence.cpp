@@ -80,15 +80,6 @@ namespace {
 
 const Value *defining(const Value *v) { return captureOrigin(v); }
 
-// A value small enough to be a size or a condition (a scalar, a shape vector):
-// where data is reduced to such a value, the dependence "starts".
-bool isSmall(const Value *v) {
-  if (!v || !v->type.isTensor())
-    return false;
-  auto n = v->type.shape.numElements();
-  return v->type.shape.rankKnown && n && *n <= 64;
-}
-
 bool isScalar(const Value *v) { return v && v->type.isTensor() && v->type.shape.rankKnown && v->type.shape.rank() == 0; }
 
 // Ops whose output contents do not depend on their inputs' contents.
@@ -104,6 +95,13 @@ bool contentsFree(const Node &n) {
 bool isMetadataQuery(const Node &n) { return isDefaultDomain(n.domain) && (n.opType == "Shape" || n.opType == "Size"); }
 
 }  // namespace
+
+bool DataDependence::isSmallValue(const Value *v) {
+  if (!v || !v->type.isTensor())
+    return false;
+  auto n = v->type.shape.numElements();
+  return v->type.shape.rankKnown && n && *n <= 64;
+}
 
 bool DataDependence::constantValue(const Value *v, std::vector<int64_t> *ints) {
   for (unsigned depth = 0; v && depth < 8; ++depth) {
@@ -377,7 +375,7 @@ void DataDependence::visitNode(const Node &n) {
     Facts f;
     if (content) {
       f.content = true;
-      bool narrows = isSmall(out) && !isSmall(contentFrom) && !isMetadataQuery(n) && content->origin == nullptr;
+      bool narrows = isSmallValue(out) && !isSmallValue(contentFrom) && !isMetadataQuery(n) && content->origin == nullptr;
       if (narrows)
         f.contentTaint = Taint{&n, nullptr, 0};
       else

@@ -2,69 +2,26 @@
 // either joins the group of a producer it reads (when the backend's legality
 // rules allow it) or starts a new group; every producer->consumer edge between
 // two kernel groups becomes a boundary with the reason the join was refused.
-// One pass over the nodes and their inputs: linear in graph size.
+// One pass over the nodes and their inputs: linear in graph size. Which
+// joins are legal is the backend model's answer (FusionBackendModel.h): this
+// file names no backend.
 #include "graphlint/lint/FusionPlan.h"
-#include "graphlint/ir/ValueFacts.h"
 
-#include "InductorCpuLaunches.h"
-#include "OrtPatterns.h"
+#include "FusionBackendModel.h"
 #include "graphlint/ir/OpRegistry.h"
+#include "graphlint/ir/ValueFacts.h"
+#include "graphlint/lint/DataDependence.h"
 
 #include <fmt/format.h>
 
 #include <llvm/ADT/DenseSet.h>
 #include <llvm/ADT/STLExtras.h>
-#include <llvm/ADT/StringSwitch.h>
 
 namespace graphlint {
 
 using namespace fusion_detail;
 
 namespace {
-
-// The legality knobs that differ between compilers (docs/fusion.md).
-struct BackendRules {
-  bool castFuses;          // a precision-changing Cast stays inside a pointwise group
-  bool injectiveFuses;     // gather/slice/concat/pad fuse as index math
-  bool transposeFuses;     // a layout change fuses (else layout_change)
-  bool multiOutputGroups;  // a group may export an intermediate value read elsewhere
-  bool graphOutputFuses;   // a graph output may be an intermediate of a group
-  bool reductionEpilogue;  // pointwise consumers of a reduction share its kernel
-  unsigned maxEpilogue;    // pointwise ops a contraction absorbs
-  bool patternFusion;      // contractions/pools fuse only ORT's transformer patterns
-  bool elementwiseFuses;   // pointwise ops chain into one kernel outside the patterns
-  bool windowPointwise;    // max/avg pooling lowers to a pointwise loop over windows (Inductor)
-  bool convResidualSum;    // ort: a Conv takes a residual Add (FusedConv's Z input: CUDA EP only)
-  bool fuses = true;       // false: PyTorch eager, one kernel per op
-};
-
-BackendRules rulesFor(FusionBackend b) {
-  switch (b) {
-  case FusionBackend::Inductor: return {true, true, true, true, true, true, 8, false, true, true, false};
-  // Inductor's CPU backend calls mm/addmm/convolution as extern library
-  // kernels (mkldnn, MKL) that take no epilogue; measured in docs/validation.md.
-  case FusionBackend::InductorCpu: return {true, true, true, true, true, true, 0, false, true, true, false};
-  case FusionBackend::TensorRT: return {false, false, false, false, true, true, 3, false, true, false, false};
-  // The CPU EP runs every op outside a fusion pattern as its own kernel.
-  case FusionBackend::OrtCpu: return {false, false, false, false, false, true, 2, true, false, false, false};
-  case FusionBackend::OrtCuda: return {false, false, false, false, false, true, 2, true, true, false, true};
-  // PyTorch eager (no torch.compile): each aten op launches its own kernel,
-  // which reads its inputs from and writes its outputs to memory.
-  case FusionBackend::Eager: return {false, false, false, false, false, false, 0, false, false, false, false, false};
-  }
-  return {true, true, true, true, true, true, 8, false, true, true, false};
-}
-
-
-// Ops that are kernels of their own for every backend we model.
-bool isOpaque(const Node &n) {
-  return llvm::StringSwitch<bool>(n.opType)
-      .Cases("TopK", "LSTM", "GRU", "RNN", "Multinomial", "RandomNormal", "RandomUniform", true)
-      .Cases("RandomNormalLike", "RandomUniformLike", "Bernoulli", "MemcpyToHost", "MemcpyFromHost", true)
-      .Cases("Scatter", "ScatterElements", "ScatterND", "TensorScatter", true)
-      .Cases("RoiAlign", "MaxRoiPool", "Resize", "Upsample", true)
-      .Default(false);
-}
 
 bool isDeviceCopy(const Node &n) {
   return n.opType == "MemcpyToHost" || n.opType == "MemcpyFromHost";
@@ -99,6 +56,29 @@ bool sameReductionDomain(const Node &a, const Node &b) {
   return x && y && x->type.shape.rankKnown && x->type.shape == y->type.shape;
 }
 
+// Does a contraction, opaque or unknown op read n's output (through views)?
+bool readByLibraryCall(const Node &n, const FusionBackendModel &model, int depth = 0) {
+  for (const Value *out : n.outputs)
+    for (const Use &u : out ? out->uses : llvm::SmallVector<Use, 2>{}) {
+      GroupKind uk = model.kindOf(*u.user);
+      if (uk == GroupKind::Contraction || uk == GroupKind::Opaque || uk == GroupKind::Unknown ||
+          uk == GroupKind::HostSync || uk == GroupKind::Collective)
+        return true;
+      if (depth < 4 && isViewOp(*u.user) && !u.user->inputs.empty() &&
+          u.user->inputs[0] == out && readByLibraryCall(*u.user, model, depth + 1))  // (not a view's shape operand)
+        return true;
+    }
+  return false;
+}
+
+// Every graph of the model: the main graph with its nested bodies, then the
+// bodies of model-local functions (planned too, so every node has a group).
+template <typename Fn> void forEachModelGraph(const Model &m, Fn fn) {
+  forEachGraph(*m.graph, fn);
+  for (const auto &f : m.functions)
+    if (f->body)
+      forEachGraph(*f->body, fn);
+}
 
 }  // namespace
 
@@ -106,11 +86,8 @@ FusionPlan::FusionPlan(const Model &m, AnalysisContext &ctx) : backend_(ctx.setu
 FusionPlan::FusionPlan(const Model &m, FusionBackend backend) : backend_(backend) { plan(m); }
 
 void FusionPlan::plan(const Model &m) {
-  forEachGraph(*m.graph, [&](const Graph &g) { planGraph(g); });
-  // Model-local function bodies are planned too, so every node has a group.
-  for (const auto &f : m.functions)
-    if (f->body)
-      forEachGraph(*f->body, [&](const Graph &g) { planGraph(g); });
+  std::unique_ptr<FusionBackendModel> model = makeFusionBackendModel(backend_);
+  forEachModelGraph(m, [&](const Graph &g) { planGraph(g, *model); });
   // Groups emptied by merges disappear; ids are renumbered densely, members
   // sorted by execution order.
   std::vector<unsigned> remap(groups_.size(), 0);
@@ -128,13 +105,7 @@ void FusionPlan::plan(const Model &m) {
     entry.second = remap[entry.second];
   for (FusionGroup &grp : groups_)
     grp.launch = grp.id;
-  if (backend_ == FusionBackend::InductorCpu) {
-    auto launches = [&](const Graph &g) { assignInductorCpuLaunches(g, groups_, groupIndex_); };
-    forEachGraph(*m.graph, launches);
-    for (const auto &f : m.functions)
-      if (f->body)
-        forEachGraph(*f->body, launches);
-  }
+  forEachModelGraph(m, [&](const Graph &g) { model->afterPlan(g, groups_, groupIndex_); });
   std::vector<FusionBoundary> bounds;
   boundaryIndex_.clear();
   for (FusionBoundary &b : boundaries_) {
@@ -148,74 +119,9 @@ void FusionPlan::plan(const Model &m) {
   boundaries_ = std::move(bounds);
 }
 
-using GroupState = FusionGroupState;
-
-namespace {
-
-// Max/average pooling over windows (not the global or adaptive kind, a true
-// reduction): Inductor lowers it to a pointwise loop whose body reads a window.
-bool isWindowPool(const Node &n) {
-  return llvm::StringSwitch<bool>(n.opType)
-      .Cases("MaxPool", "AveragePool", "max_pool2d", "max_pool2d_with_indices", "avg_pool2d", true)
-      .Cases("_low_memory_max_pool_with_offsets", "max_pool3d", "avg_pool3d", true)
-      .Default(false);
-}
-
-GroupKind kindOf(const Node &n) {
-  if (!n.op || !n.op->known)
-    return GroupKind::Unknown;
-  if (isOpaque(n))
-    return GroupKind::Opaque;
-  switch (n.op->kind) {
-  case OpKind::Pointwise: case OpKind::Broadcast: case OpKind::Injective: return GroupKind::Pointwise;
-  case OpKind::Reduction: return GroupKind::Reduction;
-  case OpKind::Contraction: return GroupKind::Contraction;
-  case OpKind::ShapeOnly: return GroupKind::ShapeOnly;
-  case OpKind::ControlFlow: return GroupKind::ControlFlow;
-  case OpKind::DataDependentOutput: return GroupKind::HostSync;
-  case OpKind::Collective: return GroupKind::Collective;
-  case OpKind::Unknown: return GroupKind::Unknown;
-  }
-  return GroupKind::Unknown;
-}
-
-// Does a contraction, opaque or unknown op read n's output (through views)?
-template <typename KindOf> bool readByLibraryCall(const Node &n, const KindOf &kindOf, int depth = 0) {
-  for (const Value *out : n.outputs)
-    for (const Use &u : out ? out->uses : llvm::SmallVector<Use, 2>{}) {
-      GroupKind uk = kindOf(*u.user);
-      if (uk == GroupKind::Contraction || uk == GroupKind::Opaque || uk == GroupKind::Unknown ||
-          uk == GroupKind::HostSync || uk == GroupKind::Collective)
-        return true;
-      if (depth < 4 && isViewOp(*u.user) && !u.user->inputs.empty() &&
-          u.user->inputs[0] == out && readByLibraryCall(*u.user, kindOf, depth + 1))  // (not a view's shape operand)
-        return true;
-    }
-  return false;
-}
-
-}  // namespace
-
-void FusionPlan::planGraph(const Graph &g) {
-  const BackendRules rules = rulesFor(backend_);
-  auto kindOf = [&](const Node &n) {
-    if (rules.windowPointwise && isWindowPool(n))
-      return GroupKind::Pointwise;
-    // Inductor's C++ backend has no scan codegen: cumsum/cumprod call aten.
-    if (backend_ == FusionBackend::InductorCpu && (n.opType == "cumsum" || n.opType == "cumprod" || n.opType == "CumSum"))
-      return GroupKind::Opaque;
-    if (rules.patternFusion && isNoopCast(n))
-      return GroupKind::ShapeOnly;  // ORT's CastElimination removes it: a view of its input
-    return graphlint::kindOf(n);
-  };
-  // ort-cpu: which ORT pattern (Gelu, FastGelu, QuickGelu, ...) each node is part of.
-  llvm::DenseMap<const Node *, unsigned> patternOf;
-  if (!rules.elementwiseFuses)
-    patternOf = ortElementwisePatterns(g);
-  auto samePattern = [&](const FusionGroup &grp, const Node &n) {
-    unsigned p = patternOf.lookup(&n);
-    return p && llvm::any_of(grp.nodes, [&](const Node *m) { return patternOf.lookup(m) == p; });
-  };
+void FusionPlan::planGraph(const Graph &g, FusionBackendModel &model) {
+  auto kindOf = [&](const Node &n) { return model.kindOf(n); };
+  model.beginGraph(g);
   std::vector<GroupState> state;  // indexed like groups_ (global ids)
   state.resize(groups_.size());
 
@@ -232,9 +138,7 @@ void FusionPlan::planGraph(const Graph &g) {
   auto add = [&](unsigned gid, const Node &n) {
     groups_[gid].nodes.push_back(&n);
     groupIndex_[&n] = gid;
-    // ort-cpu expands the HardSwish function: HardSigmoid, then Mul.
-    if (backend_ == FusionBackend::OrtCpu && n.opType == "HardSwish")
-      ++groups_[gid].kernels;
+    groups_[gid].kernels += model.extraKernels(n);
     // Shape/Size read metadata only: no dependency on the producer's kernel.
     if (n.opType == "Shape" || n.opType == "Size")
       return;
@@ -306,57 +210,9 @@ void FusionPlan::planGraph(const Graph &g) {
       if (idx < n.inputs.size() && n.inputs[idx] == v && !unobservableWrite(v))
         return BreakReason::InplaceAlias;
     if (k == GroupKind::Contraction) return BreakReason::ReductionBoundary;  // no prologue fusion
-    if (!rules.fuses) return BreakReason::ReductionBoundary;                // eager: one kernel per op
     if (grp.kind == GroupKind::ShapeOnly) return BreakReason::ReductionBoundary;
-    if (rules.patternFusion) {
-      // ORT: gathers, pads and transposes are kernels of their own (their
-      // folds into a consumer are ortPatternPass's); a precision Cast fuses
-      // only inside a decomposed normalization (LayerNormFusion with casts).
-      if (st.injective) return isLayoutChange(*grp.nodes.front()) ? BreakReason::LayoutChange : BreakReason::ReductionBoundary;
-      if (isFloatCast(n) && !st.normalization && !feedsNormalization(n)) return BreakReason::DtypeMismatch;
-      if (st.castHead && !isNormalizationEntry(n)) return BreakReason::DtypeMismatch;
-      if (grp.kind == GroupKind::Reduction && k == GroupKind::Reduction && n.opType != "ReduceMean" &&
-          n.opType != "LayerNormalization" && n.opType != "Softmax")
-        return BreakReason::ReductionBoundary;
-      if (grp.kind == GroupKind::Reduction && st.lastReduction && !st.normalization &&
-          st.lastReduction->opType != "ReduceMean" && k != GroupKind::Reduction)
-        return BreakReason::ReductionBoundary;  // ORT has no reduction epilogues beyond normalizations
-    }
-    if (!rules.elementwiseFuses && grp.kind == GroupKind::Contraction && patternOf.lookup(&n))
-      return BreakReason::ReductionBoundary;  // the op starts its own pattern kernel (QuickGelu, Gelu)
-    // SkipLayerNormalization (session level) takes residual Adds read only by it.
-    auto skipLayerNorm = [&] {
-      return k == GroupKind::Reduction && isLayerNormOp(n) && v->uses.size() == 1 &&
-             llvm::all_of(grp.nodes, [](const Node *m) { return m->opType == "Add"; });
-    };
-    if (!rules.elementwiseFuses && (grp.kind == GroupKind::Pointwise || grp.kind == GroupKind::Reduction) &&
-        !samePattern(grp, n) && !skipLayerNorm())
-      return BreakReason::ReductionBoundary;  // ort-cpu: no kernel takes two ops outside a pattern
-                                              // (but SkipLayerNormalization takes the residual Adds)
-    if (!rules.elementwiseFuses && grp.kind == GroupKind::Reduction && k != GroupKind::Reduction && st.lastReduction &&
-        isLayerNormOp(*st.lastReduction))
-      return BreakReason::ReductionBoundary;  // a LayerNormalization kernel takes no epilogue
-    if (!rules.castFuses && isFloatCast(n) && !(rules.patternFusion && (st.normalization || feedsNormalization(n))))
-      return BreakReason::DtypeMismatch;
-    if (!rules.castFuses && v->type.isTensor() && n.op && n.op->kind != OpKind::ShapeOnly &&
-        !(rules.patternFusion && isNormalizationEntry(n)))
-      for (const Value *in : n.inputs)
-        if (in && in != v && isFloating(in->type.dtype) && isFloating(v->type.dtype) && in->type.dtype != v->type.dtype)
-          return BreakReason::DtypeMismatch;
-    if (!rules.transposeFuses && isLayoutChange(n) && !(rules.patternFusion && grp.kind == GroupKind::Contraction))
-      return BreakReason::LayoutChange;  // (ort: the contraction epilogue rules decide)
-    if (!rules.injectiveFuses && n.op && n.op->kind == OpKind::Injective &&
-        !(rules.patternFusion && grp.kind == GroupKind::Contraction))
-      return BreakReason::LayoutChange;
-    if (!rules.graphOutputFuses && v->isGraphOutput() &&
-        !(rules.patternFusion && v->producer && v->producer->opType == "Add" &&
-          (isNormalizationEntry(n) || n.opType == "Add" || isFloatCast(n))))
-      return BreakReason::GraphOutput;  // (SkipLayerNormalization emits its input sum as an extra output)
-    if (grp.kind == GroupKind::Contraction && rules.windowPointwise && isWindowPool(n))
-      return BreakReason::ReductionBoundary;  // a window read is no GEMM-template epilogue
-    if (grp.kind == GroupKind::Contraction && !rules.patternFusion && rules.maxEpilogue == 0)
-      return BreakReason::ReductionBoundary;  // a library call takes no epilogue, however many read it
-    if (!rules.multiOutputGroups || grp.kind == GroupKind::Contraction) {
+    if (auto why = model.refusal(FusionJoin{grp, st, n, k, v})) return why;
+    if (!model.multiOutputGroups() || grp.kind == GroupKind::Contraction) {
       // The value must stay inside the group: every reader must be able to join.
       for (const Use &u : v->uses) {
         if (u.user == &n) continue;
@@ -370,22 +226,12 @@ void FusionPlan::planGraph(const Graph &g) {
     }
     switch (grp.kind) {
     case GroupKind::Contraction:
-      if (rules.patternFusion && st.anchor) {
-        unsigned next = 0;
-        if (st.anchor->opType == "MatMulInteger")
-          return ortIntegerEpilogueRefusal(st.stage, n, &next);
-        return ortEpilogueRefusal(*st.anchor, st.stage, n, v, &next, rules.convResidualSum);
-      }
-      if (k != GroupKind::Pointwise || st.epilogue >= rules.maxEpilogue) return BreakReason::ReductionBoundary;
-      if (n.op && n.op->kind == OpKind::Injective && !isLayoutChange(n)) return BreakReason::ReductionBoundary;
-      if (isLayoutChange(n)) return BreakReason::LayoutChange;
-      return std::nullopt;
+      return model.epilogueRefusal(FusionJoin{grp, st, n, k, v});
     case GroupKind::Reduction:
       if (k == GroupKind::Reduction)
         return st.lastReduction && sameReductionDomain(*st.lastReduction, n) ? std::nullopt
                                                                              : std::optional(BreakReason::ReductionBoundary);
-      if (!rules.reductionEpilogue) return BreakReason::ReductionBoundary;
-      return std::nullopt;
+      return std::nullopt;  // pointwise epilogue
     case GroupKind::Pointwise:
       return std::nullopt;  // pointwise prologue into anything but a contraction
     default:
@@ -394,35 +240,34 @@ void FusionPlan::planGraph(const Graph &g) {
   };
 
   // Shape arithmetic (Shape -> Gather -> Concat -> Reshape) runs on the host
-  // from metadata and constants: it costs no kernel.
+  // from metadata and constants: it costs no kernel. Host-known are omitted
+  // inputs, the outputs of host nodes, and weights small enough to be sizes
+  // (DataDependence's small values; a capture stands for its origin).
   llvm::DenseSet<const Value *> hostValues;
   auto hostKnown = [&](const Value *v) {
-    if (!v)
-      return true;
-    if (hostValues.count(v))
+    if (!v || hostValues.count(v))
       return true;
     const Value *base = captureOrigin(v);
-    if (base->kind == Value::Kind::Param && base->param)
-      return base->param->tensor.numElements().value_or(INT64_MAX) <= 64;
-    return false;
+    return base->kind == Value::Kind::Param && base->param && DataDependence::isSmallValue(base);
   };
 
   for (const auto &np : g.nodes()) {
     const Node &n = *np;
     GroupKind k = kindOf(n);
     bool host = n.opType == "Shape" || n.opType == "Size" || n.opType == "Constant";
-    // Inductor: a value computed from indices alone (iota, full, arange: no
-    // tensor input) is recomputed inside every kernel that reads it.
-    bool derived = rules.windowPointwise && n.inputs.empty() && k == GroupKind::Pointwise;
+    // A backend that recomputes host values in its kernels does so for a
+    // value computed from indices alone (iota, full, arange: no tensor input).
+    const bool recomputes = model.recomputesHostValues();
+    bool derived = recomputes && n.inputs.empty() && k == GroupKind::Pointwise;
     if (!host && !derived && k != GroupKind::Contraction && k != GroupKind::ControlFlow && k != GroupKind::Unknown &&
-        !(rules.windowPointwise && k == GroupKind::Opaque) && !n.inputs.empty()) {
+        !(recomputes && k == GroupKind::Opaque) && !n.inputs.empty()) {
       derived = true;
       for (const Value *in : n.inputs)
         derived &= hostKnown(in);
     }
     // ... unless a library call (mm, SDPA, an aten fallback) reads it: then a
     // kernel writes it to memory first.
-    if (derived && rules.windowPointwise && !isViewOp(n) && readByLibraryCall(n, kindOf))
+    if (derived && recomputes && !isViewOp(n) && readByLibraryCall(n, model))
       derived = false;
     host |= derived;
     if (host) {
@@ -451,14 +296,14 @@ void FusionPlan::planGraph(const Graph &g) {
       auto pg = groupOfValue(v);
       if (!pg || state[*pg].closed || (chosen && *pg <= *chosen))
         continue;
-      // ort: a contraction's epilogue wins over a pointwise sibling (the
-      // fused kernel takes the other operand as an input).
-      if (rules.patternFusion && chosen && groups_[*chosen].kind == GroupKind::Contraction)
+      // A contraction's epilogue may win over a pointwise sibling (the fused
+      // kernel takes the other operand as an input).
+      if (model.epilogueFirst() && chosen && groups_[*chosen].kind == GroupKind::Contraction)
         continue;
       if (!refusal(*pg, n, k, v))
         chosen = *pg;
     }
-    if (rules.patternFusion && chosen && groups_[*chosen].kind != GroupKind::Contraction)
+    if (model.epilogueFirst() && chosen && groups_[*chosen].kind != GroupKind::Contraction)
       for (const Value *v : n.inputs) {
         auto pg = groupOfValue(v);
         if (pg && !state[*pg].closed && groups_[*pg].kind == GroupKind::Contraction && !refusal(*pg, n, k, v)) {
@@ -471,7 +316,7 @@ void FusionPlan::planGraph(const Graph &g) {
     // about locality), only when the node's other inputs come from outside
     // the plan (graph inputs, params, host values) so joining cannot create a
     // dependency cycle between groups, and only where the join is legal.
-    if (!chosen && k == GroupKind::Pointwise && rules.multiOutputGroups) {
+    if (!chosen && k == GroupKind::Pointwise && model.multiOutputGroups()) {
       bool othersFree = true;
       unsigned computed = 0;
       for (const Value *v : n.inputs)
@@ -509,8 +354,8 @@ void FusionPlan::planGraph(const Graph &g) {
     if (chosen) {
       gid = *chosen;
       // Vertical merge: another open pointwise producer group whose every
-      // output is read only here folds into the chosen group (Inductor fuses
-      // both loads into one loop nest).
+      // output is read only here folds into the chosen group (a fusing
+      // compiler puts both loads in one loop nest).
       for (const Value *v : n.inputs) {
         auto pg = groupOfValue(v);
         if (!pg || *pg == gid || state[*pg].closed || groups_[*pg].kind != GroupKind::Pointwise || refusal(*pg, n, k, v))
@@ -544,18 +389,11 @@ void FusionPlan::planGraph(const Graph &g) {
         grp.kind = GroupKind::Reduction;
       if (grp.kind == GroupKind::Contraction) {
         ++state[gid].epilogue;
-        if (rules.patternFusion && state[gid].anchor) {
-          const Value *via = nullptr;
-          for (const Value *v : n.inputs)
-            if (groupOfValue(v) == std::optional<unsigned>(gid))
-              via = v;
-          unsigned next = state[gid].stage;
-          if (state[gid].anchor->opType == "MatMulInteger")
-            ortIntegerEpilogueRefusal(state[gid].stage, n, &next);
-          else
-            ortEpilogueRefusal(*state[gid].anchor, state[gid].stage, n, via, &next, rules.convResidualSum);
-          state[gid].stage = next;
-        }
+        const Value *via = nullptr;  // the last input read from the group
+        for (const Value *v : n.inputs)
+          if (groupOfValue(v) == std::optional<unsigned>(gid))
+            via = v;
+        model.joinedEpilogue(state[gid], n, via);
       }
       state[gid].castHead = false;
     } else {
@@ -563,7 +401,7 @@ void FusionPlan::planGraph(const Graph &g) {
       if (k == GroupKind::Contraction)
         state[gid].anchor = &n;
       state[gid].injective = n.op && n.op->kind == OpKind::Injective;
-      state[gid].castHead = rules.patternFusion && isFloatCast(n);
+      model.started(state[gid], n);
     }
     if (n.opType == "ReduceMean" || n.opType == "LayerNormalization")
       state[gid].normalization = true;
@@ -574,8 +412,7 @@ void FusionPlan::planGraph(const Graph &g) {
       state[gid].closed = true;
     // Backends that run data movement as kernels of their own: a gather,
     // split or layout change that starts a group does not grow it either.
-    if (!chosen && ((!rules.injectiveFuses && n.op && n.op->kind == OpKind::Injective) ||
-                    (!rules.transposeFuses && isLayoutChange(n))))
+    if (!chosen && model.runsAlone(n))
       state[gid].closed = true;
     add(gid, n);
 
@@ -604,8 +441,8 @@ void FusionPlan::planGraph(const Graph &g) {
     }
   }
 
-  if (rules.patternFusion)
-    ortPatternPass(g, state);
+  FusionDraft draft{g, groups_, groupIndex_, state};
+  model.afterGraph(draft);
 }
 
 unsigned FusionPlan::kernelsPredicted() const {

@@ -1,44 +1,23 @@
-// ONNX Runtime's fusion patterns for the ort profile: which epilogues,
-// prologues and normalizations ORT's graph transformers rewrite into one
-// kernel (onnxruntime/core/optimizer), and the post-pass that folds prologues.
+// ONNX Runtime's fusion patterns for the ort profiles (OrtPatterns.h): which
+// epilogues, prologues and normalizations ORT's graph transformers rewrite
+// into one kernel (onnxruntime/core/optimizer). OrtFusion.cpp asks them.
 #include "OrtPatterns.h"
-#include "graphlint/ir/ValueFacts.h"
 
 #include "graphlint/ir/OpRegistry.h"
+#include "graphlint/ir/ValueFacts.h"
+#include "graphlint/lint/DataDependence.h"
 
 #include <llvm/ADT/StringSwitch.h>
 
 namespace graphlint {
 namespace fusion_detail {
 
-bool isLayoutChange(const Node &n) {
-  return llvm::StringSwitch<bool>(n.opType)
-      .Cases("Transpose", "DepthToSpace", "SpaceToDepth", true)
-      .Default(false);
-}
-
-bool isNoopCast(const Node &n) {
-  if (n.opType == "Dropout")  // inference Dropout: EliminateDropout
-    return onlyFirstOutputUsed(n) && (n.inputs.size() < 3 || !n.inputs[2] || isFoldedConstant(n.inputs[2], /*throughCasts=*/true));
-  const Value *in = n.inputs.empty() ? nullptr : n.inputs[0];
-  const Value *out = n.outputs.empty() ? nullptr : n.outputs[0];
-  return n.opType == "Cast" && in && out && in->type.dtype == out->type.dtype && in->type.dtype != DType::Undefined;
-}
-
-bool isFloatCast(const Node &n) {
-  if (n.opType != "Cast" && n.opType != "CastLike")
-    return false;
-  const Value *in = n.inputs.empty() ? nullptr : n.inputs[0];
-  const Value *out = n.outputs.empty() ? nullptr : n.outputs[0];
-  return in && out && isFloating(in->type.dtype) && isFloating(out->type.dtype) && in->type.dtype != out->type.dtype;
-}
-
 // --- ONNX Runtime's fusion patterns (onnxruntime/core/optimizer) -----------
 // The ort profile fuses what ORT's graph transformers rewrite into one kernel
 // (union of the CPU and CUDA EPs): Conv/MatMul/Gemm with folded affine
 // epilogues (BN, constant Mul/Add), one residual sum and one activation;
 // Pad/Transpose/scalar-scale prologues; decomposed normalizations with their
-// Casts; attention and embedding+LayerNorm blocks (see ortPatternPass).
+// Casts; attention and embedding+LayerNorm blocks (OrtFusion.cpp's post-pass).
 
 std::optional<int64_t> constantElements(const Value *v) {
   if (!isFoldedConstant(v, /*throughCasts=*/true))
@@ -57,13 +36,6 @@ bool isOrtActivation(const Node &n) {
 
 bool isConvLike(const Node &n) { return n.opType == "Conv" || n.opType == "ConvTranspose"; }
 bool isGemmLike(const Node &n) { return n.opType == "MatMul" || n.opType == "Gemm"; }
-
-bool onlyFirstOutputUsed(const Node &n) {
-  for (size_t i = 1; i < n.outputs.size(); ++i)
-    if (n.outputs[i] && (!n.outputs[i]->uses.empty() || n.outputs[i]->isGraphOutput()))
-      return false;
-  return true;
-}
 
 // Right-aligned unidirectional broadcast of `b` onto `out`, all dims known.
 bool broadcastsOnto(const Shape &b, const Shape &out) {
@@ -235,11 +207,8 @@ bool ortPadFolds(const Node &pad, const Node &consumer) {
   std::vector<int64_t> pads;
   if (const Attribute *a = pad.attr("pads"))
     pads = a->ints;
-  else if (pad.inputs.size() > 1 && isFoldedConstant(pad.inputs[1], /*throughCasts=*/true)) {
-    const Value *p = pad.inputs[1];
-    if (p->param->tensor.data.known)
-      pads = p->param->tensor.data.ints;
-  }
+  else if (pad.inputs.size() > 1)
+    DataDependence::constantValue(pad.inputs[1], &pads);  // a weight's or a Constant node's contents
   if (pads.size() < 4 || pads.size() % 2)
     return false;
   size_t r = pads.size() / 2;
@@ -454,119 +423,4 @@ llvm::DenseMap<const Node *, unsigned> ortElementwisePatterns(const Graph &g) {
 }
 
 }  // namespace fusion_detail
-
-using namespace fusion_detail;
-
-// ORT's prologue folds, applied after the greedy pass: a single-use Pad into
-// Conv/MaxPool/AveragePool (PadFusion), a Transpose (optionally followed by a
-// precision Cast) into MatMul/Gemm (MatmulTransposeFusion, GemmTransposeFusion),
-// a scalar scale into MatMul (MatMulScaleFusion). One pass over the nodes.
-void FusionPlan::ortPatternPass(const Graph &g, std::vector<GroupState> &state) {
-  auto merge = [&](unsigned into, unsigned from) {
-    if (into == from)
-      return;
-    for (const Node *member : groups_[from].nodes) {
-      groups_[into].nodes.push_back(member);
-      groupIndex_[member] = into;
-    }
-    groups_[from].nodes.clear();
-    groups_[from].kernels = 0;
-    state[from].closed = true;
-  };
-  auto alone = [&](const Node &p) { return groups_[groupIndex_.lookup(&p)].nodes.size() == 1; };
-  auto singleUse = [&](const Value *v) {
-    return v && v->kind == Value::Kind::NodeOutput && v->producer && v->producer->graph == &g && v->uses.size() == 1 &&
-           !v->isGraphOutput();
-  };
-  // GatherToSplitFusion / GatherSliceToSplitFusion: Gathers of one tensor by
-  // scalar constants (q, k, v = qkv[0], qkv[1], qkv[2]), or Slices of one
-  // tensor (x.chunk(2)), become one Split.
-  for (const auto &np : g.nodes())
-    for (const Value *out : np->outputs) {
-      if (!out)
-        continue;
-      std::optional<unsigned> first;
-      for (const Use &u : out->uses) {
-        const Node &gth = *u.user;
-        bool gather = gth.opType == "Gather" && gth.inputs.size() == 2 && constantElements(gth.inputs[1]).value_or(0) == 1;
-        bool slice = gth.opType == "Slice" && llvm::count_if(out->uses, [](const Use &w) {
-                       return w.user->opType == "Slice";
-                     }) >= 2 && llvm::all_of(out->uses, [](const Use &w) {
-                       return w.user->opType == "Slice" || w.user->opType == "Shape";  // (sizes from its shape)
-                     });
-        if (!(gather || slice) || gth.inputs.empty() || gth.inputs[0] != out || !alone(gth) ||
-            groups_[groupIndex_.lookup(&gth)].kind == GroupKind::ShapeOnly)
-          continue;
-        if (!first)
-          first = groupIndex_.lookup(&gth);
-        else
-          merge(*first, groupIndex_.lookup(&gth));
-      }
-    }
-  for (const auto &np : g.nodes()) {
-    const Node &n = *np;
-    for (const Value *v : n.inputs) {
-      if (!singleUse(v))
-        continue;
-      const Node &p = *v->producer;
-      unsigned gn = groupIndex_.lookup(&n), gp = groupIndex_.lookup(&p);
-      if (gn == gp || !alone(p) || groups_[gn].kind == GroupKind::ShapeOnly)
-        continue;
-      if (p.opType == "Pad" && ortPadFolds(p, n)) {
-        merge(gn, gp);
-      } else if (p.opType == "Transpose" && ortTransposeFolds(p, n)) {
-        merge(gn, gp);
-      } else if ((p.opType == "Mul" || p.opType == "Div") && ortScaleFolds(p, v, n)) {
-        merge(gn, gp);
-      } else if (p.opType == "Mul" && state[gn].anchor && state[gn].anchor->opType == "MatMulInteger" &&
-                 groups_[gp].kind == GroupKind::Pointwise) {
-        merge(gn, gp);  // MatMulIntegerToFloat: the product of the input scales
-      } else if (p.opType == "DynamicQuantizeLinear" && n.opType == "MatMulInteger") {
-        merge(gn, gp);  // DynamicQuantizeMatMulFusion, with the scale product feeding the epilogue
-        for (const Value *o : p.outputs)
-          for (const Use &u : o ? o->uses : llvm::SmallVector<Use, 2>{}) {
-            unsigned gu = groupIndex_.lookup(u.user);
-            if (gu == gn || !alone(*u.user) || groups_[gu].kind != GroupKind::Pointwise || u.user->outputs.empty() ||
-                !u.user->outputs[0])
-              continue;
-            bool intoGn = true;
-            for (const Use &w : u.user->outputs[0]->uses)
-              intoGn &= groupIndex_.lookup(w.user) == gn;
-            if (intoGn)
-              merge(gn, gu);
-          }
-      } else if (isFloatCast(p) && isGemmLike(n) && singleUse(p.inputs[0])) {
-        const Node &t = *p.inputs[0]->producer;
-        if (t.opType == "Transpose" && alone(t) && ortTransposeFolds(t, n)) {
-          merge(gn, gp);
-          merge(gn, groupIndex_.lookup(&t));
-        }
-      }
-    }
-    // TransposeOptimizer: a Transpose of a single-use Transpose is one Transpose.
-    if (n.opType == "Transpose" && !n.inputs.empty() && singleUse(n.inputs[0]) &&
-        n.inputs[0]->producer->opType == "Transpose" && alone(*n.inputs[0]->producer) && alone(n))
-      merge(groupIndex_.lookup(&n), groupIndex_.lookup(n.inputs[0]->producer));
-    // FusedMatMul also takes transposes behind a Reshape, a folded scale or
-    // another folded transpose (the head split of a decomposed attention:
-    // Transpose -> Reshape -> Mul(scale) -> MatMul).
-    if (n.opType != "MatMul")
-      continue;
-    unsigned gn = groupIndex_.lookup(&n);
-    for (const Value *v : n.inputs) {
-      const Value *cur = v;
-      for (unsigned hops = 0; hops < 6 && singleUse(cur); ++hops) {
-        const Node &p = *cur->producer;
-        unsigned gp = groupIndex_.lookup(&p);
-        bool view = isViewOp(p);
-        if (p.opType == "Transpose" && gp != gn && alone(p) && ortTransposeFolds(p, n, hops > 0))
-          merge(gn, gp);
-        else if (!(view || gp == gn))
-          break;
-        cur = p.inputs.empty() ? nullptr : p.inputs[0];
-      }
-    }
-  }
-}
-
 }  // namespace graphlint

@@ -1,38 +1,19 @@
-// Planner internals shared by FusionPlan.cpp (the greedy planner) and
-// OrtPatterns.cpp (ONNX Runtime's transformer patterns, the ort profile):
-// per-group planning state and the pattern predicates. Not a public header.
+// ONNX Runtime's fusion patterns (onnxruntime/core/optimizer), the predicates
+// the ort model (OrtFusion.cpp) asks: which epilogues, prologues and
+// normalizations ORT's graph transformers rewrite into one kernel.
+// Planner-internal, not a public header.
 #pragma once
 
-#include "graphlint/lint/FusionPlan.h"
+#include "FusionBackendModel.h"
 
 #include <llvm/ADT/DenseMap.h>
-#include <llvm/ADT/SmallVector.h>
 
 #include <optional>
 
 namespace graphlint {
 
-// Per-group planning state (internal; forward-declared in FusionPlan.h).
-struct FusionGroupState {
-  llvm::SmallVector<unsigned, 4> deps;  // kernel groups this group reads
-  const Node *lastReduction = nullptr;
-  unsigned epilogue = 0;
-  bool closed = false;
-  bool read = false;  // another group depends on this one
-  // ort profile
-  const Node *anchor = nullptr;  // the contraction a group grew from
-  unsigned stage = 0;            // its epilogue stage (kFold, kSummed, kActivated)
-  bool injective = false;        // started by a gather/slice/pad/transpose
-  bool castHead = false;         // a lone precision Cast so far
-  bool normalization = false;    // holds a ReduceMean (decomposed LayerNorm)
-};
-using GroupState = FusionGroupState;
-
 namespace fusion_detail {
 
-bool isFloatCast(const Node &n);
-bool isNoopCast(const Node &n);  // a Cast to the dtype it reads
-bool isLayoutChange(const Node &n);
 const Value *otherOperand(const Node &n, const Value *v);
 
 // Stages of a contraction's epilogue under the ort profile.
@@ -43,7 +24,6 @@ std::optional<int64_t> constantElements(const Value *v);
 bool isOrtActivation(const Node &n);
 bool isConvLike(const Node &n);
 bool isGemmLike(const Node &n);
-bool onlyFirstOutputUsed(const Node &n);
 bool broadcastsOnto(const Shape &b, const Shape &out);
 std::optional<BreakReason> ortEpilogueRefusal(const Node &anchor, unsigned stage, const Node &n, const Value *v,
                                               unsigned *nextStage, bool residualSum);

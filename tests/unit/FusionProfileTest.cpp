@@ -139,3 +139,25 @@ TEST(FusionProfile, InductorInlinesIndexValuesUnlessALibraryCallReadsThem) {
   EXPECT_EQ(plan.groupOf(node(*m, 1)).kind, GroupKind::ShapeOnly);
   EXPECT_EQ(plan.kernelsPredicted(), 1u);
 }
+
+TEST(FusionProfile, OrtFoldsAPadWhosePadsComeFromAConstantNode) {
+  // PadFusion reads the pads' contents, from a weight or (here) a Constant
+  // node alike; it used to read them as a weight and crash on a Constant.
+  auto text = [](const char *pads) {
+    return std::string(R"(
+      <ir_version: 8, opset_import: ["" : 13]>
+      g (float[1, 3, 8, 8] x, float[4, 3, 3, 3] w) => (float[1, 4, H, W] y) {
+        p = Constant <value = int64[8] {)") + pads + R"(}> ()
+        xp = Pad(x, p)
+        y = Conv(xp, w)
+      })";
+  };
+  auto spatial = importText(text("0, 0, 1, 1, 0, 0, 1, 1"));
+  ASSERT_TRUE(spatial);
+  for (FusionBackend b : {FusionBackend::OrtCpu, FusionBackend::OrtCuda})
+    EXPECT_TRUE(together(FusionPlan(*spatial, b), *spatial, 1, 2)) << fusionBackendName(b);
+  // Negative pads crop: no convolution padding, so the Pad stays a kernel.
+  auto crop = importText(text("0, 0, -1, -1, 0, 0, -1, -1"));
+  ASSERT_TRUE(crop);
+  EXPECT_FALSE(together(FusionPlan(*crop, FusionBackend::OrtCpu), *crop, 1, 2));
+}

@@ -79,6 +79,11 @@ public:
   /// Contents known at compile time: a Constant, or an initializer whose
   /// (small) payload was read. Fills `ints` when integral.
   static bool constantValue(const Value *v, std::vector<int64_t> *ints = nullptr);
+  /// Small enough to be a size, a shape vector or a condition (a tensor of
+  /// known rank with at most 64 elements): where data reduced to such a value
+  /// a dependence starts, and a weight this small is a host value to the
+  /// fusion planner.
+  static bool isSmallValue(const Value *v);
   /// The operand positions of `n` that give sizes of its output (Reshape's
   /// shape, Expand's shape, TopK's K, Slice's starts/ends, ...).
   static llvm::SmallVector<unsigned, 3> shapeOperands(const Node &n);

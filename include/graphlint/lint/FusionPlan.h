@@ -1,8 +1,10 @@
 // The fusion planner: predicts, from the graph alone, how a fusing compiler
 // groups ops into kernels, and records every boundary between groups with the
 // reason fusion stops there. Computed once per model (an analysis) and read by
-// the fusion-breaker rules and the reporters. Backend profiles (inductor,
-// tensorrt, ort) change the legality rules; docs/fusion.md states them.
+// the fusion-breaker rules and the reporters. The grouping is one greedy
+// pass that knows no compiler; each backend profile (inductor, inductor-cpu,
+// tensorrt, ort-cpu, ort-cuda, eager) answers its legality questions through
+// one model (lint/analyses/FusionBackendModel.h); docs/fusion.md states them.
 #pragma once
 
 #include "graphlint/lint/Analysis.h"
@@ -77,7 +79,7 @@ struct FusionBoundary {
   std::string detail;               // e.g. "f16 -> f32", "cpu -> cuda:0"
 };
 
-struct FusionGroupState;  // planner-internal
+class FusionBackendModel;  // planner-internal: one backend's legality
 
 class FusionPlan {
 public:
@@ -96,8 +98,7 @@ public:
 
 private:
   void plan(const Model &m);
-  void planGraph(const Graph &g);
-  void ortPatternPass(const Graph &g, std::vector<struct FusionGroupState> &state);
+  void planGraph(const Graph &g, FusionBackendModel &model);
 
   FusionBackend backend_;
   std::vector<FusionGroup> groups_;
