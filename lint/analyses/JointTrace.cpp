@@ -75,7 +75,7 @@ void PlanBuilder::joint() {
         const Value *owner = kind == MemoryKind::Gradient && oi < n.outputGradientOf.size() && n.outputGradientOf[oi]
                                  ? n.outputGradientOf[oi]
                                  : o;
-        st = t_.alloc(paramGrad ? paramGradBytes(o) : bytesOf(o, true), kind, owner);
+        st = t_.alloc(paramGrad ? paramGradBytes(o) : outputBytes(n, oi), kind, owner);
         lastUse_.resize(t_.storages.size(), -1);
         lastUse_[st] = idx;
       } else if (paramGrad && t_.storages[st].kind == MemoryKind::Gradient) {

@@ -333,11 +333,7 @@ def frames_holding(rec):
     def tensors(v):
         return [t for t in (v if isinstance(v, (list, tuple)) else (v,)) if isinstance(t, torch.Tensor)]
 
-    def on_return(frame, event, arg):
-        if event != "return" or not rec.active or rec.tracer is None or rec.phase != "forward":
-            return on_return
-        skip = arguments.pop(id(frame), ())
-        now = None
+    def hold(frame, skip, now):
         for v in frame.f_locals.values():
             for t in tensors(v):
                 if id(t) in skip:
@@ -346,6 +342,21 @@ def frames_holding(rec):
                 if node is not None and node.op == "call_function":
                     now = now or rec.tracer.graph._root._prev
                     rec.held[node] = now
+        return now
+
+    def on_return(frame, event, arg):
+        if event != "return" or not rec.active or rec.tracer is None or rec.phase != "forward":
+            return on_return
+        now = hold(frame, arguments.pop(id(frame), ()), None)
+        # The calling model frame binds its locals through the call, also
+        # those it rebinds only afterwards (T5's `h, bias, _ = self.layer[0](h)`
+        # keeps the attention weights in `_` until the next layer returns):
+        # they were held until now.
+        caller = frame.f_back
+        while caller is not None and id(caller) not in arguments:
+            caller = caller.f_back
+        if caller is not None:
+            hold(caller, arguments[id(caller)], now)
         return on_return
 
     def on_call(frame, event, arg):
