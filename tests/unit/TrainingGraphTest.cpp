@@ -339,3 +339,42 @@ TEST(MemoryPlan, PythonLocalsHeldAndModuleContainers) {
   ASSERT_FALSE(static_cast<bool>(m));
   EXPECT_NE(llvm::toString(m.takeError()).find("nodes[0].held[0]: expected null or a node name"), std::string::npos);
 }
+
+// A joint graph's native_dropout (make_fx's decomposition of F.dropout) keeps
+// a bool mask on CUDA; on the CPU eager's at::dropout is `input * noise`, the
+// noise of the input's dtype, which MulBackward keeps instead: 4 bytes per
+// element for an fp32 input. A [1 MiB] fp32 input: 1 MiB in, 1 MiB out, a
+// 256 KiB or a 1 MiB mask, and the seed gradient.
+namespace {
+
+std::string jointDropout(const char *device) {
+  auto out = [&](const char *name, const char *dtype) {
+    return fmt::format(R"({{"name":"{}","shape":[262144],"dtype":"{}","device":"{}"}})", name, dtype, device);
+  };
+  return fmt::format(
+      R"({{"format":"graphlint-fx","version":2,"mode":"train","params":[],
+    "inputs":[{{"name":"x","shape":[262144],"dtype":"float32","device":"{0}","requires_grad":true}}],
+    "nodes":[{{"name":"d","op":"aten::native_dropout","inputs":["x"],"outputs":[{1},{2}],"saved":[false,true],
+      "attrs":{{"p":0.5,"train":true}},"phase":"forward"}},
+     {{"name":"g","op":"aten::ones_like","inputs":["d.0"],"outputs":[{3}],"phase":"backward"}},
+     {{"name":"dx","op":"aten::native_dropout_backward","inputs":["g","d.1"],"outputs":[{4}],"phase":"backward"}}],
+    "outputs":["d.0","dx"]}})",
+      device, out("d.0", "float32"), out("d.1", "bool"), out("g", "float32"), out("dx", "float32"));
+}
+
+}  // namespace
+
+TEST(JointGraph, CpuDropoutKeepsAnInputSizedMask) {
+  auto peak = [](const char *device) -> uint64_t {
+    auto m = importFxBytes(jointDropout(device), "dropout.fx.json", {});
+    EXPECT_TRUE(static_cast<bool>(m)) << (m ? "" : llvm::toString(m.takeError()));
+    if (!m)
+      return 0;
+    graphlint::Setup s = adam();
+    AnalysisContext ctx(**m, s);
+    const MemorySummary &sum = ctx.get<MemoryPlan>().summary();
+    return sum.peakAllocatedBytes - sum.inputsBytes;
+  };
+  EXPECT_EQ(peak("cuda:0"), 3 * kMiB + kMiB / 4);  // out, bool mask, seed, dx
+  EXPECT_EQ(peak("cpu"), 4 * kMiB);                // out, fp32 noise, seed, dx
+}
