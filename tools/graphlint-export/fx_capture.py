@@ -275,8 +275,16 @@ def _forward_stacks():
 
 def _locate_backward(rec, roots):
     """Before each backward node runs, point the recorder at the user's line
-    of the forward op it differentiates (from the anomaly-mode stack)."""
+    of the forward op it differentiates (from the anomaly-mode stack), and
+    number the node's apply: the ops between its pre- and post-hook
+    (`rec.autograd_node`; the engine's gradient accumulation after the
+    apply belongs to none)."""
     seen, todo = set(), [fn for fn in roots if fn is not None]
+
+    def enter(loc):
+        rec.backward_loc = loc
+        rec.autograd_node = rec.autograd_count = rec.autograd_count + 1
+
     while todo:
         fn = todo.pop()
         if fn in seen:
@@ -284,7 +292,8 @@ def _locate_backward(rec, roots):
         seen.add(fn)
         stack = fn.metadata.get("traceback_") if hasattr(fn, "metadata") else None
         loc = loc_from_stack_trace("".join(stack)) if stack else None
-        fn.register_prehook(lambda grads, loc=loc: setattr(rec, "backward_loc", loc))
+        fn.register_prehook(lambda grads, loc=loc: enter(loc))
+        fn.register_hook(lambda grad_inputs, grad_outputs: setattr(rec, "autograd_node", None))
         todo.extend(next_fn for next_fn, _ in fn.next_functions if next_fn is not None)
 
 
