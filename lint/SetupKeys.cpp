@@ -82,6 +82,21 @@ const std::vector<SetupKey> &table() {
          return ok(hw->name);  // canonical: "a100-80g" reports as A100-80GB everywhere
        },
        [](Setup &s, const std::string &v) { s.target = v; }, [](const Setup &s) { return " " + s.target; }},
+      {"kernels", nullptr, "cuda|cpu",
+       "whose PyTorch kernels the memory plan assumes where the\n"
+       "CPU's keep other tensors than CUDA's (dropout: a bool mask\n"
+       "on CUDA, an input-sized noise tensor on the CPU); default\n"
+       "cuda, the GPU the prediction is for; cpu compares with a\n"
+       "measurement on the CPU (docs/memory.md)",
+       nullptr, nullptr, nullptr, true, "cpu", " cpu",
+       [](llvm::StringRef t, SetupSyntax syntax) {
+         if (t == "cuda" || t == "cpu")
+           return ok(t.str());
+         return refused(fmt::format("{} must be one of cuda, cpu, got '{}'", named(row("kernels"), syntax),
+                                    escapedForMessage(t.str())));
+       },
+       [](Setup &s, const std::string &v) { s.cpuKernels = v == "cpu"; },
+       [](const Setup &s) { return std::string(s.cpuKernels ? " cpu" : " cuda"); }},
       {"backend", nullptr, "inductor|inductor-cpu|tensorrt|ort-cpu|ort-cuda|eager",
        "fusion legality the planner applies (default inductor;\n"
        "ort = ort-cpu); docs/fusion.md describes each backend",

@@ -384,6 +384,13 @@ private:
       n->backwardPhase = phase == "backward";
       n->metadata.emplace_back("phase", phase);
     }
+    // Kept as metadata: the joint memory trace reads it (JointTrace.cpp).
+    if (llvm::Optional<int64_t> rest = integer(o, "apply_rest", where + ".apply_rest")) {
+      if (*rest < 0)
+        error(where + ".apply_rest", "expected a count of nodes (>= 0)");
+      else
+        n->metadata.emplace_back("apply_rest", std::to_string(*rest));
+    }
     readNodeInputs(o, where, *n);
     readNodeOutputs(o, where, *n);
     readAttributes(o, where, *n);

@@ -32,6 +32,22 @@ void PlanBuilder::joint() {
   // The last node that reads each value, among the nodes that run.
   llvm::DenseMap<const Value *, int64_t> lastRead = Liveness(g_, runs, &m_).lastReads();
 
+  // The autograd engine holds what an apply reads (its incoming gradients,
+  // the saved tensors it unpacked, its own temporaries) until it returns:
+  // the exporter's `apply_rest` counts the nodes after this one in the apply.
+  for (const auto &np : nodes) {
+    if (!np->backwardPhase || !runs(*np))
+      continue;
+    auto rest = std::find_if(np->metadata.begin(), np->metadata.end(),
+                             [](const auto &kv) { return kv.first == "apply_rest"; });
+    if (rest == np->metadata.end())
+      continue;
+    int64_t end = static_cast<int64_t>(np->index) + std::stoll(rest->second);
+    for (const Value *in : np->inputs)
+      if (auto it = in ? lastRead.find(in) : lastRead.end(); it != lastRead.end())
+        it->second = std::max(it->second, end);
+  }
+
   // The exporter seeds backward with ones_like(out) per output, as
   // `out.backward(torch.ones_like(out))`: the caller's argument holds that
   // buffer until backward returns, not only until its first reader.
@@ -96,7 +112,7 @@ void PlanBuilder::joint() {
         const Value *owner = kind == MemoryKind::Gradient && oi < n.outputGradientOf.size() && n.outputGradientOf[oi]
                                  ? n.outputGradientOf[oi]
                                  : o;
-        st = t_.alloc(paramGrad ? paramGradBytes(o) : bytesOf(o, true), kind, owner);
+        st = t_.alloc(paramGrad ? paramGradBytes(o) : outputBytes(n, oi), kind, owner);
         lastUse_.resize(t_.storages.size(), -1);
         lastUse_[st] = idx;
       } else if (paramGrad && t_.storages[st].kind == MemoryKind::Gradient) {

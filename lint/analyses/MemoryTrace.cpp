@@ -46,6 +46,11 @@ uint64_t PlanBuilder::bytesOf(const Value *v, bool activation) {
   return (n * bits + 7) / 8;
 }
 
+uint64_t PlanBuilder::outputBytes(const Node &n, unsigned oi) {
+  const Value *like = torchStorageLike(n, oi, s_.cpuKernels);
+  return bytesOf(like ? like : n.outputs[oi], true);
+}
+
 void PlanBuilder::classifyParams() {
   for (const Value *p : trainableParams(g_))
     if (trainable_.insert(p).second)
@@ -222,7 +227,7 @@ void PlanBuilder::forward(bool training) {
       if (st == kNone && !training && oi == 0)
         st = inplaceStorage(n, idx);
       if (st == kNone) {
-        st = t_.alloc(bytesOf(o, true), MemoryKind::Activation, o);
+        st = t_.alloc(outputBytes(n, oi), MemoryKind::Activation, o);
         lastUse_.resize(t_.storages.size(), -1);
         lastUse_[st] = idx;
       }

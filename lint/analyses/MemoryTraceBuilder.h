@@ -34,6 +34,10 @@ TorchView torchViewOf(const Node &n, unsigned oi);
 const Value *biasedMatMul(const Node &n);
 /// An activation torchvision runs in place (inplace=True) in inference.
 bool torchRunsInPlace(const Node &n);
+/// The value whose dtype and shape the storage eager allocates for output
+/// `oi` of `n` has, when it is not the output's own (a CPU dropout's mask
+/// under --kernels cpu), or nullptr.
+const Value *torchStorageLike(const Node &n, unsigned oi, bool cpuKernels);
 
 /// Builds the trace of one model under one Setup.
 class PlanBuilder {
@@ -46,6 +50,8 @@ private:
   unsigned shards(bool sharded) const { return sharded ? std::max(1u, s_.worldSize) : 1u; }
   /// Bytes of one tensor value: symbolic dims left unbound count as 1.
   uint64_t bytesOf(const Value *v, bool activation);
+  /// Bytes of the storage eager allocates for output `oi` of `n`.
+  uint64_t outputBytes(const Node &n, unsigned oi);
   void classifyParams();
   void computeNeedsGrad();
   /// Fills segment_ and segStart_ under --recompute (forward nodes only).

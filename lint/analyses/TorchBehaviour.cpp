@@ -3,9 +3,10 @@
 // sharing their input's storage (and which of those are strided or
 // permuted, so that a later reshape copies), which activations torchvision
 // runs in place, exporter-decomposed kernels (GELU, SiLU) that PyTorch runs
-// as one, and the repeated layers --recompute layer checkpoints. Module
-// scopes (a module's forward holds its arguments until it returns) are part
-// of the shared Liveness (include/graphlint/lint/Liveness.h).
+// as one, a CPU dropout's input-sized mask, and the repeated layers
+// --recompute layer checkpoints. Module scopes (a module's forward holds its
+// arguments until it returns) are part of the shared Liveness
+// (include/graphlint/lint/Liveness.h).
 #include "MemoryTraceBuilder.h"
 
 #include "graphlint/ir/ValueFacts.h"
@@ -137,6 +138,17 @@ TorchView torchViewOf(const Node &n, unsigned oi) {
     v.strided = true;
   }
   return v;
+}
+
+const Value *torchStorageLike(const Node &n, unsigned oi, bool cpuKernels) {
+  // On the CPU, at::dropout is not the fused native_dropout that the trace
+  // records (make_fx's decomposition) but `input * noise`, the noise a
+  // bernoulli tensor of the input's dtype that MulBackward keeps: the "mask"
+  // takes the input's size. CUDA's native_dropout keeps a bool mask.
+  if (oi == 1 && n.atenName() == "native_dropout" && n.outputs.size() > 1 && n.outputs[1] &&
+      cpuKernels && !n.inputs.empty() && n.inputs[0])
+    return n.inputs[0];
+  return nullptr;
 }
 
 bool torchRunsInPlace(const Node &n) {

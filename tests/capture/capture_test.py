@@ -269,6 +269,25 @@ class Capture(unittest.TestCase):
         self.assertIn(("host-value-assumed", 10), [(x["kind"], x.get("source", {}).get("line"))
                                                   for x in doc["diagnostics"]])
 
+    def test_a_local_rebound_after_a_call_is_held_until_that_call_returns(self):
+        # T5's block: `h, bias, _ = self.layer[0](h)` keeps the attention
+        # weights in `_` until the next layer's call returns and rebinds it.
+        d = tempfile.mkdtemp(prefix="capture-held-")
+        with open(os.path.join(d, "rebound.py"), "w") as f:
+            f.write("import torch\n\n\nclass Attn(torch.nn.Module):\n    def forward(self, x):\n"
+                    "        w = torch.softmax(x @ x.transpose(-1, -2), -1)\n        return w @ x, w\n\n\n"
+                    "class M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                    "        self.a = Attn()\n        self.b = Attn()\n\n    def forward(self, x):\n"
+                    "        h, _ = self.a(x)\n        h, _ = self.b(h)\n        return h.relu()\n\n\n"
+                    "def model():\n    return M()\n\n\ndef example_inputs():\n    return (torch.randn(2, 8, 8),)\n")
+        doc, _, _ = export([os.path.join(d, "rebound.py")])
+        softmax = [n for n in doc["nodes"] if n["op"] == "aten::_softmax"]
+        self.assertEqual([n["module"] for n in softmax], ["a", "b"])
+        last_of_b = [n["name"] for n in doc["nodes"] if n.get("module") == "b"][-1]
+        self.assertEqual(softmax[0].get("held"), [last_of_b], "a's weights live in `_` until b returns")
+        # b's weights are rebound by no later call: M's own frame holds them until it returns.
+        self.assertEqual(softmax[1].get("held"), [doc["nodes"][-1]["name"]])
+
     def test_model_that_cannot_be_built_on_meta_is_an_error_at_its_line(self):
         d = tempfile.mkdtemp(prefix="capture-meta-")
         with open(os.path.join(d, "bad.py"), "w") as f:

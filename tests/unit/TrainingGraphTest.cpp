@@ -380,6 +380,30 @@ std::string twoBlockJointGraph() {
 
 }  // namespace
 
+// A joint graph's native_dropout (make_fx's decomposition of F.dropout) keeps
+// a bool mask on CUDA; on the CPU (--kernels cpu) eager's at::dropout is `input * noise`, the
+// noise of the input's dtype, which MulBackward keeps instead: 4 bytes per
+// element for an fp32 input. A [1 MiB] fp32 input: 1 MiB in, 1 MiB out, a
+// 256 KiB or a 1 MiB mask, and the seed gradient.
+namespace {
+
+std::string jointDropout(const char *device) {
+  auto out = [&](const char *name, const char *dtype) {
+    return fmt::format(R"({{"name":"{}","shape":[262144],"dtype":"{}","device":"{}"}})", name, dtype, device);
+  };
+  return fmt::format(
+      R"({{"format":"graphlint-fx","version":2,"mode":"train","params":[],
+    "inputs":[{{"name":"x","shape":[262144],"dtype":"float32","device":"{0}","requires_grad":true}}],
+    "nodes":[{{"name":"d","op":"aten::native_dropout","inputs":["x"],"outputs":[{1},{2}],"saved":[false,true],
+      "attrs":{{"p":0.5,"train":true}},"phase":"forward"}},
+     {{"name":"g","op":"aten::ones_like","inputs":["d.0"],"outputs":[{3}],"phase":"backward"}},
+     {{"name":"dx","op":"aten::native_dropout_backward","inputs":["g","d.1"],"outputs":[{4}],"phase":"backward"}}],
+    "outputs":["d.0","dx"]}})",
+      device, out("d.0", "float32"), out("d.1", "bool"), out("g", "float32"), out("dx", "float32"));
+}
+
+}  // namespace
+
 TEST(JointGraph, RecomputeLayerCheckpointsEachBlock) {
   auto m = importFxBytes(twoBlockJointGraph(), "blocks.train.fx.json", {});
   ASSERT_TRUE(static_cast<bool>(m)) << llvm::toString(m.takeError());
@@ -430,4 +454,20 @@ TEST(Recompute, LayersAreTheRepeatedBlocks) {
   std::vector<std::string> got(layers.begin(), layers.end());
   EXPECT_EQ(got, (std::vector<std::string>{"", "", "features.1.0", "features.1.0", "features.2.0", "features.2.0",
                                            "features.2.1", "features.2.1", "", "", ""}));
+}
+
+TEST(JointGraph, CpuDropoutKeepsAnInputSizedMask) {
+  auto peak = [](bool cpuKernels) -> uint64_t {
+    auto m = importFxBytes(jointDropout("cpu"), "dropout.fx.json", {});
+    EXPECT_TRUE(static_cast<bool>(m)) << (m ? "" : llvm::toString(m.takeError()));
+    if (!m)
+      return 0;
+    graphlint::Setup s = adam();
+    s.cpuKernels = cpuKernels;
+    AnalysisContext ctx(**m, s);
+    const MemorySummary &sum = ctx.get<MemoryPlan>().summary();
+    return sum.peakAllocatedBytes - sum.inputsBytes;
+  };
+  EXPECT_EQ(peak(false), 3 * kMiB + kMiB / 4);  // --kernels cuda: out, bool mask, seed, dx
+  EXPECT_EQ(peak(true), 4 * kMiB);                // --kernels cpu: out, fp32 noise, seed, dx
 }

@@ -275,8 +275,16 @@ def _forward_stacks():
 
 def _locate_backward(rec, roots):
     """Before each backward node runs, point the recorder at the user's line
-    of the forward op it differentiates (from the anomaly-mode stack)."""
+    of the forward op it differentiates (from the anomaly-mode stack), and
+    number the node's apply: the ops between its pre- and post-hook
+    (`rec.autograd_node`; the engine's gradient accumulation after the
+    apply belongs to none)."""
     seen, todo = set(), [fn for fn in roots if fn is not None]
+
+    def enter(loc):
+        rec.backward_loc = loc
+        rec.autograd_node = rec.autograd_count = rec.autograd_count + 1
+
     while todo:
         fn = todo.pop()
         if fn in seen:
@@ -284,7 +292,8 @@ def _locate_backward(rec, roots):
         seen.add(fn)
         stack = fn.metadata.get("traceback_") if hasattr(fn, "metadata") else None
         loc = loc_from_stack_trace("".join(stack)) if stack else None
-        fn.register_prehook(lambda grads, loc=loc: setattr(rec, "backward_loc", loc))
+        fn.register_prehook(lambda grads, loc=loc: enter(loc))
+        fn.register_hook(lambda grad_inputs, grad_outputs: setattr(rec, "autograd_node", None))
         todo.extend(next_fn for next_fn, _ in fn.next_functions if next_fn is not None)
 
 
@@ -333,11 +342,7 @@ def frames_holding(rec):
     def tensors(v):
         return [t for t in (v if isinstance(v, (list, tuple)) else (v,)) if isinstance(t, torch.Tensor)]
 
-    def on_return(frame, event, arg):
-        if event != "return" or not rec.active or rec.tracer is None or rec.phase != "forward":
-            return on_return
-        skip = arguments.pop(id(frame), ())
-        now = None
+    def hold(frame, skip, now):
         for v in frame.f_locals.values():
             for t in tensors(v):
                 if id(t) in skip:
@@ -346,6 +351,21 @@ def frames_holding(rec):
                 if node is not None and node.op == "call_function":
                     now = now or rec.tracer.graph._root._prev
                     rec.held[node] = now
+        return now
+
+    def on_return(frame, event, arg):
+        if event != "return" or not rec.active or rec.tracer is None or rec.phase != "forward":
+            return on_return
+        now = hold(frame, arguments.pop(id(frame), ()), None)
+        # The calling model frame binds its locals through the call, also
+        # those it rebinds only afterwards (T5's `h, bias, _ = self.layer[0](h)`
+        # keeps the attention weights in `_` until the next layer returns):
+        # they were held until now.
+        caller = frame.f_back
+        while caller is not None and id(caller) not in arguments:
+            caller = caller.f_back
+        if caller is not None:
+            hold(caller, arguments[id(caller)], now)
         return on_return
 
     def on_call(frame, event, arg):

@@ -138,6 +138,14 @@ class Writer:
                    and not (n.target.__module__ == "_operator" and n.target.__name__ == "getitem")]
         self.emitted = set(emitted)
         self.node_name = dict(zip(emitted, numbered([name_base(n.name) for n in emitted])))
+        # Per backward node: how many of the nodes written after it run in
+        # the same autograd node's apply (they are consecutive).
+        self.apply_rest, later = {}, None
+        for n in reversed(emitted):
+            g = n.meta.get("graphlint", {}).get("autograd_node")
+            same = g is not None and later is not None and later[0] == g
+            self.apply_rest[n] = self.apply_rest[later[1]] + 1 if same else 0
+            later = (g, n)
         nodes = []
         self.items = emitted   # the fx node of each entry of `nodes` (fx_blocks)
         self.constants = False
@@ -274,6 +282,8 @@ class Writer:
         held = self.held_points(n, len(vals))
         if any(held):
             node["held"] = held
+        if self.apply_rest.get(n):
+            node["apply_rest"] = self.apply_rest[n]
         dropout = self.dropout_marks(n, len(vals))
         if any(p is not None for p in dropout):
             node["dropout"] = dropout

@@ -131,6 +131,9 @@ class Recorder:
         self.held = {}                        # fx node -> the newest node when a Python frame holding it returned
         self.phase = "forward"
         self.backward_loc = None              # the forward line of the backward node running now
+        self.autograd_node = None             # the number of the autograd node whose apply runs now
+        self.autograd_count = 0
+        self.recomputing = 0                  # inside a non-reentrant checkpoint's recompute (in an apply)
         self.tracer = None
         self.saved = set()                    # fx nodes whose value autograd saved for backward
         self.saved_at = {}                    # saved fx node -> the newest graph node at its first save
@@ -176,6 +179,8 @@ def _patched_create_proxy(orig):
                 "module": rec.module_stack[-1] if rec.module_stack else "",
                 "phase": rec.phase,
             }
+            if rec.phase == "backward" and rec.autograd_node is not None and not rec.recomputing:
+                proxy.node.meta["graphlint"]["autograd_node"] = rec.autograd_node
         return proxy
     return create_proxy
 
@@ -550,6 +555,22 @@ def recording(rec):
              torch.nn.modules.module.register_module_forward_hook(leave)]
     from fx_devices import simulate_device_calls
     patched = simulate_device_calls() if rec.simulate_device else contextlib.nullcontext()
+    # A checkpoint's recompute runs inside the apply of the first backward
+    # node that unpacks its tensors, but its ops are the block's forward, not
+    # that apply's. torch 1.13 has no hook marking it: no applies recorded.
+    recompute = getattr(importlib.import_module("torch.utils.checkpoint"), "_recomputation_hook", None)
+    orig_recompute = (recompute.__enter__, recompute.__exit__) if recompute is not None else None
+    if recompute is not None:
+        def recompute_enter(self, *a):
+            rec.recomputing += 1
+            return orig_recompute[0](self, *a)
+
+        def recompute_exit(self, *a):
+            rec.recomputing -= 1
+            return orig_recompute[1](self, *a)
+        recompute.__enter__, recompute.__exit__ = recompute_enter, recompute_exit
+    else:
+        rec.recomputing = 1
     orig_create_node = torch.fx.Graph.create_node
     if rec.blocks is not None:   # fx names nodes in creation order: fx_blocks renumbers from it
         torch.fx.Graph.create_node = rec.blocks.recording(orig_create_node)
@@ -561,6 +582,8 @@ def recording(rec):
         REC = None
         tracer_cls.create_proxy, mode_cls.__torch_dispatch__ = orig_proxy, orig_dispatch
         torch.fx.Graph.create_node = orig_create_node
+        if recompute is not None:
+            recompute.__enter__, recompute.__exit__ = orig_recompute
         torch.nn.functional.dropout = orig_dropout
         for m, f in tensor_methods.items():
             setattr(torch.Tensor, m, f)

@@ -76,6 +76,11 @@ struct Setup {
   FusionBackend backend = FusionBackend::Inductor;
   /// --target: a hardware profile name (docs/hardware.md).
   std::string target = "H100-SXM";
+  /// --kernels cuda|cpu: whose PyTorch kernels the memory plan assumes where
+  /// the CPU and CUDA ones keep different tensors (dropout: CUDA's fused
+  /// kernel a bool mask, the CPU's an input-sized noise tensor). cuda, the
+  /// GPU the prediction is for, unless a CPU measurement is compared.
+  bool cpuKernels = false;
 
   // The training setup the memory and communication analyses assume.
   /// --train: a training step (forward, backward, optimizer) instead of inference.
