@@ -3,15 +3,19 @@
 "Step time"). Each row of tests/fixtures/calibration/step_time.json is a
 published single-GPU measurement; graphlint predicts its step from a real
 graph of the model (committed FX exports). A row's published step is
-micro_batch / throughput; the prediction is forward + backward + the optimizer
-step divided by the gradient-accumulation steps (the optimizer runs once per
-accumulated batch). --check exits 1 when a row leaves its bound (the table's
-tolerance, or a known miss's own wider `bound`) or the mean error of the rows
-within tolerance leaves tolerance_mean.
+micro_batch / throughput, times binning_speedup where the published run
+padded its sequences less than the graph's length (the published speedup of
+that padding, so the step is that of the dense shape the graph has); the
+prediction is forward + backward + the optimizer step divided by the
+gradient-accumulation steps (the optimizer runs once per accumulated batch).
+--check exits 1 when a row leaves its bound (its own `bound`, else
+tolerance_row), when the mean error over all rows exceeds tolerance_mean, or
+when a row has kernels of unknown cost.
 
 usage: calibrate_step_time.py --graphlint build/tools/graphlint [--check] [--table FILE]
 """
 import argparse
+import concurrent.futures
 import json
 import os
 import subprocess
@@ -40,27 +44,30 @@ def main():
     base = os.path.dirname(os.path.abspath(a.table))
     tol, tol_mean = table["tolerance_row"], table["tolerance_mean"]
     failures, errors = [], []
-    print("| row | role | published (ms) | predicted (ms) | error | predicted TFLOP/s | bound | within 20% |")
+    print("| row | role | published (ms) | predicted (ms) | error | predicted TFLOP/s | bound | within bound |")
     print("|---|---|---:|---:|---:|---:|---:|---|")
-    for row in table["rows"]:
-        comm, compute = predict(a.graphlint, os.path.join(base, row["graph"]), row["args"])
+    # Each row is one graphlint process; two at a time halve the test's wall time.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(lambda r: predict(a.graphlint, os.path.join(base, r["graph"]), r["args"]), table["rows"]))
+    for row, (comm, compute) in zip(table["rows"], results):
         if compute.get("lower_bound") or compute.get("unknown_groups"):
             failures.append(f"{row['id']}: {compute.get('unknown_groups')} kernels of unknown cost")
-        published = 1e3 * row["micro_batch"] / row["throughput"]
+        published = 1e3 * row["micro_batch"] * row.get("binning_speedup", 1) / row["throughput"]
         predicted = 1e3 * (comm["forward_s"] + comm["backward_s"] + comm["optimizer_s"] / row["accumulation"])
         err = predicted / published - 1
         bound = row.get("bound", tol)
         ok = abs(err) <= bound
-        if abs(err) <= tol:
-            errors.append(abs(err))
+        errors.append(abs(err))
         if not ok:
             failures.append(f"{row['id']}: {err:+.1%} outside {bound:.0%}")
         mfu = comm["model_flops"] / (predicted / 1e3) / 1e12
         print(f"| {row['id']} | {row['role']} | {published:.1f} | {predicted:.1f} | {err:+.1%} | {mfu:.0f} | "
-              f"{bound:.0%} | {'yes' if abs(err) <= tol else ('known miss' if ok else 'NO')} |")
+              f"{bound:.0%} | {'yes' if ok else 'NO'} |")
     mean = sum(errors) / len(errors) if errors else 0
-    print(f"\nmean |error| of the {len(errors)} rows within {tol:.0%}: {mean:.1%} (target {tol_mean:.0%})")
-    if errors and mean > tol_mean:
+    within = sum(e <= tol for e in errors)
+    print(f"\n{len(errors)} rows: mean |error| {mean:.1%} (target {tol_mean:.0%}), "
+          f"{within} of {len(errors)} within {tol:.0%}")
+    if mean > tol_mean:
         failures.append(f"mean error {mean:.1%} above {tol_mean:.0%}")
     if a.check and failures:
         print("FAILED: " + "; ".join(failures), file=sys.stderr)

@@ -69,10 +69,34 @@ unsigned readPasses(const Node &n, unsigned input, bool train) {
   return forward && input == 0 ? 2 : 1;
 }
 
+// cuDNN runs tensor-core convolutions in NHWC: an NCHW (contiguous) operand
+// or result is transformed by a kernel of its own, which reads and writes it
+// once (cuDNN developer guide, "Tensor Transformations"). The graph knows the
+// layout only where the exporter recorded strides (FX); elsewhere none.
+unsigned nchwTensors(const Node &n, llvm::SmallVectorImpl<const Value *> &out) {
+  unsigned count = 0;
+  auto note = [&](const Value *v) {
+    if (v && v->memoryFormat == Value::MemoryFormat::Contiguous && isFloating(v->type.dtype)) {
+      out.push_back(v);
+      ++count;
+    }
+  };
+  for (const Value *v : n.inputs)
+    note(v);
+  for (const Value *v : n.outputs)
+    note(v);
+  return count;
+}
+
+bool onTensorCores(MathPrecision p, const HardwareProfile *hw) {
+  return hw && hw->supports(p) && p != MathPrecision::FP32 && p != MathPrecision::FP64;
+}
+
 void add(KernelTime &into, const KernelTime &k) {
   into.flops += k.flops;
   into.matmulFlops += k.matmulFlops;
   into.bytes += k.bytes;
+  into.layoutBytes += k.layoutBytes;
   into.kernels += k.kernels;
   into.gpuSeconds += k.gpuSeconds;
   into.seconds += k.seconds;
@@ -87,8 +111,9 @@ void timeKernel(KernelTime &k, const HardwareProfile &hw, MathPrecision matmul) 
   double math = (matmulPeak > 0 ? k.matmulFlops / matmulPeak : 0) +
                 (scalarPeak > 0 ? (k.flops - k.matmulFlops) / scalarPeak : 0);
   double bw = hw.memoryBandwidth * hw.memoryEfficiency;
-  double memory = bw > 0 ? k.bytes / bw : 0;
-  k.gpuSeconds = std::max(math, memory);
+  double memory = bw > 0 ? (k.bytes - k.layoutBytes) / bw : 0;
+  double transforms = bw > 0 ? k.layoutBytes / bw : 0;  // serial to the kernel they serve
+  k.gpuSeconds = std::max(math, memory) + transforms;
   // Launches are asynchronous: the host queues kernel i+1 while kernel i runs,
   // so the stream is held up by launches only when kernels are shorter.
   k.seconds = std::max(k.gpuSeconds, hw.launchOverhead * k.kernels);
@@ -145,7 +170,15 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
     std::optional<MathPrecision> precision;
     bool backward = false;
     unsigned gradOperands = 1;
+    double layoutBytes = 0;
+    unsigned layoutKernels = 0;
     for (const Node *n : g.nodes) {
+      if (isConvolution(*n)) {
+        llvm::SmallVector<const Value *, 4> nchw;
+        layoutKernels += nchwTensors(*n, nchw);
+        for (const Value *v : nchw)
+          layoutBytes += 2 * storedBytes(*v, setup.precision).value_or(0);
+      }
       for (unsigned i = 0; i < n->inputs.size(); ++i) {
         const Value *v = n->inputs[i];
         if (v && !(v->kind == Value::Kind::NodeOutput && members.count(v->producer)) && counted.insert(v).second)
@@ -192,13 +225,21 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
         backward |= bwd > 0 || std::any_of(n->inputs.begin(), n->inputs.end(), grad);
       }
     }
-    c.forward.kernels = g.kernels;
+    c.precision = precision.value_or(MathPrecision::FP32);
+    if (!onTensorCores(c.precision, hw_)) {  // CUDA-core kernels read NCHW as it is
+      layoutBytes = 0;
+      layoutKernels = 0;
+    }
+    c.forward.bytes += layoutBytes;
+    c.forward.layoutBytes = layoutBytes;
+    c.forward.kernels = g.kernels + layoutKernels;
     if (backward) {
       // Backward reads each output's gradient and the saved inputs and writes
       // each input's gradient: about twice the forward traffic; a contraction
       // launches one kernel per operand gradient (dX, dW).
       c.backward.bytes = 2 * c.forward.bytes;
-      c.backward.kernels = g.kernels * gradOperands;
+      c.backward.layoutBytes = 2 * c.forward.layoutBytes;
+      c.backward.kernels = g.kernels * gradOperands + 2 * layoutKernels;
       const Node &lead = *g.nodes.front();
       bool recomputed = setup.recompute == Recompute::Sqrt ||
                         (lead.graph == &main && lead.index < layers.size() && !layers[lead.index].empty());
@@ -207,15 +248,16 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
         c.backward.flops += c.forward.flops;
         c.backward.matmulFlops += c.forward.matmulFlops;
         c.backward.bytes += c.forward.bytes;
+        c.backward.layoutBytes += c.forward.layoutBytes;
         c.backward.kernels += c.forward.kernels;
       }
     }
     bool backwardGroup = hasBackward && !g.nodes.empty() && g.nodes.front()->backwardPhase;
     if (backwardGroup) {  // led by a backward node: its traffic and launches are the backward's
       std::swap(c.forward.bytes, c.backward.bytes);
+      std::swap(c.forward.layoutBytes, c.backward.layoutBytes);
       std::swap(c.forward.kernels, c.backward.kernels);
     }
-    c.precision = precision.value_or(MathPrecision::FP32);
     if (hw_) {
       timeKernel(c.forward, *hw_, c.precision);
       timeKernel(c.backward, *hw_, c.precision);

@@ -118,6 +118,12 @@ public:
   Graph *graph = nullptr;
   Device device;
   bool requiresGrad = false;
+  /// A rank-4 tensor's element order, from the strides the FX exporter
+  /// records (ONNX records none): NCHW (contiguous) or NHWC (channels-last).
+  /// Unknown without strides, for other strides, or where size-1 dims make
+  /// the two orders the same.
+  enum class MemoryFormat : uint8_t { Unknown, Contiguous, ChannelsLast };
+  MemoryFormat memoryFormat = MemoryFormat::Unknown;
   llvm::SmallVector<Use, 2> uses;
 
   bool isGraphOutput() const { return graphOutput; }

@@ -21,9 +21,12 @@ struct KernelTime {
   double flops = 0;        // every FLOP
   double matmulFlops = 0;  // the contractions' share (tensor-core work)
   double bytes = 0;        // inputs read + outputs written once each
+  /// The share of `bytes` that NCHW <-> NHWC transforms around a tensor-core
+  /// convolution move: kernels of their own, run before and after it.
+  double layoutBytes = 0;
   unsigned kernels = 0;    // launches
   /// The GPU's time: max(matmul / (peak * eta_c) + rest / (fp32 peak * eta_c),
-  /// bytes / (bandwidth * eta_m)).
+  /// (bytes - layoutBytes) / (bandwidth * eta_m)) + layoutBytes / (bandwidth * eta_m).
   double gpuSeconds = 0;
   /// What the stream spends: the GPU time, or the launches when the host
   /// cannot issue kernels faster than they finish.
