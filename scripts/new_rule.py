@@ -8,7 +8,7 @@ add_new_check.py and ruff's add_rule.py do):
                                             run by RuleCatalog.OnnxTextFixtures...
   rules/Registry.cpp                        the factory's declaration and its line
                                             in the sorted list
-  rules/CMakeLists.txt                      the source file
+  rules/CMakeLists.txt                      the source file, in the rules layer's list
 
 Usage: scripts/new_rule.py GL143 wide-reduction "a reduction over ... " [--severity warning]
        [--root DIR]  (a checkout; default: this script's repository)
@@ -165,9 +165,9 @@ def main():
     text = text[:end] + f"const Rule *make{cls}Rule();\n" + text[end:]
 
     src = cmake.read_text()
-    m = re.search(r"(target_sources\(graphlint_core PRIVATE\n(?:  \S+\n)*?  \S+)\)", src)
+    m = re.search(r"(graphlint_add_layer\(rules\n(?:  \S+\n)*?  \S+)\)", src)
     if not m:
-        fail(f"{cmake}: the target_sources list was not found")
+        fail(f"{cmake}: the rules layer's source list was not found")
     src = src[:m.end(1)] + f"\n  {cls}.cpp" + src[m.end(1):]
 
     fixture.parent.mkdir(parents=True, exist_ok=True)

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """scripts/new_rule.py in a throwaway copy of the rule sources: it creates the
 rule file, the page, the fixture, the registry declaration and sorted entry
-and the CMake line; the generated rule compiles against the public headers;
-a code or name already used, or a malformed one, is refused with exit 2 and
-nothing written. Takes a few seconds (one -fsyntax-only compile)."""
+and the CMake line; the generated rule compiles with only the header roots the
+rules layer sees; a code or name already used, or a malformed one, is refused
+with exit 2 and nothing written. Takes a few seconds (one -fsyntax-only compile)."""
 import os
 import pathlib
 import shutil
@@ -58,7 +58,9 @@ def main():
 
         cxx = shutil.which(os.environ.get("CXX", "c++"))
         if cxx:
-            c = subprocess.run([cxx, "-std=c++17", "-fsyntax-only", f"-I{ROOT / 'include'}",
+            # Only the header roots the rules layer sees (docs/ARCHITECTURE.md, Structure).
+            roots = [f"-I{ROOT / 'include' / layer}" for layer in ("ir", "base", "analyses", "rules")]
+            c = subprocess.run([cxx, "-std=c++17", "-fsyntax-only", *roots,
                                 "-I/usr/lib/llvm-14/include", str(cpp)], capture_output=True, text=True)
             check(c.returncode == 0, f"generated rule does not compile:\n{c.stderr[:2000]}")
         else:
