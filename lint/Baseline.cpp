@@ -4,7 +4,6 @@
 #include "graphlint/ir/MessageText.h"
 #include "graphlint/lint/OutputFiles.h"
 #include "graphlint/lint/Paths.h"
-#include "graphlint/lint/Reporters.h"
 
 #include <fmt/format.h>
 

@@ -21,20 +21,6 @@ namespace graphlint {
 
 namespace yaml = llvm::yaml;
 
-std::vector<std::string> resolveRuleSelector(llvm::StringRef selector) {
-  std::vector<std::string> out;
-  std::string upper = selector.upper();
-  for (const Rule *r : allRules()) {
-    const RuleInfo &i = r->info();
-    llvm::StringRef code(i.code.data(), i.code.size());
-    bool prefix = upper.size() >= 2 && upper.size() <= code.size() && code.startswith(upper) &&
-                  llvm::all_of(llvm::StringRef(upper).drop_front(2), llvm::isDigit);
-    if (upper == "ALL" || prefix || selector == llvm::StringRef(i.name.data(), i.name.size()))
-      out.emplace_back(i.code);
-  }
-  return out;
-}
-
 RulePolicy RulePolicy::allRules() {
   RulePolicy p;
   for (const Rule *r : graphlint::allRules())

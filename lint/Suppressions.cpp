@@ -45,36 +45,6 @@ bool contains(const std::vector<std::string> &codes, const std::string &code) {
 
 }  // namespace
 
-Location sourceSuppressionLocation(const std::string &modelPath, const SourceSuppression &s) {
-  Location l = Location::ofFile(modelPath);
-  l.source.file = s.file;
-  l.source.line = s.line;
-  return l;
-}
-
-std::optional<NodeSuppression> nodeSuppressionOf(const Node &n) {
-  std::optional<NodeSuppression> out;
-  for (const auto &[key, value] : n.metadata) {
-    if (key != kIgnoreMetadataKey)
-      continue;
-    if (!out)
-      out.emplace();
-    llvm::SmallVector<llvm::StringRef, 4> parts;
-    llvm::StringRef(value).split(parts, ',', -1, /*KeepEmpty=*/false);
-    for (llvm::StringRef part : parts) {
-      std::string token = part.trim().str();
-      if (token.empty())
-        continue;
-      std::vector<std::string> codes = resolveRuleSelector(token);
-      if (codes.empty())
-        out->unknown.push_back(token);
-      else
-        out->entries.push_back({token, std::move(codes)});
-    }
-  }
-  return out;
-}
-
 unsigned applyRulePolicy(const Model &m, const RulePolicy &p, std::vector<Diagnostic> &diags,
                          std::set<std::string> &usedEntries) {
   // Nodes by (graph path, index), for their metadata.

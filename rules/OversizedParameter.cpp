@@ -6,7 +6,6 @@
 // change for all of them), at the first reader of the largest parameter,
 // listing every parameter; the advice names the knob of the strategy in use.
 #include "graphlint/ir/Display.h"
-#include "graphlint/lint/Grouping.h"
 #include "graphlint/lint/Rule.h"
 #include "graphlint/lint/StepTimeline.h"
 

@@ -2,8 +2,8 @@
 // anything. This check reports graphlint.ignore node metadata naming no rule;
 // the driver's suppression pass (lint/Suppressions.cpp) adds, under
 // --report-unused-ignores, the suppressions that suppressed no finding.
-#include "graphlint/lint/Config.h"
 #include "graphlint/lint/Rule.h"
+#include "graphlint/lint/RuleSelectors.h"
 
 #include <fmt/format.h>
 

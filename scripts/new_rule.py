@@ -11,8 +11,7 @@ add_new_check.py and ruff's add_rule.py do):
                                              RuleCatalog.OnnxTextFixtures...
   rules/Rules.def                            its line in the sorted list
   docs/configuration.md                      a row per option (with --option)
-
-rules/CMakeLists.txt globs rules/*.cpp, so the build picks the file up.
+  rules/CMakeLists.txt                       the source file, in the rules layer's list
 
 Usage: scripts/new_rule.py GL143 wide-reduction "a reduction over ... " [--severity warning]
        [--probe-op ReduceSum] [--option NAME DEFAULT MIN MAX HELP]... [--root DIR]
@@ -187,6 +186,7 @@ def main():
         fail("summary: one line, without quotes or backslashes")
     registry = root / "rules" / "Rules.def"
     config_doc = root / "docs" / "configuration.md"
+    cmake = root / "rules" / "CMakeLists.txt"
     for f in (registry, root / "docs" / "rules") + ((config_doc,) if a.option else ()):
         if not f.exists():
             fail(f"{f}: not found (is --root a graphlint checkout?)")
@@ -230,12 +230,19 @@ def main():
         at = later[0].start() if later else rows[-1].end()
         conf = conf[:at] + "".join(fields["rows"]) + conf[at:]
         written.append(config_doc)
+    src = cmake.read_text()
+    m = re.search(r"(graphlint_add_layer\(rules\n(?:  \S+\n)*?  \S+)\)", src)
+    if not m:
+        fail(f"{cmake}: the rules layer's source list was not found")
+    src = src[:m.end(1)] + f"\n  {cls}.cpp" + src[m.end(1):]
+    written.append(cmake)
 
     fixture.parent.mkdir(parents=True, exist_ok=True)
     rule_cpp.write_text(RULE_CPP.format(**fields))
     doc.write_text(DOC_MD.format(**fields))
     fixture.write_text(fields["fixture"])
     registry.write_text(text)
+    cmake.write_text(src)
     if a.option:
         config_doc.write_text(conf)
     for f in written:

@@ -5,7 +5,7 @@
 // onto the Nodes and Values. Any missing or mistyped field stops the import
 // with a one-line message naming the field (e.g. "nodes[3].outputs[0].shape:
 // expected an array"), never a crash.
-#include "graphlint/ir/Importer.h"
+#include "graphlint/ir/FxImporter.h"
 #include "graphlint/ir/InputFile.h"
 #include "graphlint/ir/MessageText.h"
 #include "graphlint/ir/OpRegistry.h"

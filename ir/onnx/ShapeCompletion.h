@@ -5,7 +5,7 @@
 #pragma once
 
 #include "GraphBuilder.h"
-#include "graphlint/ir/Importer.h"
+#include "graphlint/ir/ImportOptions.h"
 
 namespace graphlint::onnxio {
 

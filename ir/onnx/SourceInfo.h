@@ -7,9 +7,6 @@
 
 namespace graphlint::onnxio {
 
-/// Parses the innermost frame of a Python traceback ('File "m.py", line 3, in
-/// f') or a TorchScript source range ('m.py(3): f'); invalid loc when absent.
-SourceLoc parseStackTrace(llvm::StringRef trace);
 /// "layer1.0.conv1" from "/layer1/layer1.0/conv1/Conv"; empty if not scoped.
 std::string modulePathFromScopedName(llvm::StringRef nodeName);
 /// Fills n.loc and n.modulePath from metadata, doc string and name.

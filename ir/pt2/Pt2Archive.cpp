@@ -1,5 +1,5 @@
 #include "Pt2Archive.h"
-#include "Pt2Importer.h"
+#include "graphlint/ir/Pt2Importer.h"
 
 #include <llvm/Support/Path.h>
 

@@ -1,9 +1,9 @@
-#include "Pt2Importer.h"
+#include "graphlint/ir/Pt2Importer.h"
 
 #include "Pt2Schema.h"
 #include "graphlint/ir/InputFile.h"
-#include "../onnx/SourceInfo.h"
 #include "graphlint/ir/OpRegistry.h"
+#include "graphlint/ir/StackTrace.h"
 #include "graphlint/ir/ValueFacts.h"
 #include "graphlint/ir/SymbolBinder.h"
 
@@ -556,7 +556,7 @@ private:
     if (!meta)
       return;
     if (auto st = meta->getString("stack_trace")) {
-      n.loc = onnxio::parseStackTrace(*st);
+      n.loc = parseStackTrace(*st);
       n.loc.file = relativeSource(n.loc.file);
     }
     // "L__self__,,pkg.M;L__self__fc,fc,torch.nn.modules.linear.Linear": the

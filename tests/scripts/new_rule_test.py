@@ -71,6 +71,8 @@ def generate(root):
           f"GL143 not listed in code order after GL142: {order}")
     check(reg.replace("GRAPHLINT_RULE(GL143, WideReduction)\n", "", 1) == before,
           "Rules.def changed beyond the one line")
+    check("\n  WideReduction.cpp" in (root / "rules" / "CMakeLists.txt").read_text(),
+          "the rules layer's source list does not name WideReduction.cpp")
     check((root / "docs" / "configuration.md").read_text() == config_before,
           "configuration.md changed for a rule without options")
 
@@ -188,7 +190,9 @@ def main():
             cxx = shutil.which(os.environ.get("CXX", "c++"))
             check(cxx, "no C++ compiler")
             for src in ("WideReduction.cpp", "SparseGather.cpp"):
-                c = subprocess.run([cxx, "-std=c++17", "-fsyntax-only", f"-I{ROOT / 'include'}",
+                # Only the header roots the rules layer sees (docs/ARCHITECTURE.md, Structure).
+                roots = [f"-I{ROOT / 'include' / layer}" for layer in ("ir", "base", "analyses", "rules")]
+                c = subprocess.run([cxx, "-std=c++17", "-fsyntax-only", *roots,
                                     "-I/usr/lib/llvm-14/include", str(root / "rules" / src)], capture_output=True, text=True)
                 check(c.returncode == 0, f"generated rule does not compile:\n{c.stderr[:2000]}")
             print("note: no Ninja build given (--build), the generated rules were only syntax-checked")

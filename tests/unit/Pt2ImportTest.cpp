@@ -8,7 +8,7 @@
 #include "graphlint/ir/Importer.h"
 #include "graphlint/lint/Driver.h"
 #include "ir/pt2/Pt2Archive.h"
-#include "ir/pt2/Pt2Importer.h"
+#include "graphlint/ir/Pt2Importer.h"
 
 #include <gtest/gtest.h>
 

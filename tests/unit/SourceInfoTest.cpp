@@ -5,6 +5,7 @@
 #include "TestSupport.h"
 
 #include "ir/onnx/SourceInfo.h"
+#include "graphlint/ir/StackTrace.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -21,7 +22,7 @@ using namespace graphlint::test;
 namespace {
 
 TEST(SourceInfo, PythonTracebackFrame) {
-  SourceLoc l = onnxio::parseStackTrace(R"(File "m.py", line 3, in f)");
+  SourceLoc l = parseStackTrace(R"(File "m.py", line 3, in f)");
   EXPECT_EQ(l.file, "m.py");
   EXPECT_EQ(l.line, 3u);
   EXPECT_EQ(l.function, "f");
@@ -29,7 +30,7 @@ TEST(SourceInfo, PythonTracebackFrame) {
 }
 
 TEST(SourceInfo, TorchScriptRange) {
-  SourceLoc l = onnxio::parseStackTrace("m.py(3): f");
+  SourceLoc l = parseStackTrace("m.py(3): f");
   EXPECT_EQ(l.file, "m.py");
   EXPECT_EQ(l.line, 3u);
   EXPECT_EQ(l.function, "f");
@@ -44,17 +45,17 @@ TEST(SourceInfo, InnermostUserFrameWinsOverTorchInternals) {
   File "/usr/lib/python3/site-packages/torch/nn/modules/linear.py", line 114, in forward
     return F.linear(input, self.weight, self.bias)
 )";
-  SourceLoc l = onnxio::parseStackTrace(trace);
+  SourceLoc l = parseStackTrace(trace);
   EXPECT_EQ(l.file, "/home/u/model.py");
   EXPECT_EQ(l.line, 12u);
   EXPECT_EQ(l.function, "forward");
 }
 
 TEST(SourceInfo, NoFrameGivesAnInvalidLocation) {
-  EXPECT_FALSE(onnxio::parseStackTrace("").valid());
-  EXPECT_FALSE(onnxio::parseStackTrace("just a doc string (not a trace): hello").valid());
-  EXPECT_FALSE(onnxio::parseStackTrace(R"(File "m.py", line x, in f)").valid());
-  EXPECT_FALSE(onnxio::parseStackTrace("notpython.cpp(3): f").valid());
+  EXPECT_FALSE(parseStackTrace("").valid());
+  EXPECT_FALSE(parseStackTrace("just a doc string (not a trace): hello").valid());
+  EXPECT_FALSE(parseStackTrace(R"(File "m.py", line x, in f)").valid());
+  EXPECT_FALSE(parseStackTrace("notpython.cpp(3): f").valid());
 }
 
 TEST(SourceInfo, ModulePathFromScopedNodeName) {

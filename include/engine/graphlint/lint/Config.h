@@ -7,6 +7,7 @@
 #pragma once
 
 #include "graphlint/lint/Diagnostic.h"
+#include "graphlint/lint/RuleSelectors.h"
 #include "graphlint/lint/Setup.h"
 #include "graphlint/lint/SetupKeys.h"
 
@@ -91,30 +92,6 @@ std::string findConfigFile(const std::string &modelPath);
 /// Folds the layers, in order, over the defaults for `modelPath` (matched
 /// against per-file-ignores globs).
 Config resolveConfig(const std::vector<const ConfigLayer *> &layers, const std::string &modelPath);
-
-/// Rule codes a selector names: a code (GL101), a name (dtype-mismatch), a
-/// code prefix (GL1) or ALL; empty when it names nothing.
-std::vector<std::string> resolveRuleSelector(llvm::StringRef selector);
-
-/// The ONNX node metadata_props key of a suppression that travels with the
-/// model: `graphlint.ignore` = "GL101,GL131" (codes, names, prefixes, ALL).
-inline constexpr const char *kIgnoreMetadataKey = "graphlint.ignore";
-
-/// What a node's graphlint.ignore metadata names.
-struct NodeSuppression {
-  struct Entry {
-    std::string token;               // as written
-    std::vector<std::string> codes;  // the rule codes it names
-  };
-  std::vector<Entry> entries;         // entries that name rules
-  std::vector<std::string> unknown;   // entries that name no rule
-};
-/// nullopt when the node has no graphlint.ignore metadata.
-std::optional<NodeSuppression> nodeSuppressionOf(const Node &n);
-
-/// Where GL005 points for a suppression comment in the user's source: that
-/// file:line, the model file as the graph location.
-Location sourceSuppressionLocation(const std::string &modelPath, const SourceSuppression &s);
 
 /// Applies `p` to one file's findings, in place: severity overrides, then
 /// drops what per-file-ignores, node metadata, suppression comments in the

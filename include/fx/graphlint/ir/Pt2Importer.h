@@ -4,7 +4,13 @@
 // is read and its limits: docs/pt2.md.
 #pragma once
 
-#include "graphlint/ir/Importer.h"
+#include "graphlint/ir/Graph.h"
+#include "graphlint/ir/ImportOptions.h"
+
+#include <llvm/Support/Error.h>
+
+#include <memory>
+#include <string>
 
 namespace graphlint::pt2 {
 
