@@ -71,9 +71,9 @@ def report(path):
 
 
 class RepeatedBlocks(unittest.TestCase):
-    def same_as_full_trace(self, args, repeated, with_report=False):
+    def same_as_full_trace(self, args, repeated, with_report=False, cuts=("2 and 3",)):
         path, fast, err = export(args, "auto")
-        self.assertIn(f"repeated blocks: {repeated}, from traces cut to 2 and 3 blocks", err)
+        self.assertTrue(any(f"repeated blocks: {repeated}, from traces cut to {c} blocks" in err for c in cuts), err)
         full_path, full, full_err = export(args, "off")
         self.assertNotIn("repeated blocks", full_err)
         self.assertEqual(len(fast), len(full))
@@ -131,8 +131,12 @@ class RepeatedBlocks(unittest.TestCase):
 
     @unittest.skipUnless(TORCH2 and HAVE_TRANSFORMERS, "transformers on torch 2.x")
     def test_transformers_gpt2_forward_and_train(self):
-        self.same_as_full_trace(["--model", "repeated:gpt2", *LM], "transformer.h x5")
-        self.same_as_full_trace(["--model", "repeated:gpt2", *LM, "--train"], "transformer.h x5")
+        # GPT-2's loop keeps the previous block's `outputs` tuple (held until
+        # the next block returns) from the second block on: the first block
+        # differs, so the cut to 3 is checked against the cut to 4.
+        self.same_as_full_trace(["--model", "repeated:gpt2", *LM], "transformer.h x5", cuts=("2 and 3", "3 and 4"))
+        self.same_as_full_trace(["--model", "repeated:gpt2", *LM, "--train"], "transformer.h x5",
+                                cuts=("2 and 3", "3 and 4"))
 
     @unittest.skipUnless(TORCH2 and HAVE_TRANSFORMERS, "transformers on torch 2.x")
     def test_transformers_bert_train(self):

@@ -356,7 +356,8 @@ def frames_holding(rec):
     def on_return(frame, event, arg):
         if event != "return" or not rec.active or rec.tracer is None or rec.phase != "forward":
             return on_return
-        now = hold(frame, arguments.pop(id(frame), ()), None)
+        own = arguments.pop(id(frame), ())
+        now = hold(frame, own, None)
         # The calling model frame binds its locals through the call, also
         # those it rebinds only afterwards (T5's `h, bias, _ = self.layer[0](h)`
         # keeps the attention weights in `_` until the next layer returns):
@@ -364,8 +365,10 @@ def frames_holding(rec):
         caller = frame.f_back
         while caller is not None and id(caller) not in arguments:
             caller = caller.f_back
+        # The call's own arguments are the module scope's to hold (Liveness:
+        # a module holds its arguments until it returns), not the caller's.
         if caller is not None:
-            hold(caller, arguments[id(caller)], now)
+            hold(caller, arguments[id(caller)] | set(own), now)
         return on_return
 
     def on_call(frame, event, arg):
