@@ -105,7 +105,7 @@ bool isNoopCast(const Node &n) {
 }
 
 bool isFloatCast(const Node &n) {
-  if (n.opType != "Cast" && n.opType != "CastLike")
+  if (!isOnnxCast(n))
     return false;
   const Value *in = n.inputs.empty() ? nullptr : n.inputs[0];
   const Value *out = n.outputs.empty() ? nullptr : n.outputs[0];

@@ -47,7 +47,7 @@ uint64_t PlanBuilder::bytesOf(const Value *v, bool activation) {
 }
 
 uint64_t PlanBuilder::outputBytes(const Node &n, unsigned oi) {
-  const Value *like = torchStorageLike(n, oi, s_.cpuKernels);
+  const Value *like = torchStorageLike(n, oi, s_.kernels);
   return bytesOf(like ? like : n.outputs[oi], true);
 }
 

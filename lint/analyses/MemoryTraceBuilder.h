@@ -37,7 +37,7 @@ bool torchRunsInPlace(const Node &n);
 /// The value whose dtype and shape the storage eager allocates for output
 /// `oi` of `n` has, when it is not the output's own (a CPU dropout's mask
 /// under --kernels cpu), or nullptr.
-const Value *torchStorageLike(const Node &n, unsigned oi, bool cpuKernels);
+const Value *torchStorageLike(const Node &n, unsigned oi, Kernels kernels);
 
 /// Builds the trace of one model under one Setup.
 class PlanBuilder {

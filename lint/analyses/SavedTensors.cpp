@@ -69,8 +69,7 @@ llvm::StringRef ruleName(const Node &n) {
       .Default("");
 }
 
-Keeps keepsOf(const Node &n) {
-  llvm::StringRef rule = ruleName(n);
+Keeps keepsOf(const Node &n, llvm::StringRef rule) {
   if (!isDefaultDomain(n.domain) && rule.empty() && n.op->kind == OpKind::Contraction)
     return Keeps::AllInputs;
   if (rule == "Dropout" && n.domain == "aten")
@@ -108,10 +107,9 @@ uint64_t bytesOfStatic(const Value *v, unsigned width) {
 }
 
 /// Buffers an op saves that are not graph values.
-uint64_t extraSaved(const Node &n) {
+uint64_t extraSaved(const Node &n, llvm::StringRef rule) {
   const Value *x = n.inputs.empty() ? nullptr : n.inputs[0];
   const Value *y = n.outputs.empty() ? nullptr : n.outputs[0];
-  llvm::StringRef rule = ruleName(n);
   bool secondOutput = n.outputs.size() > 1 && n.outputs[1];
   if (rule == "MaxPool" && !secondOutput)
     return bytesOfStatic(y, 8);  // int64 indices
@@ -166,7 +164,8 @@ SavedForBackward savedForBackward(const Node &n, llvm::ArrayRef<bool> needsGrad)
     if (i < n.inputs.size() && n.inputs[i])
       s.inputs.push_back(i);
   };
-  switch (keepsOf(n)) {
+  llvm::StringRef rule = ruleName(n);
+  switch (keepsOf(n, rule)) {
   case Keeps::Nothing:
     break;
   case Keeps::Result:
@@ -202,10 +201,9 @@ SavedForBackward savedForBackward(const Node &n, llvm::ArrayRef<bool> needsGrad)
       keepIn(i);
     break;
   }
-  llvm::StringRef rule = ruleName(n);
   if ((rule == "MaxPool" || rule == "Dropout") && n.outputs.size() > 1 && n.outputs[1])
     s.outputs.push_back(1);  // the indices, the mask
-  s.extraBytes += extraSaved(n);
+  s.extraBytes += extraSaved(n, rule);
   return s;
 }
 

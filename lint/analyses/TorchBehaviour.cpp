@@ -140,13 +140,13 @@ TorchView torchViewOf(const Node &n, unsigned oi) {
   return v;
 }
 
-const Value *torchStorageLike(const Node &n, unsigned oi, bool cpuKernels) {
+const Value *torchStorageLike(const Node &n, unsigned oi, Kernels kernels) {
   // On the CPU, at::dropout is not the fused native_dropout that the trace
   // records (make_fx's decomposition) but `input * noise`, the noise a
   // bernoulli tensor of the input's dtype that MulBackward keeps: the "mask"
   // takes the input's size. CUDA's native_dropout keeps a bool mask.
   if (oi == 1 && n.atenName() == "native_dropout" && n.outputs.size() > 1 && n.outputs[1] &&
-      cpuKernels && !n.inputs.empty() && n.inputs[0])
+      kernels == Kernels::Cpu && !n.inputs.empty() && n.inputs[0])
     return n.inputs[0];
   return nullptr;
 }

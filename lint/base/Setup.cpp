@@ -18,6 +18,8 @@ const EnumName<Precision> kPrecisions[] = {{Precision::FP32, "fp32"},
 const EnumName<Recompute> kRecomputes[] = {
     {Recompute::None, "none"}, {Recompute::Layer, "layer", {"full"}}, {Recompute::Sqrt, "sqrt"}};
 
+const EnumName<Kernels> kKernels[] = {{Kernels::Cuda, "cuda"}, {Kernels::Cpu, "cpu"}};
+
 }  // namespace
 
 std::string_view optimizerName(Optimizer o) { return nameOf(kOptimizers, o); }
@@ -40,6 +42,9 @@ std::string_view recomputeName(Recompute r) { return nameOf(kRecomputes, r); }
 std::optional<Recompute> recomputeFromName(std::string_view s) { return fromName(kRecomputes, s); }
 
 const char *recomputeChoices() { return "none, layer (alias full), sqrt"; }
+
+std::string_view kernelsName(Kernels k) { return nameOf(kKernels, k); }
+std::optional<Kernels> kernelsFromName(std::string_view s) { return fromName(kKernels, s); }
 
 void Setup::resolveHardware() {
   const HardwareCatalog &c = HardwareCatalog::instance();

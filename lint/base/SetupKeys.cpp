@@ -90,13 +90,10 @@ const std::vector<SetupKey> &table() {
        "measurement on the CPU (docs/memory.md)",
        nullptr, nullptr, nullptr, true, "cpu", " cpu",
        [](llvm::StringRef t, SetupSyntax syntax) {
-         if (t == "cuda" || t == "cpu")
-           return ok(t.str());
-         return refused(fmt::format("{} must be one of cuda, cpu, got '{}'", named(row("kernels"), syntax),
-                                    escapedForMessage(t.str())));
+         return choice<Kernels, kernelsFromName, kernelsName>("kernels", t, syntax, "cuda, cpu");
        },
-       [](Setup &s, const std::string &v) { s.cpuKernels = v == "cpu"; },
-       [](const Setup &s) { return std::string(s.cpuKernels ? " cpu" : " cuda"); }},
+       [](Setup &s, const std::string &v) { s.kernels = *kernelsFromName(v); },
+       [](const Setup &s) { return " " + std::string(kernelsName(s.kernels)); }},
       {"backend", nullptr, "inductor|inductor-cpu|tensorrt|ort-cpu|ort-cuda|eager",
        "fusion legality the planner applies (default inductor;\n"
        "ort = ort-cpu); docs/fusion.md describes each backend",

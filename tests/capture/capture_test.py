@@ -54,6 +54,14 @@ def value_producers(doc):
     return out
 
 
+def model_file(prefix, name, source):
+    """A model source `name` in a fresh folder of its own (no repository)."""
+    path = os.path.join(tempfile.mkdtemp(prefix=prefix), name)
+    with open(path, "w") as f:
+        f.write(source)
+    return path
+
+
 class Capture(unittest.TestCase):
     def test_fixture_hazards_host_syncs_and_unbacked_sizes(self):
         doc, err, _ = export(["hazards.py", "--device", "cuda"])
@@ -254,14 +262,13 @@ class Capture(unittest.TestCase):
         self.assertEqual([d["source"]["line"] for d in const], [21], "the numpy array baked as a constant")
 
     def test_data_dependent_early_exit_is_assumed_not_taken(self):
-        d = tempfile.mkdtemp(prefix="capture-branch-")
-        with open(os.path.join(d, "early.py"), "w") as f:
-            f.write("import torch\n\n\nclass M(torch.nn.Module):\n    def __init__(self):\n"
+        early = model_file("capture-branch-", "early.py",
+                    "import torch\n\n\nclass M(torch.nn.Module):\n    def __init__(self):\n"
                     "        super().__init__()\n        self.fc = torch.nn.Linear(8, 8)\n\n"
                     "    def forward(self, x):\n        if x.sum() == 0:\n            return x\n"
                     "        return self.fc(x).relu()\n\n\ndef model():\n    return M()\n\n\n"
                     "def example_inputs():\n    return (torch.randn(2, 8),)\n")
-        doc, _, _ = export([os.path.join(d, "early.py")])
+        doc, _, _ = export([early])
         self.assertIn("aten::addmm", [n["op"] for n in doc["nodes"]], "the main path is traced")
         branch = next(n for n in doc["nodes"] if n["op"] == "aten::is_nonzero")
         self.assertIs(branch["assumed"], False)
@@ -272,15 +279,14 @@ class Capture(unittest.TestCase):
     def test_a_local_rebound_after_a_call_is_held_until_that_call_returns(self):
         # T5's block: `h, bias, _ = self.layer[0](h)` keeps the attention
         # weights in `_` until the next layer's call returns and rebinds it.
-        d = tempfile.mkdtemp(prefix="capture-held-")
-        with open(os.path.join(d, "rebound.py"), "w") as f:
-            f.write("import torch\n\n\nclass Attn(torch.nn.Module):\n    def forward(self, x):\n"
+        rebound = model_file("capture-held-", "rebound.py",
+                    "import torch\n\n\nclass Attn(torch.nn.Module):\n    def forward(self, x):\n"
                     "        w = torch.softmax(x @ x.transpose(-1, -2), -1)\n        return w @ x, w\n\n\n"
                     "class M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
                     "        self.a = Attn()\n        self.b = Attn()\n\n    def forward(self, x):\n"
                     "        h, _ = self.a(x)\n        h, _ = self.b(h)\n        return h.relu()\n\n\n"
                     "def model():\n    return M()\n\n\ndef example_inputs():\n    return (torch.randn(2, 8, 8),)\n")
-        doc, _, _ = export([os.path.join(d, "rebound.py")])
+        doc, _, _ = export([rebound])
         softmax = [n for n in doc["nodes"] if n["op"] == "aten::_softmax"]
         self.assertEqual([n["module"] for n in softmax], ["a", "b"])
         last_of_b = [n["name"] for n in doc["nodes"] if n.get("module") == "b"][-1]
@@ -289,14 +295,13 @@ class Capture(unittest.TestCase):
         self.assertEqual(softmax[1].get("held"), [doc["nodes"][-1]["name"]])
 
     def test_model_that_cannot_be_built_on_meta_is_an_error_at_its_line(self):
-        d = tempfile.mkdtemp(prefix="capture-meta-")
-        with open(os.path.join(d, "bad.py"), "w") as f:
-            f.write("import torch\n\n\ndef model():\n    w = torch.zeros(1 << 20)\n    w.numpy()\n"
+        bad = model_file("capture-meta-", "bad.py",
+                    "import torch\n\n\ndef model():\n    w = torch.zeros(1 << 20)\n    w.numpy()\n"
                     "    return torch.nn.Linear(2, 2)\n\n\ndef example_inputs():\n    return (torch.zeros(1, 2),)\n")
-        _, err, _ = export([os.path.join(d, "bad.py")], expect_rc=2)
+        _, err, _ = export([bad], expect_rc=2)
         self.assertIn("bad.py:6: model() failed (the model is built on the meta device", err)
         self.assertEqual(len(err.strip().splitlines()), 1, err)
-        doc, _, _ = export([os.path.join(d, "bad.py"), "--capture", "real"])
+        doc, _, _ = export([bad, "--capture", "real"])
         self.assertEqual(doc["producer"]["capture"], "real")
 
     def test_real_capture_matches_the_fake_one(self):

@@ -457,17 +457,17 @@ TEST(Recompute, LayersAreTheRepeatedBlocks) {
 }
 
 TEST(JointGraph, CpuDropoutKeepsAnInputSizedMask) {
-  auto peak = [](bool cpuKernels) -> uint64_t {
+  auto peak = [](Kernels kernels) -> uint64_t {
     auto m = importFxBytes(jointDropout("cpu"), "dropout.fx.json", {});
     EXPECT_TRUE(static_cast<bool>(m)) << (m ? "" : llvm::toString(m.takeError()));
     if (!m)
       return 0;
     graphlint::Setup s = adam();
-    s.cpuKernels = cpuKernels;
+    s.kernels = kernels;
     AnalysisContext ctx(**m, s);
     const MemorySummary &sum = ctx.get<MemoryPlan>().summary();
     return sum.peakAllocatedBytes - sum.inputsBytes;
   };
-  EXPECT_EQ(peak(false), 3 * kMiB + kMiB / 4);  // --kernels cuda: out, bool mask, seed, dx
-  EXPECT_EQ(peak(true), 4 * kMiB);                // --kernels cpu: out, fp32 noise, seed, dx
+  EXPECT_EQ(peak(Kernels::Cuda), 3 * kMiB + kMiB / 4);  // --kernels cuda: out, bool mask, seed, dx
+  EXPECT_EQ(peak(Kernels::Cpu), 4 * kMiB);                // --kernels cpu: out, fp32 noise, seed, dx
 }

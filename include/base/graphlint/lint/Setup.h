@@ -65,6 +65,13 @@ std::optional<Recompute> recomputeFromName(std::string_view s);
 /// The accepted names, for error messages.
 const char *recomputeChoices();
 
+/// --kernels: whose PyTorch kernels the memory plan assumes where the CPU's
+/// and CUDA's keep different tensors (dropout: CUDA's fused kernel a bool
+/// mask, the CPU's an input-sized noise tensor).
+enum class Kernels : uint8_t { Cuda, Cpu };
+std::string_view kernelsName(Kernels k);
+std::optional<Kernels> kernelsFromName(std::string_view s);
+
 /// Options a rule reads (thresholds), keyed by rule code then option name; the
 /// values were checked against the rule's RuleInfo::options when loaded.
 using RuleOptionValues = std::map<std::string, std::map<std::string, double>>;
@@ -76,11 +83,9 @@ struct Setup {
   FusionBackend backend = FusionBackend::Inductor;
   /// --target: a hardware profile name (docs/hardware.md).
   std::string target = "H100-SXM";
-  /// --kernels cuda|cpu: whose PyTorch kernels the memory plan assumes where
-  /// the CPU and CUDA ones keep different tensors (dropout: CUDA's fused
-  /// kernel a bool mask, the CPU's an input-sized noise tensor). cuda, the
-  /// GPU the prediction is for, unless a CPU measurement is compared.
-  bool cpuKernels = false;
+  /// --kernels: cuda, the GPU the prediction is for, unless a CPU
+  /// measurement is compared.
+  Kernels kernels = Kernels::Cuda;
 
   // The training setup the memory and communication analyses assume.
   /// --train: a training step (forward, backward, optimizer) instead of inference.
