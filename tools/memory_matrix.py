@@ -297,12 +297,14 @@ def summary_table(cases):
 
 
 def parity_table(rows):
+    # "within 2%" is the target; a known miss passes --check within its own
+    # recorded bound, which is not the target.
     lines = ["| model | batch | mode | FX peak (MiB) | ONNX peak (MiB) | ONNX - FX | within 2% |",
              "|---|---:|---|---:|---:|---:|---|"]
     for r in rows:
         lines.append("| %s | %d | %s | %.2f | %.2f | %+.2f%% | %s |" % (r["model"], r["batch"], r["mode"], r["fx"] / MIB,
                                                                        r["onnx"] / MIB, 100 * r["diff"],
-                                                                       "yes" if r["ok"] else "**no**"))
+                                                                       "yes" if r["target"] else "**no**"))
     return "\n".join(lines)
 
 

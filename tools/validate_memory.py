@@ -23,7 +23,12 @@ from a ones-gradient on the output, torch.optim.Adam (single-tensor path)
 step and zero_grad(set_to_none=True), in train mode, starting from allocated
 optimizer state (one warm-up step) and no gradients. Temporaries that an op
 allocates and frees internally are not seen (the same holds for the
-prediction). On a GPU (--cuda, when one is available) the script reports
+prediction), except inside the fused kernels of eager's fast paths
+(FUSED_FAST_PATHS): torch disables those paths while make_fx traces, so the
+captured graph holds their decomposition and the prediction counts its
+temporaries; the fused kernel's own allocations, which a GPU's
+max_memory_allocated counts too, are read from the profiler's allocation
+events and added to the live bytes the kernel started from. On a GPU (--cuda, when one is available) the script reports
 torch.cuda.max_memory_allocated / max_memory_reserved instead.
 
 Models are exported with opset 17 and static shapes, in eval mode with
@@ -56,8 +61,30 @@ sys.path.insert(0, os.path.join(REPO, "models"))
 from gpt_tiny import GPTTiny  # noqa: E402
 
 
+# Kernels eager's fast paths call (nn.MultiheadAttention and
+# nn.TransformerEncoderLayer in eval under no_grad) that make_fx never records:
+# the fast path is off while it traces.
+FUSED_FAST_PATHS = ("_native_multi_head_attention", "_transformer_encoder_layer_fwd")
+
+
+def allocations_peak(run):
+    """(run()'s result, the high-water mark of the bytes it allocated and had
+    not freed yet), from the profiler's allocation events."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        out = run()
+    events = [e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"]
+    events.sort(key=lambda e: e.start_ns() if hasattr(e, "start_ns") else e.start_us())
+    live = high = 0
+    for e in events:
+        live += e.nbytes()
+        high = max(high, live)
+    return out, high
+
+
 class LiveStorages(TorchDispatchMode):
-    """Bytes of every live tensor storage at each op boundary."""
+    """Bytes of every live tensor storage at each op boundary (and inside the
+    fused kernels of FUSED_FAST_PATHS)."""
 
     def __init__(self):
         super().__init__()
@@ -91,11 +118,20 @@ class LiveStorages(TorchDispatchMode):
             self.peak, self.peak_op = b, label
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
+        name = str(func.overloadpacket.__name__)
+        if name in FUSED_FAST_PATHS:
+            self.track(args)
+            start = self.total()
+            out, inside = allocations_peak(lambda: func(*args, **(kwargs or {})))
+            self.samples.append((name + " (inside)", start + inside))
+            if start + inside > self.peak:
+                self.peak, self.peak_op = start + inside, name + " (inside)"
+        else:
+            out = func(*args, **(kwargs or {}))
         self.track(args)
         self.track(kwargs)
         self.track(out)
-        self.sample(str(func.overloadpacket.__name__))
+        self.sample(name)
         return out
 
 
