@@ -277,6 +277,11 @@ void PlanBuilder::forward(bool training) {
             holdUntil(it->second, idx);
         }
     }
+    // An output eager's kernel allocates and the graph leaves out (max-pool
+    // indices), freed when it returns unless the backward above saved it.
+    if (const Value *like = droppedIndicesOf(n); like && extraSaved_[n.index] == kNone)
+      if (unsigned bits = dtypeBits(like->type.dtype))
+        temps.push_back(t_.alloc(bytesOf(like, false) * 64 / bits, MemoryKind::Temporary, nullptr, &n));
     t_.mark(&n, nodeLabel(n), MemoryPhase::Forward);
     for (uint32_t tmp : temps)
       t_.release(tmp);

@@ -44,7 +44,8 @@ llvm::StringRef ruleName(const Node &n) {
       .Cases("softmax", "_softmax", "Softmax").Cases("log_softmax", "_log_softmax", "LogSoftmax")
       .Case("sqrt", "Sqrt").Case("rsqrt", "Sqrt").Case("reciprocal", "Reciprocal").Case("elu", "Elu")
       .Case("erf", "Erf").Case("log", "Log").Case("sin", "Sin").Case("cos", "Cos").Case("abs", "Abs")
-      .Cases("gelu", "silu", "Gelu")  // both keep their input.Case("hardswish", "HardSwish").Case("hardsigmoid", "HardSigmoid")
+      .Cases("gelu", "silu", "Gelu")  // both keep their input
+      .Case("hardswish", "HardSwish").Case("hardsigmoid", "HardSigmoid")
       .Cases("clamp", "hardtanh", "relu6", "Clip").Case("leaky_relu", "LeakyRelu").Case("softplus", "Softplus")
       .Case("mish", "Mish")
       .Cases("max_pool1d", "max_pool2d", "max_pool3d", "max_pool2d_with_indices", "MaxPool")
@@ -105,6 +106,21 @@ uint64_t bytesOfStatic(const Value *v, unsigned width) {
   auto numel = v->type.shape.numElements();
   return numel && *numel > 0 ? static_cast<uint64_t>(*numel) * width : 0;
 }
+
+}  // namespace
+
+const Value *droppedIndicesOf(const Node &n) {
+  const Value *x = n.inputs.empty() ? nullptr : n.inputs[0];
+  const Value *y = n.outputs.empty() ? nullptr : n.outputs[0];
+  if (!x || !y || (n.outputs.size() > 1 && n.outputs[1]) || ruleName(n) != "MaxPool")
+    return nullptr;
+  // max_pool1d (rank 3) has an index-free kernel; max_pool2d and max_pool3d
+  // are composites over max_pool{2,3}d_with_indices.
+  size_t rank = x->type.shape.rank();
+  return rank == 4 || rank == 5 ? y : nullptr;
+}
+
+namespace {
 
 /// Buffers an op saves that are not graph values.
 uint64_t extraSaved(const Node &n, llvm::StringRef rule) {

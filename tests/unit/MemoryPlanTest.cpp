@@ -97,6 +97,27 @@ TEST(MemoryPlan, InferenceFreesEachTensorAfterItsLastUse) {
   EXPECT_EQ(planOf(relu->model(), graphlint::Setup{}).peakAllocatedBytes, 2 * kMiB);
 }
 
+TEST(MemoryPlan, MaxPoolAllocatesTheIndicesTheGraphLeavesOut) {
+  // F.max_pool2d runs max_pool2d_with_indices in eager, even under no_grad:
+  // an ONNX MaxPool or a .pt2 max_pool2d has no indices output, yet their
+  // int64 bytes are live while the op runs (squeezenet1_1's peak).
+  for (const char *op : {"MaxPool", "aten::max_pool2d"}) {
+    IrBuilder b;
+    Value *x = b.input("x", f32({2, 4, 32, 64}));  // 64 KiB
+    Node *pool = b.node(op, {x}, {"p"}, {f32({2, 4, 16, 32})});  // 16 KiB, indices 32 KiB
+    b.output(pool->outputs[0]);
+    MemorySummary s = planOf(b.model(), graphlint::Setup{});
+    EXPECT_EQ(s.peakAllocatedBytes, (64 + 16 + 32) * 1024u) << op;
+    ASSERT_EQ(s.timeline.size(), 1u) << op;
+  }
+  // max_pool1d has an index-free kernel: nothing beyond input and output.
+  IrBuilder b;
+  Value *x = b.input("x", f32({2, 4, 2048}));
+  Node *pool = b.node("MaxPool", {x}, {"p"}, {f32({2, 4, 1024})});
+  b.output(pool->outputs[0]);
+  EXPECT_EQ(planOf(b.model(), graphlint::Setup{}).peakAllocatedBytes, (64 + 32) * 1024u);
+}
+
 TEST(MemoryPlan, ViewsShareTheirBaseStorage) {
   IrBuilder b;
   Value *x = b.input("x", f32({1024, 256}));

@@ -25,6 +25,9 @@ TEST(SavedTensors, InplaceActivationReadingItsInputSavesACopyOfTheOriginal) {
   SavedForBackward hs = saved(b.node("aten::hardswish_", {x}, {"hs"}, {f32({4, 8})}));
   EXPECT_EQ(hs.inputs, (llvm::SmallVector<unsigned, 2>{0}));
   EXPECT_EQ(hs.extraBytes, 128u);
+  // The functional hardswish keeps its input (derivatives.yaml: hardswish_backward(grad, self)).
+  SavedForBackward hsf = saved(b.node("aten::hardswish", {x}, {"hsf"}, {f32({4, 8})}));
+  EXPECT_EQ(hsf.inputs, (llvm::SmallVector<unsigned, 2>{0}));
   // relu_'s reads its result: nothing more.
   SavedForBackward relu = saved(b.node("aten::relu_", {x}, {"r"}, {f32({4, 8})}));
   EXPECT_TRUE(relu.inputs.empty());

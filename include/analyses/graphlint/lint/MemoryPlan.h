@@ -40,6 +40,13 @@ struct SavedForBackward {
 };
 SavedForBackward savedForBackward(const Node &n, llvm::ArrayRef<bool> needsGrad);
 
+/// The output whose shape an output PyTorch's kernel for `n` allocates, and
+/// the graph leaves out, has: F.max_pool2d and F.max_pool3d run
+/// max_pool{2,3}d_with_indices, whose int64 indices an ONNX MaxPool or a
+/// `.pt2` max_pool2d does not have. Eager frees them when the op returns
+/// unless autograd saves them. nullptr for other nodes.
+const Value *droppedIndicesOf(const Node &n);
+
 /// How the gradient of input `i` comes out of a node's backward: a view of
 /// the output's gradient (Add, views, Concat's pieces) or a new buffer.
 bool gradPassesThrough(const Node &n, unsigned input);
