@@ -372,10 +372,15 @@ void PlanBuilder::backward() {
   for (const auto &[st, node] : savedUntil_)
     releaseAt[static_cast<size_t>(node)].push_back(st);
 
-  // The loss gradient: one buffer per graph output.
+  // The loss gradient: one buffer per graph output. The caller holds it
+  // until backward returns (`out.backward(grad)`'s argument, or the ones
+  // torch.autograd.backward makes for a scalar loss), as it holds the output.
   for (const Value *o : g_.outputs)
-    if (o && needsGrad_.count(o))
-      pending[o] = newGrad(bytesOf(o, true), o);
+    if (o && needsGrad_.count(o)) {
+      uint32_t seed = newGrad(bytesOf(o, true), o);
+      ++refs[seed];
+      pending[o] = seed;
+    }
 
   // Recomputed saved tensors per segment, rebuilt before its backward.
   int currentSegment = -1;
