@@ -4,6 +4,9 @@
 #include "graphlint/ir/Graph.h"
 #include "graphlint/ir/OpRegistry.h"
 
+#include <algorithm>
+#include <string>
+
 namespace graphlint {
 
 const Value *captureOrigin(const Value *v) {
@@ -23,6 +26,21 @@ bool isConversion(const Node &n) { return n.op && n.op->conversion != Conversion
 bool isOnnxCast(const Node &n) { return n.op && n.op->conversion == ConversionKind::Cast; }
 
 bool isInplaceOp(const Node &n) { return n.op && n.op->inplace; }
+
+bool isIdentityDropout(const Node &n) {
+  if (n.domain != "aten")
+    return false;
+  std::string name = n.atenName();
+  llvm::StringRef op = name;
+  if (op.endswith("_"))
+    op = op.drop_back();
+  if (op != "dropout" && op != "feature_dropout" && op != "alpha_dropout" && op != "feature_alpha_dropout")
+    return false;
+  bool module = std::any_of(n.metadata.begin(), n.metadata.end(),
+                            [](const auto &kv) { return kv.first == "dropout_module"; });
+  const Attribute *p = n.attr("p");
+  return module && p && ((p->kind == AttrKind::Float && p->f == 0) || (p->kind == AttrKind::Int && p->i == 0));
+}
 
 namespace {
 

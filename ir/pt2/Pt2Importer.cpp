@@ -16,6 +16,7 @@
 #include <llvm/Support/Path.h>
 
 #include <algorithm>
+#include <set>
 
 namespace graphlint::pt2 {
 namespace {
@@ -76,6 +77,7 @@ public:
       readSignatureInputs(*sig);
       readNodes(*g);
       readOutputs(*g, *sig);
+      recordModuleContainers();
     }
     if (!error_.empty())
       return fail(fmt::format("{}: {}", entry_, error_));
@@ -564,13 +566,41 @@ private:
     if (auto stack = meta->getString("nn_module_stack")) {
       llvm::SmallVector<llvm::StringRef, 8> entries;
       stack->split(entries, ';', -1, false);
+      for (llvm::StringRef e : entries) {
+        llvm::SmallVector<llvm::StringRef, 3> fields;
+        e.split(fields, ',', 2);
+        if (fields.size() == 3)
+          calledModules_.insert(fields[1]);
+      }
       if (!entries.empty()) {
         llvm::SmallVector<llvm::StringRef, 3> fields;
         entries.back().split(fields, ',', 2);
         if (fields.size() == 3 && !fields[0].startswith("_empty_nn_module_stack"))
           n.modulePath = fields[1].str();
+        // A dropout an nn.Dropout module ran: its p is the module's own, the
+        // same in train() (a functional dropout's p may be `0 if not
+        // self.training`, transformers' attention dropout).
+        if (fields.size() == 3 && fields[2].startswith("torch.nn.modules.dropout.") &&
+            llvm::StringRef(n.atenName()).contains("dropout"))
+          n.metadata.emplace_back("dropout_module", fields[2].str());
       }
     }
+  }
+
+  // A module path prefix no node's nn_module_stack lists never ran a forward
+  // (nn.ModuleList, nn.ModuleDict: "blocks" of "blocks.0.attn"): the memory
+  // trace's module scopes do not hold values across it (graphlint-export
+  // writes the same fact as `module_containers`).
+  void recordModuleContainers() {
+    std::set<std::string> containers;
+    for (const auto &np : model_->graph->nodes()) {
+      llvm::StringRef path = np->modulePath;
+      for (size_t dot = path.find('.'); dot != llvm::StringRef::npos; dot = path.find('.', dot + 1))
+        if (!calledModules_.count(path.take_front(dot)))
+          containers.insert(path.take_front(dot).str());
+    }
+    for (const std::string &c : containers)
+      model_->metadata.emplace_back("module_container", c);
   }
 
   // Paths under the archive's folder are written relative to it (as the FX
@@ -623,6 +653,7 @@ private:
   std::map<std::string, std::string> storageOf_;  // parameter FQN -> weight entry
   llvm::StringMap<Value *> values_;                // graph names -> values
   std::vector<std::pair<std::string, std::string>> model_metadata_;
+  llvm::StringSet<> calledModules_;                // nn_module_stack paths: modules whose forward ran
   unsigned tiedParams_ = 0;
   bool prepass_ = false;
 };

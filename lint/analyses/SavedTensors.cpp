@@ -131,7 +131,7 @@ uint64_t extraSaved(const Node &n, llvm::StringRef rule) {
     return bytesOfStatic(y, 8);  // int64 indices
   // A dropout without its mask output (aten's dropout): the mask CUDA's fused
   // kernel keeps, one byte per element (native_dropout's bool mask).
-  if (rule == "Dropout" && !secondOutput && n.domain == "aten")
+  if (rule == "Dropout" && !secondOutput && n.domain == "aten" && !isIdentityDropout(n))
     return bytesOfStatic(y, 1);
   if (rule == "BatchNormalization" || rule == "InstanceNormalization" || rule == "GroupNormalization") {
     auto c = x ? x->type.staticDim(1) : std::nullopt;

@@ -9,6 +9,7 @@
 #include "graphlint/lint/Driver.h"
 #include "ir/pt2/Pt2Archive.h"
 #include "graphlint/ir/Pt2Importer.h"
+#include "graphlint/ir/ValueFacts.h"
 
 #include <gtest/gtest.h>
 
@@ -67,6 +68,25 @@ TEST(Pt2Import, MlpParametersInputsAndOps) {
   EXPECT_EQ(fc1.inputs[1]->name, "fc1.weight");  // the parameter's own name, not the graph's p_fc1_weight
   EXPECT_EQ(fc1.loc.file, "pt2_models.py");     // relative to the archive's folder
   EXPECT_EQ(fc1.loc.line, 16u);
+}
+
+TEST(Pt2Import, ModuleContainersAndDropoutModules) {
+  auto m = importPt2("stack.pt2");
+  ASSERT_TRUE(m);
+  // "blocks" (an nn.ModuleList) is on the nodes' paths but never in a node's
+  // nn_module_stack: a container, which holds nothing across its children.
+  std::vector<std::string> containers;
+  for (const auto &kv : m->metadata)
+    if (kv.first == "module_container")
+      containers.push_back(kv.second);
+  EXPECT_EQ(containers, (std::vector<std::string>{"blocks"}));
+  // Dropouts: the p = 0 modules return their input in train() too; the
+  // functional dropout's p = 0 is eval()'s, and the p = 0.1 module writes a mask.
+  std::vector<bool> identity;
+  for (const auto &n : m->graph->nodes())
+    if (n->opType == "dropout")
+      identity.push_back(isIdentityDropout(*n));
+  EXPECT_EQ(identity, (std::vector<bool>{true, true, false, false}));
 }
 
 TEST(Pt2Import, TiedWeightIsOneParameterAndBuffersAreBuffers) {

@@ -59,6 +59,16 @@ TEST(SavedTensors, AtenOpsFollowTheirOnnxRule) {
   SavedForBackward drop = saved(b.node("aten::dropout", {x}, {"d"}, {f32({2, 3, 8, 8})}));
   EXPECT_TRUE(drop.inputs.empty());
   EXPECT_EQ(drop.extraBytes, 384u);
+  // an nn.Dropout(p=0) module's: at::dropout returns its input, no mask.
+  Node *zero = b.node("aten::dropout", {x}, {"d0"}, {f32({2, 3, 8, 8})});
+  Attribute p;
+  p.name = "p";
+  p.kind = AttrKind::Float;
+  p.f = 0;
+  zero->attributes.push_back(p);
+  EXPECT_EQ(saved(zero).extraBytes, 384u) << "a functional p = 0 may be eval()'s";
+  zero->metadata.emplace_back("dropout_module", "torch.nn.modules.dropout.Dropout");
+  EXPECT_EQ(saved(zero).extraBytes, 0u);
   // mul keeps the other operand; add nothing.
   Value *y = b.input("y", f32({2, 3, 8, 8}));
   EXPECT_EQ(saved(b.node("aten::mul", {x, y}, {"m"}, {f32({2, 3, 8, 8})})).inputs,

@@ -34,6 +34,13 @@ bool isConversion(const Node &n);
 /// An ONNX Cast or CastLike: a dtype conversion and nothing else.
 bool isOnnxCast(const Node &n);
 
+/// A PyTorch dropout that returns its input itself, in training too: an
+/// nn.Dropout module's (the `.pt2` importer's "dropout_module" fact) with
+/// p = 0, at::dropout's shortcut on every device (torchvision's ViT). Not a
+/// functional dropout, whose p an eval() export may have taken as 0 for
+/// eval only, nor native_dropout, which always writes a mask.
+bool isIdentityDropout(const Node &n);
+
 /// Writes input 0 in place (the registry's fact: PyTorch's `relu_`, `copy_`, `index_put_`).
 bool isInplaceOp(const Node &n);
 
