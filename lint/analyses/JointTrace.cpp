@@ -243,7 +243,7 @@ void PlanBuilder::recompute(int seg, const Checkpoint &c, int64_t at,
       auto b = backwardRead.find(o);
       uint32_t st = viewStorage(r, oi);
       if (st == kNone || !t_.storages[st].live) {
-        st = t_.alloc(bytesOf(o, true), b != backwardRead.end() ? MemoryKind::Saved : MemoryKind::Activation, o);
+        st = t_.alloc(outputBytes(r, oi), b != backwardRead.end() ? MemoryKind::Saved : MemoryKind::Activation, o);
         lastUse_.resize(t_.storages.size(), -1);
         lastUse_[st] = at;
       }

@@ -456,6 +456,51 @@ TEST(Recompute, LayersAreTheRepeatedBlocks) {
                                            "features.2.1", "features.2.1", "", "", ""}));
 }
 
+// The recompute of a checkpointed block rebuilds the dropout's mask at the
+// size eager allocates: the CPU's input-sized noise under --kernels cpu.
+// Two layers entered through the same submodule (blocks.0.drop,
+// blocks.1.drop); block 0's mask is read by backward only, so --recompute
+// layer drops it in forward and rebuilds it before dx.
+std::string checkpointedDropout() {
+  auto out = [](const char *name, const char *dtype) {
+    return fmt::format(R"({{"name":"{}","shape":[262144],"dtype":"{}","device":"cpu"}})", name, dtype);
+  };
+  return fmt::format(
+      R"({{"format":"graphlint-fx","version":2,"mode":"train","params":[],
+    "inputs":[{{"name":"x","shape":[262144],"dtype":"float32","device":"cpu","requires_grad":true}}],
+    "nodes":[{{"name":"d","op":"aten::native_dropout","inputs":["x"],"outputs":[{},{}],"saved":[false,true],
+      "attrs":{{"p":0.5,"train":true}},"module":"blocks.0.drop","phase":"forward"}},
+     {{"name":"s","op":"aten::sigmoid","inputs":["d.0"],"outputs":[{}],"saved":[true],"module":"blocks.1.drop","phase":"forward"}},
+     {{"name":"g","op":"aten::ones_like","inputs":["s"],"outputs":[{}],"phase":"backward"}},
+     {{"name":"gs","op":"aten::sigmoid_backward","inputs":["g","s"],"outputs":[{}],"phase":"backward"}},
+     {{"name":"dx","op":"aten::native_dropout_backward","inputs":["gs","d.1"],"outputs":[{}],"phase":"backward"}}],
+    "outputs":["s","dx"]}})",
+      out("d.0", "float32"), out("d.1", "bool"), out("s", "float32"), out("g", "float32"), out("gs", "float32"),
+      out("dx", "float32"));
+}
+
+TEST(JointGraph, RecomputedCpuDropoutRebuildsAnInputSizedMask) {
+  auto liveAt = [](Kernels kernels, const char *node) -> uint64_t {
+    auto m = importFxBytes(checkpointedDropout(), "ckpt-dropout.fx.json", {});
+    EXPECT_TRUE(static_cast<bool>(m)) << (m ? "" : llvm::toString(m.takeError()));
+    if (!m)
+      return 0;
+    graphlint::Setup s = adam();
+    s.kernels = kernels;
+    s.recompute = Recompute::Layer;
+    AnalysisContext ctx(**m, s);
+    const MemorySummary &sum = ctx.get<MemoryPlan>().summary();
+    for (const auto &p : sum.timeline)
+      if (p.node == node && p.phase == "backward")
+        return p.liveBytes - sum.inputsBytes;
+    ADD_FAILURE() << "no backward point " << node;
+    return 0;
+  };
+  // While block 0 is recomputed: the rebuilt mask is 256 KiB as a bool, 1 MiB as fp32 noise.
+  EXPECT_EQ(liveAt(Kernels::Cuda, "d (recompute)"), 4 * kMiB + kMiB / 4);
+  EXPECT_EQ(liveAt(Kernels::Cpu, "d (recompute)"), 5 * kMiB);
+}
+
 TEST(JointGraph, CpuDropoutKeepsAnInputSizedMask) {
   auto peak = [](Kernels kernels) -> uint64_t {
     auto m = importFxBytes(jointDropout("cpu"), "dropout.fx.json", {});
