@@ -557,9 +557,15 @@ def recording(rec):
     patched = simulate_device_calls() if rec.simulate_device else contextlib.nullcontext()
     # A checkpoint's recompute runs inside the apply of the first backward
     # node that unpacks its tensors, but its ops are the block's forward, not
-    # that apply's. torch 1.13 has no hook marking it: no applies recorded.
-    recompute = getattr(importlib.import_module("torch.utils.checkpoint"), "_recomputation_hook", None)
+    # that apply's. torch 2.x marks it with _recomputation_hook; torch 1.13
+    # has no such hook, so the checkpointed function is wrapped: called again
+    # in backward (the non-reentrant unpack), it is the recompute; the
+    # reentrant CheckpointFunction.backward, whose recompute and inner
+    # backward run in one apply of the outer graph, records no applies.
+    checkpoint = importlib.import_module("torch.utils.checkpoint")
+    recompute = getattr(checkpoint, "_recomputation_hook", None)
     orig_recompute = (recompute.__enter__, recompute.__exit__) if recompute is not None else None
+    legacy = None
     if recompute is not None:
         def recompute_enter(self, *a):
             rec.recomputing += 1
@@ -569,8 +575,26 @@ def recording(rec):
             rec.recomputing -= 1
             return orig_recompute[1](self, *a)
         recompute.__enter__, recompute.__exit__ = recompute_enter, recompute_exit
+    elif (hasattr(checkpoint, "_checkpoint_without_reentrant") and hasattr(checkpoint, "CheckpointFunction")
+          and "backward" in checkpoint.CheckpointFunction.__dict__):
+        legacy = (checkpoint._checkpoint_without_reentrant, checkpoint.CheckpointFunction.__dict__["backward"])
+
+        def recomputing(fn):
+            def run(*a, **k):
+                rec.recomputing += 1
+                try:
+                    return fn(*a, **k)
+                finally:
+                    rec.recomputing -= 1
+            return run
+
+        def without_reentrant(function, *a, **k):
+            again = recomputing(function)
+            return legacy[0](lambda *fa, **fk: (again if rec.phase == "backward" else function)(*fa, **fk), *a, **k)
+        checkpoint._checkpoint_without_reentrant = without_reentrant
+        checkpoint.CheckpointFunction.backward = staticmethod(recomputing(legacy[1].__func__))
     else:
-        rec.recomputing = 1
+        rec.recomputing = 1   # a checkpoint this exporter does not know: no applies recorded
     orig_create_node = torch.fx.Graph.create_node
     if rec.blocks is not None:   # fx names nodes in creation order: fx_blocks renumbers from it
         torch.fx.Graph.create_node = rec.blocks.recording(orig_create_node)
@@ -584,6 +608,9 @@ def recording(rec):
         torch.fx.Graph.create_node = orig_create_node
         if recompute is not None:
             recompute.__enter__, recompute.__exit__ = orig_recompute
+        if legacy is not None:
+            checkpoint._checkpoint_without_reentrant = legacy[0]
+            checkpoint.CheckpointFunction.backward = legacy[1]
         torch.nn.functional.dropout = orig_dropout
         for m, f in tensor_methods.items():
             setattr(torch.Tensor, m, f)
