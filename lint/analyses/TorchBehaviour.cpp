@@ -2,8 +2,9 @@
 // memory trace reads (MemoryTrace.h), in one file. Which outputs are views
 // sharing their input's storage (and which of those are strided or
 // permuted, so that a later reshape copies), which activations torchvision
-// runs in place, exporter-decomposed kernels (GELU, SiLU) that PyTorch runs
-// as one, a CPU dropout's input-sized mask, and the repeated layers
+// runs in place, exporter-decomposed kernels (GELU, SiLU, torch 1.13's
+// traced silu_backward) that PyTorch runs as one, a CPU dropout's
+// input-sized mask, and the repeated layers
 // --recompute layer checkpoints. Module scopes (a module's forward holds its
 // arguments until it returns) are part of the shared Liveness
 // (include/graphlint/lint/Liveness.h).
@@ -200,6 +201,42 @@ void PlanBuilder::findComposites() {
     for (const Node *inner : {div, &erf, add, mul})
       if (inner != last)
         compositeInner_.insert(inner);
+    compositeInput_[last] = x;
+  }
+  // silu_backward as torch 1.13's fake capture traces it, its
+  // CompositeImplicit formula grad * s * (1 + x * (1 - s)), s = sigmoid(x):
+  // s = sigmoid(x); o = fill_(empty_like(s), 1); t = sub_(o, s);
+  // u = mul(x, t); v = add(u, 1); w = mul(s, v); g = mul(grad, w). Eager's
+  // fused kernel allocates only g.
+  auto userOf = [](const Value *v, llvm::StringRef op) -> const Node * {
+    for (const Use &u : v->uses)
+      if (u.user && u.user->atenName() == op)
+        return u.user;
+    return nullptr;
+  };
+  auto is = [](const Node *n, llvm::StringRef op) { return n && n->backwardPhase && n->atenName() == op; };
+  for (const auto &np : g_.nodes()) {
+    const Node &sig = *np;
+    if (!is(&sig, "sigmoid") || sig.inputs.size() != 1 || !sig.inputs[0] || sig.outputs.empty() || !sig.outputs[0])
+      continue;
+    const Value *x = sig.inputs[0], *sv = sig.outputs[0];
+    const Node *empty = userOf(sv, "empty_like");
+    const Node *fill = is(empty, "empty_like") ? soleUser(empty->outputs[0]) : nullptr;
+    const Node *sub = is(fill, "fill_") ? soleUser(fill->outputs[0]) : nullptr;
+    if (!is(sub, "sub_") || sub->inputs.size() != 2 || sub->inputs[1] != sv)
+      continue;
+    const Node *mulX = soleUser(sub->outputs[0]);
+    if (!is(mulX, "mul") || other(mulX, sub->outputs[0]) != x)
+      continue;
+    const Node *add = soleUser(mulX->outputs[0]);
+    const Node *mulS = is(add, "add") ? soleUser(add->outputs[0]) : nullptr;
+    if (!is(mulS, "mul") || other(mulS, add->outputs[0]) != sv)
+      continue;
+    const Node *last = soleUser(mulS->outputs[0]);
+    if (!is(last, "mul"))
+      continue;
+    for (const Node *inner : {&sig, empty, fill, sub, mulX, add, mulS})
+      compositeInner_.insert(inner);
     compositeInput_[last] = x;
   }
 }

@@ -501,6 +501,42 @@ TEST(JointGraph, RecomputedCpuDropoutRebuildsAnInputSizedMask) {
   EXPECT_EQ(liveAt(Kernels::Cpu, "d (recompute)"), 5 * kMiB);
 }
 
+// torch 1.13's fake capture traces silu_backward as its CompositeImplicit
+// formula (sigmoid, empty_like + fill_ + sub_ for 1 - s, mul, add, mul, mul);
+// eager's fused kernel allocates only the gradient.
+TEST(JointGraph, TracedSiluBackwardIsOneKernel) {
+  std::string nodes;
+  auto node = [&](const char *name, const char *op, std::initializer_list<const char *> inputs, const char *attrs,
+                  bool backward) {
+    std::string in;
+    for (const char *i : inputs)
+      in += fmt::format(R"({}"{}")", in.empty() ? "" : ",", i);
+    nodes += fmt::format(R"({}{{"name":"{}","op":"{}","inputs":[{}],"outputs":[{{"name":"{}","shape":[262144],
+      "dtype":"float32","device":"cpu"}}],{}"phase":"{}"}})",
+                         nodes.empty() ? "" : ",", name, op, in, name, attrs, backward ? "backward" : "forward");
+  };
+  node("y", "aten::silu", {"x"}, R"("saved":[false],)", false);
+  node("g", "aten::ones_like", {"y"}, "", true);
+  node("s", "aten::sigmoid", {"x"}, "", true);
+  node("e", "aten::empty_like", {"s"}, "", true);
+  node("f", "aten::fill_", {"e"}, R"("attrs":{"value":1},)", true);
+  node("t", "aten::sub_", {"f", "s"}, "", true);
+  node("u", "aten::mul", {"x", "t"}, "", true);
+  node("v", "aten::add", {"u"}, R"("attrs":{"other":1},)", true);
+  node("w", "aten::mul", {"s", "v"}, "", true);
+  node("gx", "aten::mul", {"g", "w"}, "", true);
+  std::string json = fmt::format(R"({{"format":"graphlint-fx","version":2,"mode":"train","params":[],
+    "inputs":[{{"name":"x","shape":[262144],"dtype":"float32","device":"cpu","requires_grad":true}}],
+    "nodes":[{}],"outputs":["y","gx"]}})",
+                                 nodes);
+  auto m = importFxBytes(json, "silu.fx.json", {});
+  ASSERT_TRUE(static_cast<bool>(m)) << llvm::toString(m.takeError());
+  AnalysisContext ctx(**m, adam());
+  const MemorySummary &sum = ctx.get<MemoryPlan>().summary();
+  // y (an output), the seed g and gx: the formula's temporaries never exist.
+  EXPECT_EQ(sum.peakAllocatedBytes - sum.inputsBytes, 3 * kMiB);
+}
+
 TEST(JointGraph, CpuDropoutKeepsAnInputSizedMask) {
   auto peak = [](Kernels kernels) -> uint64_t {
     auto m = importFxBytes(jointDropout("cpu"), "dropout.fx.json", {});
