@@ -531,7 +531,8 @@ TEST(JointGraph, TracedSiluBackwardIsOneKernel) {
                                  nodes);
   auto m = importFxBytes(json, "silu.fx.json", {});
   ASSERT_TRUE(static_cast<bool>(m)) << llvm::toString(m.takeError());
-  AnalysisContext ctx(**m, adam());
+  graphlint::Setup s = adam();  // the context keeps a reference to the setup
+  AnalysisContext ctx(**m, s);
   const MemorySummary &sum = ctx.get<MemoryPlan>().summary();
   // y (an output), the seed g and gx: the formula's temporaries never exist.
   EXPECT_EQ(sum.peakAllocatedBytes - sum.inputsBytes, 3 * kMiB);
