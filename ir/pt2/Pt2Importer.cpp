@@ -566,24 +566,21 @@ private:
     if (auto stack = meta->getString("nn_module_stack")) {
       llvm::SmallVector<llvm::StringRef, 8> entries;
       stack->split(entries, ';', -1, false);
+      llvm::SmallVector<llvm::StringRef, 3> fields;  // after the loop: the innermost entry's
       for (llvm::StringRef e : entries) {
-        llvm::SmallVector<llvm::StringRef, 3> fields;
+        fields.clear();
         e.split(fields, ',', 2);
         if (fields.size() == 3)
           calledModules_.insert(fields[1]);
       }
-      if (!entries.empty()) {
-        llvm::SmallVector<llvm::StringRef, 3> fields;
-        entries.back().split(fields, ',', 2);
-        if (fields.size() == 3 && !fields[0].startswith("_empty_nn_module_stack"))
-          n.modulePath = fields[1].str();
-        // A dropout an nn.Dropout module ran: its p is the module's own, the
-        // same in train() (a functional dropout's p may be `0 if not
-        // self.training`, transformers' attention dropout).
-        if (fields.size() == 3 && fields[2].startswith("torch.nn.modules.dropout.") &&
-            llvm::StringRef(n.atenName()).contains("dropout"))
-          n.metadata.emplace_back("dropout_module", fields[2].str());
-      }
+      if (fields.size() == 3 && !fields[0].startswith("_empty_nn_module_stack"))
+        n.modulePath = fields[1].str();
+      // A dropout an nn.Dropout module ran: its p is the module's own, the
+      // same in train() (a functional dropout's p may be `0 if not
+      // self.training`, transformers' attention dropout).
+      if (fields.size() == 3 && fields[2].startswith("torch.nn.modules.dropout.") &&
+          llvm::StringRef(n.atenName()).contains("dropout"))
+        n.metadata.emplace_back("dropout_module", fields[2].str());
     }
   }
 

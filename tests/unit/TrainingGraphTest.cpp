@@ -353,16 +353,25 @@ TEST(MemoryPlan, PythonLocalsHeldAndModuleContainers) {
 // before gx) comes after b0 and gb0 died: 5 MiB.
 namespace {
 
+/// Appends a node with one [262144] fp32 output named after it to `nodes`,
+/// the list of a joint FX graph; `fields` is JSON put before its phase
+/// (`"module":"blocks.0.f",`, `"attrs":{...},`), `device` that of the output.
+void addJointNode(std::string &nodes, const char *name, const char *op, std::initializer_list<const char *> inputs,
+                  const std::string &fields, bool backward, const char *device = nullptr) {
+  std::string in;
+  for (const char *i : inputs)
+    in += fmt::format(R"({}"{}")", in.empty() ? "" : ",", i);
+  std::string dev = device ? fmt::format(R"(,"device":"{}")", device) : "";
+  nodes += fmt::format(R"({}{{"name":"{}","op":"{}","inputs":[{}],"outputs":[{{"name":"{}","shape":[262144],
+      "dtype":"float32"{}}}],{}"phase":"{}"}})",
+                       nodes.empty() ? "" : ",", name, op, in, name, dev, fields, backward ? "backward" : "forward");
+}
+
 std::string twoBlockJointGraph() {
   std::string nodes;
   auto node = [&](const char *name, const char *op, std::initializer_list<const char *> inputs, const char *module,
                   bool backward) {
-    std::string in;
-    for (const char *i : inputs)
-      in += fmt::format(R"({}"{}")", in.empty() ? "" : ",", i);
-    nodes += fmt::format(R"({}{{"name":"{}","op":"{}","inputs":[{}],"outputs":[{{"name":"{}","shape":[262144],
-      "dtype":"float32"}}],"module":"{}","phase":"{}"}})",
-                         nodes.empty() ? "" : ",", name, op, in, name, module, backward ? "backward" : "forward");
+    addJointNode(nodes, name, op, inputs, fmt::format(R"("module":"{}",)", module), backward);
   };
   node("a0", "aten::sigmoid", {"x"}, "blocks.0.f", false);
   node("b0", "aten::sigmoid", {"a0"}, "blocks.0.g", false);
@@ -507,14 +516,7 @@ TEST(JointGraph, RecomputedCpuDropoutRebuildsAnInputSizedMask) {
 TEST(JointGraph, TracedSiluBackwardIsOneKernel) {
   std::string nodes;
   auto node = [&](const char *name, const char *op, std::initializer_list<const char *> inputs, const char *attrs,
-                  bool backward) {
-    std::string in;
-    for (const char *i : inputs)
-      in += fmt::format(R"({}"{}")", in.empty() ? "" : ",", i);
-    nodes += fmt::format(R"({}{{"name":"{}","op":"{}","inputs":[{}],"outputs":[{{"name":"{}","shape":[262144],
-      "dtype":"float32","device":"cpu"}}],{}"phase":"{}"}})",
-                         nodes.empty() ? "" : ",", name, op, in, name, attrs, backward ? "backward" : "forward");
-  };
+                  bool backward) { addJointNode(nodes, name, op, inputs, attrs, backward, "cpu"); };
   node("y", "aten::silu", {"x"}, R"("saved":[false],)", false);
   node("g", "aten::ones_like", {"y"}, "", true);
   node("s", "aten::sigmoid", {"x"}, "", true);
