@@ -66,7 +66,10 @@ public:
 
 private:
   unsigned lineOf(const yaml::Node *n) const {
-    return n ? sm_.FindLineNumber(n->getSourceRange().Start) : 1;
+    // A node the parser built after an error can point at no byte of the
+    // file (a flow sequence broken by stray text): the file's first line then.
+    llvm::SMLoc at = n ? n->getSourceRange().Start : llvm::SMLoc();
+    return at.isValid() && sm_.FindBufferContainingLoc(at) ? sm_.FindLineNumber(at) : 1;
   }
   std::string where(const yaml::Node *n) const { return fmt::format("{}:{}", path_, lineOf(n)); }
   void fail(const yaml::Node *n, const std::string &why) {
