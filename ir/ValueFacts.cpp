@@ -27,6 +27,56 @@ bool isOnnxCast(const Node &n) { return n.op && n.op->conversion == ConversionKi
 
 bool isInplaceOp(const Node &n) { return n.op && n.op->inplace; }
 
+bool stridesAllowView(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> strides,
+                      llvm::ArrayRef<int64_t> newShape) {
+  if (shape.size() != strides.size())
+    return true;  // unknown: the view op's own claim
+  int64_t numel = 1;
+  for (int64_t d : shape)
+    numel *= d;
+  if (numel == 0 || shape.empty())
+    return true;
+  // From the innermost dim out: old dims whose strides chain (stride[d-1] ==
+  // stride[d] * size[d]) form one contiguous chunk; the new dims must tile
+  // each chunk exactly, so no new dim straddles two chunks.
+  auto nd = static_cast<int64_t>(newShape.size()) - 1;
+  int64_t chunkNumel = 1, viewNumel = 1, chunkStride = strides.back();
+  for (auto d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    chunkNumel *= shape[static_cast<size_t>(d)];
+    bool chunkEnds = d == 0 || (shape[static_cast<size_t>(d - 1)] != 1 &&
+                                strides[static_cast<size_t>(d - 1)] != chunkNumel * chunkStride);
+    if (!chunkEnds)
+      continue;
+    while (nd >= 0 && (viewNumel < chunkNumel || newShape[static_cast<size_t>(nd)] == 1))
+      viewNumel *= newShape[static_cast<size_t>(nd--)];
+    if (viewNumel != chunkNumel)
+      return false;
+    if (d > 0) {
+      chunkStride = strides[static_cast<size_t>(d - 1)];
+      chunkNumel = viewNumel = 1;
+    }
+  }
+  return nd == -1;
+}
+
+bool reshapeCopies(const Node &n) {
+  return std::any_of(n.metadata.begin(), n.metadata.end(), [](const auto &kv) { return kv.first == "reshape_copies"; });
+}
+
+bool isNoopConversion(const Node &n) {
+  if (n.domain != "aten" || n.opType != "to" || n.inputs.empty() || !n.inputs[0] || n.outputs.size() != 1 ||
+      !n.outputs[0])
+    return false;
+  auto overload = std::find_if(n.metadata.begin(), n.metadata.end(), [](const auto &kv) { return kv.first == "overload"; });
+  if (overload == n.metadata.end() || overload->second != "dtype")
+    return false;
+  const Attribute *copy = n.attr("copy");
+  if (copy && copy->kind == AttrKind::Int && copy->i != 0)
+    return false;
+  const Type &in = n.inputs[0]->type, &out = n.outputs[0]->type;
+  return in.isTensor() && out.isTensor() && in.dtype != DType::Undefined && in.dtype == out.dtype;
+}
+
 bool isIdentityDropout(const Node &n) {
   if (n.domain != "aten")
     return false;
@@ -39,7 +89,11 @@ bool isIdentityDropout(const Node &n) {
   bool module = std::any_of(n.metadata.begin(), n.metadata.end(),
                             [](const auto &kv) { return kv.first == "dropout_module"; });
   const Attribute *p = n.attr("p");
-  return module && p && ((p->kind == AttrKind::Float && p->f == 0) || (p->kind == AttrKind::Int && p->i == 0));
+  // A graph exported in train() records training's own p (train=True).
+  const Attribute *train = n.attr("train");
+  bool trainingP = train && train->kind == AttrKind::Int && train->i != 0;
+  return (module || trainingP) && p &&
+         ((p->kind == AttrKind::Float && p->f == 0) || (p->kind == AttrKind::Int && p->i == 0));
 }
 
 namespace {

@@ -1,6 +1,7 @@
 #include "graphlint/ir/Pt2Importer.h"
 
 #include "Pt2Schema.h"
+#include "PythonLocals.h"
 #include "graphlint/ir/InputFile.h"
 #include "graphlint/ir/OpRegistry.h"
 #include "graphlint/ir/StackTrace.h"
@@ -28,6 +29,7 @@ namespace json = llvm::json;
 // rename or reshape fields, so it is refused rather than misread.
 constexpr int64_t kSchemaMajor = 8;
 constexpr unsigned kMaxJsonNesting = 128;          // llvm::json parses recursively
+constexpr size_t kMaxFrames = 256;                 // a stack trace's frames read for Python locals
 
 llvm::Error fail(std::string msg) {
   return llvm::make_error<llvm::StringError>(std::move(msg), llvm::inconvertibleErrorCode());
@@ -78,6 +80,8 @@ public:
       readNodes(*g);
       readOutputs(*g, *sig);
       recordModuleContainers();
+      if (error_.empty())
+        holdPythonLocals(*model_->graph, sites_);
     }
     if (!error_.empty())
       return fail(fmt::format("{}: {}", entry_, error_));
@@ -422,11 +426,43 @@ private:
       n->outputAliasesInput.push_back(0);
     else if (n->op && n->op->viewOfInput0)  // every piece of a split, chunk or unbind is a view too
       n->outputAliasesInput.assign(n->outputs.size(), 0);
+    noteReshapeCopy(*n);
     if (n->op && n->op->hostSync) {
       n->metadata.emplace_back("host_sync", "true");
       n->hostSync = true;
     }
     readMetadata(o, *n);
+  }
+
+  // aten.reshape and flatten view their input where its strides allow and
+  // copy otherwise; torch.export records both as the one op, and the input's
+  // strides in graph.tensor_values say which.
+  void noteReshapeCopy(Node &n) {
+    if (n.domain != "aten" || (n.opType != "reshape" && n.opType != "flatten") || n.inputs.empty() || !n.inputs[0] ||
+        n.outputs.size() != 1 || !n.outputs[0])
+      return;
+    auto staticDims = [](const Shape &s, std::vector<int64_t> &out) {
+      for (const Dim &d : s.dims)
+        if (d.isStatic())
+          out.push_back(d.value);
+      return s.rankKnown && out.size() == s.dims.size();
+    };
+    std::vector<int64_t> shape, newShape, strides;
+    const json::Object *meta = tensorValues_ ? tensorValues_->getObject(n.inputs[0]->name) : nullptr;
+    const json::Array *st = meta ? meta->getArray("strides") : nullptr;
+    if (!st || !staticDims(n.inputs[0]->type.shape, shape) || !staticDims(n.outputs[0]->type.shape, newShape))
+      return;
+    for (const json::Value &v : *st) {
+      const json::Object *o = v.getAsObject();
+      llvm::Optional<int64_t> i = o ? o->getInteger("as_int") : llvm::None;
+      if (!i)
+        return;  // a symbolic stride: leave it a view
+      strides.push_back(*i);
+    }
+    if (stridesAllowView(shape, strides, newShape))
+      return;
+    n.outputAliasesInput.clear();
+    n.metadata.emplace_back("reshape_copies", "true");
   }
 
   void addInput(Node &n, const std::string &name, const std::string &where) {
@@ -557,9 +593,12 @@ private:
     const json::Object *meta = o.getObject("metadata");
     if (!meta)
       return;
+    CallSite site;
+    site.node = &n;
     if (auto st = meta->getString("stack_trace")) {
       n.loc = parseStackTrace(*st);
       n.loc.file = relativeSource(n.loc.file);
+      site.frames = parseTraceFrames(*st, kMaxFrames);
     }
     // "L__self__,,pkg.M;L__self__fc,fc,torch.nn.modules.linear.Linear": the
     // innermost entry's second field is the module's path.
@@ -570,8 +609,10 @@ private:
       for (llvm::StringRef e : entries) {
         fields.clear();
         e.split(fields, ',', 2);
-        if (fields.size() == 3)
+        if (fields.size() == 3) {
           calledModules_.insert(fields[1]);
+          site.modules.push_back(fields[1].str());
+        }
       }
       if (fields.size() == 3 && !fields[0].startswith("_empty_nn_module_stack"))
         n.modulePath = fields[1].str();
@@ -582,6 +623,8 @@ private:
           llvm::StringRef(n.atenName()).contains("dropout"))
         n.metadata.emplace_back("dropout_module", fields[2].str());
     }
+    if (!site.frames.empty() && site.frames.size() == site.modules.size())
+      sites_.push_back(std::move(site));
   }
 
   // A module path prefix no node's nn_module_stack lists never ran a forward
@@ -651,6 +694,7 @@ private:
   llvm::StringMap<Value *> values_;                // graph names -> values
   std::vector<std::pair<std::string, std::string>> model_metadata_;
   llvm::StringSet<> calledModules_;                // nn_module_stack paths: modules whose forward ran
+  std::vector<CallSite> sites_;                    // nodes whose stack trace pairs with their module stack
   unsigned tiedParams_ = 0;
   bool prepass_ = false;
 };

@@ -118,6 +118,12 @@ PlanBuilder::Saved PlanBuilder::savedOf(const Node &n) {
     if (o < n.outputs.size())
       out.values.push_back(n.outputs[o]);
   out.extraBytes = sv.extraBytes;
+  // aten's dropout on the CPU is `input * noise`, the noise a tensor of the
+  // input's dtype that MulBackward keeps (torchStorageLike), not CUDA's
+  // one-byte mask.
+  if (sv.extraBytes && s_.kernels == Kernels::Cpu && n.domain == "aten" && n.atenName() == "dropout" &&
+      !n.outputs.empty() && n.outputs[0])
+    out.extraBytes = outputBytes(n, 0);
   return out;
 }
 

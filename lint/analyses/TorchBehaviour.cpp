@@ -116,11 +116,13 @@ const Value *biasedMatMul(const Node &n) {
 TorchView torchViewOf(const Node &n, unsigned oi) {
   auto from = [&](unsigned i) -> const Value * { return i < n.inputs.size() ? n.inputs[i] : nullptr; };
   TorchView v;
+  if (reshapeCopies(n))
+    return v;  // a reshape the input's strides cannot view: a new tensor
   if (oi < n.outputAliasesInput.size() && n.outputAliasesInput[oi] >= 0) {
     v.base = from(static_cast<unsigned>(n.outputAliasesInput[oi]));  // the FX exporter's alias fact
   } else if (oi == 0 && (n.opType == "Squeeze" || n.opType == "Unsqueeze" || n.opType == "Identity" ||
                          (n.opType == "Dropout" && (n.outputs.size() < 2 || !n.outputs[1])) ||
-                         isIdentityDropout(n))) {
+                         isIdentityDropout(n) || isNoopConversion(n))) {
     v.base = from(0);
   } else if (oi == 0 && isViewOp(n)) {
     v.base = from(0);

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <map>
 #include <random>
 #include <unistd.h>
 
@@ -87,6 +88,81 @@ TEST(Pt2Import, ModuleContainersAndDropoutModules) {
     if (n->opType == "dropout")
       identity.push_back(isIdentityDropout(*n));
   EXPECT_EQ(identity, (std::vector<bool>{true, true, false, false}));
+}
+
+TEST(Pt2Import, PythonLocalsHoldWhatTheirNamesBind) {
+  auto m = importPt2("locals.pt2");
+  ASSERT_TRUE(m);
+  // pt2_models.Locals: "node.output" -> the node after which the local
+  // binding it lets go (only where that is after its last reader).
+  std::map<std::string, std::string> held;
+  for (const auto &n : m->graph->nodes())
+    for (const auto &kv : n->metadata)
+      if (llvm::StringRef(kv.first).startswith("held."))
+        held[n->name + kv.first.substr(4)] = kv.second;
+  std::map<std::string, std::string> expected{
+      {"embedding.0", "sum_1"},    // emb: until forward returns
+      {"mul.0", "linear_2"},       // h: until `h = self.out(attn)` rebinds it
+      {"chunk.0", "linear_1"},     // q, k, v: Attention's locals, until it returns
+      {"chunk.1", "linear_1"},
+      {"chunk.2", "linear_1"},
+      {"transpose_1.0", "linear_1"},  // out, from the helper `attend` (no frame in the trace)
+      {"softmax.0", "sum_1"},      // the weights: `attend` and Attention return them unread; `_` until forward returns
+      {"linear_1.0", "add"},       // attn: until `attn = h + 1`
+      {"relu.0", "sum_1"},         // the last h
+  };
+  EXPECT_EQ(held, expected);
+}
+
+TEST(Pt2Import, ReshapesThatCopyAndConversionsThatDoNot) {
+  auto m = importPt2("layouts.pt2");
+  ASSERT_TRUE(m);
+  std::map<std::string, bool> copies, noop;
+  for (const auto &n : m->graph->nodes()) {
+    if (n->opType == "reshape")
+      copies[n->name] = reshapeCopies(*n);
+    if (n->opType == "to")
+      noop[n->name] = isNoopConversion(*n);
+  }
+  // pt2_models.Layouts: an expanded and a transposed input copy, a
+  // contiguous one views; to(float32) of a float32 tensor returns it.
+  EXPECT_EQ(copies, (std::map<std::string, bool>{{"reshape", true}, {"reshape_1", false}, {"reshape_2", true}}));
+  EXPECT_EQ(noop, (std::map<std::string, bool>{{"to", true}}));
+}
+
+TEST(Pt2Import, StridesAllowViewAsPyTorchDoes) {
+  // Contiguous: any regrouping views.
+  EXPECT_TRUE(stridesAllowView({2, 3, 4}, {12, 4, 1}, {6, 4}));
+  EXPECT_TRUE(stridesAllowView({2, 3, 4}, {12, 4, 1}, {24}));
+  EXPECT_TRUE(stridesAllowView({2, 3, 4}, {12, 4, 1}, {2, 1, 12, 1}));
+  // Transposed [2, 4, 3] of a [2, 3, 4]: merging the last two copies; splitting
+  // a dim or merging the outer contiguous pair views.
+  EXPECT_FALSE(stridesAllowView({2, 4, 3}, {12, 1, 4}, {2, 12}));
+  EXPECT_TRUE(stridesAllowView({2, 4, 3}, {12, 1, 4}, {2, 2, 2, 3}));
+  EXPECT_TRUE(stridesAllowView({4, 2, 3}, {1, 12, 4}, {4, 6}));
+  // Expanded (stride 0) dims merged with a real one copy; size-1 dims are free.
+  EXPECT_FALSE(stridesAllowView({2, 2, 2, 64, 16}, {2048, 16, 0, 32, 1}, {2, 4, 64, 16}));
+  EXPECT_TRUE(stridesAllowView({2, 1, 5}, {5, 99, 1}, {10}));
+  // Unknown strides: the op's own claim (a view) stands.
+  EXPECT_TRUE(stridesAllowView({2, 3}, {}, {6}));
+}
+
+TEST(Pt2Import, CpuDropoutKeepsNoiseOfTheInputsDtype) {
+  // stack.pt2's two costed dropouts ([4, 16] fp32) in a synthesised training
+  // step: CUDA's kernel keeps a one-byte mask, the CPU's `input * noise`
+  // keeps its fp32 noise.
+  auto m = importPt2("stack.pt2");
+  ASSERT_TRUE(m);
+  auto saved = [&](Kernels k) {
+    LintOptions opts;
+    opts.setup.train = true;
+    opts.setup.optimizer = Optimizer::SGD;
+    opts.setup.kernels = k;
+    FileReport r = lintModel(*m, opts);
+    EXPECT_TRUE(r.memory.present);
+    return r.memory.activationsBytes;
+  };
+  EXPECT_EQ(saved(Kernels::Cpu) - saved(Kernels::Cuda), 2u * (4 * 16 * 4 - 4 * 16));
 }
 
 TEST(Pt2Import, TiedWeightIsOneParameterAndBuffersAreBuffers) {

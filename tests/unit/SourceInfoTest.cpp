@@ -58,6 +58,50 @@ TEST(SourceInfo, NoFrameGivesAnInvalidLocation) {
   EXPECT_FALSE(parseStackTrace("notpython.cpp(3): f").valid());
 }
 
+TEST(SourceInfo, TraceFramesKeepEachStatementLine) {
+  auto frames = parseTraceFrames(R"(File "m.py", line 40, in forward
+    h = self.block(
+  File "/usr/lib/python3/site-packages/torch/nn/modules/linear.py", line 114, in forward
+    return F.linear(input, self.weight, self.bias)
+  File "n.py", line 3, in f
+)",
+                                 8);
+  ASSERT_EQ(frames.size(), 3u);
+  EXPECT_EQ(frames[0].file, "m.py");
+  EXPECT_EQ(frames[0].line, 40u);
+  EXPECT_EQ(frames[0].code, "h = self.block(");
+  EXPECT_EQ(frames[1].code, "return F.linear(input, self.weight, self.bias)");
+  EXPECT_EQ(frames[2].function, "f");
+  EXPECT_EQ(frames[2].code, "");
+  EXPECT_EQ(parseTraceFrames(R"(File "m.py", line 1, in f
+  File "m.py", line 2, in g)",
+                             1)
+                .size(),
+            1u);
+}
+
+TEST(SourceInfo, AssignedNamesOfAStatement) {
+  using Names = std::vector<std::string>;
+  auto names = [](llvm::StringRef code) {
+    Names out;
+    for (llvm::StringRef n : assignedNames(code))
+      out.push_back(n.str());
+    return out;
+  };
+  EXPECT_EQ(names("h = self.ln(h)"), Names({"h"}));
+  EXPECT_EQ(names("attn_output, _ = self.attn("), Names({"attn_output", "_"}));
+  EXPECT_EQ(names("(q, k), *rest = f(x)"), Names({}));  // a nested target
+  EXPECT_EQ(names("(q, k) = f(x)"), Names({"q", "k"}));
+  EXPECT_EQ(names("*head, tail = x.split(2)"), Names({"head", "tail"}));
+  EXPECT_EQ(names("out: BaseModelOutput = self.transformer("), Names({"out"}));
+  EXPECT_EQ(names("x += self.f(x)"), Names({"x"}));
+  EXPECT_EQ(names("a = b = c"), Names({"a"}));
+  EXPECT_EQ(names("s = \"a=b\""), Names({"s"}));
+  for (const char *none : {"return f(a=b)", "x == y", "self.cache = x", "x[0] = y", "if a <= b:", "f(x) # a = b",
+                           "else: x = 1", "y != x", "", "return x"})
+    EXPECT_EQ(names(none), Names({})) << none;
+}
+
 TEST(SourceInfo, ModulePathFromScopedNodeName) {
   EXPECT_EQ(onnxio::modulePathFromScopedName("/layer1/layer1.0/conv1/Conv"), "layer1.0.conv1");
   EXPECT_EQ(onnxio::modulePathFromScopedName("/fc/Gemm"), "fc");

@@ -8,6 +8,8 @@
 // are functions rather than cached analyses.
 #pragma once
 
+#include <llvm/ADT/ArrayRef.h>
+
 namespace graphlint {
 
 class Node;
@@ -36,10 +38,28 @@ bool isOnnxCast(const Node &n);
 
 /// A PyTorch dropout that returns its input itself, in training too: an
 /// nn.Dropout module's (the `.pt2` importer's "dropout_module" fact) with
-/// p = 0, at::dropout's shortcut on every device (torchvision's ViT). Not a
-/// functional dropout, whose p an eval() export may have taken as 0 for
-/// eval only, nor native_dropout, which always writes a mask.
+/// p = 0, or a functional one recorded with train=True (a train() export,
+/// Llama's attention dropout of 0.0): at::dropout's shortcut on every device
+/// (torchvision's ViT). Not a functional dropout of an eval() export, whose
+/// p = 0 may be eval's only (GPT-2's `p if self.training else 0.0`), nor
+/// native_dropout, which always writes a mask.
 bool isIdentityDropout(const Node &n);
+
+/// Whether PyTorch can view a tensor of `shape` and `strides` as `newShape`
+/// (reshape and flatten return a view then, a copy otherwise): each run of
+/// old dims the new shape regroups must be contiguous within itself.
+bool stridesAllowView(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> strides,
+                      llvm::ArrayRef<int64_t> newShape);
+
+/// A reshape or flatten the importer found its input's recorded strides
+/// cannot view (the `.pt2` importer's "reshape_copies" fact: Llama's
+/// repeat_kv reshapes an expanded tensor): PyTorch returns a copy.
+bool reshapeCopies(const Node &n);
+
+/// `Tensor.to(dtype)` to the dtype the tensor already has (torch.export's
+/// aten.to.dtype, T5's `hidden_states.to(torch.float32)`): PyTorch returns
+/// the tensor itself unless copy=True.
+bool isNoopConversion(const Node &n);
 
 /// Writes input 0 in place (the registry's fact: PyTorch's `relu_`, `copy_`, `index_put_`).
 bool isInplaceOp(const Node &n);
