@@ -86,8 +86,9 @@ bool isIdentityDropout(const Node &n) {
     op = op.drop_back();
   if (op != "dropout" && op != "feature_dropout" && op != "alpha_dropout" && op != "feature_alpha_dropout")
     return false;
-  bool module = std::any_of(n.metadata.begin(), n.metadata.end(),
-                            [](const auto &kv) { return kv.first == "dropout_module"; });
+  bool module = std::any_of(n.metadata.begin(), n.metadata.end(), [](const auto &kv) {
+    return kv.first == "dropout_module" || (kv.first == "dropout_training_p" && kv.second == "0");
+  });
   const Attribute *p = n.attr("p");
   // A graph exported in train() records training's own p (train=True).
   const Attribute *train = n.attr("train");

@@ -80,6 +80,7 @@ public:
       readNodes(*g);
       readOutputs(*g, *sig);
       recordModuleContainers();
+      inferFunctionalDropouts();
       if (error_.empty())
         holdPythonLocals(*model_->graph, sites_);
     }
@@ -625,6 +626,30 @@ private:
     }
     if (!site.frames.empty() && site.frames.size() == site.modules.size())
       sites_.push_back(std::move(site));
+  }
+
+  // An eval() export records a functional dropout with eval's p = 0 whatever
+  // training uses (GPT-2's `p if self.training else 0.0`). When none of the
+  // model's nn.Dropout modules has p > 0 (Llama, Mistral: attention_dropout
+  // 0.0 and no dropout modules), training's p is taken as 0 too: the
+  // dropout is an identity ("dropout_training_p" 0, isIdentityDropout).
+  void inferFunctionalDropouts() {
+    auto p = [](const Node &n) {
+      const Attribute *a = n.attr("p");
+      return !a ? -1.0 : a->kind == AttrKind::Float ? a->f : a->kind == AttrKind::Int ? double(a->i) : -1.0;
+    };
+    auto isDropout = [](const Node &n) { return n.domain == "aten" && n.opType == "dropout"; };
+    auto isModule = [](const Node &n) {
+      return std::any_of(n.metadata.begin(), n.metadata.end(), [](const auto &kv) { return kv.first == "dropout_module"; });
+    };
+    for (const auto &np : model_->graph->nodes())
+      if (isDropout(*np) && isModule(*np) && p(*np) > 0)
+        return;
+    for (const auto &np : model_->graph->nodes()) {
+      const Attribute *train = np->attr("train");
+      if (isDropout(*np) && !isModule(*np) && p(*np) == 0 && train && train->kind == AttrKind::Int && train->i == 0)
+        np->metadata.emplace_back("dropout_training_p", "0");
+    }
   }
 
   // A module path prefix no node's nn_module_stack lists never ran a forward

@@ -39,10 +39,12 @@ bool isOnnxCast(const Node &n);
 /// A PyTorch dropout that returns its input itself, in training too: an
 /// nn.Dropout module's (the `.pt2` importer's "dropout_module" fact) with
 /// p = 0, or a functional one recorded with train=True (a train() export,
-/// Llama's attention dropout of 0.0): at::dropout's shortcut on every device
-/// (torchvision's ViT). Not a functional dropout of an eval() export, whose
-/// p = 0 may be eval's only (GPT-2's `p if self.training else 0.0`), nor
-/// native_dropout, which always writes a mask.
+/// Llama's attention dropout of 0.0), or one of an eval() export of a model
+/// none of whose nn.Dropout modules has p > 0 (the importer's
+/// "dropout_training_p" fact): at::dropout's shortcut on every device
+/// (torchvision's ViT). Not another functional dropout of an eval() export,
+/// whose p = 0 may be eval's only (GPT-2's `p if self.training else 0.0`),
+/// nor native_dropout, which always writes a mask.
 bool isIdentityDropout(const Node &n);
 
 /// Whether PyTorch can view a tensor of `shape` and `strides` as `newShape`
