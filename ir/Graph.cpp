@@ -73,6 +73,13 @@ std::optional<int64_t> Node::attrInt(llvm::StringRef n) const {
   return std::nullopt;
 }
 
+const std::string *Node::metadataValue(llvm::StringRef key) const {
+  for (const auto &kv : metadata)
+    if (kv.first == key)
+      return &kv.second;
+  return nullptr;
+}
+
 std::string Node::qualifiedOp() const {
   if (domain.empty() || domain == "ai.onnx")
     return opType;

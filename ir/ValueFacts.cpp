@@ -59,19 +59,23 @@ bool stridesAllowView(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> str
   return nd == -1;
 }
 
-bool reshapeCopies(const Node &n) {
-  return std::any_of(n.metadata.begin(), n.metadata.end(), [](const auto &kv) { return kv.first == "reshape_copies"; });
+bool reshapeCopies(const Node &n) { return n.metadataValue("reshape_copies") != nullptr; }
+
+std::optional<double> dropoutProbability(const Node &n) {
+  const Attribute *p = n.attr("p");
+  if (p && p->kind == AttrKind::Float)
+    return p->f;
+  if (p && p->kind == AttrKind::Int)
+    return static_cast<double>(p->i);
+  return std::nullopt;
 }
 
 bool isNoopConversion(const Node &n) {
   if (n.domain != "aten" || n.opType != "to" || n.inputs.empty() || !n.inputs[0] || n.outputs.size() != 1 ||
       !n.outputs[0])
     return false;
-  auto overload = std::find_if(n.metadata.begin(), n.metadata.end(), [](const auto &kv) { return kv.first == "overload"; });
-  if (overload == n.metadata.end() || overload->second != "dtype")
-    return false;
-  const Attribute *copy = n.attr("copy");
-  if (copy && copy->kind == AttrKind::Int && copy->i != 0)
+  const std::string *overload = n.metadataValue("overload");
+  if (!overload || *overload != "dtype" || n.attrInt("copy").value_or(0) != 0)
     return false;
   const Type &in = n.inputs[0]->type, &out = n.outputs[0]->type;
   return in.isTensor() && out.isTensor() && in.dtype != DType::Undefined && in.dtype == out.dtype;
@@ -86,15 +90,11 @@ bool isIdentityDropout(const Node &n) {
     op = op.drop_back();
   if (op != "dropout" && op != "feature_dropout" && op != "alpha_dropout" && op != "feature_alpha_dropout")
     return false;
-  bool module = std::any_of(n.metadata.begin(), n.metadata.end(), [](const auto &kv) {
-    return kv.first == "dropout_module" || (kv.first == "dropout_training_p" && kv.second == "0");
-  });
-  const Attribute *p = n.attr("p");
+  const std::string *trainingP0 = n.metadataValue("dropout_training_p");
   // A graph exported in train() records training's own p (train=True).
-  const Attribute *train = n.attr("train");
-  bool trainingP = train && train->kind == AttrKind::Int && train->i != 0;
-  return (module || trainingP) && p &&
-         ((p->kind == AttrKind::Float && p->f == 0) || (p->kind == AttrKind::Int && p->i == 0));
+  bool zeroIsTrainings = n.metadataValue("dropout_module") || (trainingP0 && *trainingP0 == "0") ||
+                         n.attrInt("train").value_or(0) != 0;
+  return zeroIsTrainings && dropoutProbability(n) == 0.0;
 }
 
 namespace {

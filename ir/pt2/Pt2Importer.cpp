@@ -634,22 +634,14 @@ private:
   // 0.0 and no dropout modules), training's p is taken as 0 too: the
   // dropout is an identity ("dropout_training_p" 0, isIdentityDropout).
   void inferFunctionalDropouts() {
-    auto p = [](const Node &n) {
-      const Attribute *a = n.attr("p");
-      return !a ? -1.0 : a->kind == AttrKind::Float ? a->f : a->kind == AttrKind::Int ? double(a->i) : -1.0;
-    };
     auto isDropout = [](const Node &n) { return n.domain == "aten" && n.opType == "dropout"; };
-    auto isModule = [](const Node &n) {
-      return std::any_of(n.metadata.begin(), n.metadata.end(), [](const auto &kv) { return kv.first == "dropout_module"; });
-    };
     for (const auto &np : model_->graph->nodes())
-      if (isDropout(*np) && isModule(*np) && p(*np) > 0)
+      if (isDropout(*np) && np->metadataValue("dropout_module") && dropoutProbability(*np).value_or(0) > 0)
         return;
-    for (const auto &np : model_->graph->nodes()) {
-      const Attribute *train = np->attr("train");
-      if (isDropout(*np) && !isModule(*np) && p(*np) == 0 && train && train->kind == AttrKind::Int && train->i == 0)
+    for (const auto &np : model_->graph->nodes())
+      if (isDropout(*np) && !np->metadataValue("dropout_module") && dropoutProbability(*np) == 0.0 &&
+          np->attrInt("train") == 0)
         np->metadata.emplace_back("dropout_training_p", "0");
-    }
   }
 
   // A module path prefix no node's nn_module_stack lists never ran a forward

@@ -38,11 +38,10 @@ void PlanBuilder::joint() {
   for (const auto &np : nodes) {
     if (!np->backwardPhase || !runs(*np))
       continue;
-    auto rest = std::find_if(np->metadata.begin(), np->metadata.end(),
-                             [](const auto &kv) { return kv.first == "apply_rest"; });
-    if (rest == np->metadata.end())
+    const std::string *rest = np->metadataValue("apply_rest");
+    if (!rest)
       continue;
-    int64_t end = static_cast<int64_t>(np->index) + std::stoll(rest->second);
+    int64_t end = static_cast<int64_t>(np->index) + std::stoll(*rest);
     for (const Value *in : np->inputs)
       if (auto it = in ? lastRead.find(in) : lastRead.end(); it != lastRead.end())
         it->second = std::max(it->second, end);

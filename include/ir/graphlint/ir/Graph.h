@@ -176,6 +176,8 @@ public:
 
   const Attribute *attr(llvm::StringRef n) const;
   std::optional<int64_t> attrInt(llvm::StringRef n) const;
+  /// The value of the first `metadata` entry named `key`; null when none.
+  const std::string *metadataValue(llvm::StringRef key) const;
   std::vector<std::unique_ptr<Graph>> &subgraphs() { return subgraphs_; }
   const std::vector<std::unique_ptr<Graph>> &subgraphs() const { return subgraphs_; }
   /// "domain::Op" for non-default domains, otherwise "Op".

@@ -10,6 +10,8 @@
 
 #include <llvm/ADT/ArrayRef.h>
 
+#include <optional>
+
 namespace graphlint {
 
 class Node;
@@ -46,6 +48,9 @@ bool isOnnxCast(const Node &n);
 /// whose p = 0 may be eval's only (GPT-2's `p if self.training else 0.0`),
 /// nor native_dropout, which always writes a mask.
 bool isIdentityDropout(const Node &n);
+
+/// A dropout node's `p` attribute (float or int); nullopt when it has none.
+std::optional<double> dropoutProbability(const Node &n);
 
 /// Whether PyTorch can view a tensor of `shape` and `strides` as `newShape`
 /// (reshape and flatten return a view then, a copy otherwise): each run of
