@@ -70,6 +70,37 @@ std::optional<double> dropoutProbability(const Node &n) {
   return std::nullopt;
 }
 
+const ConstData *constantPayload(const Value *v) {
+  for (unsigned depth = 0; depth < 8; ++depth) {
+    v = captureOrigin(v);
+    if (!v)
+      return nullptr;
+    if (v->kind == Value::Kind::Param)
+      return v->param && v->param->tensor.data.known ? &v->param->tensor.data : nullptr;
+    if (v->kind != Value::Kind::NodeOutput || !v->producer)
+      return nullptr;
+    const Node &p = *v->producer;
+    if (isDefaultDomain(p.domain) && p.opType == "Constant") {
+      const Attribute *a = p.attr("value");
+      return a && !a->tensors.empty() && a->tensors[0].data.known ? &a->tensors[0].data : nullptr;
+    }
+    if (!isFreeView(p) || p.inputs.empty())
+      return nullptr;
+    v = p.inputs[0];
+  }
+  return nullptr;
+}
+
+bool isTrainingOnnxDropout(const Node &n) {
+  if (!isDefaultDomain(n.domain) || n.opType != "Dropout" || n.inputs.size() < 3 || !n.inputs[2])
+    return false;
+  const ConstData *training = constantPayload(n.inputs[2]);
+  if (!training || training->ints.size() != 1 || training->ints[0] == 0)
+    return false;
+  const ConstData *ratio = n.inputs[1] ? constantPayload(n.inputs[1]) : nullptr;
+  return !(ratio && ratio->floats.size() == 1 && ratio->floats[0] == 0.0);
+}
+
 bool isNoopConversion(const Node &n) {
   if (n.domain != "aten" || n.opType != "to" || n.inputs.empty() || !n.inputs[0] || n.outputs.size() != 1 ||
       !n.outputs[0])

@@ -98,7 +98,8 @@ bool onlyFirstOutputUsed(const Node &n) {
 
 bool isNoopCast(const Node &n) {
   if (n.opType == "Dropout")  // inference Dropout: EliminateDropout
-    return onlyFirstOutputUsed(n) && (n.inputs.size() < 3 || !n.inputs[2] || isFoldedConstant(n.inputs[2], /*throughCasts=*/true));
+    return onlyFirstOutputUsed(n) && !isTrainingOnnxDropout(n) &&
+           (n.inputs.size() < 3 || !n.inputs[2] || isFoldedConstant(n.inputs[2], /*throughCasts=*/true));
   const Value *in = n.inputs.empty() ? nullptr : n.inputs[0];
   const Value *out = n.outputs.empty() ? nullptr : n.outputs[0];
   return n.opType == "Cast" && in && out && in->type.dtype == out->type.dtype && in->type.dtype != DType::Undefined;

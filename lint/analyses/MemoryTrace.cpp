@@ -19,36 +19,43 @@
 
 namespace graphlint::memory {
 
-uint64_t PlanBuilder::bytesOf(const Value *v, bool activation) {
-  if (!v || !v->type.isTensor() || (v->producer && compositeInner_.count(v->producer)))
-    return 0;
-  const Shape &sh = v->type.shape;
-  unsigned bits = dtypeBits(v->type.dtype);
-  if (!sh.rankKnown || bits == 0) {
-    return 0;
-  }
+std::optional<uint64_t> PlanBuilder::elementsOf(const Value *v) {
+  if (!v || !v->type.isTensor() || !v->type.shape.rankKnown)
+    return std::nullopt;
   uint64_t n = 1;
-  for (const Dim &d : sh.dims) {
+  for (const Dim &d : v->type.shape.dims) {
     if (d.isStatic()) {
       n *= static_cast<uint64_t>(std::max<int64_t>(d.value, 0));
     } else if (d.isSymbolic()) {
       // Symbols still unbound after import (no -D, no hint) are taken as 1.
       d.expr->collectSymbols(assumed_);
-      std::optional<int64_t> v = d.evaluate([](llvm::StringRef) { return std::optional<int64_t>(1); });
-      n *= static_cast<uint64_t>(std::max<int64_t>(v.value_or(1), 0));
+      std::optional<int64_t> e = d.evaluate([](llvm::StringRef) { return std::optional<int64_t>(1); });
+      n *= static_cast<uint64_t>(std::max<int64_t>(e.value_or(1), 0));
     } else {
-      return 0;
+      return std::nullopt;
     }
   }
+  return n;
+}
+
+uint64_t PlanBuilder::bytesOf(const Value *v, bool activation) {
+  if (!v || !v->type.isTensor() || (v->producer && compositeInner_.count(v->producer)))
+    return 0;
+  unsigned bits = dtypeBits(v->type.dtype);
+  std::optional<uint64_t> n = bits ? elementsOf(v) : std::nullopt;
+  if (!n)
+    return 0;
   // 16-bit training and inference keep fp32 activations in 16 bits.
   if (activation && precisionPolicy(s_.precision).sixteenBitActivations && v->type.dtype == DType::Float)
     bits = 16;
-  return (n * bits + 7) / 8;
+  return (*n * bits + 7) / 8;
 }
 
 uint64_t PlanBuilder::outputBytes(const Node &n, unsigned oi) {
-  const Value *like = torchStorageLike(n, oi, s_.kernels);
-  return bytesOf(like ? like : n.outputs[oi], true);
+  TorchStorage st = torchStorageOf(n, oi, s_.kernels);
+  if (st.bytePerElement)
+    return elementsOf(n.outputs[oi]).value_or(0);
+  return bytesOf(st.like ? st.like : n.outputs[oi], true);
 }
 
 void PlanBuilder::classifyParams() {
@@ -117,12 +124,13 @@ PlanBuilder::Saved PlanBuilder::savedOf(const Node &n) {
   for (unsigned o : sv.outputs)
     if (o < n.outputs.size())
       out.values.push_back(n.outputs[o]);
-  out.extraBytes = sv.extraBytes;
+  out.extraBytes = sv.extraBytes + (sv.extraLike ? bytesOf(sv.extraLike, true) : 0);
   // aten's dropout on the CPU is `input * noise`, the noise a tensor of the
-  // input's dtype that MulBackward keeps (torchStorageLike), not CUDA's
+  // input's dtype that MulBackward keeps (torchStorageOf), not CUDA's
   // one-byte mask.
-  if (sv.extraBytes && s_.kernels == Kernels::Cpu && n.domain == "aten" && n.atenName() == "dropout" &&
-      !n.outputs.empty() && n.outputs[0])
+  if (sv.extraBytes && s_.kernels == Kernels::Cpu &&
+      ((n.domain == "aten" && n.atenName() == "dropout") || isTrainingOnnxDropout(n)) && !n.outputs.empty() &&
+      n.outputs[0])
     out.extraBytes = outputBytes(n, 0);
   return out;
 }
@@ -417,6 +425,8 @@ void PlanBuilder::backward() {
     if (hasGrad) {
       llvm::SmallVector<uint32_t, 2> temps;
       gatherZero3(n, temps);
+      if (const Value *like = backwardTemporaryLike(n))
+        temps.push_back(t_.alloc(bytesOf(like, true), MemoryKind::Temporary, like, &n));
       uint32_t outGrad = n.outputs.empty() || !n.outputs[0] || !pending.count(n.outputs[0])
                              ? kNone
                              : pending[n.outputs[0]];

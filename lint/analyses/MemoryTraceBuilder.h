@@ -34,10 +34,20 @@ TorchView torchViewOf(const Node &n, unsigned oi);
 const Value *biasedMatMul(const Node &n);
 /// An activation torchvision runs in place (inplace=True) in inference.
 bool torchRunsInPlace(const Node &n);
-/// The value whose dtype and shape the storage eager allocates for output
-/// `oi` of `n` has, when it is not the output's own (a CPU dropout's mask
-/// under --kernels cpu), or nullptr.
-const Value *torchStorageLike(const Node &n, unsigned oi, Kernels kernels);
+/// The storage eager allocates for output `oi` of `n` when it is not the
+/// output's own: the value whose dtype and shape it has (a CPU dropout's
+/// mask under --kernels cpu), or a byte per element of the output (CUDA's
+/// bool mask where torch 1.x traced the CPU's float noise). Neither: the
+/// output's own.
+struct TorchStorage {
+  const Value *like = nullptr;
+  bool bytePerElement = false;
+};
+TorchStorage torchStorageOf(const Node &n, unsigned oi, Kernels kernels);
+/// `n` is the empty_like of torch 1.x's traced CPU dropout (at::dropout's
+/// unfused path: noise = empty_like(x).bernoulli_(1 - p).div_(1 - p);
+/// x * noise), which CUDA runs as one native_dropout.
+bool isTracedDropoutNoise(const Node &n);
 
 /// Builds the trace of one model under one Setup.
 class PlanBuilder {
@@ -48,7 +58,10 @@ public:
 
 private:
   unsigned shards(bool sharded) const { return sharded ? std::max(1u, s_.worldSize) : 1u; }
-  /// Bytes of one tensor value: symbolic dims left unbound count as 1.
+  /// Elements of one tensor value: symbolic dims left unbound count as 1;
+  /// nullopt when its shape is unknown.
+  std::optional<uint64_t> elementsOf(const Value *v);
+  /// Bytes of one tensor value (elementsOf; 0 when unknown).
   uint64_t bytesOf(const Value *v, bool activation);
   /// Bytes of the storage eager allocates for output `oi` of `n`.
   uint64_t outputBytes(const Node &n, unsigned oi);

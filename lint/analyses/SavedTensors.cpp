@@ -43,6 +43,7 @@ llvm::StringRef ruleName(const Node &n) {
       .Case("relu", "Relu").Case("sigmoid", "Sigmoid").Case("tanh", "Tanh").Case("exp", "Exp")
       .Cases("softmax", "_softmax", "Softmax").Cases("log_softmax", "_log_softmax", "LogSoftmax")
       .Case("sqrt", "Sqrt").Case("rsqrt", "Sqrt").Case("reciprocal", "Reciprocal").Case("elu", "Elu")
+      .Cases("exp2", "expm1", "Exp").Case("tan", "Tan").Case("neg", "Neg").Cases("trunc", "frac", "Floor")
       .Case("erf", "Erf").Case("log", "Log").Case("sin", "Sin").Case("cos", "Cos").Case("abs", "Abs")
       .Cases("gelu", "silu", "Gelu")  // both keep their input
       .Case("hardswish", "HardSwish").Case("hardsigmoid", "HardSigmoid")
@@ -56,6 +57,7 @@ llvm::StringRef ruleName(const Node &n) {
       .Case("instance_norm", "InstanceNormalization").Case("rms_norm", "RMSNormalization")
       .Case("mul", "Mul").Case("div", "Div").Case("pow", "Pow")
       .Cases("embedding", "index_select", "Gather").Case("where", "Where")
+      .Cases("nll_loss", "nll_loss_forward", "NegativeLogLikelihoodLoss")
       .Case("add", "Add").Case("sub", "Sub").Case("cat", "Concat")
       .Cases("dropout", "native_dropout", "Dropout")
       // Gradients that need nothing saved: conversions and copies pass the
@@ -73,11 +75,13 @@ llvm::StringRef ruleName(const Node &n) {
 Keeps keepsOf(const Node &n, llvm::StringRef rule) {
   if (!isDefaultDomain(n.domain) && rule.empty() && n.op->kind == OpKind::Contraction)
     return Keeps::AllInputs;
-  if (rule == "Dropout" && n.domain == "aten")
-    return Keeps::Nothing;  // native_dropout_backward(grad, mask, scale): the mask only (extraSaved)
+  if (rule == "Dropout")  // native_dropout_backward(grad, mask, scale): the mask only (extraSaved); inference: the identity
+    return Keeps::Nothing;
+  if (rule == "SoftmaxCrossEntropyLoss")
+    return Keeps::Indices;  // nll_loss keeps the labels; log_softmax its result (extraSaved)
   return llvm::StringSwitch<Keeps>(rule)
       .Cases("Relu", "Sigmoid", "Tanh", "Exp", "Softmax", "LogSoftmax", Keeps::Result)
-      .Cases("Sqrt", "Reciprocal", "Elu", "Selu", Keeps::Result)
+      .Cases("Sqrt", "Reciprocal", "Elu", "Selu", "Tan", Keeps::Result)
       .Cases("Erf", "Log", "Sin", "Cos", "Abs", "Gelu", "HardSwish", "HardSigmoid", "Clip", Keeps::Input0)
       .Cases("LeakyRelu", "Softplus", "Mish", "Celu", "PRelu", "ThresholdedRelu", "Atan", "Asin", Keeps::Input0)
       .Cases("MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "LpPool", Keeps::Input0)
@@ -86,11 +90,11 @@ Keeps keepsOf(const Node &n, llvm::StringRef rule) {
       .Cases("ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2", "ReduceLogSumExp", Keeps::Input0)
       .Cases("Cast", "CastLike", "Identity", "ConstantOfShape", "Equal", "Less", "Greater", Keeps::Nothing)
       .Cases("LessOrEqual", "GreaterOrEqual", "Not", "And", "Or", "Xor", Keeps::Nothing)
-      .Cases("Sign", "Floor", "Ceil", "Round", Keeps::Nothing)
+      .Cases("Sign", "Floor", "Ceil", "Round", "Neg", Keeps::Nothing)
       .Case("Mul", Keeps::OtherOperand)
       .Case("Div", Keeps::Divisor)
       .Cases("Conv", "ConvTranspose", "MatMul", "Gemm", Keeps::Contraction)
-      .Cases("Gather", "GatherElements", "GatherND", Keeps::Indices)
+      .Cases("Gather", "GatherElements", "GatherND", "NegativeLogLikelihoodLoss", Keeps::Indices)
       .Case("Where", Keeps::Condition)
       .Cases("Pow", "Einsum", "Attention", "LSTM", "GRU", "RNN", Keeps::AllInputs)
       .Default(n.op->kind == OpKind::Contraction ? Keeps::AllInputs
@@ -129,9 +133,11 @@ uint64_t extraSaved(const Node &n, llvm::StringRef rule) {
   bool secondOutput = n.outputs.size() > 1 && n.outputs[1];
   if (rule == "MaxPool" && !secondOutput)
     return bytesOfStatic(y, 8);  // int64 indices
-  // A dropout without its mask output (aten's dropout): the mask CUDA's fused
-  // kernel keeps, one byte per element (native_dropout's bool mask).
-  if (rule == "Dropout" && !secondOutput && n.domain == "aten" && !isIdentityDropout(n))
+  // A dropout without its mask output (aten's dropout, an ai.onnx Dropout in
+  // training mode): the mask CUDA's fused kernel keeps, one byte per element
+  // (native_dropout's bool mask).
+  if (rule == "Dropout" && !secondOutput &&
+      ((n.domain == "aten" && !isIdentityDropout(n)) || isTrainingOnnxDropout(n)))
     return bytesOfStatic(y, 1);
   if (rule == "BatchNormalization" || rule == "InstanceNormalization" || rule == "GroupNormalization") {
     auto c = x ? x->type.staticDim(1) : std::nullopt;
@@ -217,10 +223,19 @@ SavedForBackward savedForBackward(const Node &n, llvm::ArrayRef<bool> needsGrad)
       keepIn(i);
     break;
   }
-  if ((rule == "MaxPool" || rule == "Dropout") && n.outputs.size() > 1 && n.outputs[1])
-    s.outputs.push_back(1);  // the indices, the mask
+  if ((rule == "MaxPool" || rule == "Dropout" || rule == "SoftmaxCrossEntropyLoss") && n.outputs.size() > 1 &&
+      n.outputs[1])
+    s.outputs.push_back(1);  // the indices, the mask, the log-probabilities
   s.extraBytes += extraSaved(n, rule);
+  // PyTorch's cross_entropy is log_softmax, which keeps its logits-sized
+  // result, then nll_loss: the log-probabilities unless the graph outputs them.
+  if (rule == "SoftmaxCrossEntropyLoss" && !(n.outputs.size() > 1 && n.outputs[1]) && !n.inputs.empty())
+    s.extraLike = n.inputs[0];
   return s;
+}
+
+const Value *backwardTemporaryLike(const Node &n) {
+  return ruleName(n) == "SoftmaxCrossEntropyLoss" && !n.inputs.empty() ? n.inputs[0] : nullptr;
 }
 
 bool gradPassesThrough(const Node &n, unsigned input) {
@@ -235,8 +250,8 @@ bool gradPassesThrough(const Node &n, unsigned input) {
   if (rule == "Add" || (rule == "Sub" && input == 0))
     return sameSize();
   // The input's gradient is a view (or a slice) of the output's. ONNX's
-  // Dropout only: aten's dropout backward multiplies by the mask.
-  if (input == 0 && (isViewOp(n) || rule == "Transpose" || n.opType == "Dropout"))
+  // inference Dropout only: a training dropout's backward multiplies by the mask.
+  if (input == 0 && (isViewOp(n) || rule == "Transpose" || (n.opType == "Dropout" && !isTrainingOnnxDropout(n))))
     return true;
   return rule == "Concat";
 }

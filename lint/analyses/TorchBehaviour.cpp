@@ -4,7 +4,8 @@
 // permuted, so that a later reshape copies), which activations torchvision
 // runs in place, exporter-decomposed kernels (GELU, SiLU, torch 1.13's
 // traced silu_backward) that PyTorch runs as one, a CPU dropout's
-// input-sized mask, and the repeated layers
+// input-sized mask (and CUDA's one-byte mask where torch 1.x traced the CPU's
+// noise), and the repeated layers
 // --recompute layer checkpoints. Module scopes (a module's forward holds its
 // arguments until it returns) are part of the shared Liveness
 // (include/graphlint/lint/Liveness.h).
@@ -121,7 +122,7 @@ TorchView torchViewOf(const Node &n, unsigned oi) {
   if (oi < n.outputAliasesInput.size() && n.outputAliasesInput[oi] >= 0) {
     v.base = from(static_cast<unsigned>(n.outputAliasesInput[oi]));  // the FX exporter's alias fact
   } else if (oi == 0 && (n.opType == "Squeeze" || n.opType == "Unsqueeze" || n.opType == "Identity" ||
-                         (n.opType == "Dropout" && (n.outputs.size() < 2 || !n.outputs[1])) ||
+                         (n.opType == "Dropout" && (n.outputs.size() < 2 || !n.outputs[1]) && !isTrainingOnnxDropout(n)) ||
                          isIdentityDropout(n) || isNoopConversion(n))) {
     v.base = from(0);
   } else if (oi == 0 && isViewOp(n)) {
@@ -144,15 +145,40 @@ TorchView torchViewOf(const Node &n, unsigned oi) {
   return v;
 }
 
-const Value *torchStorageLike(const Node &n, unsigned oi, Kernels kernels) {
+bool isTracedDropoutNoise(const Node &n) {
+  auto soleUser = [](const Value *v, llvm::StringRef op) -> const Node * {
+    return v && v->uses.size() == 1 && v->uses[0].user && v->uses[0].user->atenName() == op ? v->uses[0].user
+                                                                                           : nullptr;
+  };
+  if (n.atenName() != "empty_like" || n.inputs.empty() || !n.inputs[0] || n.outputs.empty())
+    return false;
+  const Value *x = n.inputs[0];
+  const Node *bern = soleUser(n.outputs[0], "bernoulli_");
+  const Node *div = bern && !bern->outputs.empty() ? soleUser(bern->outputs[0], "div_") : nullptr;
+  if (!div || div->outputs.empty() || !div->outputs[0])
+    return false;
+  // The noise scales x: x * noise (the forward's; a recompute's is its own
+  // copy of the pattern).
+  for (const Use &u : div->outputs[0]->uses)
+    if (u.user && u.user->atenName() == "mul" && u.user->inputs.size() == 2 &&
+        (u.user->inputs[0] == x || u.user->inputs[1] == x))
+      return true;
+  return false;
+}
+
+TorchStorage torchStorageOf(const Node &n, unsigned oi, Kernels kernels) {
   // On the CPU, at::dropout is not the fused native_dropout that the trace
   // records (make_fx's decomposition) but `input * noise`, the noise a
   // bernoulli tensor of the input's dtype that MulBackward keeps: the "mask"
   // takes the input's size. CUDA's native_dropout keeps a bool mask.
   if (oi == 1 && n.atenName() == "native_dropout" && n.outputs.size() > 1 && n.outputs[1] &&
       kernels == Kernels::Cpu && !n.inputs.empty() && n.inputs[0])
-    return n.inputs[0];
-  return nullptr;
+    return {n.inputs[0], false};
+  // torch 1.x traces that CPU path itself (its fake tensors are CPU
+  // tensors): on CUDA the noise is native_dropout's bool mask.
+  if (oi == 0 && kernels == Kernels::Cuda && isTracedDropoutNoise(n))
+    return {nullptr, true};
+  return {};
 }
 
 bool torchRunsInPlace(const Node &n) {

@@ -84,3 +84,21 @@ TEST(SavedTensors, FillsConversionsAndComparisonsKeepNothing) {
     EXPECT_TRUE(s.inputs.empty() && s.outputs.empty() && s.extraBytes == 0) << op;
   }
 }
+
+// derivatives.yaml: neg's gradient is -grad and trunc's/frac's need no
+// tensor (the pointwise default of keeping input 0 is wrong for them); exp2,
+// expm1 and tan differentiate through their result. Llama's rotate_half
+// (aten neg) kept its q/k projections in a `.pt2` training step, +5%.
+TEST(SavedTensors, UnaryOpsKeepWhatTheirDerivativeReads) {
+  IrBuilder b;
+  Value *x = b.input("x", f32({4, 8}));
+  for (const char *op : {"aten::neg", "aten::neg_", "Neg", "aten::trunc", "aten::frac"}) {
+    SavedForBackward s = saved(b.node(op, {x}, {std::string(op) + "_out"}, {f32({4, 8})}));
+    EXPECT_TRUE(s.inputs.empty() && s.outputs.empty() && s.extraBytes == 0) << op;
+  }
+  for (const char *op : {"aten::exp2", "aten::expm1", "aten::tan", "Tan"}) {
+    SavedForBackward s = saved(b.node(op, {x}, {std::string(op) + "_out"}, {f32({4, 8})}));
+    EXPECT_TRUE(s.inputs.empty()) << op;
+    EXPECT_EQ(s.outputs, (llvm::SmallVector<unsigned, 1>{0})) << op;
+  }
+}

@@ -540,18 +540,134 @@ TEST(JointGraph, TracedSiluBackwardIsOneKernel) {
   EXPECT_EQ(sum.peakAllocatedBytes - sum.inputsBytes, 3 * kMiB);
 }
 
+namespace {
+
+// The peak of an Adam step on an FX JSON graph beyond its inputs, under
+// CUDA's or the CPU's kernels.
+uint64_t adamPeakBeyondInputs(const std::string &json, Kernels kernels) {
+  auto m = importFxBytes(json, "step.fx.json", {});
+  EXPECT_TRUE(static_cast<bool>(m)) << (m ? "" : llvm::toString(m.takeError()));
+  if (!m)
+    return 0;
+  graphlint::Setup s = adam();
+  s.kernels = kernels;
+  AnalysisContext ctx(**m, s);
+  const MemorySummary &sum = ctx.get<MemoryPlan>().summary();
+  return sum.peakAllocatedBytes - sum.inputsBytes;
+}
+
+}  // namespace
+
 TEST(JointGraph, CpuDropoutKeepsAnInputSizedMask) {
-  auto peak = [](Kernels kernels) -> uint64_t {
-    auto m = importFxBytes(jointDropout("cpu"), "dropout.fx.json", {});
-    EXPECT_TRUE(static_cast<bool>(m)) << (m ? "" : llvm::toString(m.takeError()));
-    if (!m)
-      return 0;
-    graphlint::Setup s = adam();
-    s.kernels = kernels;
-    AnalysisContext ctx(**m, s);
-    const MemorySummary &sum = ctx.get<MemoryPlan>().summary();
-    return sum.peakAllocatedBytes - sum.inputsBytes;
+  std::string json = jointDropout("cpu");
+  EXPECT_EQ(adamPeakBeyondInputs(json, Kernels::Cuda), 3 * kMiB + kMiB / 4);  // --kernels cuda: out, bool mask, seed, dx
+  EXPECT_EQ(adamPeakBeyondInputs(json, Kernels::Cpu), 4 * kMiB);  // --kernels cpu: out, fp32 noise, seed, dx
+}
+
+// torch 1.13's fake capture traces at::dropout's CPU path (its fake tensors
+// are CPU tensors): noise = empty_like(x).bernoulli_(1 - p).div_(1 - p),
+// then x * noise, the noise saved. On CUDA eager runs one native_dropout
+// whose mask is a bool: the same step as the native_dropout graph above.
+TEST(JointGraph, TracedCpuDropoutIsCudasBoolMask) {
+  std::string nodes;
+  auto node = [&](const char *name, const char *op, std::initializer_list<const char *> inputs, const char *fields,
+                  bool backward) { addJointNode(nodes, name, op, inputs, fields, backward, "cpu"); };
+  node("e", "aten::empty_like", {"x"}, "", false);
+  node("b", "aten::bernoulli_", {"e"}, R"("attrs":{"p":0.5},"mutates":[0],"aliases":[0],)", false);
+  node("n", "aten::div_", {"b"}, R"("attrs":{"other":0.5},"mutates":[0],"aliases":[0],"saved":[true],)", false);
+  node("d", "aten::mul", {"x", "n"}, "", false);
+  node("g", "aten::ones_like", {"d"}, "", true);
+  node("dx", "aten::mul", {"g", "n"}, "", true);
+  std::string json = fmt::format(R"({{"format":"graphlint-fx","version":2,"mode":"train","params":[],
+    "inputs":[{{"name":"x","shape":[262144],"dtype":"float32","device":"cpu","requires_grad":true}}],
+    "nodes":[{}],"outputs":["d","dx"]}})",
+                                 nodes);
+  EXPECT_EQ(adamPeakBeyondInputs(json, Kernels::Cuda), 3 * kMiB + kMiB / 4);  // out, bool mask, seed, dx
+  EXPECT_EQ(adamPeakBeyondInputs(json, Kernels::Cpu), 4 * kMiB);                // out, fp32 noise, seed, dx
+}
+
+namespace {
+
+// A scalar initializer whose payload the importer kept (a Dropout's ratio or
+// training_mode).
+Value *scalarConstant(IrBuilder &b, const std::string &name, DType dt, double value) {
+  Value *v = b.param(name, tensorOf(dt, {}));
+  v->param->tensor.data.known = true;
+  if (dt == DType::Float)
+    v->param->tensor.data.floats = {value};
+  else
+    v->param->tensor.data.ints = {static_cast<int64_t>(value)};
+  return v;
+}
+
+// Live bytes beyond the resident states (inputs, parameters, optimizer
+// state: under bf16-mixed, SGD's fp32 master weights) at a node's backward
+// (the most since the previous node's: a timeline point's figure).
+uint64_t liveAtBackward(const Model &m, const graphlint::Setup &s, llvm::StringRef node) {
+  AnalysisContext ctx(m, s);
+  const MemorySummary &sum = ctx.get<MemoryPlan>().summary();
+  for (const auto &p : sum.timeline)
+    if (p.node == node && p.phase == "backward")
+      return p.liveBytes - sum.inputsBytes - sum.paramsBytes - sum.optimizerBytes;
+  ADD_FAILURE() << "no backward point " << node.str();
+  return 0;
+}
+
+}  // namespace
+
+// The dynamo ONNX exporter writes a train() module's dropout as an ai.onnx
+// Dropout whose training_mode input is a constant true (and no mask output
+// when nothing reads it): a new tensor and a kept mask, as PyTorch's dropout,
+// not the identity an inference Dropout is. h = x * W, d = Dropout(h),
+// out = d * d, 1 MiB each: when backward starts, out and the d its product
+// saved are live, and the mask.
+TEST(SynthesisedStep, TrainingModeOnnxDropoutKeepsAMask) {
+  auto build = [](double training) {
+    auto b = std::make_unique<IrBuilder>();
+    Value *x = b->input("x", f32({262144}));
+    Value *w = b->param("W", f32({262144}));
+    Value *ratio = scalarConstant(*b, "ratio", DType::Float, 0.1);
+    Value *mode = scalarConstant(*b, "training_mode", DType::Bool, training);
+    Node *h = b->node("Mul", {x, w}, {"h"}, {f32({262144})});
+    Node *d = b->node("Dropout", {h->outputs[0], ratio, mode}, {"d"}, {f32({262144})});
+    Node *out = b->node("Mul", {d->outputs[0], d->outputs[0]}, {"out"}, {f32({262144})});
+    b->output(out->outputs[0]);
+    return b;
   };
-  EXPECT_EQ(peak(Kernels::Cuda), 3 * kMiB + kMiB / 4);  // --kernels cuda: out, bool mask, seed, dx
-  EXPECT_EQ(peak(Kernels::Cpu), 4 * kMiB);                // --kernels cpu: out, fp32 noise, seed, dx
+  auto activations = [](const Model &m, graphlint::Setup s) {
+    AnalysisContext ctx(m, s);
+    return ctx.get<MemoryPlan>().summary().activationsBytes;
+  };
+  graphlint::Setup s = adam();
+  s.optimizer = Optimizer::SGD;
+  auto train = build(1), eval = build(0);
+  EXPECT_EQ(activations(train->model(), s), 2 * kMiB + kMiB / 4);  // out, d, CUDA's bool mask
+  EXPECT_EQ(activations(eval->model(), s), 2 * kMiB);              // out, d (a view of h)
+  // At d's backward: out (the caller holds it), the seed, d's gradient, the
+  // mask and h's new gradient; the mask goes when d's backward returns.
+  EXPECT_EQ(liveAtBackward(train->model(), s, "d"), 4 * kMiB + kMiB / 4);
+  s.kernels = Kernels::Cpu;  // the CPU's dropout keeps fp32 noise
+  EXPECT_EQ(activations(train->model(), s), 3 * kMiB);
+}
+
+// torch's cross_entropy is log_softmax (which keeps its logits-sized
+// result) then nll_loss, whose backward makes a logits-sized gradient of the
+// log-probabilities before log_softmax_backward makes the logits' gradient:
+// an ai.onnx SoftmaxCrossEntropyLoss costs the same. Logits 64 x 4096 fp32
+// (1 MiB) from x @ W.
+TEST(SynthesisedStep, CrossEntropyKeepsLogProbabilities) {
+  IrBuilder b;
+  Value *x = b.input("x", f32({64, 256}));
+  Value *labels = b.input("labels", tensorOf(DType::Int64, {64}));
+  Value *w = b.param("W", f32({256, 4096}));
+  Node *logits = b.node("MatMul", {x, w}, {"logits"}, {f32({64, 4096})});
+  Node *loss = b.node("SoftmaxCrossEntropyLoss", {logits->outputs[0], labels}, {"loss"}, {f32({})});
+  b.output(loss->outputs[0]);
+  graphlint::Setup s = adam();
+  s.optimizer = Optimizer::SGD;
+  // The saved log-probabilities, nll_loss_backward's output, the logits'
+  // gradient (1 MiB each), the loss and its seed (4 bytes each).
+  EXPECT_EQ(liveAtBackward(b.model(), s, "loss"), 3 * kMiB + 8);
+  s.precision = Precision::BF16Mixed;  // 16-bit activations: the log-probabilities too
+  EXPECT_EQ(liveAtBackward(b.model(), s, "loss"), 3 * kMiB / 2 + 4);
 }

@@ -37,8 +37,19 @@ struct SavedForBackward {
   llvm::SmallVector<unsigned, 2> inputs;
   llvm::SmallVector<unsigned, 1> outputs;
   uint64_t extraBytes = 0;
+  /// An activation the op's kernel makes and keeps that is no graph value,
+  /// sized like this one (cross_entropy's log-probabilities, like its
+  /// logits): the precision policy sizes it as it does activations.
+  const Value *extraLike = nullptr;
 };
 SavedForBackward savedForBackward(const Node &n, llvm::ArrayRef<bool> needsGrad);
+
+/// A buffer the backward of `n` makes besides its input gradients and frees
+/// when it returns, sized like the returned value (the activation policy
+/// applies), or nullptr: cross_entropy's backward is nll_loss_backward, a
+/// gradient of the log-probabilities the size of the logits, then
+/// log_softmax_backward.
+const Value *backwardTemporaryLike(const Node &n);
 
 /// The output whose shape an output PyTorch's kernel for `n` allocates, and
 /// the graph leaves out, has: F.max_pool2d and F.max_pool3d run

@@ -16,6 +16,7 @@ namespace graphlint {
 
 class Node;
 class Value;
+struct ConstData;
 
 /// The value a capture (`Value::Kind::OuterScope`) stands for, followed out
 /// through every enclosing body; `v` itself when it is not a capture.
@@ -48,6 +49,17 @@ bool isOnnxCast(const Node &n);
 /// whose p = 0 may be eval's only (GPT-2's `p if self.training else 0.0`),
 /// nor native_dropout, which always writes a mask.
 bool isIdentityDropout(const Node &n);
+
+/// An ai.onnx Dropout run in training mode: its training_mode input is a
+/// constant true and its ratio not a constant 0 (the dynamo exporter's
+/// export of a train() module). It writes a new output and keeps a mask, as
+/// PyTorch's dropout does; any other ai.onnx Dropout is the identity.
+bool isTrainingOnnxDropout(const Node &n);
+
+/// The small payload of a constant: an initializer's or an ai.onnx
+/// Constant's value tensor (through captures and free views); nullptr when
+/// `v` is no constant or its payload was not kept.
+const ConstData *constantPayload(const Value *v);
 
 /// A dropout node's `p` attribute (float or int); nullopt when it has none.
 std::optional<double> dropoutProbability(const Node &n);
