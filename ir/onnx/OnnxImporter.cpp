@@ -1,6 +1,7 @@
 // Entry point of the ONNX frontend: maps the file, strips weight payloads at
 // the wire level, parses the structure, builds the IR, completes shapes and
 // records every problem it finds without stopping at the first.
+#include "DynamoFacts.h"
 #include "GraphBuilder.h"
 #include "InferenceGuard.h"
 #include "ProtoConvert.h"
@@ -123,6 +124,9 @@ public:
     }
     m.graph = builder.build(proto_.graph(), nullptr, nullptr, "main");
     markTrainedParams(*m.graph);
+    onnxio::markDynamoParams(*m.graph);
+    onnxio::inferDynamoScopes(*m.graph);
+    onnxio::holdDynamoPythonLocals(*m.graph);
     importFunctionBodies(builder);
     checkFunctionCycles();
     checkNodes(builder);

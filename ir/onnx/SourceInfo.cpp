@@ -69,18 +69,13 @@ static llvm::SmallVector<llvm::StringRef, 8> pythonStringList(llvm::StringRef v)
   return out;
 }
 
-std::optional<std::string> dynamoModulePath(const Node &n) {
-  llvm::StringRef scopes, classes;
-  for (const auto &kv : n.metadata) {
-    if (kv.first == "pkg.torch.onnx.name_scopes")
-      scopes = kv.second;
-    else if (kv.first == "pkg.torch.onnx.class_hierarchy")
-      classes = kv.second;
-  }
-  if (scopes.empty())
+std::optional<std::vector<std::string>> dynamoModuleScopes(const Node &n) {
+  const std::string *scopes = n.metadataValue("pkg.torch.onnx.name_scopes");
+  if (!scopes)
     return std::nullopt;
-  llvm::SmallVector<llvm::StringRef, 8> names = pythonStringList(scopes);
-  llvm::SmallVector<llvm::StringRef, 8> kinds = pythonStringList(classes);
+  const std::string *classes = n.metadataValue("pkg.torch.onnx.class_hierarchy");
+  llvm::SmallVector<llvm::StringRef, 8> names = pythonStringList(*scopes);
+  llvm::SmallVector<llvm::StringRef, 8> kinds = classes ? pythonStringList(*classes) : decltype(names){};
   // The last scope is the node itself when its class is an op, not a module;
   // without class_hierarchy (older exporters) every scope is a module.
   size_t modules = names.size();
@@ -90,9 +85,19 @@ std::optional<std::string> dynamoModulePath(const Node &n) {
                                                : false;
   if (lastIsOp && modules > 0)
     --modules;
-  for (size_t i = modules; i-- > 0;)
-    if (!names[i].empty())
-      return names[i].str();
+  std::vector<std::string> out;
+  for (size_t i = 0; i < modules; ++i)
+    out.push_back(names[i].str());
+  return out;
+}
+
+std::optional<std::string> dynamoModulePath(const Node &n) {
+  std::optional<std::vector<std::string>> scopes = dynamoModuleScopes(n);
+  if (!scopes)
+    return std::nullopt;
+  for (auto it = scopes->rbegin(); it != scopes->rend(); ++it)
+    if (!it->empty())
+      return *it;
   return std::string();
 }
 

@@ -5,6 +5,10 @@
 
 #include "graphlint/ir/Graph.h"
 
+#include <optional>
+#include <string>
+#include <vector>
+
 namespace graphlint::onnxio {
 
 /// "layer1.0.conv1" from "/layer1/layer1.0/conv1/Conv"; empty if not scoped.
@@ -18,5 +22,9 @@ void recoverSourceInfo(Node &n);
 /// last). Returns the module path ("block.fc", "" for the root module), or
 /// nullopt when the node carries no dynamo scopes.
 std::optional<std::string> dynamoModulePath(const Node &n);
+/// Every module scope of a dynamo export's node, outermost first (the root
+/// module's "" included, the node's own op name not): the modules whose
+/// forwards were running, one per frame of its stack trace.
+std::optional<std::vector<std::string>> dynamoModuleScopes(const Node &n);
 
 }  // namespace graphlint::onnxio

@@ -1,7 +1,7 @@
 #include "graphlint/ir/Pt2Importer.h"
 
 #include "Pt2Schema.h"
-#include "PythonLocals.h"
+#include "graphlint/ir/PythonLocals.h"
 #include "graphlint/ir/InputFile.h"
 #include "graphlint/ir/OpRegistry.h"
 #include "graphlint/ir/StackTrace.h"

@@ -233,6 +233,19 @@ void PlanBuilder::forward(bool training) {
     auto idx = static_cast<int64_t>(n.index);
     llvm::SmallVector<uint32_t, 2> temps;
     gatherZero3(n, temps);
+    // An initializer the exporter folded from what eager's forward computes
+    // comes to life at its first reader.
+    for (const Value *in : n.inputs) {
+      const Value *v = captureOrigin(in);
+      if (!v || v->kind != Value::Kind::Param || !v->param || !v->param->computed || storageOf_.count(v))
+        continue;
+      uint32_t st = t_.alloc(bytesOf(v, true), MemoryKind::Activation, v);
+      lastUse_.resize(t_.storages.size(), -1);
+      lastUse_[st] = idx;
+      storageOf_[v] = st;
+      auto lu = lastUse.find(v);
+      extendUse(st, lu == lastUse.end() ? idx : lu->second);
+    }
     for (unsigned oi = 0; oi < n.outputs.size(); ++oi) {
       const Value *o = n.outputs[oi];
       if (!o)
@@ -505,8 +518,8 @@ Trace PlanBuilder::build(MemorySummary &sum) {
   // Model states per rank (ZeRO paper, Rajbhandari et al. 2020, sec. 3).
   for (const auto &p : g_.params()) {
     const Value *v = p->value;
-    if (!v)
-      continue;
+    if (!v || p->computed)
+      continue;  // a folded value the forward computes: an activation (forward())
     bool train = trainable_.count(v) > 0;
     uint64_t b = bytesOf(v, false);
     uint64_t numel = dtypeBits(v->type.dtype) ? b * 8 / dtypeBits(v->type.dtype) : 0;

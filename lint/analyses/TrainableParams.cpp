@@ -59,7 +59,7 @@ std::vector<const Value *> trainableParams(const Graph &g) {
   }
   for (const auto &p : g.params()) {
     const Value *v = p->value;
-    if (!v || !isFloating(v->type.dtype))
+    if (!v || !isFloating(v->type.dtype) || p->computed)
       continue;
     if (p->trained) {
       if (*p->trained)

@@ -2,10 +2,17 @@
 // dynamo=True), opset 18): findings point at the user's file:line from the
 // per-node `pkg.torch.onnx.stack_trace`, and carry the module path from
 // `pkg.torch.onnx.name_scopes` (not the FX node name that list ends with).
-// The fixture is written by tests/fixtures/dynamo/make_dynamo.py (torch 2.13).
+// What the exporter's optimizer folds is read back from the FX nodes it
+// records (`pkg.torch.onnx.fx_node`): which initializers are parameters,
+// which it computed from buffers and constants, and the Python locals of the
+// stack traces. The fixtures are written by tests/fixtures/dynamo/make_dynamo.py
+// (torch 2.13).
 #include "TestSupport.h"
 
+#include "graphlint/ir/Importer.h"
 #include "graphlint/lint/Driver.h"
+#include "graphlint/lint/MemoryPlan.h"
+#include "graphlint/lint/TrainableParams.h"
 #include "ir/onnx/SourceInfo.h"
 
 #include <gtest/gtest.h>
@@ -38,6 +45,45 @@ TEST(DynamoOnnx, ModulePathFromNameScopes) {
   EXPECT_EQ(onnxio::dynamoModulePath(n), std::optional<std::string>(""));
   n.metadata = {{"namespace", "layer1/layer1.0"}};
   EXPECT_EQ(onnxio::dynamoModulePath(n), std::nullopt);
+}
+
+// dynamo_attention_model.py: the optimizer folds qk's and out's transposed
+// weights into new initializers (val_0, val_12) and the causal bias, which
+// eager computes in forward from a buffer, into one (masked_fill); its
+// Split (from SplitToSequence + SequenceAt) carries no metadata.
+TEST(DynamoOnnx, FoldedInitializersAreParametersOrForwardValues) {
+  auto m = importModelFile(sourcePath("tests/fixtures/dynamo/dynamo_attention.onnx"), {});
+  ASSERT_TRUE(static_cast<bool>(m)) << llvm::toString(m.takeError());
+  const Graph &g = *(*m)->graph;
+  std::set<std::string> trained, computed;
+  for (const Value *v : trainableParams(g))
+    trained.insert(v->name);
+  for (const auto &p : g.params())
+    if (p->computed)
+      computed.insert(p->value->name);
+  EXPECT_EQ(trained, (std::set<std::string>{"attn.qk.bias", "out.bias", "val_0", "val_12"}));
+  EXPECT_EQ(computed, (std::set<std::string>{"masked_fill", "scalar_tensor_default"}));
+  for (const auto &n : g.nodes()) {
+    if (n->opType == "Split")  // between the qk projection (attn.qk) and the scores (attn)
+      EXPECT_EQ(n->modulePath, "attn");
+    // `h = self.attn(x)`: h is a local of the model's forward, held past its
+    // last read (out's MatMul) until forward returns.
+    if (n->name == "node_matmul_1") {
+      const std::string *held = n->metadataValue("held.0");
+      ASSERT_NE(held, nullptr);
+      EXPECT_EQ(*held, g.nodes().back()->name);
+    }
+  }
+  // The memory plan: the parameters are resident (816 fp32 values); the
+  // folded bias is an activation from its first reader to its last.
+  graphlint::Setup setup;
+  AnalysisContext ctx(**m, setup);
+  const MemorySummary &sum = ctx.get<MemoryPlan>().summary();
+  EXPECT_EQ(sum.paramsBytes, 816u * 4);
+  bool biasLive = false;
+  for (const MemoryPlan::Contributor &c : ctx.get<MemoryPlan>().atPeak())
+    biasLive |= c.value && c.value->name == "masked_fill";
+  EXPECT_FALSE(biasLive) << "freed after the scores' Add, before the peak";
 }
 
 }  // namespace

@@ -77,6 +77,11 @@ struct Param {
   /// ONNX: whether the file's training info (ModelProto.training_info, its
   /// update_binding) says the initializer is trained; unset when it has none.
   std::optional<bool> trained;
+  /// ONNX from torch.onnx's dynamo exporter: a value the model computes in
+  /// its forward (a causal mask, a rotary table, a position embedding of
+  /// constant positions) that the exporter's optimizer folded into an
+  /// initializer. Eager allocates it while the forward runs, not before.
+  bool computed = false;
 };
 
 enum class AttrKind : uint8_t {

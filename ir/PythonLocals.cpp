@@ -1,5 +1,5 @@
 // Python locals from a torch.export graph's stack traces (PythonLocals.h).
-#include "PythonLocals.h"
+#include "graphlint/ir/PythonLocals.h"
 
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/DenseSet.h>
@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <limits>
 
-namespace graphlint::pt2 {
+namespace graphlint {
 namespace {
 
 constexpr int64_t kAfterGraph = std::numeric_limits<int64_t>::max();
@@ -225,4 +225,4 @@ void holdPythonLocals(Graph &g, const std::vector<CallSite> &sites) {
   t.finish(g);
 }
 
-}  // namespace graphlint::pt2
+}  // namespace graphlint

@@ -1,6 +1,7 @@
 // Python locals from a torch.export graph's stack traces: the `held` facts
 // graphlint-export records by watching the model's frames return, derived
-// from what a .pt2 archive keeps of them.
+// from what a .pt2 archive, or the ONNX file torch.onnx's dynamo exporter
+// writes from the same graph, keeps of them.
 #pragma once
 
 #include "graphlint/ir/Graph.h"
@@ -9,10 +10,10 @@
 #include <string>
 #include <vector>
 
-namespace graphlint::pt2 {
+namespace graphlint {
 
 /// Where one node ran: its stack_trace's frames and its nn_module_stack's
-/// module paths, both outermost first.
+/// module paths (the dynamo exporter's name_scopes), both outermost first.
 struct CallSite {
   Node *node = nullptr;
   std::vector<TraceFrame> frames;
@@ -30,4 +31,4 @@ struct CallSite {
 /// a helper function's locals (no frame of its own in the trace) are not seen.
 void holdPythonLocals(Graph &g, const std::vector<CallSite> &sites);
 
-}  // namespace graphlint::pt2
+}  // namespace graphlint

@@ -1,0 +1,40 @@
+// What torch.onnx's dynamo exporter (torch.onnx.export(..., dynamo=True))
+// records on each node beyond its source line and module path, read back as
+// IR facts: which initializers are parameters, from the torch.export
+// placeholders each node's FX node read (pkg.torch.onnx.fx_node), and the
+// Python locals of its stack traces (pkg.torch.onnx.stack_trace, paired with
+// pkg.torch.onnx.name_scopes), as the .pt2 importer derives them.
+#pragma once
+
+#include "graphlint/ir/Graph.h"
+
+namespace graphlint::onnxio {
+
+/// Sets Param::trained (unless training info set it) for a dynamo export.
+/// torch.export names a parameter's placeholder `p_<path>`, a buffer's
+/// `b_<path>` and a constant's `c_<name>`, and the exporter names an
+/// initializer after its parameter or buffer: one whose placeholder a node
+/// read is trained or not as that says. The exporter's optimizer folds
+/// constants: a weight's transpose becomes a new initializer (`val_12`) whose
+/// parameter no initializer is named after any more; a causal mask or a
+/// rotary table computed from buffers becomes an initializer too. A folded
+/// initializer is trained when a node that reads it read a parameter that
+/// survives under no initializer of its own; any other folded initializer
+/// is `computed` (Param::computed): the forward makes it in eager. Nothing
+/// is set when no node
+/// carries an FX node (another exporter), or for an initializer no reader of
+/// which does (the heuristic of TrainableParams decides).
+void markDynamoParams(Graph &g);
+
+/// A node the exporter's optimizer made (a Split for SplitToSequence +
+/// SequenceAt, a fused pattern) carries no scopes: it gets the innermost
+/// module path that holds both what it reads and what reads it, so the
+/// module scopes of the memory trace do not break around it.
+void inferDynamoScopes(Graph &g);
+
+/// The Python locals of a dynamo export's stack traces
+/// (graphlint/ir/PythonLocals.h): values a module's forward keeps in a local
+/// past their last read in the graph are held until it returns.
+void holdDynamoPythonLocals(Graph &g);
+
+}  // namespace graphlint::onnxio
