@@ -130,10 +130,17 @@ private:
         if (readAfter(v, c.statementLast))
           read.values.push_back(v);
       size_t first = std::min(names.size(), std::max<size_t>(read.values.size(), 1));
-      for (size_t i = 0; i < names.size(); ++i)
-        (i < first ? read : unread).names.insert(names[i]);
-      if (!unread.names.empty())
-        unread.values = returnedUnread(c, read.values, unread.names.size());
+      for (size_t i = 0; i < first; ++i)
+        read.names.insert(names[i]);
+      if (first < names.size()) {
+        unread.values = returnedUnread(c, read.values, names.size() - first);
+        // Fewer values than names: something returned was no tensor of the
+        // graph (None, a Python number, a constant the exporter folded). A
+        // tuple's extras come last (`return out, position_bias,
+        // attn_weights`): the values take the last names.
+        for (size_t i = names.size() - std::min(unread.values.size(), names.size() - first); i < names.size(); ++i)
+          unread.names.insert(names[i]);
+      }
       unread.unread = true;
       for (Binding *b : {&read, &unread})
         if (!b->values.empty())

@@ -19,10 +19,13 @@ Frontends: fx (graphlint-export in this process: the forward graph for
 inference, the joint --train graph otherwise; graphlint --train --optimizer
 adam --precision fp32, the autocast casts and bf16 tensors being in the graph;
 ckpt twice: the checkpointed model's own joint graph, whose backward holds the
-recompute, and the plain joint graph with --recompute layer). --onnx (torch
-1.13's torch.onnx.export, opset 17, eval with training=PRESERVE): inference and
-train, also compared with the fx prediction (the same peak within 2%). --pt2
-(torch.export.save of the eval forward): inference and train.
+recompute, and the plain joint graph with --recompute layer). --onnx: on torch
+1.x torch.onnx.export's TorchScript exporter (opset 17, eval with
+training=PRESERVE; "onnx"), on torch 2.x its dynamo exporter with its default
+optimizer (the eval module for inference, the train() module for a training
+step; "onnx dynamo"): inference and train, also compared with the fx
+prediction (the same peak within 2%). --pt2 (torch.export.save of the eval
+forward): inference and train.
 
 The truth is measured once per case and written to --truth; with --check
 nothing is measured (a case without truth is skipped) and the exit code is 1
@@ -142,10 +145,23 @@ def fx_export(exp, model, inputs, path, train):
         exp.export_module(model, inputs, path, train=train)
 
 
-def onnx_export(model, inputs, path):
-    model.eval()
-    with contextlib.redirect_stderr(io.StringIO()), warnings.catch_warnings():
+DYNAMO = int(torch.__version__.split(".")[0]) >= 2
+ONNX_FRONTEND = "onnx dynamo" if DYNAMO else "onnx"
+
+
+def onnx_export(model, inputs, path, train):
+    """torch 1.x: the TorchScript exporter, eval with training=PRESERVE (the
+    synthesised step adds no dropout). torch 2.x: the dynamo exporter as a
+    user calls it (its default optimizer folds constants), the module in
+    train() for a training step, so its dropouts are training Dropouts."""
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
+            warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        if DYNAMO:
+            model.train(train)
+            torch.onnx.export(model, tuple(inputs), dynamo=True).save(path)
+            return
+        model.eval()
         torch.onnx.export(model, inputs, path, opset_version=17, do_constant_folding=True,
                           training=torch.onnx.TrainingMode.PRESERVE,
                           input_names=["input%d" % i for i in range(len(inputs))], output_names=["output"])
@@ -218,13 +234,15 @@ def run_case(a, exp, tmp, name, batch, mode, truth):
             return predict(a.graphlint, plain, TRAIN + ["--recompute", "layer"])
         add("fx --recompute layer", via_recompute)
     if a.onnx and mode in ("inference", "train"):
-        path = os.path.join(tmp, "%s_b%d.onnx" % (name, batch))
+        # The TorchScript export is the same file for both modes; the dynamo
+        # export of a training step is of the train() module.
+        path = os.path.join(tmp, "%s_b%d%s.onnx" % (name, batch, "_train" if DYNAMO and train else ""))
 
         def via_onnx():
             if not os.path.exists(path):
-                onnx_export(*variant(name, batch, "inference"), path)
+                onnx_export(*variant(name, batch, "inference"), path, train)
             return predict(a.graphlint, path, TRAIN if train else [])
-        add("onnx", via_onnx)
+        add(ONNX_FRONTEND, via_onnx)
     if a.pt2 and mode in ("inference", "train"):
         path = os.path.join(tmp, "%s_b%d.pt2" % (name, batch))
 
@@ -242,10 +260,10 @@ def parity(cases):
     rows = []
     for c in cases:
         f = fx.get((c["model"], c["batch"], c["mode"]))
-        if c["frontend"] != "onnx" or "error" in c or f is None:
+        if c["frontend"] != ONNX_FRONTEND or "error" in c or f is None:
             continue
         d = (c["predicted"] - f["predicted"]) / f["predicted"]
-        bound = KNOWN_MISSES.get((c["model"], c["mode"], "onnx vs fx"), (PARITY,))[0]
+        bound = KNOWN_MISSES.get((c["model"], c["mode"], ONNX_FRONTEND + " vs fx"), (PARITY,))[0]
         rows.append({"model": c["model"], "batch": c["batch"], "mode": c["mode"], "fx": f["predicted"],
                      "onnx": c["predicted"], "diff": d, "ok": abs(d) <= bound, "target": abs(d) <= PARITY})
     return rows
@@ -275,7 +293,8 @@ def table(cases):
 def summary_table(cases):
     """docs/validation.md's form: one row per model and mode, one column per
     frontend, the case's worst error at each batch size (bold: outside 3%)."""
-    fronts = [f for f in ("fx", "onnx", ".pt2", "fx --recompute layer") if any(c["frontend"] == f for c in cases)]
+    fronts = [f for f in ("fx", "onnx", "onnx dynamo", ".pt2", "fx --recompute layer")
+              if any(c["frontend"] == f for c in cases)]
     batches = sorted({c["batch"] for c in cases})
     cell, rows = {}, []
     for c in cases:
@@ -317,7 +336,8 @@ def main(argv=None):
     ap.add_argument("--only", nargs="*", help="these models only")
     ap.add_argument("--modes", nargs="*", default=list(MODES), choices=MODES)
     ap.add_argument("--batches", nargs="*", type=int, default=list(mm.BATCHES), help="these batch sizes only")
-    ap.add_argument("--onnx", action="store_true", help="also torch.onnx.export (torch 1.13) and the FX parity")
+    ap.add_argument("--onnx", action="store_true", help="also torch.onnx.export (torch 1.x: TorchScript; torch 2.x: "
+                    "dynamo, as 'onnx dynamo') and the FX parity")
     ap.add_argument("--pt2", action="store_true", help="also torch.export.save .pt2 (torch 2.x)")
     a = ap.parse_args(argv)
     if not os.path.exists(a.graphlint):
@@ -393,7 +413,7 @@ def main(argv=None):
                   c["frontend"], 100 * c["error_beyond"], 100 * c["bound"], KNOWN_MISSES[k][1]))
     bad = [c for c in cases if not c.get("ok")] + [p for p in pairs if not p["ok"]]
     for c in bad:
-        print("MISS: %s b%d %s %s: %s" % (c["model"], c["batch"], c["mode"], c.get("frontend", "onnx vs fx"),
+        print("MISS: %s b%d %s %s: %s" % (c["model"], c["batch"], c["mode"], c.get("frontend", ONNX_FRONTEND + " vs fx"),
                                           c.get("error") or ("%+.2f%% beyond resident, %+.2f%% total, %+.2f%% fwd+bwd" % (
                                               100 * c["error_beyond"], 100 * c["error_total"],
                                               100 * c.get("error_fwd_bwd", 0.0)) if "error_beyond" in c

@@ -3,6 +3,7 @@
 
 #include "SourceInfo.h"
 
+#include "graphlint/ir/ModuleContainers.h"
 #include "graphlint/ir/PythonLocals.h"
 #include "graphlint/ir/StackTrace.h"
 
@@ -134,6 +135,19 @@ void inferDynamoScopes(Graph &g) {
       known.insert(&n);
     }
   }
+}
+
+void recordDynamoModuleContainers(Model &m) {
+  llvm::StringSet<> called;
+  bool dynamo = false;
+  for (const auto &np : m.graph->nodes())
+    if (std::optional<std::vector<std::string>> scopes = dynamoModuleScopes(*np)) {
+      dynamo = true;
+      for (const std::string &s : *scopes)
+        called.insert(s);
+    }
+  if (dynamo)
+    recordModuleContainers(m, called);
 }
 
 void holdDynamoPythonLocals(Graph &g) {

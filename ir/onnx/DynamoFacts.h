@@ -32,6 +32,11 @@ void markDynamoParams(Graph &g);
 /// module scopes of the memory trace do not break around it.
 void inferDynamoScopes(Graph &g);
 
+/// The module containers of a dynamo export (graphlint/ir/ModuleContainers.h):
+/// prefixes of module paths that no node's name_scopes list (`h` of GPT-2's
+/// `h.0`, `h.1`).
+void recordDynamoModuleContainers(Model &m);
+
 /// The Python locals of a dynamo export's stack traces
 /// (graphlint/ir/PythonLocals.h): values a module's forward keeps in a local
 /// past their last read in the graph are held until it returns.

@@ -126,6 +126,7 @@ public:
     markTrainedParams(*m.graph);
     onnxio::markDynamoParams(*m.graph);
     onnxio::inferDynamoScopes(*m.graph);
+    onnxio::recordDynamoModuleContainers(m);
     onnxio::holdDynamoPythonLocals(*m.graph);
     importFunctionBodies(builder);
     checkFunctionCycles();

@@ -1,6 +1,7 @@
 #include "graphlint/ir/Pt2Importer.h"
 
 #include "Pt2Schema.h"
+#include "graphlint/ir/ModuleContainers.h"
 #include "graphlint/ir/PythonLocals.h"
 #include "graphlint/ir/InputFile.h"
 #include "graphlint/ir/OpRegistry.h"
@@ -79,7 +80,7 @@ public:
       readSignatureInputs(*sig);
       readNodes(*g);
       readOutputs(*g, *sig);
-      recordModuleContainers();
+      recordModuleContainers(*model_, calledModules_);
       inferFunctionalDropouts();
       if (error_.empty())
         holdPythonLocals(*model_->graph, sites_);
@@ -648,18 +649,6 @@ private:
   // (nn.ModuleList, nn.ModuleDict: "blocks" of "blocks.0.attn"): the memory
   // trace's module scopes do not hold values across it (graphlint-export
   // writes the same fact as `module_containers`).
-  void recordModuleContainers() {
-    std::set<std::string> containers;
-    for (const auto &np : model_->graph->nodes()) {
-      llvm::StringRef path = np->modulePath;
-      for (size_t dot = path.find('.'); dot != llvm::StringRef::npos; dot = path.find('.', dot + 1))
-        if (!calledModules_.count(path.take_front(dot)))
-          containers.insert(path.take_front(dot).str());
-    }
-    for (const std::string &c : containers)
-      model_->metadata.emplace_back("module_container", c);
-  }
-
   // Paths under the archive's folder are written relative to it (as the FX
   // exporter writes them relative to the user's repository).
   std::string relativeSource(const std::string &file) {

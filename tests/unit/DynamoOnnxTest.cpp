@@ -61,12 +61,12 @@ TEST(DynamoOnnx, FoldedInitializersAreParametersOrForwardValues) {
   for (const auto &p : g.params())
     if (p->computed)
       computed.insert(p->value->name);
-  EXPECT_EQ(trained, (std::set<std::string>{"attn.qk.bias", "out.bias", "val_0", "val_12"}));
+  EXPECT_EQ(trained, (std::set<std::string>{"blocks.0.qk.bias", "out.bias", "val_0", "val_12"}));
   EXPECT_EQ(computed, (std::set<std::string>{"masked_fill", "scalar_tensor_default"}));
   for (const auto &n : g.nodes()) {
-    if (n->opType == "Split")  // between the qk projection (attn.qk) and the scores (attn)
-      EXPECT_EQ(n->modulePath, "attn");
-    // `h = self.attn(x)`: h is a local of the model's forward, held past its
+    if (n->opType == "Split")  // between the qk projection (blocks.0.qk) and the scores (blocks.0)
+      EXPECT_EQ(n->modulePath, "blocks.0");
+    // `h = self.blocks[0](x)`: h is a local of the model's forward, held past its
     // last read (out's MatMul) until forward returns.
     if (n->name == "node_matmul_1") {
       const std::string *held = n->metadataValue("held.0");
@@ -74,6 +74,13 @@ TEST(DynamoOnnx, FoldedInitializersAreParametersOrForwardValues) {
       EXPECT_EQ(*held, g.nodes().back()->name);
     }
   }
+  // The ModuleList `blocks` never ran a forward: a container, which holds
+  // nothing the way a module call does.
+  std::vector<std::string> containers;
+  for (const auto &kv : (*m)->metadata)
+    if (kv.first == "module_container")
+      containers.push_back(kv.second);
+  EXPECT_EQ(containers, std::vector<std::string>{"blocks"});
   // The memory plan: the parameters are resident (816 fp32 values); the
   // folded bias is an activation from its first reader to its last.
   graphlint::Setup setup;

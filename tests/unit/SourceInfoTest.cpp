@@ -5,6 +5,8 @@
 #include "TestSupport.h"
 
 #include "ir/onnx/SourceInfo.h"
+#include "IrBuilder.h"
+#include "graphlint/ir/PythonLocals.h"
 #include "graphlint/ir/StackTrace.h"
 
 #include <onnx/onnx_pb.h>
@@ -100,6 +102,39 @@ TEST(SourceInfo, AssignedNamesOfAStatement) {
   for (const char *none : {"return f(a=b)", "x == y", "self.cache = x", "x[0] = y", "if a <= b:", "f(x) # a = b",
                            "else: x = 1", "y != x", "", "return x"})
     EXPECT_EQ(names(none), Names({})) << none;
+}
+
+// Python locals when a call returns fewer graph values than it has names
+// (T5's `hidden_states, cross_attn_position_bias, _ = self.layer[1](...)`,
+// whose position bias the ONNX exporter folded into a constant): the values
+// take the last names, so the attention weights bind `_`, which a module
+// does not return, and let go when the block returns, not the model.
+TEST(SourceInfo, PythonLocalsBindTheLastNamesWhenValuesAreMissing) {
+  test::IrBuilder b;
+  Value *x = b.input("x", test::f32({4, 4}));
+  Node *s = b.node("Softmax", {x}, {"s"}, {test::f32({4, 4})});
+  Node *o = b.node("MatMul", {s->outputs[0], x}, {"o"}, {test::f32({4, 4})});
+  Node *r = b.node("Relu", {o->outputs[0]}, {"r"}, {test::f32({4, 4})});
+  Node *m = b.node("Mul", {r->outputs[0], r->outputs[0]}, {"m"}, {test::f32({4, 4})});
+  Node *head = b.node("Relu", {m->outputs[0]}, {"head"}, {test::f32({4, 4})});
+  b.output(head->outputs[0]);
+  auto frame = [](unsigned line, const char *function, const char *code) {
+    return TraceFrame{"m.py", line, function, code};
+  };
+  TraceFrame model5 = frame(5, "forward", "z, extra = self.block(x)"), model6 = frame(6, "forward", "return self.head(z)");
+  TraceFrame block10 = frame(10, "forward", "h, bias, _ = self.attn(x)");
+  TraceFrame attn20 = frame(20, "forward", "out, w = helper(x)");  // helper: no frame of its own
+  std::vector<CallSite> sites = {
+      {s, {model5, block10, attn20}, {"", "block", "block.attn"}},
+      {o, {model5, block10, attn20}, {"", "block", "block.attn"}},
+      {r, {model5, frame(11, "forward", "y = self.fc(h)"), frame(30, "forward", "return relu(h)")},
+       {"", "block", "block.fc"}},
+      {m, {model5, frame(12, "forward", "return y * 2")}, {"", "block"}},
+      {head, {model6, frame(40, "forward", "return relu(z)")}, {"", "head"}}};
+  holdPythonLocals(b.graph(), sites);
+  const std::string *held = s->metadataValue("held.0");
+  ASSERT_NE(held, nullptr) << "the attention weights are a local of the block";
+  EXPECT_EQ(*held, "m") << "held until the block returns";
 }
 
 TEST(SourceInfo, ModulePathFromScopedNodeName) {
