@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 import unittest
 
@@ -253,6 +254,38 @@ class Capture(unittest.TestCase):
         self.assertIn("modified by an inplace operation", doc["backward"]["error"])
         self.assertIn("backward-not-traced", [d["kind"] for d in doc["diagnostics"]])
         self.assertTrue(any(any(n.get("saved", [])) for n in doc["nodes"]), "forward keeps its saved marks")
+
+    def test_reentrant_checkpoint(self):
+        """torch.utils.checkpoint(use_reentrant=True) refuses autograd.grad:
+        on torch 1.13 (its default, torchvision's DenseNet memory_efficient)
+        the step is traced with .backward(), the recompute and the inner
+        backward in the joint graph; on torch 2.x it stays the forward graph
+        with a backward-not-traced diagnostic (docs/memory.md)."""
+        path = model_file("capture-reentrant-", "reentrant.py", textwrap.dedent("""\
+            import torch, torch.nn as nn
+            from torch.utils.checkpoint import checkpoint
+            class M(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.blocks = nn.ModuleList(nn.Linear(16, 16) for _ in range(2))
+                def forward(self, x):
+                    for b in self.blocks:
+                        x = checkpoint(lambda t: torch.relu(b(t)), x, use_reentrant=True)
+                    return x.sum()
+            def model(): return M()
+            def example_inputs(): return (torch.randn(4, 16, requires_grad=True),)
+            """))
+        doc, _, _ = export([os.path.basename(path), "--train"], cwd=os.path.dirname(path))
+        kinds = [d["kind"] for d in doc["diagnostics"]]
+        if TORCH2:
+            self.assertFalse(doc["backward"]["traced"])
+            self.assertIn("backward-not-traced", kinds)
+            return
+        self.assertTrue(doc["backward"]["traced"], doc["backward"])
+        self.assertNotIn("backward-not-traced", kinds)
+        backward = [n["op"] for n in doc["nodes"] if n.get("phase") == "backward"]
+        self.assertEqual(backward.count("aten::addmm"), 2, "each block's forward recomputed in backward")
+        self.assertIn("aten::threshold_backward", backward)
 
     def test_graph_breaks_become_nodes_or_diagnostics(self):
         doc, _, _ = export(["breaks.py"])
