@@ -82,6 +82,18 @@ void PlanBuilder::computeNeedsGrad() {
   }
 }
 
+std::optional<llvm::SmallVector<int64_t, 4>> PlanBuilder::staticDims(const Value *v) {
+  if (!v || !v->type.isTensor() || !v->type.shape.rankKnown)
+    return std::nullopt;
+  llvm::SmallVector<int64_t, 4> dims;
+  for (const Dim &d : v->type.shape.dims) {
+    if (!d.isStatic())
+      return std::nullopt;
+    dims.push_back(d.value);
+  }
+  return dims;
+}
+
 uint32_t PlanBuilder::viewStorage(const Node &n, unsigned oi) {
   const Value *o = n.outputs[oi];
   auto [base, strided, reshape, permuted] = torchViewOf(n, oi);
@@ -90,10 +102,27 @@ uint32_t PlanBuilder::viewStorage(const Node &n, unsigned oi) {
   auto it = storageOf_.find(base);
   if (it == storageOf_.end())
     return kNone;
-  // PyTorch's reshape copies a permuted or expanded tensor; slices along the
-  // split dim still view.
+  // PyTorch's reshape copies a permuted or expanded tensor, and a slice whose
+  // strides cannot be regrouped into the new shape (the last-dim chunks of a
+  // packed q/k/v projection, `.contiguous().view(...)`); slices along the
+  // outer dim still view.
   if (reshape && permuted_.count(base))
     return kNone;
+  if (auto sl = sliceStrides_.find(base); reshape && sl != sliceStrides_.end()) {
+    std::optional<llvm::SmallVector<int64_t, 4>> from = staticDims(base), to = staticDims(o);
+    if (from && to && !stridesAllowView(*from, sl->second, *to))
+      return kNone;
+  }
+  // A slice of a contiguous tensor (ONNX Slice/Split, which records no
+  // strides) keeps its base's strides.
+  if (strided && !reshape && !permuted && !nonContiguous_.count(base) && !permuted_.count(base) &&
+      (n.opType == "Slice" || n.opType == "Split"))
+    if (std::optional<llvm::SmallVector<int64_t, 4>> dims = staticDims(base)) {
+      llvm::SmallVector<int64_t, 4> strides(dims->size(), 1);
+      for (size_t d = dims->size(); d-- > 1;)
+        strides[d - 1] = strides[d] * (*dims)[d];
+      sliceStrides_[o] = std::move(strides);
+    }
   if (strided || nonContiguous_.count(base))
     nonContiguous_.insert(o);
   if (permuted || (!reshape && permuted_.count(base)))

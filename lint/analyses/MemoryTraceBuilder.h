@@ -98,6 +98,8 @@ private:
   void optimizerStep();
   /// The storage `o` (output `oi` of `n`) shares, or kNone when it is new.
   uint32_t viewStorage(const Node &n, unsigned oi);
+  /// A value's dims when every one is static.
+  static std::optional<llvm::SmallVector<int64_t, 4>> staticDims(const Value *v);
   void gatherZero3(const Node &n, llvm::SmallVectorImpl<uint32_t> &temps);
   void findComposites();
   /// What `n`'s backward keeps (composites included), as values.
@@ -117,6 +119,8 @@ private:
   llvm::DenseMap<const Value *, uint32_t> storageOf_;
   llvm::DenseSet<const Value *> nonContiguous_;
   llvm::DenseSet<const Value *> permuted_;
+  // Slices of a contiguous tensor (ONNX Slice/Split): their base's strides.
+  llvm::DenseMap<const Value *, llvm::SmallVector<int64_t, 4>> sliceStrides_;
   // Exporters decompose some single PyTorch kernels (GELU into Div, Erf, Add,
   // Mul, Mul): the pieces' outputs never exist in PyTorch; the last piece
   // stands for the kernel and reads the chain's input.
