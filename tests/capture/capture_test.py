@@ -287,6 +287,41 @@ class Capture(unittest.TestCase):
         self.assertEqual(backward.count("aten::addmm"), 2, "each block's forward recomputed in backward")
         self.assertIn("aten::threshold_backward", backward)
 
+    def test_locals_of_a_checkpoint_recompute_are_held(self):
+        """A checkpoint's recompute runs the block's Python frames again in
+        backward, where the step's peak is: a local of a helper there lives
+        until the helper returns (T5's relative position buckets), so the
+        joint graph records it `held` like a forward graph's locals."""
+        path = model_file("capture-recompute-", "recompute_locals.py", textwrap.dedent("""\
+            import torch, torch.nn as nn
+            from torch.utils.checkpoint import checkpoint
+            def helper(x):
+                big = x.exp()
+                scale = big.sum(-1, keepdim=True)
+                return x * scale
+            class Block(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(16, 16)
+                def forward(self, x):
+                    return helper(self.fc(x))
+            class M(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.blocks = nn.ModuleList(Block() for _ in range(2))
+                def forward(self, x):
+                    for b in self.blocks:
+                        x = checkpoint(b, x, use_reentrant=False)
+                    return x.sum()
+            def model(): return M()
+            def example_inputs(): return (torch.randn(4, 16),)
+            """))
+        doc, _, _ = export([os.path.basename(path), "--train"], cwd=os.path.dirname(path))
+        self.assertTrue(doc["backward"]["traced"], doc["backward"])
+        recomputed = [n for n in doc["nodes"] if n.get("phase") == "backward" and n["op"] == "aten::exp"]
+        self.assertTrue(recomputed, "the blocks' forward is recomputed in backward")
+        self.assertTrue(all(n.get("held") for n in recomputed), [n.get("held") for n in recomputed])
+
     def test_graph_breaks_become_nodes_or_diagnostics(self):
         doc, _, _ = export(["breaks.py"])
         syncs = {n["source"]["line"] for n in doc["nodes"] if n.get("host_sync")}

@@ -119,12 +119,14 @@ def trace_make_fx(module, state, aliases, inputs, train, module_train, fake_mode
             return grads
 
         grad_ctx = contextlib.nullcontext() if with_backward or save_hooks else torch.no_grad()
-        # Python locals' holds are recorded for forward graphs only: the trace
-        # function costs every Python call of the trace (a Llama 7B --train
-        # capture took 3x as long, and the hold into the next layer kept the
-        # repeated-block capture from applying); a training step's peak is in
-        # backward, after those frames have returned.
-        holding = frames_holding(rec) if not with_backward else contextlib.nullcontext()
+        # Python locals' holds are recorded for forward graphs; a joint graph's
+        # forward frames are not traced: the trace function costs every Python
+        # call of the trace (a Llama 7B --train capture took 3x as long, and
+        # the hold into the next layer kept the repeated-block capture from
+        # applying), and a training step's peak is in backward, after those
+        # frames have returned. A checkpoint's recompute runs in backward: its
+        # frames are traced (T5's relative position buckets, the scores).
+        holding = frames_holding(rec, recompute_only=with_backward)
         with recording(rec), grad_ctx, holding:
             gm = _make_fx(step, fake_mode)(*flat_inputs)
         return gm, rec
@@ -351,14 +353,22 @@ _EXPORTER_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 @contextlib.contextmanager
-def frames_holding(rec):
+def frames_holding(rec, recompute_only=False):
     """Python locals keep tensors alive past their last use in the graph
     (torchvision's DenseNet concatenation until the bottleneck returns,
     transformers' input and position embeddings until the model returns): when
     a Python function of the model returns, every tensor its locals still
     bind was held until the newest node of that moment (`rec.held`, the FX
-    format's `held`)."""
+    format's `held`). recompute_only (a joint trace): only the frames of a
+    checkpoint's recompute, which run in backward, where a training step's
+    peak is; the tracer is installed while the recompute runs (the
+    recorder's `recompute_frames`), so the rest of the trace pays nothing."""
     arguments = {}   # id(frame) -> ids of the tensors the frame was called with
+
+    def active():
+        if not rec.active or rec.tracer is None:
+            return False
+        return rec.recomputing > 0 if recompute_only else rec.phase == "forward"
 
     def tensors(v):
         return [t for t in (v if isinstance(v, (list, tuple)) else (v,)) if isinstance(t, torch.Tensor)]
@@ -375,7 +385,9 @@ def frames_holding(rec):
         return now
 
     def on_return(frame, event, arg):
-        if event != "return" or not rec.active or rec.tracer is None or rec.phase != "forward":
+        # A recompute torch stops early (its last saved tensor rebuilt)
+        # unwinds its frames with an exception: they return here too.
+        if event != "return" or not active():
             return on_return
         own = arguments.pop(id(frame), ())
         now = hold(frame, own, None)
@@ -396,9 +408,7 @@ def frames_holding(rec):
         # A trace function, not a profile one: it sees Python frames only (no
         # C calls), and only the model's frames get a local tracer, with line
         # events off, so a 7B capture pays a few percent, not 3x.
-        # Forward frames only: a checkpoint's recompute in backward stops early
-        # (its frames unwind as soon as the saved tensors are rebuilt).
-        if not rec.active or rec.phase != "forward":
+        if not active():
             return None
         f = frame.f_code.co_filename
         if (f.startswith(_TORCH_DIR) and not f.startswith(_MODULES_DIR)) or f == _MODULE_CALL \
@@ -418,6 +428,21 @@ def frames_holding(rec):
         frame.f_trace_lines = False
         return on_return
 
+    if recompute_only:
+        previous = []
+
+        def start():
+            previous.append(sys.gettrace())
+            sys.settrace(on_call)
+
+        def stop():
+            sys.settrace(previous.pop() if previous else None)
+        rec.recompute_frames = (start, stop)
+        try:
+            yield
+        finally:
+            rec.recompute_frames = None
+        return
     old = sys.gettrace()
     sys.settrace(on_call)
     try:

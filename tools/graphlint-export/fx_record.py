@@ -134,6 +134,7 @@ class Recorder:
         self.autograd_node = None             # the number of the autograd node whose apply runs now
         self.autograd_count = 0
         self.recomputing = 0                  # inside a non-reentrant checkpoint's recompute (in an apply)
+        self.recompute_frames = None          # (start, stop): trace the recompute's Python frames (fx_capture)
         self.tracer = None
         self.saved = set()                    # fx nodes whose value autograd saved for backward
         self.saved_at = {}                    # saved fx node -> the newest graph node at its first save
@@ -569,9 +570,13 @@ def recording(rec):
     if recompute is not None:
         def recompute_enter(self, *a):
             rec.recomputing += 1
+            if rec.recomputing == 1 and rec.recompute_frames:
+                rec.recompute_frames[0]()
             return orig_recompute[0](self, *a)
 
         def recompute_exit(self, *a):
+            if rec.recomputing == 1 and rec.recompute_frames:
+                rec.recompute_frames[1]()
             rec.recomputing -= 1
             return orig_recompute[1](self, *a)
         recompute.__enter__, recompute.__exit__ = recompute_enter, recompute_exit
@@ -582,9 +587,14 @@ def recording(rec):
         def recomputing(fn):
             def run(*a, **k):
                 rec.recomputing += 1
+                frames = rec.recompute_frames if rec.recomputing == 1 else None
+                if frames:
+                    frames[0]()
                 try:
                     return fn(*a, **k)
                 finally:
+                    if frames:
+                        frames[1]()
                     rec.recomputing -= 1
             return run
 
