@@ -19,7 +19,10 @@ Frontends: fx (graphlint-export in this process: the forward graph for
 inference, the joint --train graph otherwise; graphlint --train --optimizer
 adam --precision fp32, the autocast casts and bf16 tensors being in the graph;
 ckpt twice: the checkpointed model's own joint graph, whose backward holds the
-recompute, and the plain joint graph with --recompute layer). --onnx: on torch
+recompute, and the plain joint graph with --recompute layer, compared with
+a whole-block checkpoint where the model's own differs: DenseNet's
+memory_efficient checkpoints the bottleneck only, so its column is measured
+with memory_models.checkpointed_layers, the "ckpt-layers" truth). --onnx: on torch
 1.x torch.onnx.export's TorchScript exporter (opset 17, eval with
 training=PRESERVE; "onnx"), on torch 2.x its dynamo exporter with its default
 optimizer (the eval module for inference, the train() module for a training
@@ -87,6 +90,8 @@ def variant(name, batch, mode):
         model = mm.Autocast(model)
     elif mode == "ckpt":
         mm.checkpointed(model, blocks)
+    elif mode == "ckpt-layers":
+        mm.checkpointed_layers(model, blocks)
     return model, inputs
 
 
@@ -200,15 +205,17 @@ def compare(case, truth, mem):
     return case
 
 
-def run_case(a, exp, tmp, name, batch, mode, truth):
-    """The cases of one (model, batch, mode): one per frontend that can write it."""
+def run_case(a, exp, tmp, name, batch, mode, truth, layers_truth=None):
+    """The cases of one (model, batch, mode): one per frontend that can write
+    it. layers_truth: the measured whole-block checkpoint the `fx --recompute
+    layer` column is compared with where it differs from the ckpt mode's."""
     tag = "%s_b%d_%s" % (name, batch, mode)
     out = []
 
-    def add(frontend, fn):
+    def add(frontend, fn, against=None):
         case = {"model": name, "batch": batch, "mode": mode, "frontend": frontend}
         try:
-            out.append(compare(case, truth, fn()))
+            out.append(compare(case, against or truth, fn()))
         except Exception as e:  # noqa: BLE001 - a frontend that cannot write the model is a row, not a crash
             # A frontend known not to write the model is recorded as such ("fails").
             known = KNOWN_MISSES.get((name, mode, frontend))
@@ -232,7 +239,7 @@ def run_case(a, exp, tmp, name, batch, mode, truth):
                 model, inputs = variant(name, batch, "train")
                 fx_export(exp, model, inputs, plain, True)
             return predict(a.graphlint, plain, TRAIN + ["--recompute", "layer"])
-        add("fx --recompute layer", via_recompute)
+        add("fx --recompute layer", via_recompute, layers_truth)
     if a.onnx and mode in ("inference", "train"):
         # The TorchScript export is the same file for both modes; the dynamo
         # export of a training step is of the train() module.
@@ -370,27 +377,35 @@ def main(argv=None):
         for batch in a.batches:
             for mode in a.modes:
                 key = "%s/b%d/%s" % (name, batch, mode)
-                if key not in truth["cases"]:
-                    if a.check:
-                        print("%s: no measured truth in %s, skipped" % (key, a.truth))
+                measured = [key]
+                if mode == "ckpt" and name in mm.LAYER_POLICY_DIFFERS:
+                    measured.append("%s/b%d/ckpt-layers" % (name, batch))
+                for k in measured:
+                    if k in truth["cases"] or a.check:
                         continue
                     try:
-                        model, inputs = variant(name, batch, mode)
-                        truth["cases"][key] = measure(model, inputs, mode)
+                        model, inputs = variant(name, batch, k.rsplit("/", 1)[1])
+                        truth["cases"][k] = measure(model, inputs, mode)
                         del model, inputs
                     except Exception as e:  # noqa: BLE001 - eager torch cannot run it: say so in the table
-                        truth["cases"][key] = {"error": "eager run failed: %s: %s" % (
+                        truth["cases"][k] = {"error": "eager run failed: %s: %s" % (
                             type(e).__name__, (str(e).strip().splitlines() or ["?"])[0][:160])}
                     truth.update({"torch": torch.__version__, "python": sys.executable,
                                   "measured": time.strftime("%Y-%m-%d")})
                     with open(a.truth, "w") as f:
                         json.dump(truth, f, indent=1, sort_keys=True)
                         f.write("\n")
+                if key not in truth["cases"]:
+                    print("%s: no measured truth in %s, skipped" % (key, a.truth))
+                    continue
                 if "error" in truth["cases"][key]:
                     cases.append({"model": name, "batch": batch, "mode": mode, "frontend": "(measurement)",
                                   "error": truth["cases"][key]["error"], "ok": True, "target": False})
                     continue
-                cases += run_case(a, exp, tmp, name, batch, mode, truth["cases"][key])
+                layers = truth["cases"].get(measured[-1]) if len(measured) > 1 else None
+                if layers is not None and "error" in layers:
+                    layers = None
+                cases += run_case(a, exp, tmp, name, batch, mode, truth["cases"][key], layers)
         print("%s: %.1f s" % (name, time.time() - t0), file=sys.stderr, flush=True)
     pairs = parity(cases)
     with open(os.path.join(tmp, "results.json"), "w") as f:

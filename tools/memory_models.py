@@ -65,6 +65,35 @@ def checkpointed(model, block_types):
     return n
 
 
+def checkpointed_layers(model, block_types):
+    """Wraps each whole block in non-reentrant checkpoint, the policy
+    graphlint's `--recompute layer` models; the same as `checkpointed` but for
+    torchvision's DenseNet, whose layers are checkpointed whole here (their
+    list of features passed as separate tensors, so a recompute rebuilds the
+    list it saw) instead of memory_efficient's bottleneck. Returns how many."""
+    n = 0
+    for mod in model.modules():
+        if not isinstance(mod, block_types):
+            continue
+        if type(mod).__name__ == "_DenseLayer":
+            def whole(init, forward=mod.forward):
+                features = [init] if isinstance(init, torch.Tensor) else list(init)
+                return checkpoint(lambda *fs: forward(list(fs)), *features, use_reentrant=False)
+            mod.forward = whole
+        else:
+            mod.forward = functools.partial(checkpoint, mod.forward, use_reentrant=False)
+        n += 1
+    if n == 0:
+        raise RuntimeError("no block of %s to checkpoint" % (block_types,))
+    return n
+
+
+# Models whose `ckpt` mode is not what `--recompute layer` models (DenseNet:
+# memory_efficient checkpoints the bottleneck only): the matrix measures
+# `checkpointed_layers` for that column ("ckpt-layers").
+LAYER_POLICY_DIFFERS = {"densenet_small"}
+
+
 def _vision(factory, blocks):
     def build(batch):
         import torchvision  # noqa: F401

@@ -365,10 +365,11 @@ def frames_holding(rec, recompute_only=False):
     recorder's `recompute_frames`), so the rest of the trace pays nothing."""
     arguments = {}   # id(frame) -> ids of the tensors the frame was called with
 
-    def active():
-        if not rec.active or rec.tracer is None:
-            return False
-        return rec.recomputing > 0 if recompute_only else rec.phase == "forward"
+    def wanted():
+        # Not the tracer's presence: make_fx enters the model's outermost
+        # frames before it has a tracer, and their locals (transformers'
+        # inputs_embeds) are the ones held longest.
+        return rec.active and (rec.recomputing > 0 if recompute_only else rec.phase == "forward")
 
     def tensors(v):
         return [t for t in (v if isinstance(v, (list, tuple)) else (v,)) if isinstance(t, torch.Tensor)]
@@ -387,7 +388,7 @@ def frames_holding(rec, recompute_only=False):
     def on_return(frame, event, arg):
         # A recompute torch stops early (its last saved tensor rebuilt)
         # unwinds its frames with an exception: they return here too.
-        if event != "return" or not active():
+        if event != "return" or rec.tracer is None or not wanted():
             return on_return
         own = arguments.pop(id(frame), ())
         now = hold(frame, own, None)
@@ -408,7 +409,7 @@ def frames_holding(rec, recompute_only=False):
         # A trace function, not a profile one: it sees Python frames only (no
         # C calls), and only the model's frames get a local tracer, with line
         # events off, so a 7B capture pays a few percent, not 3x.
-        if not active():
+        if not wanted():
             return None
         f = frame.f_code.co_filename
         if (f.startswith(_TORCH_DIR) and not f.startswith(_MODULES_DIR)) or f == _MODULE_CALL \
