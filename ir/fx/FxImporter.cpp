@@ -88,7 +88,7 @@ Device deviceFromString(llvm::StringRef s) {
 /// the field that caused it ("nodes[3].outputs[0].shape").
 class FxImport {
 public:
-  FxImport(const std::string &path, const ImportOptions &opts) : path_(path), opts_(opts), binder_(opts.dims) {}
+  FxImport(const std::string &path, const ImportOptions &opts) : path_(path), binder_(opts.dims) {}
 
   llvm::Expected<std::unique_ptr<Model>> run(llvm::StringRef bytes) {
     if (bytes.trim().empty())
@@ -694,7 +694,6 @@ private:
   }
 
   std::string path_;
-  const ImportOptions &opts_;
   SymbolBinder binder_;
   llvm::StringMap<const Node *> nodesByName_;  // every node by name (saved_at refers to them)
   struct SavePoint {

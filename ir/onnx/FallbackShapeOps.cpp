@@ -57,7 +57,10 @@ bool windowAttrsValid(FallbackContext &c, const std::vector<int64_t> &k, const s
       }
     return false;
   };
-  return !(bad("kernel_shape", k, 1) | bad("strides", strides, 1) | bad("dilations", dil, 1) | bad("pads", pads, 0));
+  // Every attribute is checked, so that each bad one is reported.
+  const bool anyBad[] = {bad("kernel_shape", k, 1), bad("strides", strides, 1), bad("dilations", dil, 1),
+                         bad("pads", pads, 0)};
+  return std::none_of(std::begin(anyBad), std::end(anyBad), [](bool b) { return b; });
 }
 
 }  // namespace
