@@ -1,4 +1,5 @@
 #include "graphlint/ir/InputFile.h"
+#include "graphlint/ir/MessageText.h"
 #include "graphlint/ir/Display.h"
 
 #include <fmt/format.h>
@@ -16,8 +17,6 @@
 namespace graphlint {
 
 namespace {
-
-llvm::Error fail(std::string msg) { return llvm::createStringError(llvm::inconvertibleErrorCode(), msg); }
 
 const char *typeName(mode_t mode) {
   if (S_ISDIR(mode))
@@ -82,13 +81,13 @@ llvm::Expected<InputFile> InputFile::open(const std::string &path) {
     fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   while (fd < 0 && errno == EINTR);
   if (fd < 0)
-    return fail(errno == ENOENT ? "no such file" : fmt::format("cannot read: {}", std::strerror(errno)));
+    return stringError(errno == ENOENT ? "no such file" : fmt::format("cannot read: {}", std::strerror(errno)));
   InputFile f(fd, 0);
   struct stat st;
   if (::fstat(fd, &st) != 0)
-    return fail(fmt::format("cannot read: {}", std::strerror(errno)));
+    return stringError(fmt::format("cannot read: {}", std::strerror(errno)));
   if (!S_ISREG(st.st_mode))
-    return fail(fmt::format("{}, not a regular file", typeName(st.st_mode)));
+    return stringError(fmt::format("{}, not a regular file", typeName(st.st_mode)));
   // Regular files ignore O_NONBLOCK; clear it anyway so reads never see EAGAIN.
   int flags = ::fcntl(fd, F_GETFL);
   if (flags >= 0)
@@ -104,7 +103,7 @@ InputFile::~InputFile() {
 
 llvm::Expected<std::string> InputFile::read(uint64_t offset, uint64_t length) const {
   if (offset > size_ || length > size_ - offset)
-    return fail(fmt::format("has {} bytes, fewer than offset {} + {} bytes", size_, offset, length));
+    return stringError(fmt::format("has {} bytes, fewer than offset {} + {} bytes", size_, offset, length));
   std::string out(length, '\0');
   uint64_t done = 0;
   while (done < length) {
@@ -112,7 +111,7 @@ llvm::Expected<std::string> InputFile::read(uint64_t offset, uint64_t length) co
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0)
-      return fail(n == 0 ? "the file shrank while being read" : fmt::format("cannot read: {}", std::strerror(errno)));
+      return stringError(n == 0 ? "the file shrank while being read" : fmt::format("cannot read: {}", std::strerror(errno)));
     done += static_cast<uint64_t>(n);
   }
   return out;
@@ -120,20 +119,20 @@ llvm::Expected<std::string> InputFile::read(uint64_t offset, uint64_t length) co
 
 llvm::Expected<std::string> readInputFile(const std::string &path, InputKind kind) {
   auto named = [&](llvm::Error e) {
-    return fail(fmt::format("{}: {}", path, llvm::toString(std::move(e))));
+    return stringError(fmt::format("{}: {}", path, llvm::toString(std::move(e))));
   };
   auto file = InputFile::open(path);
   if (!file) {
     std::string why = llvm::toString(file.takeError());
     if (why.find("not a regular file") != std::string::npos)
-      return fail(fmt::format("{}: {} ({} must be regular files)", path, why, inputKindName(kind)));
+      return stringError(fmt::format("{}: {} ({} must be regular files)", path, why, inputKindName(kind)));
     llvm::StringRef reason(why);
     reason.consume_front("cannot read: ");
-    return fail(fmt::format("{}: cannot read {}: {}", path, inputKindSingular(kind), reason.str()));
+    return stringError(fmt::format("{}: cannot read {}: {}", path, inputKindSingular(kind), reason.str()));
   }
   uint64_t limit = maxInputBytes(kind);
   if (limit && file->size() > limit)
-    return fail(fmt::format("{}: is {}, larger than the {} limit for {}", path, sizeText(file->size()),
+    return stringError(fmt::format("{}: is {}, larger than the {} limit for {}", path, sizeText(file->size()),
                             sizeText(limit), inputKindName(kind)));
   try {
     auto bytes = file->read(0, file->size());
@@ -141,7 +140,7 @@ llvm::Expected<std::string> readInputFile(const std::string &path, InputKind kin
       return named(bytes.takeError());
     return bytes;
   } catch (const std::bad_alloc &) {
-    return fail(fmt::format("{}: cannot hold its {} in memory", path, sizeText(file->size())));
+    return stringError(fmt::format("{}: cannot hold its {} in memory", path, sizeText(file->size())));
   }
 }
 
@@ -150,7 +149,7 @@ llvm::Expected<std::string> readInputFile(const std::string &path, InputKind kin
 namespace {
 
 llvm::Error tooDeep(const std::string &path, unsigned line, unsigned limit, const char *what) {
-  return fail(fmt::format("{}: {} nested deeper than {} levels; refused (the parser would exhaust its stack)",
+  return stringError(fmt::format("{}: {} nested deeper than {} levels; refused (the parser would exhaust its stack)",
                           path.empty() ? fmt::format("line {}", line) : fmt::format("{}:{}", path, line), what,
                           limit));
 }

@@ -1,4 +1,5 @@
 #include "graphlint/ir/SymExpr.h"
+#include "graphlint/ir/MessageText.h"
 
 #include <fmt/format.h>
 
@@ -11,10 +12,6 @@ using Op = SymExpr::Op;
 
 constexpr size_t kMaxExprText = 64 * 1024;  // longer than any real SymInt
 constexpr unsigned kMaxExprDepth = 128;      // the parser recurses
-
-llvm::Error fail(std::string msg) {
-  return llvm::make_error<llvm::StringError>(std::move(msg), llvm::inconvertibleErrorCode());
-}
 
 // Python's // and %: the quotient rounds toward -inf, the remainder takes the
 // divisor's sign.
@@ -124,7 +121,7 @@ public:
     if (error_.empty() && pos_ < text_.size())
       setError(fmt::format("unexpected '{}'", text_[pos_]));
     if (!error_.empty())
-      return fail(fmt::format("invalid size expression '{}': {}", text_.str(), error_));
+      return stringError(fmt::format("invalid size expression '{}': {}", text_.str(), error_));
     return e;
   }
 
@@ -367,9 +364,10 @@ SymExprRef SymExpr::make(Op op, llvm::ArrayRef<SymExprRef> args) {
 
 llvm::Expected<SymExprRef> SymExpr::parse(llvm::StringRef text) {
   if (text.size() > kMaxExprText)
-    return fail(fmt::format("size expression of {} characters is longer than the limit of {}", text.size(), kMaxExprText));
+    return stringError(
+        fmt::format("size expression of {} characters is longer than the limit of {}", text.size(), kMaxExprText));
   if (text.trim().empty())
-    return fail("empty size expression");
+    return stringError("empty size expression");
   return Parser(text).run();
 }
 

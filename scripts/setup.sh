@@ -66,9 +66,18 @@ make_venv() {
   "$dir/bin/pip" install -q --disable-pip-version-check -r "$req"
   cp "$req" "$dir/.requirements"
 }
+# The environments are made while the C++ build runs (pip waits on the network
+# and unpacking, the build on the compiler): on two cores that saves minutes of
+# a fresh machine's setup. Their output goes to $BUILD_DIR/setup-venv.log,
+# shown when they fail.
+venv_pid=""
 if [ "${1:-}" != "--no-venv" ]; then
-  make_venv "${GRAPHLINT_VENV:-$BUILD_DIR/venv}" scripts/requirements/torch2.txt
-  make_venv "${GRAPHLINT_VENV_VISION:-$BUILD_DIR/venv-vision}" scripts/requirements/torch2-vision.txt
+  mkdir -p "$BUILD_DIR"
+  (
+    make_venv "${GRAPHLINT_VENV:-$BUILD_DIR/venv}" scripts/requirements/torch2.txt
+    make_venv "${GRAPHLINT_VENV_VISION:-$BUILD_DIR/venv-vision}" scripts/requirements/torch2-vision.txt
+  ) >"$BUILD_DIR/setup-venv.log" 2>&1 &
+  venv_pid=$!
 fi
 
 # ccache makes rebuilds in other build trees and worktrees of the same
@@ -78,3 +87,11 @@ cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" \
   -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >/dev/null
 cmake --build "$BUILD_DIR" -j"$(nproc)"
 echo "setup: built $BUILD_DIR/tools/graphlint"
+if [ -n "$venv_pid" ]; then
+  if ! wait "$venv_pid"; then
+    cat "$BUILD_DIR/setup-venv.log" >&2
+    echo "setup: creating the torch 2.x environments failed (log above, $BUILD_DIR/setup-venv.log)" >&2
+    exit 1
+  fi
+  grep '^setup:' "$BUILD_DIR/setup-venv.log" || true
+fi

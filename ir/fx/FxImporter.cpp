@@ -25,10 +25,6 @@ namespace {
 constexpr int64_t kFxFormatVersion = kFxFormatNewest;
 constexpr int64_t kFxOldestVersion = kFxFormatOldest;
 
-llvm::Error fail(std::string msg) {
-  return llvm::make_error<llvm::StringError>(std::move(msg), llvm::inconvertibleErrorCode());
-}
-
 llvm::Optional<DType> dtypeFromTorchName(llvm::StringRef s) {
   static const std::pair<const char *, DType> kNames[] = {
       {"float32", DType::Float},        {"float16", DType::Float16},   {"bfloat16", DType::BFloat16},
@@ -92,16 +88,16 @@ public:
 
   llvm::Expected<std::unique_ptr<Model>> run(llvm::StringRef bytes) {
     if (bytes.trim().empty())
-      return fail("empty file: not an FX graph");
+      return stringError("empty file: not an FX graph");
     // llvm::json parses recursively: refuse nesting no FX graph has.
     if (llvm::Error e = checkNestingDepth(bytes, TextSyntax::Json, ""))
-      return fail(fmt::format("is not a graphlint FX graph: {}", llvm::toString(std::move(e))));
+      return stringError(fmt::format("is not a graphlint FX graph: {}", llvm::toString(std::move(e))));
     llvm::Expected<llvm::json::Value> doc = llvm::json::parse(bytes);
     if (!doc)
-      return fail(fmt::format("is not valid JSON: {}", llvm::toString(doc.takeError())));
+      return stringError(fmt::format("is not valid JSON: {}", llvm::toString(doc.takeError())));
     const llvm::json::Object *root = doc->getAsObject();
     if (!root)
-      return fail("is a JSON file but not a graphlint FX graph: the top level is not an object");
+      return stringError("is a JSON file but not a graphlint FX graph: the top level is not an object");
     if (llvm::Error e = checkHeader(*root))
       return e;
     model_ = std::make_unique<Model>();
@@ -122,7 +118,7 @@ public:
     readSuppressions(*root);
     readModuleContainers(*root);
     if (!error_.empty())
-      return fail(error_);
+      return stringError(error_);
     binder_.finish(*model_);
     return std::move(model_);
   }
@@ -131,13 +127,13 @@ private:
   llvm::Error checkHeader(const llvm::json::Object &root) {
     llvm::Optional<llvm::StringRef> format = root.getString("format");
     if (!format || *format != "graphlint-fx")
-      return fail("is a JSON file but not a graphlint FX graph (expected \"format\": \"graphlint-fx\"; write one "
+      return stringError("is a JSON file but not a graphlint FX graph (expected \"format\": \"graphlint-fx\"; write one "
                   "with graphlint-export)");
     llvm::Optional<int64_t> version = root.getInteger("version");
     if (!version)
-      return fail("version: missing or not an integer");
+      return stringError("version: missing or not an integer");
     if (*version < kFxOldestVersion || *version > kFxFormatVersion)
-      return fail(fmt::format("FX format version {} is not supported (this graphlint reads versions {} to {}){}",
+      return stringError(fmt::format("FX format version {} is not supported (this graphlint reads versions {} to {}){}",
                               *version, kFxOldestVersion, kFxFormatVersion,
                               *version > kFxFormatVersion ? ": upgrade graphlint" : ": re-export with graphlint-export"));
     version_ = *version;

@@ -3,6 +3,7 @@
 // picks the frontend from the content: a zip is a .pt2 archive, JSON an FX
 // graph, anything else ONNX protobuf.
 #include "graphlint/ir/Display.h"
+#include "graphlint/ir/MessageText.h"
 #include "graphlint/ir/Importer.h"
 #include "graphlint/ir/InputFile.h"
 #include "graphlint/ir/Pt2Importer.h"
@@ -19,8 +20,6 @@
 namespace graphlint {
 namespace {
 
-llvm::Error fail(std::string msg) { return llvm::make_error<llvm::StringError>(std::move(msg), llvm::inconvertibleErrorCode()); }
-
 // Python source: the model's code rather than an export of it (a user's
 // first try is often `graphlint model.py`).
 bool looksLikePython(llvm::StringRef path, llvm::StringRef head) {
@@ -34,9 +33,9 @@ bool looksLikePython(llvm::StringRef path, llvm::StringRef head) {
 // Refuses files that are clearly not models before parsing them.
 llvm::Error sniff(llvm::StringRef path, llvm::StringRef head) {
   if (head.startswith("version https://git-lfs.github.com/spec/"))
-    return fail("is a Git LFS pointer file, not the model itself (run `git lfs pull` to fetch it)");
+    return stringError("is a Git LFS pointer file, not the model itself (run `git lfs pull` to fetch it)");
   if (looksLikePython(path, head))
-    return fail(fmt::format("is Python source, not a model: export it first with `graphlint-export {} -o {}.fx.json "
+    return stringError(fmt::format("is Python source, not a model: export it first with `graphlint-export {} -o {}.fx.json "
                             "[--train]` and lint the .fx.json (docs/fx-format.md)",
                             llvm::sys::path::filename(path).str(), llvm::sys::path::stem(path).str()));
   return llvm::Error::success();
@@ -53,11 +52,11 @@ bool looksLikeJson(llvm::StringRef head) {
 llvm::Expected<std::unique_ptr<Model>> importModelFile(const std::string &path, const ImportOptions &opts) {
   llvm::sys::fs::file_status st;
   if (std::error_code ec = llvm::sys::fs::status(path, st))
-    return fail(ec == std::errc::no_such_file_or_directory ? "no such file" : ec.message());
+    return stringError(ec == std::errc::no_such_file_or_directory ? "no such file" : ec.message());
   if (st.type() == llvm::sys::fs::file_type::directory_file)
-    return fail("is a directory, not a model file");
+    return stringError("is a directory, not a model file");
   if (st.type() != llvm::sys::fs::file_type::regular_file)
-    return fail("is not a regular file");
+    return stringError("is not a regular file");
   // Read with pread through a window, never mmap: weight pages must not
   // become part of our resident set. Small files are read whole. The open
   // does not block and re-checks the type on the descriptor (a FIFO swapped
@@ -69,7 +68,7 @@ llvm::Expected<std::unique_ptr<Model>> importModelFile(const std::string &path, 
   char head[64];
   ssize_t got = ::pread(file->fd(), head, sizeof head, 0);
   if (got < 0)
-    return fail(fmt::format("cannot read: {}", std::strerror(errno)));
+    return stringError(fmt::format("cannot read: {}", std::strerror(errno)));
   if (llvm::Error e = sniff(path, llvm::StringRef(head, static_cast<size_t>(got))))
     return e;
   if (pt2::looksLikeZip(llvm::StringRef(head, static_cast<size_t>(got))))
@@ -77,7 +76,7 @@ llvm::Expected<std::unique_ptr<Model>> importModelFile(const std::string &path, 
   constexpr uint64_t kReadWhole = 8ull << 20;
   bool json = looksLikeJson(llvm::StringRef(head, static_cast<size_t>(got)));
   if (json && size > maxInputBytes(InputKind::FxGraph))
-    return fail(fmt::format("is a {} JSON file, larger than the {} limit for FX graphs (an FX graph "
+    return stringError(fmt::format("is a {} JSON file, larger than the {} limit for FX graphs (an FX graph "
                             "holds no weights; is this really a graphlint-export file?)",
                             formatBytes(static_cast<double>(size)),
                             formatBytes(static_cast<double>(maxInputBytes(InputKind::FxGraph)))));
@@ -86,7 +85,7 @@ llvm::Expected<std::unique_ptr<Model>> importModelFile(const std::string &path, 
       try {
         return file->read(0, size);
       } catch (const std::bad_alloc &) {
-        return fail(fmt::format("cannot hold its {} bytes in memory", size));
+        return stringError(fmt::format("cannot hold its {} bytes in memory", size));
       }
     }();
     if (!whole)
@@ -96,7 +95,7 @@ llvm::Expected<std::unique_ptr<Model>> importModelFile(const std::string &path, 
     try {
       return importFxBytes(*whole, path, opts);
     } catch (const std::bad_alloc &) {
-      return fail("out of memory while reading the FX graph");
+      return stringError("out of memory while reading the FX graph");
     }
   }
   return importOnnxFile(file->fd(), size, path, opts);

@@ -31,8 +31,6 @@
 namespace graphlint {
 namespace {
 
-llvm::Error fail(std::string msg) { return llvm::make_error<llvm::StringError>(std::move(msg), llvm::inconvertibleErrorCode()); }
-
 std::string firstLine(const std::string &s) {
   size_t nl = s.find('\n');
   return nl == std::string::npos ? s : s.substr(0, nl);
@@ -78,20 +76,20 @@ public:
 
   llvm::Expected<std::unique_ptr<Model>> run(onnxio::ByteWindow &bytes) {
     if (bytes.size() == 0)
-      return fail("empty file: not an ONNX model");
+      return stringError("empty file: not an ONNX model");
     auto stripped = onnxio::stripPayloads(bytes);
     if (!stripped.ok)
-      return fail("not a valid ONNX model: " + stripped.error);
+      return stringError("not a valid ONNX model: " + stripped.error);
     google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t *>(stripped.stripped.data()),
                                               static_cast<int>(stripped.stripped.size()));
     in.SetRecursionLimit(400);
     if (!proto_.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage())
-      return fail("not a valid ONNX model: the protobuf structure does not parse as a ModelProto");
+      return stringError("not a valid ONNX model: the protobuf structure does not parse as a ModelProto");
     if (!proto_.has_graph())
-      return fail("not a valid ONNX model: it has no graph (is this really an .onnx file?)");
+      return stringError("not a valid ONNX model: it has no graph (is this really an .onnx file?)");
     if (proto_.graph().node_size() == 0 && proto_.graph().input_size() == 0 && proto_.graph().output_size() == 0 &&
         proto_.opset_import_size() == 0)
-      return fail("not a valid ONNX model: the graph is empty and no opset is imported");
+      return stringError("not a valid ONNX model: the graph is empty and no opset is imported");
 
     std::string firstRepaired;
     size_t repaired = onnxio::makeStringsValidUtf8(proto_, &firstRepaired);
@@ -372,7 +370,7 @@ llvm::Expected<std::unique_ptr<Model>> importWindow(onnxio::ByteWindow &bytes, c
   try {
     return OnnxImport(path, opts).run(bytes);
   } catch (const std::exception &e) {
-    return fail(fmt::format("internal error while importing: {}", firstLine(e.what())));
+    return stringError(fmt::format("internal error while importing: {}", firstLine(e.what())));
   }
 }
 

@@ -1,5 +1,6 @@
 #include "Pt2Archive.h"
 #include "graphlint/ir/Pt2Importer.h"
+#include "graphlint/ir/MessageText.h"
 
 #include <llvm/Support/Path.h>
 
@@ -15,10 +16,6 @@ constexpr zip_int64_t kMaxEntries = 1 << 20;  // a real archive has one per tens
 constexpr uint64_t kMaxJsonBytes = 256ull << 20;   // models/*.json, uncompressed
 constexpr uint64_t kMaxConfigBytes = 64ull << 20;  // data/weights/model_weights_config.json
 constexpr uint64_t kMaxNamesBytes = 1ull << 20;    // extra/graphlint_symbols.json
-
-llvm::Error fail(std::string msg) {
-  return llvm::make_error<llvm::StringError>(std::move(msg), llvm::inconvertibleErrorCode());
-}
 
 std::string zipMessage(int code) {
   zip_error_t e;
@@ -46,17 +43,17 @@ Pt2Archive::~Pt2Archive() = default;
 llvm::Expected<Pt2Archive> Pt2Archive::open(int fd) {
   int own = ::dup(fd);
   if (own < 0)
-    return fail("cannot read: out of file descriptors");
+    return stringError("cannot read: out of file descriptors");
   int code = 0;
   // zip_fdopen takes `own` and closes it with the archive (or on failure).
   zip_t *z = zip_fdopen(own, ZIP_RDONLY | ZIP_CHECKCONS, &code);
   if (!z)
-    return fail(fmt::format("is not a readable zip archive (truncated or corrupt .pt2?): {}", zipMessage(code)));
+    return stringError(fmt::format("is not a readable zip archive (truncated or corrupt .pt2?): {}", zipMessage(code)));
   auto h = std::make_unique<Handle>();
   h->zip = z;
   zip_int64_t n = zip_get_num_entries(z, 0);
   if (n < 0 || n > kMaxEntries)
-    return fail(fmt::format("zip archive with {} entries: more than the limit of {}", n, kMaxEntries));
+    return stringError(fmt::format("zip archive with {} entries: more than the limit of {}", n, kMaxEntries));
   std::vector<std::string> names;
   names.reserve(static_cast<size_t>(n));
   for (zip_int64_t i = 0; i < n; ++i) {
@@ -69,15 +66,15 @@ llvm::Expected<Pt2Archive> Pt2Archive::open(int fd) {
 llvm::Expected<std::string> Pt2Archive::read(llvm::StringRef name, uint64_t cap) const {
   zip_int64_t idx = zip_name_locate(h_->zip, name.str().c_str(), ZIP_FL_ENC_RAW);
   if (idx < 0)
-    return fail(fmt::format("{}: no such entry in the archive", name.str()));
+    return stringError(fmt::format("{}: no such entry in the archive", name.str()));
   zip_stat_t st;
   zip_stat_init(&st);
   if (zip_stat_index(h_->zip, static_cast<zip_uint64_t>(idx), 0, &st) == 0 && (st.valid & ZIP_STAT_SIZE) &&
       st.size > cap)
-    return fail(fmt::format("{}: {} bytes uncompressed, more than the limit of {} MiB", name.str(), st.size, cap >> 20));
+    return stringError(fmt::format("{}: {} bytes uncompressed, more than the limit of {} MiB", name.str(), st.size, cap >> 20));
   zip_file_t *f = zip_fopen_index(h_->zip, static_cast<zip_uint64_t>(idx), 0);
   if (!f)
-    return fail(fmt::format("{}: cannot read: {}", name.str(), zip_strerror(h_->zip)));
+    return stringError(fmt::format("{}: cannot read: {}", name.str(), zip_strerror(h_->zip)));
   std::string out;
   char buf[64 * 1024];
   for (;;) {
@@ -85,19 +82,19 @@ llvm::Expected<std::string> Pt2Archive::read(llvm::StringRef name, uint64_t cap)
     if (got < 0) {
       std::string why = zip_file_strerror(f);
       zip_fclose(f);
-      return fail(fmt::format("{}: cannot read (truncated or corrupt archive): {}", name.str(), why));
+      return stringError(fmt::format("{}: cannot read (truncated or corrupt archive): {}", name.str(), why));
     }
     if (got == 0)
       break;
     // The declared size may lie (a zip bomb): stop at the cap regardless.
     if (out.size() + static_cast<uint64_t>(got) > cap) {
       zip_fclose(f);
-      return fail(fmt::format("{}: more than {} MiB uncompressed", name.str(), cap >> 20));
+      return stringError(fmt::format("{}: more than {} MiB uncompressed", name.str(), cap >> 20));
     }
     out.append(buf, static_cast<size_t>(got));
   }
   if (zip_fclose(f) != 0)
-    return fail(fmt::format("{}: checksum mismatch (corrupt archive)", name.str()));
+    return stringError(fmt::format("{}: checksum mismatch (corrupt archive)", name.str()));
   return out;
 }
 
@@ -126,7 +123,7 @@ llvm::Expected<std::unique_ptr<Model>> importPt2(int fd, const std::string &path
     pickled |= e.endswith("data.pkl");
   }
   if (modelEntry.empty())
-    return fail(pickled ? "is a zip archive written by torch.save (pickled tensors or a module), not by "
+    return stringError(pickled ? "is a zip archive written by torch.save (pickled tensors or a module), not by "
                           "torch.export.save: export the model with torch.export.save or graphlint-export"
                         : "is a zip archive but not a torch.export archive (no models/*.json entry)");
   llvm::Expected<std::string> json = archive->read(modelEntry, kMaxJsonBytes);

@@ -1,4 +1,5 @@
 #include "graphlint/ir/Pt2Importer.h"
+#include "graphlint/ir/MessageText.h"
 
 #include "Pt2Schema.h"
 #include "graphlint/ir/ModuleContainers.h"
@@ -32,10 +33,6 @@ constexpr int64_t kSchemaMajor = 8;
 constexpr unsigned kMaxJsonNesting = 128;          // llvm::json parses recursively
 constexpr size_t kMaxFrames = 256;                 // a stack trace's frames read for Python locals
 
-llvm::Error fail(std::string msg) {
-  return llvm::make_error<llvm::StringError>(std::move(msg), llvm::inconvertibleErrorCode());
-}
-
 class Pt2Import {
 public:
   Pt2Import(const std::string &path, const std::string &entry, const ImportOptions &opts)
@@ -46,18 +43,18 @@ public:
     if (!symbolNames.empty()) {
       llvm::Expected<SymbolNames> names = parseSymbolNames(symbolNames);
       if (!names)
-        return fail(fmt::format("extra/graphlint_symbols.json: {}", llvm::toString(names.takeError())));
+        return stringError(fmt::format("extra/graphlint_symbols.json: {}", llvm::toString(names.takeError())));
       names_ = std::move(*names);
     }
     // llvm::json parses recursively: refuse nesting no program has.
     if (llvm::Error e = checkNestingDepth(text, TextSyntax::Json, "", kMaxJsonNesting))
-      return fail(fmt::format("{}: {}", entry_, llvm::toString(std::move(e))));
+      return stringError(fmt::format("{}: {}", entry_, llvm::toString(std::move(e))));
     llvm::Expected<json::Value> doc = json::parse(text);
     if (!doc)
-      return fail(fmt::format("{}: is not valid JSON: {}", entry_, llvm::toString(doc.takeError())));
+      return stringError(fmt::format("{}: is not valid JSON: {}", entry_, llvm::toString(doc.takeError())));
     const json::Object *root = doc->getAsObject();
     if (!root)
-      return fail(fmt::format("{}: the top level is not an object (not a serialized ExportedProgram)", entry_));
+      return stringError(fmt::format("{}: the top level is not an object (not a serialized ExportedProgram)", entry_));
     if (llvm::Error e = checkSchema(*root))
       return e;
     model_ = std::make_unique<Model>();
@@ -86,7 +83,7 @@ public:
         holdPythonLocals(*model_->graph, sites_);
     }
     if (!error_.empty())
-      return fail(fmt::format("{}: {}", entry_, error_));
+      return stringError(fmt::format("{}: {}", entry_, error_));
     binder_.finish(*model_);
     return std::move(model_);
   }
@@ -102,9 +99,9 @@ private:
         minor = *m;
     }
     if (!major)
-      return fail(fmt::format("{}: schema_version: missing (not a serialized ExportedProgram)", entry_));
+      return stringError(fmt::format("{}: schema_version: missing (not a serialized ExportedProgram)", entry_));
     if (*major != kSchemaMajor)
-      return fail(fmt::format("ExportedProgram schema version {}.{} is not supported (this graphlint reads schema "
+      return stringError(fmt::format("ExportedProgram schema version {}.{} is not supported (this graphlint reads schema "
                               "major version {}, written by torch 2.x's torch.export.save): {}",
                               *major, minor.value_or(0), kSchemaMajor,
                               *major > kSchemaMajor ? "upgrade graphlint" : "re-export with a newer torch"));

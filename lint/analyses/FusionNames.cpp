@@ -1,37 +1,10 @@
-// The fusion planner's vocabulary: backend profile names and their aliases,
-// boundary reasons and group kinds, as users write and read them
-// (docs/fusion.md). One table each, so the CLI, the config and the reporters
-// print the same names.
+// The fusion planner's vocabulary: boundary reasons and group kinds, as users
+// read them (docs/fusion.md). One table each, so the CLI and the reporters
+// print the same names. The backend profile names live with the setup that
+// holds them (lint/base/Setup.cpp).
 #include "graphlint/lint/FusionPlan.h"
 
 namespace graphlint {
-
-std::string_view fusionBackendName(FusionBackend b) {
-  switch (b) {
-  case FusionBackend::Inductor: return "inductor";
-  case FusionBackend::InductorCpu: return "inductor-cpu";
-  case FusionBackend::TensorRT: return "tensorrt";
-  case FusionBackend::OrtCpu: return "ort-cpu";
-  case FusionBackend::OrtCuda: return "ort-cuda";
-  case FusionBackend::Eager: return "eager";
-  }
-  return "inductor";
-}
-
-// The one list of backend names and aliases (docs/fusion.md#backend-profiles):
-// `ort` was one profile for both execution providers; it now names the CPU
-// one, the one the comparison harness validates.
-std::optional<FusionBackend> fusionBackendFromName(std::string_view s) {
-  if (s == "inductor" || s == "inductor-cuda") return FusionBackend::Inductor;
-  if (s == "inductor-cpu") return FusionBackend::InductorCpu;
-  if (s == "tensorrt" || s == "trt") return FusionBackend::TensorRT;
-  if (s == "ort-cpu" || s == "ort" || s == "onnxruntime") return FusionBackend::OrtCpu;
-  if (s == "ort-cuda") return FusionBackend::OrtCuda;
-  if (s == "eager" || s == "none") return FusionBackend::Eager;
-  return std::nullopt;
-}
-
-const char *fusionBackendChoices() { return "inductor, inductor-cpu, tensorrt, ort-cpu (ort), ort-cuda, eager"; }
 
 std::string_view breakReasonName(BreakReason r) {
   switch (r) {

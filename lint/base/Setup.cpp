@@ -67,4 +67,33 @@ double Setup::ruleOption(std::string_view code, std::string_view option, double 
   return o == r->second.end() ? fallback : o->second;
 }
 
+// Backend profile names and their aliases, as users write them on the command
+// line and in the config (docs/fusion.md); one table for both.
+std::string_view fusionBackendName(FusionBackend b) {
+  switch (b) {
+  case FusionBackend::Inductor: return "inductor";
+  case FusionBackend::InductorCpu: return "inductor-cpu";
+  case FusionBackend::TensorRT: return "tensorrt";
+  case FusionBackend::OrtCpu: return "ort-cpu";
+  case FusionBackend::OrtCuda: return "ort-cuda";
+  case FusionBackend::Eager: return "eager";
+  }
+  return "inductor";
+}
+
+// The one list of backend names and aliases (docs/fusion.md#backend-profiles):
+// `ort` was one profile for both execution providers; it now names the CPU
+// one, the one the comparison harness validates.
+std::optional<FusionBackend> fusionBackendFromName(std::string_view s) {
+  if (s == "inductor" || s == "inductor-cuda") return FusionBackend::Inductor;
+  if (s == "inductor-cpu") return FusionBackend::InductorCpu;
+  if (s == "tensorrt" || s == "trt") return FusionBackend::TensorRT;
+  if (s == "ort-cpu" || s == "ort" || s == "onnxruntime") return FusionBackend::OrtCpu;
+  if (s == "ort-cuda") return FusionBackend::OrtCuda;
+  if (s == "eager" || s == "none") return FusionBackend::Eager;
+  return std::nullopt;
+}
+
+const char *fusionBackendChoices() { return "inductor, inductor-cpu, tensorrt, ort-cpu (ort), ort-cuda, eager"; }
+
 }  // namespace graphlint

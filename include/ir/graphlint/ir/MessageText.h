@@ -6,6 +6,7 @@
 #pragma once
 
 #include <llvm/ADT/StringRef.h>
+#include <llvm/Support/Error.h>
 
 #include <string>
 
@@ -25,5 +26,11 @@ std::string oneLine(llvm::StringRef message);
 /// changed. Importers call it on every name and text a file carries, so the IR,
 /// messages and the JSON/SARIF reports only ever hold UTF-8.
 bool makeValidUtf8(std::string &s);
+
+/// The error the importers and file readers return: `message` is the whole
+/// text, one line, without the file name (their callers add it).
+inline llvm::Error stringError(std::string message) {
+  return llvm::make_error<llvm::StringError>(std::move(message), llvm::inconvertibleErrorCode());
+}
 
 }  // namespace graphlint
