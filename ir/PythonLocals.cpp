@@ -28,6 +28,7 @@ struct Binding {
 struct OpenCall {
   const TraceFrame *frame = nullptr;
   const std::string *module = nullptr;
+  bool helper = false;  // a function call, not a module's forward
   const TraceFrame *statement = nullptr;  // the frame as the statement's first node saw it
   std::vector<const Value *> produced;
   int64_t statementLast = -1;  // index of the statement's newest node
@@ -61,7 +62,7 @@ public:
     }
   }
 
-  void visit(const CallSite &s) {
+  void visit(const Node &node, const AlignedFrames &s) {
     const std::vector<TraceFrame> &f = s.frames;
     size_t common = 0;
     while (common < open_.size() && common < f.size() && continues(common, s))
@@ -80,11 +81,12 @@ public:
       OpenCall c;
       c.frame = c.statement = &f[d];
       c.module = &s.modules[d];
+      c.helper = s.helper[d];
       open_.push_back(std::move(c));
     }
-    auto at = static_cast<int64_t>(s.node->index);
+    auto at = static_cast<int64_t>(node.index);
     for (OpenCall &c : open_) {
-      for (const Value *o : s.node->outputs)
+      for (const Value *o : node.outputs)
         if (o && o->type.kind != TypeKind::Opaque)
           c.produced.push_back(o);
       c.statementLast = c.callLast = at;
@@ -103,7 +105,7 @@ public:
 private:
   // The call at depth d is the one this site runs in: the same module
   // entered from the same statement of the same caller.
-  bool continues(size_t d, const CallSite &s) const {
+  bool continues(size_t d, const AlignedFrames &s) const {
     const OpenCall &c = open_[d];
     const TraceFrame &f = s.frames[d];
     return *c.module == s.modules[d] && c.frame->file == f.file && c.frame->function == f.function &&
@@ -186,16 +188,38 @@ private:
 
   // The innermost open call returned: its locals let go after its last node;
   // what it bound but never read is what it returned unread, to its caller.
+  // A helper function's return statement runs no node, so the trace does not
+  // show what it returned: what it still binds that nothing reads after it
+  // may be, newest binding first (`attn_weights = softmax(...)`, then
+  // `return attn_output, attn_weights`); the caller's statement takes as many
+  // as it has names left over.
   void closeCall() {
     OpenCall &c = open_.back();
+    // `return f(x)` returns what f returned, unread values too (a decorator's
+    // wrapper: `return func(*args, **kwargs)`).
+    std::vector<const Value *> passed;
+    if (llvm::StringRef(c.statement->code).startswith("return "))
+      passed = c.calleeUnread;
     finishStatement(c);
     for (const Binding &b : c.bindings)
       release(b, c.callLast);
     // A name that starts with '_' is not returned (`h, _ = self.attn(h)`).
+    auto returnable = [](const Binding &b) {
+      return llvm::any_of(b.names, [](const auto &n) { return !n.getKey().startswith("_"); });
+    };
     std::vector<const Value *> unread;
-    for (const Binding &b : c.bindings)
-      if (b.unread && llvm::any_of(b.names, [](const auto &n) { return !n.getKey().startswith("_"); }))
-        unread.insert(unread.end(), b.values.begin(), b.values.end());
+    if (c.helper) {
+      for (auto b = c.bindings.rbegin(); b != c.bindings.rend(); ++b)
+        if (returnable(*b))
+          for (const Value *v : b->values)
+            if (!readAfter(v, c.callLast))
+              unread.push_back(v);
+    } else {
+      for (const Binding &b : c.bindings)
+        if (b.unread && returnable(b))
+          unread.insert(unread.end(), b.values.begin(), b.values.end());
+    }
+    unread.insert(unread.end(), passed.begin(), passed.end());
     open_.pop_back();
     if (!open_.empty()) {
       open_.back().calleeUnread.insert(open_.back().calleeUnread.end(), unread.begin(), unread.end());
@@ -224,11 +248,88 @@ private:
 
 }  // namespace
 
+AlignedFrames alignTraceFrames(const CallSite &s) {
+  auto inTorch = [](llvm::StringRef file) { return file.contains("/torch/") || file.startswith("torch/"); };
+  // torch.nn's own module forwards (a non-strict trace has Linear's frame).
+  auto torchModule = [](llvm::StringRef file) { return file.contains("torch/nn/modules/"); };
+  AlignedFrames out;
+  // Non-strict: one frame per module forward, whatever its function is called.
+  bool paired = s.frames.size() == s.modules.size() &&
+                llvm::all_of(s.frames, [&](const TraceFrame &f) { return !inTorch(f.file) || torchModule(f.file); });
+  if (paired) {
+    out.frames = s.frames;
+    out.modules = s.modules;
+    out.helper.assign(s.frames.size(), false);
+    return out;
+  }
+  // Without the modules' classes a forward cannot be told from the torch
+  // container (nn.Sequential) around it, which has no frame.
+  if (s.moduleTypes.size() != s.modules.size())
+    return out;
+  // "pkg.sub.Block": its forward is in pkg/sub.py (or pkg/sub/__init__.py);
+  // a class of the script that was run, in any file outside torch.
+  auto classFileIs = [&](llvm::StringRef type, llvm::StringRef file) {
+    size_t dot = type.rfind('.');
+    if (dot == llvm::StringRef::npos)
+      return false;
+    llvm::StringRef mod = type.take_front(dot);
+    if (mod == "__main__")
+      return !inTorch(file);
+    std::string path = mod.str();
+    std::replace(path.begin(), path.end(), '.', '/');
+    for (const std::string &tail : {path + ".py", path + "/__init__.py"})
+      if (file == tail || file.endswith("/" + tail))
+        return true;
+    return false;
+  };
+  size_t next = 0;  // the outermost module no frame has claimed yet
+  size_t firstHelper = 0;  // the helpers since the last module frame: out.frames[firstHelper..]
+  for (const TraceFrame &f : s.frames) {
+    bool forward = f.function == "forward" && (!inTorch(f.file) || torchModule(f.file));
+    if (!forward && inTorch(f.file))
+      continue;  // torch's own machinery (the dynamo export's wrapper, checkpoint)
+    if (!forward) {
+      out.frames.push_back(f);
+      out.modules.push_back(next > 0 ? s.modules[next - 1] : std::string());
+      out.helper.push_back(true);
+      continue;
+    }
+    // The module whose class's file holds this forward; else (a forward a
+    // class inherits from another file) the next module that is not one of
+    // torch's own, which have no frame in a strict trace.
+    size_t j = next;
+    while (j < s.modules.size() && !classFileIs(s.moduleTypes[j], f.file))
+      ++j;
+    if (j == s.modules.size())
+      for (j = next; j < s.modules.size() && llvm::StringRef(s.moduleTypes[j]).startswith("torch."); ++j) {
+      }
+    if (j >= s.modules.size())
+      return {};
+    // The calls between the caller's frame and this forward run inside this
+    // module's call: its decorators' wrappers (`wrapped_func`, transformers'
+    // `forward_with_checkpointing`), so the next turn of a loop over blocks
+    // is a new call of them too.
+    for (size_t h = firstHelper; h < out.frames.size(); ++h)
+      out.modules[h] = s.modules[j];
+    out.frames.push_back(f);
+    out.modules.push_back(s.modules[j]);
+    out.helper.push_back(false);
+    firstHelper = out.frames.size();
+    next = j + 1;
+  }
+  return out;
+}
+
 void holdPythonLocals(Graph &g, const std::vector<CallSite> &sites) {
-  LocalsTracker t(g);
+  // The tracker keeps pointers into the frames while their calls are open.
+  std::vector<std::pair<const Node *, AlignedFrames>> aligned;
   for (const CallSite &s : sites)
-    if (s.node && !s.frames.empty() && s.frames.size() == s.modules.size())
-      t.visit(s);
+    if (s.node)
+      if (AlignedFrames a = alignTraceFrames(s); !a.frames.empty())
+        aligned.emplace_back(s.node, std::move(a));
+  LocalsTracker t(g);
+  for (const auto &[node, frames] : aligned)
+    t.visit(*node, frames);
   t.finish(g);
 }
 

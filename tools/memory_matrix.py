@@ -5,7 +5,7 @@ four modes, through every frontend this interpreter's torch can write
 (docs/validation.md "Memory: the target matrix").
 
   PY tools/memory_matrix.py --truth tests/fixtures/memory/matrix-torchX.json [--check] [--onnx] [--pt2]
-      [--graphlint BIN] [--out DIR] [--only NAME ...]
+      [--pt2-strict] [--graphlint BIN] [--out DIR] [--only NAME ...]
 
 Modes: inference (eval, no_grad); train (fp32, Adam single-tensor, one step
 after a warm-up step); bf16 (the forward under torch.autocast("cpu",
@@ -28,7 +28,9 @@ training=PRESERVE; "onnx"), on torch 2.x its dynamo exporter with its default
 optimizer (the eval module for inference, the train() module for a training
 step; "onnx dynamo"): inference and train, also compared with the fx
 prediction (the same peak within 2%). --pt2 (torch.export.save of the eval
-forward): inference and train.
+forward): inference and train; --pt2-strict: the same with
+torch.export.export(strict=True), whose stack traces hold every Python frame
+dynamo inlined (".pt2 strict").
 
 The truth is measured once per case and written to --truth; with --check
 nothing is measured (a case without truth is skipped) and the exit code is 1
@@ -172,11 +174,14 @@ def onnx_export(model, inputs, path, train):
                           input_names=["input%d" % i for i in range(len(inputs))], output_names=["output"])
 
 
-def pt2_export(model, inputs, path):
+def pt2_export(model, inputs, path, strict=False):
+    """torch.export.export of the eval module: non-strict (torch 2.x's
+    default), or strict (dynamo traces the Python, and records every frame it
+    inlines: decorators' wrappers and helper functions)."""
     model.eval()
     with contextlib.redirect_stderr(io.StringIO()), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ep = torch.export.export(model, inputs)
+        ep = torch.export.export(model, tuple(inputs), strict=strict)
         torch.export.save(ep, path)
 
 
@@ -250,14 +255,16 @@ def run_case(a, exp, tmp, name, batch, mode, truth, layers_truth=None):
                 onnx_export(*variant(name, batch, "inference"), path, train)
             return predict(a.graphlint, path, TRAIN if train else [])
         add(ONNX_FRONTEND, via_onnx)
-    if a.pt2 and mode in ("inference", "train"):
-        path = os.path.join(tmp, "%s_b%d.pt2" % (name, batch))
+    for frontend, strict, wanted in ((".pt2", False, a.pt2), (".pt2 strict", True, a.pt2_strict)):
+        if not wanted or mode not in ("inference", "train"):
+            continue
+        path = os.path.join(tmp, "%s_b%d%s.pt2" % (name, batch, ".strict" if strict else ""))
 
-        def via_pt2():
+        def via_pt2(path=path, strict=strict):
             if not os.path.exists(path):
-                pt2_export(*variant(name, batch, "inference"), path)
+                pt2_export(*variant(name, batch, "inference"), path, strict)
             return predict(a.graphlint, path, TRAIN if train else [])
-        add(".pt2", via_pt2)
+        add(frontend, via_pt2)
     return out
 
 
@@ -300,7 +307,7 @@ def table(cases):
 def summary_table(cases):
     """docs/validation.md's form: one row per model and mode, one column per
     frontend, the case's worst error at each batch size (bold: outside 3%)."""
-    fronts = [f for f in ("fx", "onnx", "onnx dynamo", ".pt2", "fx --recompute layer")
+    fronts = [f for f in ("fx", "onnx", "onnx dynamo", ".pt2", ".pt2 strict", "fx --recompute layer")
               if any(c["frontend"] == f for c in cases)]
     batches = sorted({c["batch"] for c in cases})
     cell, rows = {}, []
@@ -346,6 +353,7 @@ def main(argv=None):
     ap.add_argument("--onnx", action="store_true", help="also torch.onnx.export (torch 1.x: TorchScript; torch 2.x: "
                     "dynamo, as 'onnx dynamo') and the FX parity")
     ap.add_argument("--pt2", action="store_true", help="also torch.export.save .pt2 (torch 2.x)")
+    ap.add_argument("--pt2-strict", action="store_true", help="also a strict torch.export (dynamo) .pt2, as '.pt2 strict'")
     a = ap.parse_args(argv)
     if not os.path.exists(a.graphlint):
         print("memory_matrix: no graphlint binary at %s" % a.graphlint)

@@ -161,7 +161,8 @@ void holdDynamoPythonLocals(Graph &g) {
     site.node = np.get();
     site.frames = parseTraceFrames(*trace, kMaxFrames);
     site.modules = std::move(*scopes);
-    if (!site.frames.empty() && site.frames.size() == site.modules.size())
+    site.moduleTypes = dynamoModuleClasses(*np);
+    if (!site.frames.empty() && !site.modules.empty())
       sites.push_back(std::move(site));
   }
   if (!sites.empty())

@@ -91,6 +91,20 @@ std::optional<std::vector<std::string>> dynamoModuleScopes(const Node &n) {
   return out;
 }
 
+std::vector<std::string> dynamoModuleClasses(const Node &n) {
+  std::optional<std::vector<std::string>> scopes = dynamoModuleScopes(n);
+  const std::string *classes = n.metadataValue("pkg.torch.onnx.class_hierarchy");
+  if (!scopes || !classes)
+    return {};
+  llvm::SmallVector<llvm::StringRef, 8> kinds = pythonStringList(*classes);
+  if (kinds.size() < scopes->size())
+    return {};
+  std::vector<std::string> out;
+  for (size_t i = 0; i < scopes->size(); ++i)
+    out.push_back(kinds[i].str());
+  return out;
+}
+
 std::optional<std::string> dynamoModulePath(const Node &n) {
   std::optional<std::vector<std::string>> scopes = dynamoModuleScopes(n);
   if (!scopes)

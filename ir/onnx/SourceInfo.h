@@ -26,5 +26,8 @@ std::optional<std::string> dynamoModulePath(const Node &n);
 /// module's "" included, the node's own op name not): the modules whose
 /// forwards were running, one per frame of its stack trace.
 std::optional<std::vector<std::string>> dynamoModuleScopes(const Node &n);
+/// The classes of those scopes ("transformers.models.llama.modeling_llama.
+/// LlamaAttention"), one per scope; empty when the node does not list them.
+std::vector<std::string> dynamoModuleClasses(const Node &n);
 
 }  // namespace graphlint::onnxio

@@ -611,6 +611,7 @@ private:
         if (fields.size() == 3) {
           calledModules_.insert(fields[1]);
           site.modules.push_back(fields[1].str());
+          site.moduleTypes.push_back(fields[2].str());
         }
       }
       if (fields.size() == 3 && !fields[0].startswith("_empty_nn_module_stack"))
@@ -622,7 +623,7 @@ private:
           llvm::StringRef(n.atenName()).contains("dropout"))
         n.metadata.emplace_back("dropout_module", fields[2].str());
     }
-    if (!site.frames.empty() && site.frames.size() == site.modules.size())
+    if (!site.frames.empty() && !site.modules.empty())
       sites_.push_back(std::move(site));
   }
 
@@ -697,7 +698,7 @@ private:
   llvm::StringMap<Value *> values_;                // graph names -> values
   std::vector<std::pair<std::string, std::string>> model_metadata_;
   llvm::StringSet<> calledModules_;                // nn_module_stack paths: modules whose forward ran
-  std::vector<CallSite> sites_;                    // nodes whose stack trace pairs with their module stack
+  std::vector<CallSite> sites_;                    // nodes with a stack trace and a module stack
   unsigned tiedParams_ = 0;
   bool prepass_ = false;
 };

@@ -125,16 +125,102 @@ TEST(SourceInfo, PythonLocalsBindTheLastNamesWhenValuesAreMissing) {
   TraceFrame block10 = frame(10, "forward", "h, bias, _ = self.attn(x)");
   TraceFrame attn20 = frame(20, "forward", "out, w = helper(x)");  // helper: no frame of its own
   std::vector<CallSite> sites = {
-      {s, {model5, block10, attn20}, {"", "block", "block.attn"}},
-      {o, {model5, block10, attn20}, {"", "block", "block.attn"}},
+      {s, {model5, block10, attn20}, {"", "block", "block.attn"}, {}},
+      {o, {model5, block10, attn20}, {"", "block", "block.attn"}, {}},
       {r, {model5, frame(11, "forward", "y = self.fc(h)"), frame(30, "forward", "return relu(h)")},
-       {"", "block", "block.fc"}},
-      {m, {model5, frame(12, "forward", "return y * 2")}, {"", "block"}},
-      {head, {model6, frame(40, "forward", "return relu(z)")}, {"", "head"}}};
+       {"", "block", "block.fc"}, {}},
+      {m, {model5, frame(12, "forward", "return y * 2")}, {"", "block"}, {}},
+      {head, {model6, frame(40, "forward", "return relu(z)")}, {"", "head"}, {}}};
   holdPythonLocals(b.graph(), sites);
   const std::string *held = s->metadataValue("held.0");
   ASSERT_NE(held, nullptr) << "the attention weights are a local of the block";
   EXPECT_EQ(*held, "m") << "held until the block returns";
+}
+
+// A strict (dynamo) torch.export records every frame it inlined: its own
+// wrapper (torch), decorators' wrappers and helper functions besides the
+// module forwards, and no frame for torch's leaf modules. The forwards pair
+// with the modules whose class's file holds them; a wrapper belongs to the
+// module call it wraps, a helper to the module it runs in.
+TEST(SourceInfo, StrictTraceFramesPairWithTheirModules) {
+  auto frame = [](const char *file, unsigned line, const char *function) {
+    return TraceFrame{file, line, function, ""};
+  };
+  CallSite site;
+  site.frames = {frame("/v/torch/_dynamo/functional_export.py", 232, "forward"), frame("/p/m.py", 5, "forward"),
+                 frame("/p/utils.py", 3, "wrapped_func"), frame("/p/m.py", 20, "forward"),
+                 frame("/p/m.py", 30, "helper")};
+  site.modules = {"", "attn", "attn.proj"};
+  site.moduleTypes = {"m.Model", "m.Attn", "torch.nn.modules.linear.Linear"};
+  AlignedFrames a = alignTraceFrames(site);
+  ASSERT_EQ(a.frames.size(), 4u) << "torch's own frame is dropped";
+  EXPECT_EQ(a.modules, (std::vector<std::string>{"", "attn", "attn", "attn"}))
+      << "the wrapper runs in attn's call, the helper inside attn; Linear has no frame";
+  EXPECT_EQ(a.helper, (std::vector<bool>{false, true, false, true}));
+
+  site.moduleTypes = {"m.Model", "other.Attn", "torch.nn.modules.linear.Linear"};
+  a = alignTraceFrames(site);
+  EXPECT_EQ(a.modules, (std::vector<std::string>{"", "attn", "attn", "attn"}))
+      << "a forward inherited from another file takes the next module that is not torch's";
+
+  site.moduleTypes.clear();
+  EXPECT_TRUE(alignTraceFrames(site).frames.empty()) << "without the classes a container cannot be told apart";
+
+  site.modules = {""};
+  site.moduleTypes = {"m.Model"};
+  EXPECT_TRUE(alignTraceFrames(site).frames.empty()) << "more forwards than modules: not paired";
+
+  CallSite plain;  // non-strict: one frame per module forward, kept as it is
+  plain.frames = {frame("/p/m.py", 5, "forward"), frame("/p/m.py", 9, "_forward_impl")};
+  plain.modules = {"", "body"};
+  a = alignTraceFrames(plain);
+  EXPECT_EQ(a.modules, plain.modules);
+  EXPECT_EQ(a.helper, (std::vector<bool>{false, false}));
+}
+
+// Llama under a strict export: the helper's frames are in the trace, so its
+// locals live until it returns (repeat_kv's key copy), and the attention
+// weights it returns pass through a decorator's `return func(...)` to the
+// layer's `h, _ = self.attn(x)`, which holds them until the layer returns.
+TEST(SourceInfo, StrictTraceHoldsHelperLocalsAndWhatWrappersReturn) {
+  test::IrBuilder b;
+  Value *x = b.input("x", test::f32({4, 4}));
+  Node *kc = b.node("Relu", {x}, {"kc"}, {test::f32({4, 4})});
+  Node *s = b.node("Softmax", {kc->outputs[0]}, {"s"}, {test::f32({4, 4})});
+  Node *o = b.node("MatMul", {s->outputs[0], x}, {"o"}, {test::f32({4, 4})});
+  Node *p = b.node("Relu", {o->outputs[0]}, {"p"}, {test::f32({4, 4})});
+  Node *m = b.node("Mul", {p->outputs[0], p->outputs[0]}, {"m"}, {test::f32({4, 4})});
+  Node *head = b.node("Relu", {m->outputs[0]}, {"head"}, {test::f32({4, 4})});
+  b.output(head->outputs[0]);
+  auto frame = [](const char *file, unsigned line, const char *function, const char *code) {
+    return TraceFrame{file, line, function, code};
+  };
+  TraceFrame dyn = frame("/v/torch/_dynamo/functional_export.py", 232, "forward", "return self.m(*args)");
+  TraceFrame model5 = frame("/p/m.py", 5, "forward", "h = self.layer(x)");
+  TraceFrame layer10 = frame("/p/m.py", 10, "forward", "h, _ = self.attn(x)");
+  TraceFrame wrap = frame("/p/utils.py", 3, "wrapped_func", "return func(*args, **kwargs)");
+  TraceFrame attn20 = frame("/p/m.py", 20, "forward", "out, w = helper(x)");
+  const std::vector<std::string> types = {"m.Model", "m.Layer", "m.Attn"};
+  std::vector<CallSite> sites = {
+      {kc, {dyn, model5, layer10, wrap, attn20, frame("/p/m.py", 29, "helper", "k = repeat(x)")},
+       {"", "layer", "layer.attn"}, types},
+      {s, {dyn, model5, layer10, wrap, attn20, frame("/p/m.py", 30, "helper", "w = softmax(k)")},
+       {"", "layer", "layer.attn"}, types},
+      {o, {dyn, model5, layer10, wrap, attn20, frame("/p/m.py", 31, "helper", "out = w @ x")},
+       {"", "layer", "layer.attn"}, types},
+      {p, {dyn, model5, layer10, wrap, frame("/p/m.py", 21, "forward", "return self.proj(out), w")},
+       {"", "layer", "layer.attn", "layer.attn.proj"},
+       {"m.Model", "m.Layer", "m.Attn", "torch.nn.modules.linear.Linear"}},
+      {m, {dyn, model5, frame("/p/m.py", 11, "forward", "return h * 2")}, {"", "layer"}, {"m.Model", "m.Layer"}},
+      {head, {dyn, frame("/p/m.py", 6, "forward", "return self.head(h)")}, {"", "head"},
+       {"m.Model", "torch.nn.modules.linear.Linear"}}};
+  holdPythonLocals(b.graph(), sites);
+  const std::string *key = kc->metadataValue("held.0");
+  ASSERT_NE(key, nullptr) << "the key copy is a local of the helper";
+  EXPECT_EQ(*key, "o") << "held until the helper returns";
+  const std::string *weights = s->metadataValue("held.0");
+  ASSERT_NE(weights, nullptr) << "the attention weights the helper returned reach the layer's `_`";
+  EXPECT_EQ(*weights, "m") << "held until the layer returns";
 }
 
 TEST(SourceInfo, ModulePathFromScopedNodeName) {
