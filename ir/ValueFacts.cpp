@@ -61,6 +61,23 @@ bool stridesAllowView(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> str
 
 bool reshapeCopies(const Node &n) { return n.metadataValue("reshape_copies") != nullptr; }
 
+llvm::SmallVector<std::pair<unsigned, int64_t>, 2> matmulCopies(const Node &n) {
+  llvm::SmallVector<std::pair<unsigned, int64_t>, 2> out;
+  const std::string *fact = n.metadataValue("matmul_copies");
+  if (!fact)
+    return out;
+  llvm::SmallVector<llvm::StringRef, 2> items;
+  llvm::StringRef(*fact).split(items, ',', -1, false);
+  for (llvm::StringRef item : items) {
+    auto [index, numel] = item.split(':');
+    unsigned i = 0;
+    int64_t count = 0;
+    if (!index.getAsInteger(10, i) && !numel.getAsInteger(10, count) && i < n.inputs.size() && count > 0)
+      out.push_back({i, count});
+  }
+  return out;
+}
+
 std::optional<double> dropoutProbability(const Node &n) {
   const Attribute *p = n.attr("p");
   if (p && p->kind == AttrKind::Float)

@@ -426,6 +426,7 @@ private:
     else if (n->op && n->op->viewOfInput0)  // every piece of a split, chunk or unbind is a view too
       n->outputAliasesInput.assign(n->outputs.size(), 0);
     noteReshapeCopy(*n);
+    noteMatmulCopies(*n);
     if (n->op && n->op->hostSync) {
       n->metadata.emplace_back("host_sync", "true");
       n->hostSync = true;
@@ -440,28 +441,84 @@ private:
     if (n.domain != "aten" || (n.opType != "reshape" && n.opType != "flatten") || n.inputs.empty() || !n.inputs[0] ||
         n.outputs.size() != 1 || !n.outputs[0])
       return;
-    auto staticDims = [](const Shape &s, std::vector<int64_t> &out) {
-      for (const Dim &d : s.dims)
-        if (d.isStatic())
-          out.push_back(d.value);
-      return s.rankKnown && out.size() == s.dims.size();
-    };
     std::vector<int64_t> shape, newShape, strides;
-    const json::Object *meta = tensorValues_ ? tensorValues_->getObject(n.inputs[0]->name) : nullptr;
-    const json::Array *st = meta ? meta->getArray("strides") : nullptr;
-    if (!st || !staticDims(n.inputs[0]->type.shape, shape) || !staticDims(n.outputs[0]->type.shape, newShape))
-      return;
-    for (const json::Value &v : *st) {
-      const json::Object *o = v.getAsObject();
-      llvm::Optional<int64_t> i = o ? o->getInteger("as_int") : llvm::None;
-      if (!i)
-        return;  // a symbolic stride: leave it a view
-      strides.push_back(*i);
-    }
+    if (!staticDims(n.inputs[0]->type.shape, shape) || !staticDims(n.outputs[0]->type.shape, newShape) ||
+        !recordedStrides(*n.inputs[0], strides))
+      return;  // a symbolic size or stride: leave it a view
     if (stridesAllowView(shape, strides, newShape))
       return;
     n.outputAliasesInput.clear();
     n.metadata.emplace_back("reshape_copies", "true");
+  }
+
+  // aten.matmul of batched operands is, in eager, each operand expanded to
+  // the broadcast batch and reshaped to [batch, rows, cols], then bmm, which
+  // saves those for backward: where an operand's strides cannot view that
+  // shape (a head-split slice of a packed q/k/v projection, GPT-NeoX's value),
+  // the reshape copies and autograd saves the copy, not the operand's
+  // storage. Records "matmul_copies" = "I:NUMEL,..." (matmulCopies).
+  void noteMatmulCopies(Node &n) {
+    if (n.domain != "aten" || n.opType != "matmul" || n.inputs.size() != 2 || !n.inputs[0] || !n.inputs[1])
+      return;
+    std::vector<int64_t> dims[2], strides[2];
+    for (int i = 0; i < 2; ++i)
+      if (!staticDims(n.inputs[i]->type.shape, dims[i]) || !recordedStrides(*n.inputs[i], strides[i]) ||
+          dims[i].size() < 2)
+        return;  // 1-d operands and symbolic sizes: not judged
+    if (dims[0].size() < 3 && dims[1].size() < 3)
+      return;  // mm
+    if (dims[1].size() == 2)
+      return;  // PyTorch folds the batch of operand 0 into mm's rows: no broadcast copy judged here
+    size_t batchRank = std::max(dims[0].size(), dims[1].size()) - 2;
+    std::vector<int64_t> batch(batchRank, 1);
+    for (int i = 0; i < 2; ++i)
+      for (size_t k = 0; k + 2 < dims[i].size(); ++k) {
+        int64_t &b = batch[batchRank - (dims[i].size() - 2) + k];
+        b = std::max(b, dims[i][k]);
+      }
+    int64_t batchNumel = 1;
+    for (int64_t b : batch)
+      batchNumel *= b;
+    std::string copies;
+    for (int i = 0; i < 2; ++i) {
+      // The operand expanded to the batch: missing and size-1 dims broadcast
+      // with stride 0.
+      std::vector<int64_t> shape = batch, st(batchRank, 0);
+      size_t lead = batchRank - (dims[i].size() - 2);
+      for (size_t k = 0; k + 2 < dims[i].size(); ++k)
+        st[lead + k] = dims[i][k] == batch[lead + k] ? strides[i][k] : 0;
+      int64_t rows = dims[i][dims[i].size() - 2], cols = dims[i].back();
+      shape.insert(shape.end(), {rows, cols});
+      st.insert(st.end(), {strides[i][dims[i].size() - 2], strides[i].back()});
+      if (stridesAllowView(shape, st, {batchNumel, rows, cols}))
+        continue;
+      copies += fmt::format("{}{}:{}", copies.empty() ? "" : ",", i, batchNumel * rows * cols);
+    }
+    if (!copies.empty())
+      n.metadata.emplace_back("matmul_copies", copies);
+  }
+
+  static bool staticDims(const Shape &s, std::vector<int64_t> &out) {
+    for (const Dim &d : s.dims)
+      if (d.isStatic())
+        out.push_back(d.value);
+    return s.rankKnown && out.size() == s.dims.size();
+  }
+
+  // The strides graph.tensor_values records for `v`; false when absent or symbolic.
+  bool recordedStrides(const Value &v, std::vector<int64_t> &out) const {
+    const json::Object *meta = tensorValues_ ? tensorValues_->getObject(v.name) : nullptr;
+    const json::Array *st = meta ? meta->getArray("strides") : nullptr;
+    if (!st)
+      return false;
+    for (const json::Value &e : *st) {
+      const json::Object *o = e.getAsObject();
+      llvm::Optional<int64_t> i = o ? o->getInteger("as_int") : llvm::None;
+      if (!i)
+        return false;
+      out.push_back(*i);
+    }
+    return true;
   }
 
   void addInput(Node &n, const std::string &name, const std::string &where) {

@@ -59,6 +59,7 @@ llvm::StringRef ruleName(const Node &n) {
       .Cases("embedding", "index_select", "Gather").Case("where", "Where")
       .Cases("nll_loss", "nll_loss_forward", "NegativeLogLikelihoodLoss")
       .Case("add", "Add").Case("sub", "Sub").Case("cat", "Concat")
+      .Cases("matmul", "mm", "bmm", "MatMul")  // each operand's gradient needs the other
       .Cases("dropout", "native_dropout", "Dropout")
       // Gradients that need nothing saved: conversions and copies pass the
       // gradient back, fills and comparisons have none, steps have zero.
@@ -201,12 +202,22 @@ SavedForBackward savedForBackward(const Node &n, llvm::ArrayRef<bool> needsGrad)
       s.extraBytes += bytesOfStatic(n.inputs[0], std::max(1u, dtypeBits(n.inputs[0]->type.dtype) / 8));
     break;
   case Keeps::OtherOperand:
-  case Keeps::Contraction:
+  case Keeps::Contraction: {
+    // A batched matmul's operand that eager copies for its bmm: the copy is
+    // what autograd keeps, a new buffer, and the operand may die.
+    auto copies = matmulCopies(n);
+    auto keepOrCopy = [&](unsigned i) {
+      auto c = llvm::find_if(copies, [&](const auto &p) { return p.first == i; });
+      if (c == copies.end() || !n.inputs[i])
+        return keepIn(i);
+      s.extraBytes += static_cast<uint64_t>(c->second) * std::max(1u, dtypeBits(n.inputs[i]->type.dtype) / 8);
+    };
     if (needs(needsGrad, 1))
-      keepIn(0);
+      keepOrCopy(0);
     if (needs(needsGrad, 0))
-      keepIn(1);
+      keepOrCopy(1);
     break;
+  }
   case Keeps::Divisor:
     if (needs(needsGrad, 1))
       keepIn(0);

@@ -7,6 +7,7 @@
 
 #include "graphlint/ir/Importer.h"
 #include "graphlint/lint/Driver.h"
+#include "graphlint/lint/MemoryPlan.h"
 #include "ir/pt2/Pt2Archive.h"
 #include "graphlint/ir/Pt2Importer.h"
 #include "graphlint/ir/ValueFacts.h"
@@ -112,6 +113,53 @@ TEST(Pt2Import, PythonLocalsHoldWhatTheirNamesBind) {
       {"relu.0", "sum_1"},         // the last h
   };
   EXPECT_EQ(held, expected);
+}
+
+// The same model exported strict (dynamo): its traces hold torch's own
+// frame and the helper `attend`'s, and no frame for nn.Linear; the frames
+// pair with their modules, and the locals are those of the non-strict export.
+TEST(Pt2Import, PythonLocalsFromAStrictExport) {
+  auto m = importPt2("locals_strict.pt2");
+  ASSERT_TRUE(m);
+  std::map<std::string, std::string> held;
+  for (const auto &n : m->graph->nodes())
+    for (const auto &kv : n->metadata)
+      if (llvm::StringRef(kv.first).startswith("held."))
+        held[n->name + kv.first.substr(4)] = kv.second;
+  std::map<std::string, std::string> expected{
+      {"embedding.0", "sum_1"},    // emb: until forward returns
+      {"mul.0", "linear_2"},       // h: until `h = self.out(attn)` rebinds it
+      {"chunk.0", "linear_1"},     // q, k, v: Attention's locals, until it returns
+      {"chunk.1", "linear_1"},
+      {"chunk.2", "linear_1"},
+      {"transpose_1.0", "linear_1"},  // out, which `attend` returned
+      {"softmax.0", "sum_1"},      // the weights: `attend` and Attention return them unread; `_` until forward returns
+      {"linear_1.0", "add"},       // attn: until `attn = h + 1`
+      {"relu.0", "sum_1"},         // the last h
+  };
+  EXPECT_EQ(held, expected);
+}
+
+// pt2_models.PackedAttention: q, k and v are head slices of one projection,
+// which matmul copies for its bmm; autograd saves the copies, not the
+// projection's storage. The softmax weights view.
+TEST(Pt2Import, MatmulCopiesTheOperandsItsBmmCannotView) {
+  auto m = importPt2("packed_attention.pt2");
+  ASSERT_TRUE(m);
+  std::map<std::string, std::vector<std::pair<unsigned, int64_t>>> copies;
+  const Node *second = nullptr;
+  for (const auto &n : m->graph->nodes())
+    if (n->opType == "matmul") {
+      auto c = matmulCopies(*n);
+      copies[n->name].assign(c.begin(), c.end());
+      second = n.get();
+    }
+  using Copies = std::vector<std::pair<unsigned, int64_t>>;
+  EXPECT_EQ(copies, (std::map<std::string, Copies>{{"matmul", {{0, 256}, {1, 256}}}, {"matmul_1", {{1, 256}}}}));
+  ASSERT_NE(second, nullptr);
+  SavedForBackward s = savedForBackward(*second, {true, true});
+  EXPECT_EQ(std::vector<unsigned>(s.inputs.begin(), s.inputs.end()), std::vector<unsigned>{0}) << "the weights";
+  EXPECT_EQ(s.extraBytes, 256u * 4) << "v's fp32 copy";
 }
 
 TEST(Pt2Import, ReshapesThatCopyAndConversionsThatDoNot) {

@@ -9,8 +9,10 @@
 #pragma once
 
 #include <llvm/ADT/ArrayRef.h>
+#include <llvm/ADT/SmallVector.h>
 
 #include <optional>
+#include <utility>
 
 namespace graphlint {
 
@@ -74,6 +76,12 @@ bool stridesAllowView(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> str
 /// cannot view (the `.pt2` importer's "reshape_copies" fact: Llama's
 /// repeat_kv reshapes an expanded tensor): PyTorch returns a copy.
 bool reshapeCopies(const Node &n);
+
+/// The operands of a batched matmul that eager copies before its bmm (the
+/// `.pt2` importer's "matmul_copies" fact: an operand whose recorded strides
+/// cannot view [batch, rows, cols]), each with the copy's element count; bmm
+/// saves the copy for backward, not the operand.
+llvm::SmallVector<std::pair<unsigned, int64_t>, 2> matmulCopies(const Node &n);
 
 /// `Tensor.to(dtype)` to the dtype the tensor already has (torch.export's
 /// aten.to.dtype, T5's `hidden_states.to(torch.float32)`): PyTorch returns
