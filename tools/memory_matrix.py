@@ -5,7 +5,7 @@ four modes, through every frontend this interpreter's torch can write
 (docs/validation.md "Memory: the target matrix").
 
   PY tools/memory_matrix.py --truth tests/fixtures/memory/matrix-torchX.json [--check] [--onnx] [--pt2]
-      [--pt2-strict] [--graphlint BIN] [--out DIR] [--only NAME ...]
+      [--pt2-strict] [--heldout] [--graphlint BIN] [--out DIR] [--only NAME ...]
 
 Modes: inference (eval, no_grad); train (fp32, Adam single-tensor, one step
 after a warm-up step); bf16 (the forward under torch.autocast("cpu",
@@ -87,7 +87,7 @@ def exporter():
 
 def variant(name, batch, mode):
     """(module, inputs) of a case, built fresh (a measurement leaves state behind)."""
-    model, inputs, blocks = mm.MODELS[name][0](batch)
+    model, inputs, blocks = mm.model(name)[0](batch)
     if mode == "bf16":
         model = mm.Autocast(model)
     elif mode == "ckpt":
@@ -354,6 +354,8 @@ def main(argv=None):
                     "dynamo, as 'onnx dynamo') and the FX parity")
     ap.add_argument("--pt2", action="store_true", help="also torch.export.save .pt2 (torch 2.x)")
     ap.add_argument("--pt2-strict", action="store_true", help="also a strict torch.export (dynamo) .pt2, as '.pt2 strict'")
+    ap.add_argument("--heldout", action="store_true", help="the held-out models (memory_models.HELDOUT), never looked "
+                    "at while the memory plan was fixed, instead of the matrix's")
     a = ap.parse_args(argv)
     if not os.path.exists(a.graphlint):
         print("memory_matrix: no graphlint binary at %s" % a.graphlint)
@@ -370,7 +372,7 @@ def main(argv=None):
         print("memory_matrix: SKIP: %s was measured with torch %s, this is %s" % (a.truth, truth.get("torch"),
                                                                                  torch.__version__))
         return 77
-    names = [n for n in mm.available() if not a.only or n in a.only]
+    names = [n for n in mm.available(a.heldout) if not a.only or n in a.only]
     if not names:
         print("memory_matrix: SKIP: %s (torch %s) can build none of the models" % (sys.executable, torch.__version__))
         return 77

@@ -14,9 +14,12 @@
 #include "graphlint/ir/ValueFacts.h"
 
 #include <llvm/ADT/StringExtras.h>
+#include <llvm/ADT/StringMap.h>
 #include <llvm/ADT/StringSet.h>
 
 #include <algorithm>
+#include <set>
+#include <string>
 
 namespace graphlint {
 
@@ -44,9 +47,55 @@ std::vector<llvm::StringRef> checkpointLayers(const Graph &g) {
          dot = path.find('.', dot + 1))
       composite.insert(path.substr(0, dot));
   }
+  // Stages of repeated blocks reached through a named container (timm's
+  // `stages.1.blocks.0`, Swin's `layers.0.blocks.3`): the children of
+  // `P.C` that share one structure (the same module paths below them) and
+  // hold modules of their own (a block's `mlp.fc1`), when together they run
+  // at least half of P's nodes. A T5 block's `layer.0` (attention) and
+  // `layer.1` (MLP) differ, so the block stays the layer; the conv-norm-act
+  // units of an inverted residual (`features.2.0.block.0`) and the experts
+  // of a mixture hold only leaves, so they are no blocks.
+  llvm::StringMap<std::set<std::string>> shapeOf;  // indexed composite -> its nodes' module paths below it
+  llvm::StringMap<size_t> nodesIn;
+  for (const auto &np : nodes) {
+    llvm::StringRef path = np->modulePath;
+    unsigned depth = 0;
+    for (size_t dot = path.find('.'); dot != llvm::StringRef::npos && ++depth < kMaxLayerDepth;
+         dot = path.find('.', dot + 1)) {
+      llvm::StringRef prefix = path.substr(0, dot);
+      ++nodesIn[prefix];
+      if (isIndexComponent(prefix.substr(prefix.rfind('.') + 1)))
+        shapeOf[prefix].insert(path.substr(dot + 1).str());
+    }
+  }
+  llvm::StringMap<std::vector<llvm::StringRef>> childrenOf;  // `P.C` -> its indexed composite children
+  for (const auto &e : shapeOf) {
+    llvm::StringRef child = e.getKey();
+    size_t dot = child.rfind('.');
+    if (dot != llvm::StringRef::npos)
+      childrenOf[child.substr(0, dot)].push_back(child);
+  }
+  llvm::StringMap<bool> stageMemo;  // P.C -> its children are the repeated blocks
+  auto repeatedBlocks = [&](llvm::StringRef stage, llvm::StringRef container) {
+    auto [it, fresh] = stageMemo.try_emplace(container, false);
+    if (!fresh)
+      return it->second;
+    auto kids = childrenOf.find(container);
+    if (kids == childrenOf.end())
+      return false;
+    size_t inRepeats = 0;
+    for (llvm::StringRef k : kids->second) {
+      const std::set<std::string> &shape = shapeOf[k];
+      bool nested = llvm::any_of(shape, [](const std::string &p) { return p.find('.') != std::string::npos; });
+      if (nested && llvm::any_of(kids->second, [&](llvm::StringRef o) { return o != k && shapeOf[o] == shape; }))
+        inRepeats += nodesIn.lookup(k);
+    }
+    return it->second = 2 * inRepeats >= nodesIn.lookup(stage);
+  };
   // The first indexed composite on the path, then straight down through
   // indexed composite children (a stage `features.1` of blocks
-  // `features.1.0`, `features.1.1`: the blocks are the layers).
+  // `features.1.0`, `features.1.1`: the blocks are the layers), or through
+  // a container of repeated blocks (above).
   for (const auto &np : nodes) {
     if (np->backwardPhase)
       continue;
@@ -56,10 +105,21 @@ std::vector<llvm::StringRef> checkpointLayers(const Graph &g) {
       size_t dot = path.find('.', start);
       llvm::StringRef prefix = path.substr(0, dot), part = path.slice(start, dot);
       bool layerHere = isIndexComponent(part) && composite.count(prefix);
-      if (layerHere)
+      if (layerHere) {
         found = prefix;
-      else if (!found.empty())
-        break;
+      } else if (!found.empty()) {
+        // `found.part.N...`: step through the container to its block.
+        size_t next = dot == llvm::StringRef::npos ? dot : path.find('.', dot + 1);
+        llvm::StringRef block = path.substr(0, next);
+        if (dot == llvm::StringRef::npos || !isIndexComponent(path.slice(dot + 1, next)) ||
+            !composite.count(block) || !repeatedBlocks(found, prefix))
+          break;
+        found = block;
+        if (next == llvm::StringRef::npos)
+          break;
+        start = next + 1;
+        continue;
+      }
       if (dot == llvm::StringRef::npos)
         break;
       start = dot + 1;

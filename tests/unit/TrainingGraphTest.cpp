@@ -447,12 +447,10 @@ TEST(JointGraph, RecomputeLayerCheckpointsEachBlock) {
 // features.2.1), a head (features.3) and a classifier leaf: the blocks are
 // the layers, the stage is looked through, the stem, the head and the leaf
 // are not layers.
-TEST(Recompute, LayersAreTheRepeatedBlocks) {
+// The layer of each node of a chain of Relus at these module paths.
+static std::vector<std::string> layersOfChain(const std::vector<const char *> &paths) {
   IrBuilder b;
   Value *cur = b.input("x", f32({8, 8}));
-  const char *paths[] = {"features.0.0",         "features.0.1",         "features.1.0.block.0", "features.1.0.block.1",
-                         "features.2.0.block.0", "features.2.0.block.1", "features.2.1.block.0", "features.2.1.block.1",
-                         "features.3.0",         "features.3.1",         "classifier.1"};
   for (const char *p : paths) {
     Node *n = b.node("Relu", {cur}, {std::string(p) + ".y"}, {f32({8, 8})});
     n->modulePath = p;
@@ -460,9 +458,43 @@ TEST(Recompute, LayersAreTheRepeatedBlocks) {
   }
   b.output(cur);
   std::vector<llvm::StringRef> layers = checkpointLayers(b.graph());
-  std::vector<std::string> got(layers.begin(), layers.end());
-  EXPECT_EQ(got, (std::vector<std::string>{"", "", "features.1.0", "features.1.0", "features.2.0", "features.2.0",
-                                           "features.2.1", "features.2.1", "", "", ""}));
+  return std::vector<std::string>(layers.begin(), layers.end());
+}
+
+TEST(Recompute, LayersAreTheRepeatedBlocks) {
+  EXPECT_EQ(layersOfChain({"features.0.0", "features.0.1", "features.1.0.block.0", "features.1.0.block.1",
+                           "features.2.0.block.0", "features.2.0.block.1", "features.2.1.block.0",
+                           "features.2.1.block.1", "features.3.0", "features.3.1", "classifier.1"}),
+            (std::vector<std::string>{"", "", "features.1.0", "features.1.0", "features.2.0", "features.2.0",
+                                      "features.2.1", "features.2.1", "", "", ""}));
+}
+
+// Stages whose blocks sit in a named container (timm's ConvNeXt
+// `stages.1.blocks.0`): the repeated blocks are the layers, the stage's
+// downsample is none; a T5 block's sub-layers (`layer.0` attention,
+// `layer.1` MLP) differ from each other, so the block stays the layer.
+TEST(Recompute, LayersAreTheBlocksOfAStageContainer) {
+  auto layersOf = layersOfChain;
+  EXPECT_EQ(layersOf({"stem.0", "stages.0.blocks.0.conv_dw", "stages.0.blocks.0.mlp.fc1", "stages.0.blocks.1.conv_dw",
+                      "stages.0.blocks.1.mlp.fc1", "stages.1.downsample.0", "stages.1.downsample.1",
+                      "stages.1.blocks.0.conv_dw", "stages.1.blocks.0.mlp.fc1", "stages.1.blocks.1.conv_dw",
+                      "stages.1.blocks.1.mlp.fc1", "head.fc"}),
+            (std::vector<std::string>{"", "stages.0.blocks.0", "stages.0.blocks.0", "stages.0.blocks.1",
+                                      "stages.0.blocks.1", "", "", "stages.1.blocks.0", "stages.1.blocks.0",
+                                      "stages.1.blocks.1", "stages.1.blocks.1", ""}));
+  EXPECT_EQ(layersOf({"shared", "encoder.block.0.layer.0.SelfAttention.q", "encoder.block.0.layer.0.layer_norm",
+                      "encoder.block.0.layer.1.DenseReluDense.wi", "encoder.block.0.layer.1.layer_norm",
+                      "encoder.block.1.layer.0.SelfAttention.q", "encoder.block.1.layer.0.layer_norm",
+                      "encoder.block.1.layer.1.DenseReluDense.wi", "encoder.block.1.layer.1.layer_norm"}),
+            (std::vector<std::string>{"", "encoder.block.0", "encoder.block.0", "encoder.block.0", "encoder.block.0",
+                                      "encoder.block.1", "encoder.block.1", "encoder.block.1", "encoder.block.1"}));
+  // torchvision's inverted residuals: `block.0` and `block.1` are alike
+  // conv-norm-act units of leaves, not blocks; the residual is the layer.
+  EXPECT_EQ(layersOf({"features.2.0.block.0.0", "features.2.0.block.0.1", "features.2.0.block.1.0",
+                      "features.2.0.block.1.1", "features.2.1.block.0.0", "features.2.1.block.0.1",
+                      "features.2.1.block.1.0", "features.2.1.block.1.1"}),
+            (std::vector<std::string>{"features.2.0", "features.2.0", "features.2.0", "features.2.0", "features.2.1",
+                                      "features.2.1", "features.2.1", "features.2.1"}));
 }
 
 // The recompute of a checkpointed block rebuilds the dropout's mask at the
