@@ -12,6 +12,7 @@ namespace graphlint {
 namespace {
 
 constexpr int64_t kAfterGraph = std::numeric_limits<int64_t>::max();
+constexpr size_t kMaxAlignedModules = 256;  // module stacks paired with a strict trace's frames
 
 // Values one assignment bound, and the names it bound them to. Which value
 // went to which name is not known ("q, k, v = x.split(...)" then views of
@@ -265,6 +266,10 @@ AlignedFrames alignTraceFrames(const CallSite &s) {
   // Without the modules' classes a forward cannot be told from the torch
   // container (nn.Sequential) around it, which has no frame.
   if (s.moduleTypes.size() != s.modules.size())
+    return out;
+  // Pairing scans the modules once per frame: a module stack deeper than any
+  // model's (a damaged or hostile file) is not paired.
+  if (s.modules.size() > kMaxAlignedModules)
     return out;
   // "pkg.sub.Block": its forward is in pkg/sub.py (or pkg/sub/__init__.py);
   // a class of the script that was run, in any file outside torch.
