@@ -179,7 +179,10 @@ private:
       take(v);
     for (const Value *v : c.calledModule ? std::vector<const Value *>() : read) {
       const Node *p = v->producer;
-      while (p->inputs.size() == 1 && p->inputs[0] && p->inputs[0]->producer && local.count(p->inputs[0]))
+      // At most one step per local value: a cyclic graph must not loop.
+      for (size_t steps = 0; steps < local.size() && p->inputs.size() == 1 && p->inputs[0] &&
+                             p->inputs[0]->producer && local.count(p->inputs[0]);
+           ++steps)
         p = p->inputs[0]->producer;
       for (const Value *in : p->inputs)
         take(in);

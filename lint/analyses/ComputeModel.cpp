@@ -193,9 +193,13 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
         // A view writes nothing: what leaves through it is the storage it
         // views, written once by the group's kernel (or not at all, when the
         // viewed tensor comes from outside the group).
+        // At most one step per member: a cyclic graph (GL001, a node reading
+        // its own output) must not loop.
         const Value *stored = v;
-        while (stored && stored->producer && members.count(stored->producer) && stored->producer->op &&
-               stored->producer->op->viewOfInput0 && !stored->producer->inputs.empty())
+        for (size_t steps = 0; steps <= members.size() && stored && stored->producer &&
+                               members.count(stored->producer) && stored->producer->op &&
+                               stored->producer->op->viewOfInput0 && !stored->producer->inputs.empty();
+             ++steps)
           stored = stored->producer->inputs[0];
         bool inside = stored && stored->kind == Value::Kind::NodeOutput && members.count(stored->producer);
         if (leaves && inside && written.insert(stored).second)
