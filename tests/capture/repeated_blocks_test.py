@@ -70,6 +70,21 @@ def report(path):
     return json.loads(p.stdout)
 
 
+def first_difference(a, b):
+    """Where two exports differ: the first top-level key, or the first node
+    and its differing fields (a failure then says what differed)."""
+    try:
+        da, db = json.loads(a), json.loads(b)
+    except ValueError:
+        return "not JSON"
+    for i, (x, y) in enumerate(zip(da.get("nodes", []), db.get("nodes", []))):
+        if x != y:
+            return "node %d (%s): %s" % (i, x.get("name"), {k: (x.get(k), y.get(k)) for k in sorted(set(x) | set(y))
+                                                          if x.get(k) != y.get(k)})
+    keys = [k for k in sorted(set(da) | set(db)) if da.get(k) != db.get(k)]
+    return "keys %s" % keys if keys else "the bytes only"
+
+
 class RepeatedBlocks(unittest.TestCase):
     def same_as_full_trace(self, args, repeated, with_report=False, cuts=("2 and 3",)):
         path, fast, err = export(args, "auto")
@@ -77,7 +92,8 @@ class RepeatedBlocks(unittest.TestCase):
         full_path, full, full_err = export(args, "off")
         self.assertNotIn("repeated blocks", full_err)
         self.assertEqual(len(fast), len(full))
-        self.assertTrue(fast == full, f"{args}: the repeated-block file differs from the full trace")
+        self.assertTrue(fast == full, f"{args}: the repeated-block file differs from the full trace: "
+                        f"{first_difference(fast, full)}")
         doc = json.loads(fast)
         if with_report and os.access(GRAPHLINT, os.X_OK):
             a, b = report(path), report(full_path)
@@ -91,7 +107,8 @@ class RepeatedBlocks(unittest.TestCase):
         self.assertIn(f"graphlint-export: note: repeated blocks: {path} (5 blocks) traced in full: ", err)
         self.assertIn(why, err)
         _, full, _ = export(args, "off")
-        self.assertTrue(fast == full)
+        self.assertTrue(fast == full, f"{args}: the file traced in full differs between two exports: "
+                        f"{first_difference(fast, full)}")
 
     def test_gpt_1_3b_cut_to_five_layers_forward(self):
         doc = self.same_as_full_trace(["--model", "repeated:gpt"], "blocks x5")
