@@ -388,9 +388,14 @@ def frames_holding(rec, recompute_only=False):
     def on_return(frame, event, arg):
         # A recompute torch stops early (its last saved tensor rebuilt)
         # unwinds its frames with an exception: they return here too.
-        if event != "return" or rec.tracer is None or not wanted():
+        if event != "return":
             return on_return
+        # Forget the frame whatever else happens: a stale entry's id is
+        # reused by a later frame at the same address, which would then be
+        # taken for a model frame with these arguments.
         own = arguments.pop(id(frame), ())
+        if rec.tracer is None or not wanted():
+            return on_return
         now = hold(frame, own, None)
         # The calling model frame binds its locals through the call, also
         # those it rebinds only afterwards (T5's `h, bias, _ = self.layer[0](h)`
