@@ -91,11 +91,11 @@ TEST(Pt2Import, ModuleContainersAndDropoutModules) {
   EXPECT_EQ(identity, (std::vector<bool>{true, true, false, false}));
 }
 
-TEST(Pt2Import, PythonLocalsHoldWhatTheirNamesBind) {
-  auto m = importPt2("locals.pt2");
+// pt2_models.Locals imported from `file`: "node.output" -> the node after
+// which the local binding it lets go (only where that is after its last reader).
+static void expectLocalsHeld(const char *file) {
+  auto m = importPt2(file);
   ASSERT_TRUE(m);
-  // pt2_models.Locals: "node.output" -> the node after which the local
-  // binding it lets go (only where that is after its last reader).
   std::map<std::string, std::string> held;
   for (const auto &n : m->graph->nodes())
     for (const auto &kv : n->metadata)
@@ -107,38 +107,21 @@ TEST(Pt2Import, PythonLocalsHoldWhatTheirNamesBind) {
       {"chunk.0", "linear_1"},     // q, k, v: Attention's locals, until it returns
       {"chunk.1", "linear_1"},
       {"chunk.2", "linear_1"},
-      {"transpose_1.0", "linear_1"},  // out, from the helper `attend` (no frame in the trace)
+      {"transpose_1.0", "linear_1"},  // out, which the helper `attend` returned
       {"softmax.0", "sum_1"},      // the weights: `attend` and Attention return them unread; `_` until forward returns
       {"linear_1.0", "add"},       // attn: until `attn = h + 1`
       {"relu.0", "sum_1"},         // the last h
   };
-  EXPECT_EQ(held, expected);
+  EXPECT_EQ(held, expected) << file;
 }
+
+// A non-strict export: `attend` has no frame of its own in the trace.
+TEST(Pt2Import, PythonLocalsHoldWhatTheirNamesBind) { expectLocalsHeld("locals.pt2"); }
 
 // The same model exported strict (dynamo): its traces hold torch's own
 // frame and the helper `attend`'s, and no frame for nn.Linear; the frames
 // pair with their modules, and the locals are those of the non-strict export.
-TEST(Pt2Import, PythonLocalsFromAStrictExport) {
-  auto m = importPt2("locals_strict.pt2");
-  ASSERT_TRUE(m);
-  std::map<std::string, std::string> held;
-  for (const auto &n : m->graph->nodes())
-    for (const auto &kv : n->metadata)
-      if (llvm::StringRef(kv.first).startswith("held."))
-        held[n->name + kv.first.substr(4)] = kv.second;
-  std::map<std::string, std::string> expected{
-      {"embedding.0", "sum_1"},    // emb: until forward returns
-      {"mul.0", "linear_2"},       // h: until `h = self.out(attn)` rebinds it
-      {"chunk.0", "linear_1"},     // q, k, v: Attention's locals, until it returns
-      {"chunk.1", "linear_1"},
-      {"chunk.2", "linear_1"},
-      {"transpose_1.0", "linear_1"},  // out, which `attend` returned
-      {"softmax.0", "sum_1"},      // the weights: `attend` and Attention return them unread; `_` until forward returns
-      {"linear_1.0", "add"},       // attn: until `attn = h + 1`
-      {"relu.0", "sum_1"},         // the last h
-  };
-  EXPECT_EQ(held, expected);
-}
+TEST(Pt2Import, PythonLocalsFromAStrictExport) { expectLocalsHeld("locals_strict.pt2"); }
 
 // pt2_models.PackedAttention: q, k and v are head slices of one projection,
 // which matmul copies for its bmm; autograd saves the copies, not the
