@@ -27,18 +27,21 @@ bool isOnnxCast(const Node &n) { return n.op && n.op->conversion == ConversionKi
 
 bool isInplaceOp(const Node &n) { return n.op && n.op->inplace; }
 
-bool stridesAllowView(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> strides,
-                      llvm::ArrayRef<int64_t> newShape) {
+std::optional<llvm::SmallVector<int64_t, 4>> viewStrides(llvm::ArrayRef<int64_t> shape,
+                                                         llvm::ArrayRef<int64_t> strides,
+                                                         llvm::ArrayRef<int64_t> newShape) {
   if (shape.size() != strides.size())
-    return true;  // unknown: the view op's own claim
+    return std::nullopt;
   int64_t numel = 1;
   for (int64_t d : shape)
     numel *= d;
   if (numel == 0 || shape.empty())
-    return true;
+    return contiguousStrides(newShape);  // nothing to lay out, or one element
   // From the innermost dim out: old dims whose strides chain (stride[d-1] ==
   // stride[d] * size[d]) form one contiguous chunk; the new dims must tile
-  // each chunk exactly, so no new dim straddles two chunks.
+  // each chunk exactly, so no new dim straddles two chunks, and each new dim
+  // steps through its chunk from the chunk's innermost stride.
+  llvm::SmallVector<int64_t, 4> out(newShape.size(), 1);
   auto nd = static_cast<int64_t>(newShape.size()) - 1;
   int64_t chunkNumel = 1, viewNumel = 1, chunkStride = strides.back();
   for (auto d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
@@ -47,16 +50,71 @@ bool stridesAllowView(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> str
                                 strides[static_cast<size_t>(d - 1)] != chunkNumel * chunkStride);
     if (!chunkEnds)
       continue;
-    while (nd >= 0 && (viewNumel < chunkNumel || newShape[static_cast<size_t>(nd)] == 1))
+    while (nd >= 0 && (viewNumel < chunkNumel || newShape[static_cast<size_t>(nd)] == 1)) {
+      out[static_cast<size_t>(nd)] = viewNumel * chunkStride;
       viewNumel *= newShape[static_cast<size_t>(nd--)];
+    }
     if (viewNumel != chunkNumel)
-      return false;
+      return std::nullopt;
     if (d > 0) {
       chunkStride = strides[static_cast<size_t>(d - 1)];
       chunkNumel = viewNumel = 1;
     }
   }
-  return nd == -1;
+  if (nd != -1)
+    return std::nullopt;
+  return out;
+}
+
+bool stridesAllowView(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> strides,
+                      llvm::ArrayRef<int64_t> newShape) {
+  return shape.size() != strides.size() || viewStrides(shape, strides, newShape).has_value();
+}
+
+llvm::SmallVector<int64_t, 4> contiguousStrides(llvm::ArrayRef<int64_t> shape) {
+  llvm::SmallVector<int64_t, 4> out(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;)
+    out[d - 1] = out[d] * std::max<int64_t>(shape[d], 1);
+  return out;
+}
+
+llvm::SmallVector<std::pair<unsigned, int64_t>, 2> matmulOperandCopies(llvm::ArrayRef<int64_t> dims0,
+                                                                       llvm::ArrayRef<int64_t> strides0,
+                                                                       llvm::ArrayRef<int64_t> dims1,
+                                                                       llvm::ArrayRef<int64_t> strides1) {
+  llvm::SmallVector<std::pair<unsigned, int64_t>, 2> out;
+  llvm::ArrayRef<int64_t> dims[2] = {dims0, dims1}, strides[2] = {strides0, strides1};
+  for (int i = 0; i < 2; ++i)
+    if (dims[i].size() < 2 || strides[i].size() != dims[i].size())
+      return out;  // 1-d operands and unknown strides: not judged
+  if (dims[0].size() < 3 && dims[1].size() < 3)
+    return out;  // mm
+  if (dims[1].size() == 2)
+    return out;  // PyTorch folds the batch of operand 0 into mm's rows: no broadcast copy judged here
+  size_t batchRank = std::max(dims[0].size(), dims[1].size()) - 2;
+  llvm::SmallVector<int64_t, 4> batch(batchRank, 1);
+  for (int i = 0; i < 2; ++i)
+    for (size_t k = 0; k + 2 < dims[i].size(); ++k) {
+      int64_t &b = batch[batchRank - (dims[i].size() - 2) + k];
+      b = std::max(b, dims[i][k]);
+    }
+  int64_t batchNumel = 1;
+  for (int64_t b : batch)
+    batchNumel *= b;
+  for (unsigned i = 0; i < 2; ++i) {
+    // The operand expanded to the batch: missing and size-1 dims broadcast
+    // with stride 0.
+    llvm::SmallVector<int64_t, 4> shape = batch, st(batchRank, 0);
+    size_t lead = batchRank - (dims[i].size() - 2);
+    for (size_t k = 0; k + 2 < dims[i].size(); ++k)
+      st[lead + k] = dims[i][k] == batch[lead + k] ? strides[i][k] : 0;
+    int64_t rows = dims[i][dims[i].size() - 2], cols = dims[i].back();
+    shape.append({rows, cols});
+    st.append({strides[i][dims[i].size() - 2], strides[i].back()});
+    if (!stridesAllowView(shape, st, {batchNumel, rows, cols}))
+      out.push_back({i, batchNumel * rows * cols});
+  }
+  return out;
 }
 
 bool reshapeCopies(const Node &n) { return n.metadataValue("reshape_copies") != nullptr; }

@@ -465,35 +465,9 @@ private:
       if (!staticDims(n.inputs[i]->type.shape, dims[i]) || !recordedStrides(*n.inputs[i], strides[i]) ||
           dims[i].size() < 2)
         return;  // 1-d operands and symbolic sizes: not judged
-    if (dims[0].size() < 3 && dims[1].size() < 3)
-      return;  // mm
-    if (dims[1].size() == 2)
-      return;  // PyTorch folds the batch of operand 0 into mm's rows: no broadcast copy judged here
-    size_t batchRank = std::max(dims[0].size(), dims[1].size()) - 2;
-    std::vector<int64_t> batch(batchRank, 1);
-    for (int i = 0; i < 2; ++i)
-      for (size_t k = 0; k + 2 < dims[i].size(); ++k) {
-        int64_t &b = batch[batchRank - (dims[i].size() - 2) + k];
-        b = std::max(b, dims[i][k]);
-      }
-    int64_t batchNumel = 1;
-    for (int64_t b : batch)
-      batchNumel *= b;
     std::string copies;
-    for (int i = 0; i < 2; ++i) {
-      // The operand expanded to the batch: missing and size-1 dims broadcast
-      // with stride 0.
-      std::vector<int64_t> shape = batch, st(batchRank, 0);
-      size_t lead = batchRank - (dims[i].size() - 2);
-      for (size_t k = 0; k + 2 < dims[i].size(); ++k)
-        st[lead + k] = dims[i][k] == batch[lead + k] ? strides[i][k] : 0;
-      int64_t rows = dims[i][dims[i].size() - 2], cols = dims[i].back();
-      shape.insert(shape.end(), {rows, cols});
-      st.insert(st.end(), {strides[i][dims[i].size() - 2], strides[i].back()});
-      if (stridesAllowView(shape, st, {batchNumel, rows, cols}))
-        continue;
-      copies += fmt::format("{}{}:{}", copies.empty() ? "" : ",", i, batchNumel * rows * cols);
-    }
+    for (auto [i, numel] : matmulOperandCopies(dims[0], strides[0], dims[1], strides[1]))
+      copies += fmt::format("{}{}:{}", copies.empty() ? "" : ",", i, numel);
     if (!copies.empty())
       n.metadata.emplace_back("matmul_copies", copies);
   }

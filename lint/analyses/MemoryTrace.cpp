@@ -41,14 +41,18 @@ std::optional<uint64_t> PlanBuilder::elementsOf(const Value *v) {
 uint64_t PlanBuilder::bytesOf(const Value *v, bool activation) {
   if (!v || !v->type.isTensor() || (v->producer && compositeInner_.count(v->producer)))
     return 0;
-  unsigned bits = dtypeBits(v->type.dtype);
-  std::optional<uint64_t> n = bits ? elementsOf(v) : std::nullopt;
-  if (!n)
+  std::optional<uint64_t> n = dtypeBits(v->type.dtype) ? elementsOf(v) : std::nullopt;
+  return n ? bytesOfElements(v, *n, activation) : 0;
+}
+
+uint64_t PlanBuilder::bytesOfElements(const Value *like, uint64_t elements, bool activation) const {
+  if (!like)
     return 0;
+  unsigned bits = dtypeBits(like->type.dtype);
   // 16-bit training and inference keep fp32 activations in 16 bits.
-  if (activation && precisionPolicy(s_.precision).sixteenBitActivations && v->type.dtype == DType::Float)
+  if (activation && precisionPolicy(s_.precision).sixteenBitActivations && like->type.dtype == DType::Float)
     bits = 16;
-  return (*n * bits + 7) / 8;
+  return (elements * bits + 7) / 8;
 }
 
 uint64_t PlanBuilder::outputBytes(const Node &n, unsigned oi) {
@@ -82,16 +86,88 @@ void PlanBuilder::computeNeedsGrad() {
   }
 }
 
-std::optional<llvm::SmallVector<int64_t, 4>> PlanBuilder::staticDims(const Value *v) {
+std::optional<PlanBuilder::Strides> PlanBuilder::staticDims(const Value *v) {
   if (!v || !v->type.isTensor() || !v->type.shape.rankKnown)
     return std::nullopt;
-  llvm::SmallVector<int64_t, 4> dims;
+  Strides dims;
   for (const Dim &d : v->type.shape.dims) {
     if (!d.isStatic())
       return std::nullopt;
     dims.push_back(d.value);
   }
   return dims;
+}
+
+std::optional<PlanBuilder::Strides> PlanBuilder::stridesOf(const Value *v) {
+  if (auto it = strides_.find(v); it != strides_.end())
+    return it->second;
+  if (nonContiguous_.count(v) || permuted_.count(v))
+    return std::nullopt;
+  if (std::optional<Strides> dims = staticDims(v))
+    return contiguousStrides(*dims);
+  return std::nullopt;
+}
+
+std::optional<PlanBuilder::Strides> PlanBuilder::onnxViewStrides(const Node &n, llvm::ArrayRef<int64_t> from,
+                                                                 llvm::ArrayRef<int64_t> strides,
+                                                                 llvm::ArrayRef<int64_t> to) {
+  auto rank = static_cast<int64_t>(from.size());
+  if (n.opType == "Transpose") {
+    if (to.size() != from.size())
+      return std::nullopt;
+    Strides out;
+    const Attribute *perm = n.attr("perm");
+    for (int64_t i = 0; i < rank; ++i) {
+      int64_t p = perm && perm->ints.size() == from.size() ? perm->ints[static_cast<size_t>(i)] : rank - 1 - i;
+      if (p < 0 || p >= rank || from[static_cast<size_t>(p)] != to[static_cast<size_t>(i)])
+        return std::nullopt;
+      out.push_back(strides[static_cast<size_t>(p)]);
+    }
+    return out;
+  }
+  if (n.opType == "Expand") {
+    if (to.size() < from.size())
+      return std::nullopt;
+    size_t lead = to.size() - from.size();
+    Strides out(lead, 0);
+    for (size_t k = 0; k < from.size(); ++k)
+      out.push_back(from[k] == to[lead + k] ? strides[k] : 0);  // a broadcast dim repeats: stride 0
+    return out;
+  }
+  if (n.opType == "Split" || n.opType == "Slice") {
+    if (to.size() != from.size())
+      return std::nullopt;
+    Strides out(strides.begin(), strides.end());
+    if (n.opType == "Slice" && n.inputs.size() > 4 && n.inputs[4]) {
+      // A step multiplies its axis's stride.
+      const ConstData *steps = constantPayload(n.inputs[4]);
+      const ConstData *axes = n.inputs[3] ? constantPayload(n.inputs[3]) : nullptr;
+      if (!steps || !steps->known || (n.inputs[3] && (!axes || !axes->known)))
+        return std::nullopt;
+      for (size_t k = 0; k < steps->ints.size(); ++k) {
+        int64_t axis = axes ? (k < axes->ints.size() ? axes->ints[k] : -1 - rank) : static_cast<int64_t>(k);
+        if (axis < 0)
+          axis += rank;
+        if (axis < 0 || axis >= rank)
+          return std::nullopt;
+        out[static_cast<size_t>(axis)] *= steps->ints[k];
+      }
+    }
+    return out;
+  }
+  if (n.opType == "Gather") {  // a select: its axis goes
+    int64_t axis = n.attrInt("axis").value_or(0);
+    if (axis < 0)
+      axis += rank;
+    if (axis < 0 || axis >= rank || to.size() + 1 != from.size())
+      return std::nullopt;
+    Strides out(strides.begin(), strides.end());
+    out.erase(out.begin() + axis);
+    return out;
+  }
+  // Squeeze, Unsqueeze, Identity, an identity Dropout or Cast, a bias Add
+  // onto its MatMul: the same elements, at most size-1 dims in or out.
+  return viewStrides(from, strides, to);
 }
 
 uint32_t PlanBuilder::viewStorage(const Node &n, unsigned oi) {
@@ -102,32 +178,42 @@ uint32_t PlanBuilder::viewStorage(const Node &n, unsigned oi) {
   auto it = storageOf_.find(base);
   if (it == storageOf_.end())
     return kNone;
-  // PyTorch's reshape copies a permuted or expanded tensor, and a slice whose
-  // strides cannot be regrouped into the new shape (the last-dim chunks of a
-  // packed q/k/v projection, `.contiguous().view(...)`); slices along the
-  // outer dim still view.
-  if (reshape && permuted_.count(base))
-    return kNone;
-  if (auto sl = sliceStrides_.find(base); reshape && sl != sliceStrides_.end()) {
-    std::optional<llvm::SmallVector<int64_t, 4>> from = staticDims(base), to = staticDims(o);
-    if (from && to && !stridesAllowView(*from, sl->second, *to))
+  // ONNX records no strides: an ONNX view's are derived from its base's (a
+  // storage of its own is contiguous), as PyTorch lays the same tensor out.
+  // PyTorch's reshape copies a tensor whose strides cannot be regrouped into
+  // the new shape: a permuted or expanded one (repeat_kv), the last-dim
+  // chunks of a packed q/k/v projection (`.contiguous().view(...)`); a slice
+  // along an outer dim still views. Where sizes are symbolic, a reshape of a
+  // permuted or expanded tensor is taken to copy.
+  bool onnx = n.domain.empty() || n.domain == "ai.onnx";
+  std::optional<Strides> from = staticDims(base), to = staticDims(o), st = onnx ? stridesOf(base) : std::nullopt;
+  std::optional<Strides> out;
+  if (from && to && st) {
+    out = reshape ? viewStrides(*from, *st, *to) : onnxViewStrides(n, *from, *st, *to);
+    if (reshape && !out)
       return kNone;
+  } else if (reshape && permuted_.count(base)) {
+    return kNone;
   }
-  // A slice of a contiguous tensor (ONNX Slice/Split, which records no
-  // strides) keeps its base's strides.
-  if (strided && !reshape && !permuted && !nonContiguous_.count(base) && !permuted_.count(base) &&
-      (n.opType == "Slice" || n.opType == "Split"))
-    if (std::optional<llvm::SmallVector<int64_t, 4>> dims = staticDims(base)) {
-      llvm::SmallVector<int64_t, 4> strides(dims->size(), 1);
-      for (size_t d = dims->size(); d-- > 1;)
-        strides[d - 1] = strides[d] * (*dims)[d];
-      sliceStrides_[o] = std::move(strides);
-    }
+  strides_[o] = out;
   if (strided || nonContiguous_.count(base))
     nonContiguous_.insert(o);
   if (permuted || (!reshape && permuted_.count(base)))
     permuted_.insert(o);
   return it->second;
+}
+
+llvm::SmallVector<std::pair<unsigned, int64_t>, 2> PlanBuilder::onnxMatmulCopies(const Node &n) {
+  if (n.opType != "MatMul" || !(n.domain.empty() || n.domain == "ai.onnx") || n.inputs.size() != 2)
+    return {};
+  std::optional<Strides> dims[2], strides[2];
+  for (unsigned i = 0; i < 2; ++i) {
+    dims[i] = staticDims(n.inputs[i]);
+    strides[i] = stridesOf(n.inputs[i]);
+    if (!dims[i] || !strides[i])
+      return {};
+  }
+  return matmulOperandCopies(*dims[0], *strides[0], *dims[1], *strides[1]);
 }
 
 PlanBuilder::Saved PlanBuilder::savedOf(const Node &n) {
@@ -148,8 +234,19 @@ PlanBuilder::Saved PlanBuilder::savedOf(const Node &n) {
   if (!any)
     return out;
   SavedForBackward sv = savedForBackward(n, ng);
+  // An ONNX MatMul operand eager copies for its bmm: autograd keeps the copy,
+  // a new buffer, and the operand's storage may die (GPT-NeoX's value, a
+  // head slice of the packed q/k/v projection). A `.pt2` records the fact.
+  if (sv.copies.empty() && !sv.inputs.empty())
+    for (auto c : onnxMatmulCopies(n))
+      if (llvm::is_contained(sv.inputs, c.first)) {
+        sv.inputs.erase(llvm::find(sv.inputs, c.first));
+        sv.copies.push_back(c);
+      }
   for (unsigned i : sv.inputs)
     out.values.push_back(n.inputs[i]);
+  for (auto [i, numel] : sv.copies)
+    sv.extraBytes += bytesOfElements(n.inputs[i], static_cast<uint64_t>(numel), true);
   for (unsigned o : sv.outputs)
     if (o < n.outputs.size())
       out.values.push_back(n.outputs[o]);

@@ -13,6 +13,7 @@
 #include <llvm/ADT/SmallVector.h>
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -63,6 +64,9 @@ private:
   std::optional<uint64_t> elementsOf(const Value *v);
   /// Bytes of one tensor value (elementsOf; 0 when unknown).
   uint64_t bytesOf(const Value *v, bool activation);
+  /// Bytes of `elements` elements of `like`'s dtype; an activation's fp32
+  /// takes 16 bits under a 16-bit precision policy.
+  uint64_t bytesOfElements(const Value *like, uint64_t elements, bool activation) const;
   /// Bytes of the storage eager allocates for output `oi` of `n`.
   uint64_t outputBytes(const Node &n, unsigned oi);
   void classifyParams();
@@ -98,8 +102,20 @@ private:
   void optimizerStep();
   /// The storage `o` (output `oi` of `n`) shares, or kNone when it is new.
   uint32_t viewStorage(const Node &n, unsigned oi);
+  using Strides = llvm::SmallVector<int64_t, 4>;
   /// A value's dims when every one is static.
-  static std::optional<llvm::SmallVector<int64_t, 4>> staticDims(const Value *v);
+  static std::optional<Strides> staticDims(const Value *v);
+  /// The strides PyTorch's tensor for `v` has: a view's as tracked, a
+  /// storage of its own contiguous; nullopt when not known.
+  std::optional<Strides> stridesOf(const Value *v);
+  /// The strides of ONNX view `n`'s output (Transpose, Slice, Split, Expand,
+  /// Squeeze, a select...) from its base's; nullopt for any other op.
+  static std::optional<Strides> onnxViewStrides(const Node &n, llvm::ArrayRef<int64_t> from,
+                                                llvm::ArrayRef<int64_t> strides, llvm::ArrayRef<int64_t> to);
+  /// The operands of ONNX MatMul `n` eager copies for its bmm (their strides
+  /// cannot view [batch, rows, cols]: matmulOperandCopies), with the copies'
+  /// element counts.
+  llvm::SmallVector<std::pair<unsigned, int64_t>, 2> onnxMatmulCopies(const Node &n);
   void gatherZero3(const Node &n, llvm::SmallVectorImpl<uint32_t> &temps);
   void findComposites();
   /// What `n`'s backward keeps (composites included), as values.
@@ -119,8 +135,9 @@ private:
   llvm::DenseMap<const Value *, uint32_t> storageOf_;
   llvm::DenseSet<const Value *> nonContiguous_;
   llvm::DenseSet<const Value *> permuted_;
-  // Slices of a contiguous tensor (ONNX Slice/Split): their base's strides.
-  llvm::DenseMap<const Value *, llvm::SmallVector<int64_t, 4>> sliceStrides_;
+  // The strides of the views an ONNX graph makes, which ONNX does not
+  // record (stridesOf): nullopt where not known (a symbolic size).
+  llvm::DenseMap<const Value *, std::optional<Strides>> strides_;
   // Exporters decompose some single PyTorch kernels (GELU into Div, Erf, Add,
   // Mul, Mul): the pieces' outputs never exist in PyTorch; the last piece
   // stands for the kernel and reads the chain's input.

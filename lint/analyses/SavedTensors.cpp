@@ -210,7 +210,7 @@ SavedForBackward savedForBackward(const Node &n, llvm::ArrayRef<bool> needsGrad)
       auto c = llvm::find_if(copies, [&](const auto &p) { return p.first == i; });
       if (c == copies.end() || !n.inputs[i])
         return keepIn(i);
-      s.extraBytes += static_cast<uint64_t>(c->second) * std::max(1u, dtypeBits(n.inputs[i]->type.dtype) / 8);
+      s.copies.push_back(*c);
     };
     if (needs(needsGrad, 1))
       keepOrCopy(0);

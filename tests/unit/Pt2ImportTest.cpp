@@ -142,7 +142,9 @@ TEST(Pt2Import, MatmulCopiesTheOperandsItsBmmCannotView) {
   ASSERT_NE(second, nullptr);
   SavedForBackward s = savedForBackward(*second, {true, true});
   EXPECT_EQ(std::vector<unsigned>(s.inputs.begin(), s.inputs.end()), std::vector<unsigned>{0}) << "the weights";
-  EXPECT_EQ(s.extraBytes, 256u * 4) << "v's fp32 copy";
+  using SavedCopies = llvm::SmallVector<std::pair<unsigned, int64_t>, 2>;
+  EXPECT_EQ(s.copies, SavedCopies({{1, 256}})) << "v's copy";
+  EXPECT_EQ(s.extraBytes, 0u);
 }
 
 TEST(Pt2Import, ReshapesThatCopyAndConversionsThatDoNot) {
@@ -176,6 +178,30 @@ TEST(Pt2Import, StridesAllowViewAsPyTorchDoes) {
   EXPECT_TRUE(stridesAllowView({2, 1, 5}, {5, 99, 1}, {10}));
   // Unknown strides: the op's own claim (a view) stands.
   EXPECT_TRUE(stridesAllowView({2, 3}, {}, {6}));
+  // The view's strides, as at::detail::computeStride gives them.
+  using S = llvm::SmallVector<int64_t, 4>;
+  EXPECT_EQ(viewStrides({2, 4, 3}, {12, 1, 4}, {2, 2, 2, 3}), S({12, 2, 1, 4}));
+  EXPECT_EQ(viewStrides({4, 2, 3}, {1, 12, 4}, {4, 6}), S({1, 4}));
+  EXPECT_EQ(viewStrides({2, 3, 4}, {12, 4, 1}, {2, 1, 12}), S({12, 12, 1}));
+  EXPECT_EQ(viewStrides({2, 4, 3}, {12, 1, 4}, {2, 12}), std::nullopt);
+  EXPECT_EQ(contiguousStrides({2, 3, 4}), S({12, 4, 1}));
+}
+
+TEST(Pt2Import, MatmulCopiesAnOperandItsBatchCannotFold) {
+  using Copies = llvm::SmallVector<std::pair<unsigned, int64_t>, 2>;
+  // A head slice of a packed [b=2, s=16, h=4, 3d=24] projection, transposed
+  // to [2, 4, 16, 8]: b and h do not fold into one batch dim.
+  EXPECT_EQ(matmulOperandCopies({2, 4, 16, 16}, {1024, 256, 16, 1}, {2, 4, 16, 8}, {1536, 24, 96, 1}),
+            Copies({{1, 2 * 4 * 16 * 8}}));
+  // Contiguous operands, and a transposed last pair (bmm takes it as is), view.
+  EXPECT_EQ(matmulOperandCopies({2, 4, 16, 16}, {1024, 256, 16, 1}, {2, 4, 16, 8}, {512, 128, 8, 1}), Copies());
+  EXPECT_EQ(matmulOperandCopies({2, 4, 16, 8}, {512, 128, 8, 1}, {2, 4, 8, 16}, {512, 128, 1, 8}), Copies());
+  // A broadcast batch: the operand expanded to it cannot fold, and is copied at the full batch.
+  EXPECT_EQ(matmulOperandCopies({2, 4, 16, 8}, {512, 128, 8, 1}, {1, 4, 8, 16}, {512, 128, 16, 1}),
+            Copies({{1, 2 * 4 * 8 * 16}}));
+  // mm, and a 2-d right operand: nothing judged.
+  EXPECT_EQ(matmulOperandCopies({16, 8}, {1, 16}, {8, 4}, {4, 1}), Copies());
+  EXPECT_EQ(matmulOperandCopies({2, 16, 8}, {8, 16, 1}, {8, 4}, {1, 8}), Copies());
 }
 
 TEST(Pt2Import, CpuDropoutKeepsNoiseOfTheInputsDtype) {
@@ -236,9 +262,10 @@ TEST(Pt2Import, SymbolicBatchRescaledByDim) {
 
   auto bound = importPt2("dynamic_batch.pt2", {{"s77", 64}});
   ASSERT_TRUE(bound);
-  for (const auto &n : bound->graph->nodes())
+  for (const auto &n : bound->graph->nodes()) {
     if (n->opType == "linear")
       EXPECT_EQ(n->outputs[0]->type.str(), "f32[320,48]");
+  }
   EXPECT_EQ(bound->graph->outputs[0]->type.str(), "f32[64,5,48]");
   EXPECT_TRUE(bound->setupWarnings.empty());
 

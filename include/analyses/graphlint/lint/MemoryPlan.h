@@ -41,6 +41,11 @@ struct SavedForBackward {
   /// sized like this one (cross_entropy's log-probabilities, like its
   /// logits): the precision policy sizes it as it does activations.
   const Value *extraLike = nullptr;
+  /// Operands saved as a copy, not as their storage: input index and the
+  /// copy's element count, in the input's dtype (a batched matmul's operand
+  /// whose strides bmm cannot take: matmulCopies). The precision policy sizes
+  /// the copies as it does activations.
+  llvm::SmallVector<std::pair<unsigned, int64_t>, 2> copies;
 };
 SavedForBackward savedForBackward(const Node &n, llvm::ArrayRef<bool> needsGrad);
 

@@ -72,6 +72,25 @@ std::optional<double> dropoutProbability(const Node &n);
 bool stridesAllowView(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> strides,
                       llvm::ArrayRef<int64_t> newShape);
 
+/// The strides of that view (the regrouped dims step through each contiguous
+/// run of old dims); nullopt where PyTorch copies, or the strides do not
+/// match the shape's rank.
+std::optional<llvm::SmallVector<int64_t, 4>> viewStrides(llvm::ArrayRef<int64_t> shape,
+                                                         llvm::ArrayRef<int64_t> strides,
+                                                         llvm::ArrayRef<int64_t> newShape);
+
+/// A contiguous (row-major) tensor's strides.
+llvm::SmallVector<int64_t, 4> contiguousStrides(llvm::ArrayRef<int64_t> shape);
+
+/// The operands of a batched matmul whose strides cannot view [batch, rows,
+/// cols] once expanded to the broadcast batch, each with the element count
+/// of the copy eager's reshape makes for bmm (and autograd saves). Empty for
+/// mm, a 2-d right operand, or strides that do not match the dims.
+llvm::SmallVector<std::pair<unsigned, int64_t>, 2> matmulOperandCopies(llvm::ArrayRef<int64_t> dims0,
+                                                                       llvm::ArrayRef<int64_t> strides0,
+                                                                       llvm::ArrayRef<int64_t> dims1,
+                                                                       llvm::ArrayRef<int64_t> strides1);
+
 /// A reshape or flatten the importer found its input's recorded strides
 /// cannot view (the `.pt2` importer's "reshape_copies" fact: Llama's
 /// repeat_kv reshapes an expanded tensor): PyTorch returns a copy.
