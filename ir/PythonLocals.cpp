@@ -5,6 +5,10 @@
 #include <llvm/ADT/DenseSet.h>
 #include <llvm/ADT/StringSet.h>
 
+#include "graphlint/ir/ValueFacts.h"
+
+#include <llvm/ADT/StringExtras.h>
+
 #include <algorithm>
 #include <limits>
 
@@ -296,6 +300,8 @@ AlignedFrames alignTraceFrames(const CallSite &s) {
     bool forward = f.function == "forward" && (!inTorch(f.file) || torchModule(f.file));
     if (!forward && inTorch(f.file))
       continue;  // torch's own machinery (the dynamo export's wrapper, checkpoint)
+    if (!forward && out.frames.empty())
+      continue;  // the script that called the export (graphlint.record_python_frames records it)
     if (!forward) {
       out.frames.push_back(f);
       out.modules.push_back(next > 0 ? s.modules[next - 1] : std::string());
@@ -311,8 +317,17 @@ AlignedFrames alignTraceFrames(const CallSite &s) {
     if (j == s.modules.size())
       for (j = next; j < s.modules.size() && llvm::StringRef(s.moduleTypes[j]).startswith("torch."); ++j) {
       }
-    if (j >= s.modules.size())
-      return {};
+    if (j >= s.modules.size()) {
+      // No module left: a forward the module's own forward calls,
+      // `super().forward(x)` (OPT's positional embedding subclasses
+      // nn.Embedding), runs as a call inside that module.
+      if (next == 0)
+        return {};
+      out.frames.push_back(f);
+      out.modules.push_back(s.modules[next - 1]);
+      out.helper.push_back(true);
+      continue;
+    }
     // The calls between the caller's frame and this forward run inside this
     // module's call: its decorators' wrappers (`wrapped_func`, transformers'
     // `forward_with_checkpointing`), so the next turn of a loop over blocks
@@ -328,7 +343,104 @@ AlignedFrames alignTraceFrames(const CallSite &s) {
   return out;
 }
 
-void holdPythonLocals(Graph &g, const std::vector<CallSite> &sites) {
+namespace {
+
+bool inTorchFile(llvm::StringRef file) { return file.contains("/torch/") || file.startswith("torch/"); }
+
+// The function a statement's first line calls: `a, b = f(`, `return
+// self._attn(`, `x: T = g(`; "" when it calls none, or torch's own
+// (`torch.matmul(`, `F.softmax(`), a tensor's method (`x.float()`) or a
+// builtin.
+std::string calledFunction(llvm::StringRef code) {
+  code = code.trim();
+  size_t paren = code.find('(');
+  if (paren == llvm::StringRef::npos)
+    return "";
+  llvm::StringRef rhs = code;
+  for (size_t i = 0; i < paren; ++i)
+    if (code[i] == '=' && (i + 1 >= code.size() || code[i + 1] != '=') &&
+        (i == 0 || !llvm::StringRef("=!<>+-*/%&|^@").contains(code[i - 1]))) {
+      rhs = code.drop_front(i + 1).ltrim();
+      break;
+    }
+  if (rhs.consume_front("return "))
+    rhs = rhs.ltrim();
+  size_t end = 0;
+  while (end < rhs.size() && (llvm::isAlnum(rhs[end]) || rhs[end] == '_' || rhs[end] == '.'))
+    ++end;
+  llvm::StringRef callee = rhs.take_front(end);
+  if (callee.empty() || end >= rhs.size() || rhs[end] != '(' || llvm::isDigit(callee.front()))
+    return "";
+  static const llvm::StringSet<> kBuiltins = {"len", "int", "float", "bool", "range", "tuple", "list", "dict",
+                                              "min", "max", "sum", "abs", "isinstance", "getattr", "super", "zip",
+                                              "enumerate", "print", "round", "all", "any", "map", "str", "type"};
+  if (callee.count('.') == 0)
+    return kBuiltins.count(callee) ? "" : callee.str();
+  // A method of the module (not a submodule: its forward would have a frame).
+  if (callee.startswith("self.") && callee.count('.') == 1)
+    return callee.str();
+  return "";
+}
+
+// A node that makes a tensor of its own (not a view, a layout op an
+// exporter writes for one, or a no-op conversion).
+bool allocates(const Node &n) {
+  if (isViewOp(n) || isNoopConversion(n))
+    return false;
+  for (int a : n.outputAliasesInput)
+    if (a >= 0)
+      return false;
+  static const llvm::StringSet<> kLayout = {"Transpose", "Slice", "Split", "Expand", "Shape", "Constant", "Identity"};
+  return !kLayout.count(n.opType);
+}
+
+}  // namespace
+
+std::vector<std::string> unseenHelperCalls(const std::vector<CallSite> &sites) {
+  // A frame that is no module forward (and not torch's own) is a helper the
+  // trace records: the helpers' locals are seen.
+  for (const CallSite &s : sites)
+    for (const TraceFrame &f : s.frames)
+      if (f.function != "forward" && !inTorchFile(f.file))
+        return {};
+  // One run of a statement: the consecutive sites whose frames pass
+  // through it (a loop's next turn, or the next block's, is another run).
+  struct Run {
+    const TraceFrame *frame = nullptr;
+    size_t depth = 0;
+    unsigned kernels = 0;
+  };
+  auto same = [](const TraceFrame &a, const TraceFrame &b) { return a.line == b.line && a.file == b.file; };
+  std::vector<Run> runs;
+  bool open = false;  // runs.back() still runs
+  for (const CallSite &s : sites) {
+    if (!s.node || s.frames.empty())
+      continue;
+    if (open && !(s.frames.size() > runs.back().depth && same(s.frames[runs.back().depth], *runs.back().frame)))
+      open = false;
+    const TraceFrame &f = s.frames.back();
+    if (!allocates(*s.node) || inTorchFile(f.file) || calledFunction(f.code).empty())
+      continue;  // a view, inside a torch module, or a statement of torch calls
+    if (!open || runs.back().depth != s.frames.size() - 1) {
+      runs.push_back({&f, s.frames.size() - 1, 0});
+      open = true;
+    }
+    ++runs.back().kernels;
+  }
+  // The calls that ran the most kernels first: the helper most likely to
+  // hold a large local (transformers' attention) leads the caveat.
+  std::stable_sort(runs.begin(), runs.end(), [](const Run &a, const Run &b) { return a.kernels > b.kernels; });
+  std::vector<std::string> out;
+  llvm::StringSet<> seen;
+  for (const Run &r : runs) {
+    std::string at = r.frame->file + ":" + std::to_string(r.frame->line);
+    if (r.kernels >= 2 && seen.insert(at).second)
+      out.push_back(at + ": " + llvm::StringRef(r.frame->code).trim().str());
+  }
+  return out;
+}
+
+std::vector<std::string> holdPythonLocals(Graph &g, const std::vector<CallSite> &sites) {
   // The tracker keeps pointers into the frames while their calls are open.
   std::vector<std::pair<const Node *, AlignedFrames>> aligned;
   for (const CallSite &s : sites)
@@ -339,6 +451,7 @@ void holdPythonLocals(Graph &g, const std::vector<CallSite> &sites) {
   for (const auto &[node, frames] : aligned)
     t.visit(*node, frames);
   t.finish(g);
+  return unseenHelperCalls(sites);
 }
 
 }  // namespace graphlint

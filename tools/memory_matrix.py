@@ -5,7 +5,7 @@ four modes, through every frontend this interpreter's torch can write
 (docs/validation.md "Memory: the target matrix").
 
   PY tools/memory_matrix.py --truth tests/fixtures/memory/matrix-torchX.json [--check] [--onnx] [--pt2]
-      [--pt2-strict] [--heldout] [--graphlint BIN] [--out DIR] [--only NAME ...]
+      [--pt2-strict] [--frames] [--heldout] [--graphlint BIN] [--out DIR] [--only NAME ...]
 
 Modes: inference (eval, no_grad); train (fp32, Adam single-tensor, one step
 after a warm-up step); bf16 (the forward under torch.autocast("cpu",
@@ -30,7 +30,10 @@ step; "onnx dynamo"): inference and train, also compared with the fx
 prediction (the same peak within 2%). --pt2 (torch.export.save of the eval
 forward): inference and train; --pt2-strict: the same with
 torch.export.export(strict=True), whose stack traces hold every Python frame
-dynamo inlined (".pt2 strict").
+dynamo inlined (".pt2 strict"); --frames: with --pt2 and --onnx on torch
+2.x, the same non-strict exports under graphlint.record_python_frames, whose
+stack traces then hold every frame of the model's own Python too, as a strict
+export's do (".pt2 frames", "onnx dynamo frames").
 
 The truth is measured once per case and written to --truth; with --check
 nothing is measured (a case without truth is skipped) and the exit code is 1
@@ -58,6 +61,8 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "models"))
 import memory_models as mm  # noqa: E402
+sys.path.insert(0, os.path.join(REPO, "python"))
+from graphlint._pt2 import export_pt2, record_python_frames  # noqa: E402
 from validate_memory import LiveStorages, storages_bytes  # noqa: E402
 
 TOLERANCE = 0.03   # of the peak beyond the resident states, and of the total peak
@@ -156,17 +161,19 @@ DYNAMO = int(torch.__version__.split(".")[0]) >= 2
 ONNX_FRONTEND = "onnx dynamo" if DYNAMO else "onnx"
 
 
-def onnx_export(model, inputs, path, train):
+def onnx_export(model, inputs, path, train, frames=False):
     """torch 1.x: the TorchScript exporter, eval with training=PRESERVE (the
     synthesised step adds no dropout). torch 2.x: the dynamo exporter as a
     user calls it (its default optimizer folds constants), the module in
-    train() for a training step, so its dropouts are training Dropouts."""
+    train() for a training step, so its dropouts are training Dropouts;
+    frames: under graphlint.record_python_frames."""
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
             warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if DYNAMO:
             model.train(train)
-            torch.onnx.export(model, tuple(inputs), dynamo=True).save(path)
+            with record_python_frames() if frames else contextlib.nullcontext():
+                torch.onnx.export(model, tuple(inputs), dynamo=True).save(path)
             return
         model.eval()
         torch.onnx.export(model, inputs, path, opset_version=17, do_constant_folding=True,
@@ -174,13 +181,17 @@ def onnx_export(model, inputs, path, train):
                           input_names=["input%d" % i for i in range(len(inputs))], output_names=["output"])
 
 
-def pt2_export(model, inputs, path, strict=False):
+def pt2_export(model, inputs, path, strict=False, frames=False):
     """torch.export.export of the eval module: non-strict (torch 2.x's
     default), or strict (dynamo traces the Python, and records every frame it
-    inlines: decorators' wrappers and helper functions)."""
+    inlines: decorators' wrappers and helper functions); frames: non-strict
+    under graphlint.record_python_frames, which records the same frames."""
     model.eval()
     with contextlib.redirect_stderr(io.StringIO()), warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        if frames:
+            export_pt2(model, tuple(inputs), path)
+            return
         ep = torch.export.export(model, tuple(inputs), strict=strict)
         torch.export.save(ep, path)
 
@@ -255,14 +266,23 @@ def run_case(a, exp, tmp, name, batch, mode, truth, layers_truth=None):
                 onnx_export(*variant(name, batch, "inference"), path, train)
             return predict(a.graphlint, path, TRAIN if train else [])
         add(ONNX_FRONTEND, via_onnx)
-    for frontend, strict, wanted in ((".pt2", False, a.pt2), (".pt2 strict", True, a.pt2_strict)):
+    if a.onnx and a.frames and DYNAMO and mode in ("inference", "train"):
+        framed = os.path.join(tmp, "%s_b%d%s.frames.onnx" % (name, batch, "_train" if train else ""))
+
+        def via_onnx_frames():
+            if not os.path.exists(framed):
+                onnx_export(*variant(name, batch, "inference"), framed, train, frames=True)
+            return predict(a.graphlint, framed, TRAIN if train else [])
+        add("onnx dynamo frames", via_onnx_frames)
+    for frontend, suffix, wanted in ((".pt2", "", a.pt2), (".pt2 strict", ".strict", a.pt2_strict),
+                                     (".pt2 frames", ".frames", a.pt2 and a.frames)):
         if not wanted or mode not in ("inference", "train"):
             continue
-        path = os.path.join(tmp, "%s_b%d%s.pt2" % (name, batch, ".strict" if strict else ""))
+        path = os.path.join(tmp, "%s_b%d%s.pt2" % (name, batch, suffix))
 
-        def via_pt2(path=path, strict=strict):
+        def via_pt2(path=path, suffix=suffix):
             if not os.path.exists(path):
-                pt2_export(*variant(name, batch, "inference"), path, strict)
+                pt2_export(*variant(name, batch, "inference"), path, suffix == ".strict", suffix == ".frames")
             return predict(a.graphlint, path, TRAIN if train else [])
         add(frontend, via_pt2)
     return out
@@ -307,7 +327,8 @@ def table(cases):
 def summary_table(cases):
     """docs/validation.md's form: one row per model and mode, one column per
     frontend, the case's worst error at each batch size (bold: outside 3%)."""
-    fronts = [f for f in ("fx", "onnx", "onnx dynamo", ".pt2", ".pt2 strict", "fx --recompute layer")
+    fronts = [f for f in ("fx", "onnx", "onnx dynamo", "onnx dynamo frames", ".pt2", ".pt2 strict", ".pt2 frames",
+                          "fx --recompute layer")
               if any(c["frontend"] == f for c in cases)]
     batches = sorted({c["batch"] for c in cases})
     cell, rows = {}, []
@@ -354,6 +375,9 @@ def main(argv=None):
                     "dynamo, as 'onnx dynamo') and the FX parity")
     ap.add_argument("--pt2", action="store_true", help="also torch.export.save .pt2 (torch 2.x)")
     ap.add_argument("--pt2-strict", action="store_true", help="also a strict torch.export (dynamo) .pt2, as '.pt2 strict'")
+    ap.add_argument("--frames", action="store_true",
+                    help="with --pt2 and --onnx (torch 2.x): also the exports under graphlint.record_python_frames"
+                         " (every Python frame recorded), as '.pt2 frames' and 'onnx dynamo frames'")
     ap.add_argument("--heldout", action="store_true", help="the held-out models (memory_models.HELDOUT), never looked "
                     "at while the memory plan was fixed, instead of the matrix's")
     a = ap.parse_args(argv)

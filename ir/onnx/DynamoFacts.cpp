@@ -150,7 +150,7 @@ void recordDynamoModuleContainers(Model &m) {
     recordModuleContainers(m, called);
 }
 
-void holdDynamoPythonLocals(Graph &g) {
+std::vector<std::string> holdDynamoPythonLocals(Graph &g) {
   std::vector<CallSite> sites;
   for (const auto &np : g.nodes()) {
     const std::string *trace = np->metadataValue("pkg.torch.onnx.stack_trace");
@@ -165,8 +165,7 @@ void holdDynamoPythonLocals(Graph &g) {
     if (!site.frames.empty() && !site.modules.empty())
       sites.push_back(std::move(site));
   }
-  if (!sites.empty())
-    holdPythonLocals(g, sites);
+  return sites.empty() ? std::vector<std::string>{} : holdPythonLocals(g, sites);
 }
 
 }  // namespace graphlint::onnxio

@@ -8,6 +8,9 @@
 
 #include "graphlint/ir/Graph.h"
 
+#include <string>
+#include <vector>
+
 namespace graphlint::onnxio {
 
 /// Sets Param::trained (unless training info set it) for a dynamo export.
@@ -39,7 +42,8 @@ void recordDynamoModuleContainers(Model &m);
 
 /// The Python locals of a dynamo export's stack traces
 /// (graphlint/ir/PythonLocals.h): values a module's forward keeps in a local
-/// past their last read in the graph are held until it returns.
-void holdDynamoPythonLocals(Graph &g);
+/// past their last read in the graph are held until it returns. Returns the
+/// helper calls whose locals the traces cannot show (unseenHelperCalls).
+std::vector<std::string> holdDynamoPythonLocals(Graph &g);
 
 }  // namespace graphlint::onnxio

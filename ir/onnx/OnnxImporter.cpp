@@ -11,6 +11,7 @@
 #include "graphlint/ir/InputFile.h"
 #include "graphlint/ir/MessageText.h"
 #include "graphlint/ir/OnnxImporter.h"
+#include "graphlint/ir/PythonLocals.h"
 #include "graphlint/ir/OpRegistry.h"
 #include "graphlint/ir/Verifier.h"
 
@@ -125,7 +126,8 @@ public:
     onnxio::markDynamoParams(*m.graph);
     onnxio::inferDynamoScopes(*m.graph);
     onnxio::recordDynamoModuleContainers(m);
-    onnxio::holdDynamoPythonLocals(*m.graph);
+    for (std::string &call : onnxio::holdDynamoPythonLocals(*m.graph))
+      m.metadata.emplace_back(kUnseenHelperCall, std::move(call));
     importFunctionBodies(builder);
     checkFunctionCycles();
     checkNodes(builder);

@@ -80,7 +80,8 @@ public:
       recordModuleContainers(*model_, calledModules_);
       inferFunctionalDropouts();
       if (error_.empty())
-        holdPythonLocals(*model_->graph, sites_);
+        for (std::string &call : holdPythonLocals(*model_->graph, sites_))
+          model_->metadata.emplace_back(kUnseenHelperCall, std::move(call));
     }
     if (!error_.empty())
       return stringError(fmt::format("{}: {}", entry_, error_));

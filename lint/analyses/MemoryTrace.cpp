@@ -3,6 +3,7 @@
 #include "graphlint/ir/ValueFacts.h"
 
 #include "graphlint/ir/OpRegistry.h"
+#include "graphlint/ir/PythonLocals.h"
 #include "graphlint/lint/TrainableParams.h"
 
 #include <fmt/format.h>
@@ -697,6 +698,29 @@ Trace PlanBuilder::build(MemorySummary &sum) {
       sum.assumedDims.push_back(fmt::format("{}={}", sym.name, *sym.value));
   for (const std::string &d : assumed_)
     sum.assumedDims.push_back(d + "=1");
+  // Python locals the file's stack traces cannot show (PythonLocals.h).
+  std::vector<const std::string *> unseen;
+  for (const auto &[key, call] : m_.metadata)
+    if (key == kUnseenHelperCall)
+      unseen.push_back(&call);
+  if (!unseen.empty()) {
+    // "FILE:LINE: CODE" named by the file's base name, at most three.
+    std::string calls;
+    for (size_t i = 0; i < unseen.size() && i < 3; ++i) {
+      llvm::StringRef call(*unseen[i]);
+      auto [where, code] = call.split(": ");
+      calls += fmt::format("{}{} `{}`", i ? ", " : "", where.rsplit('/').second.empty() ? where : where.rsplit('/').second,
+                           code);
+    }
+    if (unseen.size() > 3)
+      calls += fmt::format(" and {} more", unseen.size() - 3);
+    sum.caveats.push_back(fmt::format(
+        "the Python locals of helper functions are not in this file's stack traces (a non-strict torch.export "
+        "records `forward` frames only): {}; eager holds a helper's locals until it returns, so the peak can be "
+        "higher than shown; export under graphlint.record_python_frames() or with strict=True to record them "
+        "(docs/pt2.md)",
+        calls));
+  }
   // Provenance: of the main graph's tensors (params, inputs, node outputs),
   // how many have no size (they count as 0 bytes above).
   sum.unsizedTensors = 0;

@@ -190,9 +190,11 @@ json::Value memoryToJson(const MemorySummary &s) {
     o["node"] = c.node.empty() ? json::Value(nullptr) : json::Value(c.node);
     top.push_back(std::move(o));
   }
-  json::Array assumed;
+  json::Array assumed, caveats;
   for (const std::string &d : s.assumedDims)
     assumed.push_back(d);
+  for (const std::string &c : s.caveats)
+    caveats.push_back(c);
   json::Object o{{"mode", s.mode},
                  {"setup", json::Object{{"optimizer", s.optimizer},
                                         {"precision", s.precision},
@@ -212,6 +214,7 @@ json::Value memoryToJson(const MemorySummary &s) {
                  {"timeline_steps", bytes(s.timelineSteps)},
                  {"top_at_peak", std::move(top)},
                  {"assumed_dims", std::move(assumed)},
+                 {"caveats", std::move(caveats)},
                  {"unsized_tensors", bytes(s.unsizedTensors)},
                  {"tensors", bytes(s.tensors)},
                  {"lower_bound", s.lowerBound()}};

@@ -43,6 +43,8 @@ void renderMemoryText(const MemorySummary &s, const std::string &title, llvm::ra
     os << fmt::format("  assumed (bind with --dim): {}\n", dims);
   }
   os << fmt::format("  provenance: {} of {} tensors of unknown size (counted as 0 bytes)\n", s.unsizedTensors, s.tensors);
+  for (const std::string &c : s.caveats)
+    os << fmt::format("  caveat: {}\n", c);
   if (s.lowerBound())
     os << fmt::format("  LOWER BOUNDS: {:.1f}% of the tensors have no size; every figure above is at least the true "
                       "one (bind symbolic dims with --dim)\n",

@@ -22,13 +22,13 @@ import tempfile
 from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Union
 
 from ._binary import GraphlintError, binary_path, run
-from ._pt2 import is_exported_program, save_pt2
+from ._pt2 import export_pt2, is_exported_program, record_python_frames, save_pt2
 from ._version import __version__
 from .report import (CostSummary, Diagnostic, FusionPlan, LintFailed, MemorySummary, Report,
                      SourceLine)
 
-__all__ = ["check", "lint_file", "save_pt2", "Report", "Diagnostic", "SourceLine", "MemorySummary",
-           "CostSummary", "FusionPlan", "LintFailed", "GraphlintError", "binary_path",
+__all__ = ["check", "lint_file", "save_pt2", "export_pt2", "record_python_frames", "Report", "Diagnostic",
+           "SourceLine", "MemorySummary", "CostSummary", "FusionPlan", "LintFailed", "GraphlintError", "binary_path",
            "__version__"]
 
 PathLike = Union[str, "os.PathLike[str]"]

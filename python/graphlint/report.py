@@ -79,6 +79,7 @@ class MemorySummary:
     peak_node: Optional[str]
     setup: Dict[str, Any]
     assumed_dims: Sequence[str]
+    caveats: Sequence[str] = ()   # what the figures cannot include (a helper's unseen Python locals)
 
     @property
     def fits(self) -> bool:
@@ -97,7 +98,7 @@ class MemorySummary:
                    peak_reserved_bytes=d["peak_reserved_bytes"],
                    device_capacity_bytes=d["device_capacity_bytes"], peak_phase=d.get("peak_phase"),
                    peak_node=d.get("peak_node"), setup=dict(d.get("setup") or {}),
-                   assumed_dims=tuple(d.get("assumed_dims") or ()))
+                   assumed_dims=tuple(d.get("assumed_dims") or ()), caveats=tuple(d.get("caveats") or ()))
 
 
 @dataclass(frozen=True)

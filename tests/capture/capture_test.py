@@ -422,6 +422,40 @@ class Capture(unittest.TestCase):
         self.assertEqual((dims["batch"]["value"], dims["batch"]["from"]), (8, "cli"))
         self.assertEqual((dims["seq"]["value"], dims["seq"]["source"]), (7, "x.shape[1]"))
 
+    @unittest.skipUnless(TORCH2, "torch.export needs torch >= 2.1")
+    def test_record_python_frames_keeps_helper_frames(self):
+        # A non-strict export records `forward` frames only; under
+        # graphlint.record_python_frames (export_pt2) the helper `attend` has
+        # its frame, the caller's frames are dropped, and graphlint's memory
+        # report then has no caveat about helper locals.
+        if not os.access(GRAPHLINT, os.X_OK):
+            self.skipTest(f"{GRAPHLINT} not built")
+        sys.path.insert(0, os.path.join(ROOT, "python"))
+        import graphlint
+        import torch.fx.proxy as proxy
+        sys.path.insert(0, os.path.join(ROOT, "tests", "fixtures", "pt2"))
+        import pt2_models
+        anchors = proxy._STACK_TRACE_ANCHORS
+        ids = torch.randint(0, 100, (2, 8))
+        tmp = tempfile.mkdtemp()
+        plain = torch.export.export(pt2_models.Locals().eval(), (ids,))
+        self.assertFalse(any("in attend" in (n.meta.get("stack_trace") or "") for n in plain.graph.nodes))
+        torch.export.save(plain, os.path.join(tmp, "plain.pt2"))
+        ep = graphlint.export_pt2(pt2_models.Locals().eval(), (ids,), os.path.join(tmp, "frames.pt2"))
+        traces = [n.meta.get("stack_trace") or "" for n in ep.graph.nodes]
+        self.assertTrue(any("in attend" in t for t in traces))
+        self.assertFalse(any("capture_test.py" in t for t in traces), "the caller's frames are dropped")
+        self.assertIs(proxy._STACK_TRACE_ANCHORS, anchors, "the anchors are restored")
+        torch.export.load(os.path.join(tmp, "frames.pt2"))
+        caveats = {}
+        for name in ("plain", "frames"):
+            p = subprocess.run([GRAPHLINT, os.path.join(tmp, name + ".pt2"), "--format", "json"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            caveats[name] = json.loads(p.stdout)["files"][0]["memory"]["caveats"]
+        self.assertEqual(len(caveats["plain"]), 1)
+        self.assertIn("`out, weights = attend(q, k, v)`", caveats["plain"][0])
+        self.assertEqual(caveats["frames"], [])
+
     @unittest.skipIf(TORCH2, "torch 1.13 only")
     def test_torch113_refuses_export(self):
         _, err, _ = export(["parity.py", "--capture", "export"], expect_rc=2)

@@ -10,6 +10,7 @@
 #include "graphlint/lint/MemoryPlan.h"
 #include "ir/pt2/Pt2Archive.h"
 #include "graphlint/ir/Pt2Importer.h"
+#include "graphlint/ir/PythonLocals.h"
 #include "graphlint/ir/ValueFacts.h"
 
 #include <gtest/gtest.h>
@@ -93,14 +94,20 @@ TEST(Pt2Import, ModuleContainersAndDropoutModules) {
 
 // pt2_models.Locals imported from `file`: "node.output" -> the node after
 // which the local binding it lets go (only where that is after its last reader).
-static void expectLocalsHeld(const char *file) {
-  auto m = importPt2(file);
-  ASSERT_TRUE(m);
+// Each `held.J` fact as "NODE.J" -> the node it is held until.
+static std::map<std::string, std::string> heldFacts(const Model &m) {
   std::map<std::string, std::string> held;
-  for (const auto &n : m->graph->nodes())
+  for (const auto &n : m.graph->nodes())
     for (const auto &kv : n->metadata)
       if (llvm::StringRef(kv.first).startswith("held."))
         held[n->name + kv.first.substr(4)] = kv.second;
+  return held;
+}
+
+static void expectLocalsHeld(const char *file) {
+  auto m = importPt2(file);
+  ASSERT_TRUE(m);
+  std::map<std::string, std::string> held = heldFacts(*m);
   std::map<std::string, std::string> expected{
       {"embedding.0", "sum_1"},    // emb: until forward returns
       {"mul.0", "linear_2"},       // h: until `h = self.out(attn)` rebinds it
@@ -122,6 +129,51 @@ TEST(Pt2Import, PythonLocalsHoldWhatTheirNamesBind) { expectLocalsHeld("locals.p
 // frame and the helper `attend`'s, and no frame for nn.Linear; the frames
 // pair with their modules, and the locals are those of the non-strict export.
 TEST(Pt2Import, PythonLocalsFromAStrictExport) { expectLocalsHeld("locals_strict.pt2"); }
+
+// The same model through graphlint.export_pt2: non-strict, under
+// record_python_frames, so `attend` has its frame as in a strict trace (and
+// nn.Linear has its, as in a non-strict one); the script's frames that called
+// the export are dropped.
+TEST(Pt2Import, PythonLocalsFromAnExportThatRecordsEveryFrame) { expectLocalsHeld("locals_frames.pt2"); }
+
+// A non-strict trace records `forward` frames only: the helper `attend`
+// ran its kernels without a frame, so its locals cannot be seen, and the
+// memory report says so. The traces that record it have no such call.
+TEST(Pt2Import, ForwardOnlyTracesNameTheHelperCallsTheyCannotSee) {
+  auto unseen = [](const char *file) {
+    std::vector<std::string> out;
+    auto m = importPt2(file);
+    EXPECT_TRUE(m) << file;
+    if (m)
+      for (const auto &[key, call] : m->metadata)
+        if (key == kUnseenHelperCall)
+          out.push_back(call);
+    return out;
+  };
+  EXPECT_EQ(unseen("locals.pt2"), std::vector<std::string>{"pt2_models.py:112: out, weights = attend(q, k, v)"});
+  EXPECT_TRUE(unseen("locals_strict.pt2").empty());
+  EXPECT_TRUE(unseen("locals_frames.pt2").empty());
+  EXPECT_TRUE(unseen("stack.pt2").empty()) << "module calls and torch calls only";
+
+  auto m = importPt2("locals.pt2");
+  ASSERT_TRUE(m);
+  FileReport r = lintModel(*m, LintOptions{});
+  ASSERT_EQ(r.memory.caveats.size(), 1u);
+  EXPECT_NE(r.memory.caveats[0].find("pt2_models.py:112 `out, weights = attend(q, k, v)`"), std::string::npos)
+      << r.memory.caveats[0];
+  EXPECT_NE(r.memory.caveats[0].find("graphlint.record_python_frames()"), std::string::npos);
+}
+
+// OPT's positional embedding subclasses nn.Embedding and calls
+// super().forward: two `forward` frames for one module. The second runs
+// inside the first's call, and `pos` is held until forward returns.
+TEST(Pt2Import, SuperForwardRunsInsideItsModule) {
+  auto m = importPt2("super_forward.pt2");
+  ASSERT_TRUE(m);
+  std::map<std::string, std::string> held = heldFacts(*m);
+  EXPECT_EQ(held.count("embedding.0"), 1u);
+  EXPECT_EQ(held["embedding.0"], "sum_1") << "pos: until forward returns";
+}
 
 // pt2_models.PackedAttention: q, k and v are head slices of one projection,
 // which matmul copies for its bmm; autograd saves the copies, not the

@@ -168,7 +168,19 @@ TEST(SourceInfo, StrictTraceFramesPairWithTheirModules) {
 
   site.modules = {""};
   site.moduleTypes = {"m.Model"};
-  EXPECT_TRUE(alignTraceFrames(site).frames.empty()) << "more forwards than modules: not paired";
+  a = alignTraceFrames(site);
+  EXPECT_EQ(a.modules, (std::vector<std::string>{"", "", "", ""}));
+  EXPECT_EQ(a.helper, (std::vector<bool>{false, true, true, true}))
+      << "a forward with no module left is a call inside the module around it (`super().forward(x)`)";
+  site.frames.insert(site.frames.begin(), frame("/p/run.py", 3, "main"));
+  a = alignTraceFrames(site);
+  ASSERT_EQ(a.frames.size(), 4u) << "the frames of the script that called the export are dropped";
+  EXPECT_EQ(a.frames[0].file, "/p/m.py");
+
+  site.frames = {frame("/p/m.py", 20, "forward")};
+  site.modules.clear();
+  site.moduleTypes.clear();
+  EXPECT_TRUE(alignTraceFrames(site).frames.empty()) << "a forward and no module: not paired";
 
   CallSite plain;  // non-strict: one frame per module forward, kept as it is
   plain.frames = {frame("/p/m.py", 5, "forward"), frame("/p/m.py", 9, "_forward_impl")};

@@ -134,8 +134,11 @@ private:
       lintOption("", "text format: after the report, each model's predicted\n"
                      "memory per GPU (params, grads, optimizer state,\n"
                      "activations, peak allocated/reserved, capacity,\n"
-                     "headroom) and the largest tensors at the peak (json\n"
-                     "always has a `memory` section); docs/memory.md"),
+                     "headroom), the largest tensors at the peak, and\n"
+                     "caveats: what the figures cannot include, e.g. helper\n"
+                     "functions' Python locals a non-strict torch.export\n"
+                     "does not record (json always has a `memory` section);\n"
+                     "docs/memory.md, docs/pt2.md"),
       "memory");
   cl::opt<std::string> &memoryPlot_ = add<cl::opt<std::string>>(
       lintOption("FILE.svg",

@@ -58,6 +58,9 @@ struct MemorySummary {
   /// Sizes the user did not bind: "seq=128" from the exporter's hint, then
   /// "batch=1" for symbols with neither -D nor a hint (taken as 1).
   std::vector<std::string> assumedDims;
+  /// What the figures cannot include, one sentence each: helper functions
+  /// whose Python locals a non-strict torch.export's traces do not show.
+  std::vector<std::string> caveats;
   uint64_t unsizedTensors = 0;    // tensors whose size is unknown (counted as 0)
   uint64_t tensors = 0;           // tensors the plan sized (main graph values and params)
   /// More than a few percent of the tensors have no size (Provenance.h):

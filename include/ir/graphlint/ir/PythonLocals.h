@@ -38,7 +38,21 @@ struct CallSite {
 /// returns. Sites whose frames cannot be paired with their modules are
 /// skipped; in a non-strict trace a helper function's locals (no frame of
 /// its own) are not seen.
-void holdPythonLocals(Graph &g, const std::vector<CallSite> &sites);
+/// Returns unseenHelperCalls(sites).
+std::vector<std::string> holdPythonLocals(Graph &g, const std::vector<CallSite> &sites);
+
+/// The calls whose locals a trace cannot show: where every frame is a
+/// module's `forward` (a non-strict torch.export's default), the statements
+/// a forward frame is innermost at that call a function (`attn, w =
+/// attention_interface(...)`, `self._attn(...)`, not torch's own nor a
+/// tensor method) which ran at least two kernels that allocate in one call,
+/// each as "FILE:LINE: CODE", the calls that ran the most kernels first. Empty for a trace that records helper
+/// frames (strict, or graphlint.record_python_frames).
+std::vector<std::string> unseenHelperCalls(const std::vector<CallSite> &sites);
+
+/// The model metadata key under which importers record unseenHelperCalls,
+/// one entry per call.
+inline constexpr const char *kUnseenHelperCall = "graphlint.unseen_helper_call";
 
 /// A site's frames as the tracker walks them: torch's own frames dropped
 /// (a torch.nn module's `forward` kept), each frame keyed by the module whose
