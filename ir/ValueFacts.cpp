@@ -5,6 +5,7 @@
 #include "graphlint/ir/OpRegistry.h"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 namespace graphlint {
@@ -32,9 +33,16 @@ std::optional<llvm::SmallVector<int64_t, 4>> viewStrides(llvm::ArrayRef<int64_t>
                                                          llvm::ArrayRef<int64_t> newShape) {
   if (shape.size() != strides.size())
     return std::nullopt;
+  // A damaged file's sizes and strides: any product that overflows, or a
+  // negative size, makes the layout unknown.
+  auto mul = [](int64_t a, int64_t b, int64_t &out) { return !__builtin_mul_overflow(a, b, &out); };
   int64_t numel = 1;
   for (int64_t d : shape)
-    numel *= d;
+    if (d < 0 || !mul(numel, d, numel))
+      return std::nullopt;
+  for (int64_t d : newShape)
+    if (d < 0)
+      return std::nullopt;
   if (numel == 0 || shape.empty())
     return contiguousStrides(newShape);  // nothing to lay out, or one element
   // From the innermost dim out: old dims whose strides chain (stride[d-1] ==
@@ -45,14 +53,18 @@ std::optional<llvm::SmallVector<int64_t, 4>> viewStrides(llvm::ArrayRef<int64_t>
   auto nd = static_cast<int64_t>(newShape.size()) - 1;
   int64_t chunkNumel = 1, viewNumel = 1, chunkStride = strides.back();
   for (auto d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
-    chunkNumel *= shape[static_cast<size_t>(d)];
-    bool chunkEnds = d == 0 || (shape[static_cast<size_t>(d - 1)] != 1 &&
-                                strides[static_cast<size_t>(d - 1)] != chunkNumel * chunkStride);
+    chunkNumel *= shape[static_cast<size_t>(d)];  // at most numel
+    int64_t chunkSpan = 0;
+    if (!mul(chunkNumel, chunkStride, chunkSpan))
+      return std::nullopt;
+    bool chunkEnds = d == 0 || (shape[static_cast<size_t>(d - 1)] != 1 && strides[static_cast<size_t>(d - 1)] != chunkSpan);
     if (!chunkEnds)
       continue;
     while (nd >= 0 && (viewNumel < chunkNumel || newShape[static_cast<size_t>(nd)] == 1)) {
-      out[static_cast<size_t>(nd)] = viewNumel * chunkStride;
-      viewNumel *= newShape[static_cast<size_t>(nd--)];
+      if (!mul(viewNumel, chunkStride, out[static_cast<size_t>(nd)]) ||
+          !mul(viewNumel, newShape[static_cast<size_t>(nd)], viewNumel))
+        return std::nullopt;
+      --nd;
     }
     if (viewNumel != chunkNumel)
       return std::nullopt;
@@ -74,7 +86,8 @@ bool stridesAllowView(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> str
 llvm::SmallVector<int64_t, 4> contiguousStrides(llvm::ArrayRef<int64_t> shape) {
   llvm::SmallVector<int64_t, 4> out(shape.size(), 1);
   for (size_t d = shape.size(); d-- > 1;)
-    out[d - 1] = out[d] * std::max<int64_t>(shape[d], 1);
+    if (__builtin_mul_overflow(out[d], std::max<int64_t>(shape[d], 1), &out[d - 1]))
+      out[d - 1] = std::numeric_limits<int64_t>::max();  // a damaged size: the checked products above give up
   return out;
 }
 
@@ -98,9 +111,10 @@ llvm::SmallVector<std::pair<unsigned, int64_t>, 2> matmulOperandCopies(llvm::Arr
       int64_t &b = batch[batchRank - (dims[i].size() - 2) + k];
       b = std::max(b, dims[i][k]);
     }
-  int64_t batchNumel = 1;
+  int64_t batchNumel = 1, copyNumel = 0;
   for (int64_t b : batch)
-    batchNumel *= b;
+    if (b < 0 || __builtin_mul_overflow(batchNumel, b, &batchNumel))
+      return out;
   for (unsigned i = 0; i < 2; ++i) {
     // The operand expanded to the batch: missing and size-1 dims broadcast
     // with stride 0.
@@ -111,8 +125,10 @@ llvm::SmallVector<std::pair<unsigned, int64_t>, 2> matmulOperandCopies(llvm::Arr
     int64_t rows = dims[i][dims[i].size() - 2], cols = dims[i].back();
     shape.append({rows, cols});
     st.append({strides[i][dims[i].size() - 2], strides[i].back()});
+    if (__builtin_mul_overflow(batchNumel, rows, &copyNumel) || __builtin_mul_overflow(copyNumel, cols, &copyNumel))
+      return {};
     if (!stridesAllowView(shape, st, {batchNumel, rows, cols}))
-      out.push_back({i, batchNumel * rows * cols});
+      out.push_back({i, copyNumel});
   }
   return out;
 }

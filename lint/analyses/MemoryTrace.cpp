@@ -149,9 +149,10 @@ std::optional<PlanBuilder::Strides> PlanBuilder::onnxViewStrides(const Node &n, 
         int64_t axis = axes ? (k < axes->ints.size() ? axes->ints[k] : -1 - rank) : static_cast<int64_t>(k);
         if (axis < 0)
           axis += rank;
-        if (axis < 0 || axis >= rank)
+        // A negative step is no view in PyTorch (flip copies); 0 is invalid.
+        if (axis < 0 || axis >= rank || steps->ints[k] < 1 ||
+            __builtin_mul_overflow(out[static_cast<size_t>(axis)], steps->ints[k], &out[static_cast<size_t>(axis)]))
           return std::nullopt;
-        out[static_cast<size_t>(axis)] *= steps->ints[k];
       }
     }
     return out;

@@ -237,6 +237,11 @@ TEST(Pt2Import, StridesAllowViewAsPyTorchDoes) {
   EXPECT_EQ(viewStrides({2, 3, 4}, {12, 4, 1}, {2, 1, 12}), S({12, 12, 1}));
   EXPECT_EQ(viewStrides({2, 4, 3}, {12, 1, 4}, {2, 12}), std::nullopt);
   EXPECT_EQ(contiguousStrides({2, 3, 4}), S({12, 4, 1}));
+  // A damaged file's sizes: a product that overflows leaves the layout unknown.
+  const int64_t huge = int64_t{1} << 62;
+  EXPECT_EQ(viewStrides({huge, 4}, {4, 1}, {4, huge}), std::nullopt);
+  EXPECT_EQ(viewStrides({2, 3}, {huge, huge}, {6}), std::nullopt);
+  EXPECT_EQ(viewStrides({2, -3}, {3, 1}, {6}), std::nullopt);
 }
 
 TEST(Pt2Import, MatmulCopiesAnOperandItsBatchCannotFold) {
@@ -254,6 +259,9 @@ TEST(Pt2Import, MatmulCopiesAnOperandItsBatchCannotFold) {
   // mm, and a 2-d right operand: nothing judged.
   EXPECT_EQ(matmulOperandCopies({16, 8}, {1, 16}, {8, 4}, {4, 1}), Copies());
   EXPECT_EQ(matmulOperandCopies({2, 16, 8}, {8, 16, 1}, {8, 4}, {1, 8}), Copies());
+  const int64_t huge = int64_t{1} << 40;
+  EXPECT_EQ(matmulOperandCopies({huge, 4, huge, 8}, {0, 0, 8, 1}, {huge, 4, 8, huge}, {0, 0, 1, 8}), Copies())
+      << "sizes whose product overflows: not judged";
 }
 
 TEST(Pt2Import, CpuDropoutKeepsNoiseOfTheInputsDtype) {
