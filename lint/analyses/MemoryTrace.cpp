@@ -87,10 +87,10 @@ void PlanBuilder::computeNeedsGrad() {
   }
 }
 
-std::optional<PlanBuilder::Strides> PlanBuilder::staticDims(const Value *v) {
+std::optional<PlanBuilder::Ints> PlanBuilder::staticDims(const Value *v) {
   if (!v || !v->type.isTensor() || !v->type.shape.rankKnown)
     return std::nullopt;
-  Strides dims;
+  Ints dims;
   for (const Dim &d : v->type.shape.dims) {
     if (!d.isStatic())
       return std::nullopt;
@@ -99,24 +99,24 @@ std::optional<PlanBuilder::Strides> PlanBuilder::staticDims(const Value *v) {
   return dims;
 }
 
-std::optional<PlanBuilder::Strides> PlanBuilder::stridesOf(const Value *v) {
+std::optional<PlanBuilder::Ints> PlanBuilder::stridesOf(const Value *v) {
   if (auto it = strides_.find(v); it != strides_.end())
     return it->second;
   if (nonContiguous_.count(v) || permuted_.count(v))
     return std::nullopt;
-  if (std::optional<Strides> dims = staticDims(v))
+  if (std::optional<Ints> dims = staticDims(v))
     return contiguousStrides(*dims);
   return std::nullopt;
 }
 
-std::optional<PlanBuilder::Strides> PlanBuilder::onnxViewStrides(const Node &n, llvm::ArrayRef<int64_t> from,
+std::optional<PlanBuilder::Ints> PlanBuilder::onnxViewStrides(const Node &n, llvm::ArrayRef<int64_t> from,
                                                                  llvm::ArrayRef<int64_t> strides,
                                                                  llvm::ArrayRef<int64_t> to) {
   auto rank = static_cast<int64_t>(from.size());
   if (n.opType == "Transpose") {
     if (to.size() != from.size())
       return std::nullopt;
-    Strides out;
+    Ints out;
     const Attribute *perm = n.attr("perm");
     for (int64_t i = 0; i < rank; ++i) {
       int64_t p = perm && perm->ints.size() == from.size() ? perm->ints[static_cast<size_t>(i)] : rank - 1 - i;
@@ -130,7 +130,7 @@ std::optional<PlanBuilder::Strides> PlanBuilder::onnxViewStrides(const Node &n, 
     if (to.size() < from.size())
       return std::nullopt;
     size_t lead = to.size() - from.size();
-    Strides out(lead, 0);
+    Ints out(lead, 0);
     for (size_t k = 0; k < from.size(); ++k)
       out.push_back(from[k] == to[lead + k] ? strides[k] : 0);  // a broadcast dim repeats: stride 0
     return out;
@@ -138,7 +138,7 @@ std::optional<PlanBuilder::Strides> PlanBuilder::onnxViewStrides(const Node &n, 
   if (n.opType == "Split" || n.opType == "Slice") {
     if (to.size() != from.size())
       return std::nullopt;
-    Strides out(strides.begin(), strides.end());
+    Ints out(strides.begin(), strides.end());
     if (n.opType == "Slice" && n.inputs.size() > 4 && n.inputs[4]) {
       // A step multiplies its axis's stride.
       const ConstData *steps = constantPayload(n.inputs[4]);
@@ -163,7 +163,7 @@ std::optional<PlanBuilder::Strides> PlanBuilder::onnxViewStrides(const Node &n, 
       axis += rank;
     if (axis < 0 || axis >= rank || to.size() + 1 != from.size())
       return std::nullopt;
-    Strides out(strides.begin(), strides.end());
+    Ints out(strides.begin(), strides.end());
     out.erase(out.begin() + axis);
     return out;
   }
@@ -188,8 +188,8 @@ uint32_t PlanBuilder::viewStorage(const Node &n, unsigned oi) {
   // along an outer dim still views. Where sizes are symbolic, a reshape of a
   // permuted or expanded tensor is taken to copy.
   bool onnx = n.domain.empty() || n.domain == "ai.onnx";
-  std::optional<Strides> from = staticDims(base), to = staticDims(o), st = onnx ? stridesOf(base) : std::nullopt;
-  std::optional<Strides> out;
+  std::optional<Ints> from = staticDims(base), to = staticDims(o), st = onnx ? stridesOf(base) : std::nullopt;
+  std::optional<Ints> out;
   if (from && to && st) {
     out = reshape ? viewStrides(*from, *st, *to) : onnxViewStrides(n, *from, *st, *to);
     if (reshape && !out)
@@ -208,7 +208,7 @@ uint32_t PlanBuilder::viewStorage(const Node &n, unsigned oi) {
 llvm::SmallVector<std::pair<unsigned, int64_t>, 2> PlanBuilder::onnxMatmulCopies(const Node &n) {
   if (n.opType != "MatMul" || !(n.domain.empty() || n.domain == "ai.onnx") || n.inputs.size() != 2)
     return {};
-  std::optional<Strides> dims[2], strides[2];
+  std::optional<Ints> dims[2], strides[2];
   for (unsigned i = 0; i < 2; ++i) {
     dims[i] = staticDims(n.inputs[i]);
     strides[i] = stridesOf(n.inputs[i]);

@@ -102,15 +102,15 @@ private:
   void optimizerStep();
   /// The storage `o` (output `oi` of `n`) shares, or kNone when it is new.
   uint32_t viewStorage(const Node &n, unsigned oi);
-  using Strides = llvm::SmallVector<int64_t, 4>;
+  using Ints = llvm::SmallVector<int64_t, 4>;  // dims or strides
   /// A value's dims when every one is static.
-  static std::optional<Strides> staticDims(const Value *v);
+  static std::optional<Ints> staticDims(const Value *v);
   /// The strides PyTorch's tensor for `v` has: a view's as tracked, a
   /// storage of its own contiguous; nullopt when not known.
-  std::optional<Strides> stridesOf(const Value *v);
+  std::optional<Ints> stridesOf(const Value *v);
   /// The strides of ONNX view `n`'s output (Transpose, Slice, Split, Expand,
   /// Squeeze, a select...) from its base's; nullopt for any other op.
-  static std::optional<Strides> onnxViewStrides(const Node &n, llvm::ArrayRef<int64_t> from,
+  static std::optional<Ints> onnxViewStrides(const Node &n, llvm::ArrayRef<int64_t> from,
                                                 llvm::ArrayRef<int64_t> strides, llvm::ArrayRef<int64_t> to);
   /// The operands of ONNX MatMul `n` eager copies for its bmm (their strides
   /// cannot view [batch, rows, cols]: matmulOperandCopies), with the copies'
@@ -137,7 +137,7 @@ private:
   llvm::DenseSet<const Value *> permuted_;
   // The strides of the views an ONNX graph makes, which ONNX does not
   // record (stridesOf): nullopt where not known (a symbolic size).
-  llvm::DenseMap<const Value *, std::optional<Strides>> strides_;
+  llvm::DenseMap<const Value *, std::optional<Ints>> strides_;
   // Exporters decompose some single PyTorch kernels (GELU into Div, Erf, Add,
   // Mul, Mul): the pieces' outputs never exist in PyTorch; the last piece
   // stands for the kernel and reads the chain's input.
