@@ -1,13 +1,12 @@
 // Python locals from a torch.export graph's stack traces (PythonLocals.h).
 #include "graphlint/ir/PythonLocals.h"
 
-#include <llvm/ADT/DenseMap.h>
-#include <llvm/ADT/DenseSet.h>
-#include <llvm/ADT/StringSet.h>
-
 #include "graphlint/ir/ValueFacts.h"
 
+#include <llvm/ADT/DenseMap.h>
+#include <llvm/ADT/DenseSet.h>
 #include <llvm/ADT/StringExtras.h>
+#include <llvm/ADT/StringSet.h>
 
 #include <algorithm>
 #include <limits>
@@ -254,16 +253,18 @@ private:
   std::vector<OpenCall> open_;
 };
 
+// A file of torch's own package.
+bool inTorchFile(llvm::StringRef file) { return file.contains("/torch/") || file.startswith("torch/"); }
+
 }  // namespace
 
 AlignedFrames alignTraceFrames(const CallSite &s) {
-  auto inTorch = [](llvm::StringRef file) { return file.contains("/torch/") || file.startswith("torch/"); };
   // torch.nn's own module forwards (a non-strict trace has Linear's frame).
   auto torchModule = [](llvm::StringRef file) { return file.contains("torch/nn/modules/"); };
   AlignedFrames out;
   // Non-strict: one frame per module forward, whatever its function is called.
   bool paired = s.frames.size() == s.modules.size() &&
-                llvm::all_of(s.frames, [&](const TraceFrame &f) { return !inTorch(f.file) || torchModule(f.file); });
+                llvm::all_of(s.frames, [&](const TraceFrame &f) { return !inTorchFile(f.file) || torchModule(f.file); });
   if (paired) {
     out.frames = s.frames;
     out.modules = s.modules;
@@ -286,7 +287,7 @@ AlignedFrames alignTraceFrames(const CallSite &s) {
       return false;
     llvm::StringRef mod = type.take_front(dot);
     if (mod == "__main__")
-      return !inTorch(file);
+      return !inTorchFile(file);
     std::string path = mod.str();
     std::replace(path.begin(), path.end(), '.', '/');
     for (const std::string &tail : {path + ".py", path + "/__init__.py"})
@@ -297,8 +298,8 @@ AlignedFrames alignTraceFrames(const CallSite &s) {
   size_t next = 0;  // the outermost module no frame has claimed yet
   size_t firstHelper = 0;  // the helpers since the last module frame: out.frames[firstHelper..]
   for (const TraceFrame &f : s.frames) {
-    bool forward = f.function == "forward" && (!inTorch(f.file) || torchModule(f.file));
-    if (!forward && inTorch(f.file))
+    bool forward = f.function == "forward" && (!inTorchFile(f.file) || torchModule(f.file));
+    if (!forward && inTorchFile(f.file))
       continue;  // torch's own machinery (the dynamo export's wrapper, checkpoint)
     if (!forward && out.frames.empty())
       continue;  // the script that called the export (graphlint.record_python_frames records it)
@@ -344,8 +345,6 @@ AlignedFrames alignTraceFrames(const CallSite &s) {
 }
 
 namespace {
-
-bool inTorchFile(llvm::StringRef file) { return file.contains("/torch/") || file.startswith("torch/"); }
 
 // The function a statement's first line calls: `a, b = f(`, `return
 // self._attn(`, `x: T = g(`; "" when it calls none, or torch's own

@@ -256,24 +256,19 @@ def run_case(a, exp, tmp, name, batch, mode, truth, layers_truth=None):
                 fx_export(exp, model, inputs, plain, True)
             return predict(a.graphlint, plain, TRAIN + ["--recompute", "layer"])
         add("fx --recompute layer", via_recompute, layers_truth)
-    if a.onnx and mode in ("inference", "train"):
-        # The TorchScript export is the same file for both modes; the dynamo
-        # export of a training step is of the train() module.
-        path = os.path.join(tmp, "%s_b%d%s.onnx" % (name, batch, "_train" if DYNAMO and train else ""))
+    # The TorchScript export is the same file for both modes; the dynamo
+    # export of a training step is of the train() module.
+    for frontend, suffix, wanted in ((ONNX_FRONTEND, "", a.onnx),
+                                     ("onnx dynamo frames", ".frames", a.onnx and a.frames and DYNAMO)):
+        if not wanted or mode not in ("inference", "train"):
+            continue
+        path = os.path.join(tmp, "%s_b%d%s%s.onnx" % (name, batch, "_train" if DYNAMO and train else "", suffix))
 
-        def via_onnx():
+        def via_onnx(path=path, suffix=suffix):
             if not os.path.exists(path):
-                onnx_export(*variant(name, batch, "inference"), path, train)
+                onnx_export(*variant(name, batch, "inference"), path, train, frames=suffix == ".frames")
             return predict(a.graphlint, path, TRAIN if train else [])
-        add(ONNX_FRONTEND, via_onnx)
-    if a.onnx and a.frames and DYNAMO and mode in ("inference", "train"):
-        framed = os.path.join(tmp, "%s_b%d%s.frames.onnx" % (name, batch, "_train" if train else ""))
-
-        def via_onnx_frames():
-            if not os.path.exists(framed):
-                onnx_export(*variant(name, batch, "inference"), framed, train, frames=True)
-            return predict(a.graphlint, framed, TRAIN if train else [])
-        add("onnx dynamo frames", via_onnx_frames)
+        add(frontend, via_onnx)
     for frontend, suffix, wanted in ((".pt2", "", a.pt2), (".pt2 strict", ".strict", a.pt2_strict),
                                      (".pt2 frames", ".frames", a.pt2 and a.frames)):
         if not wanted or mode not in ("inference", "train"):

@@ -463,9 +463,8 @@ private:
       return;
     std::vector<int64_t> dims[2], strides[2];
     for (int i = 0; i < 2; ++i)
-      if (!staticDims(n.inputs[i]->type.shape, dims[i]) || !recordedStrides(*n.inputs[i], strides[i]) ||
-          dims[i].size() < 2)
-        return;  // 1-d operands and symbolic sizes: not judged
+      if (!staticDims(n.inputs[i]->type.shape, dims[i]) || !recordedStrides(*n.inputs[i], strides[i]))
+        return;  // symbolic sizes or strides: not judged
     std::string copies;
     for (auto [i, numel] : matmulOperandCopies(dims[0], strides[0], dims[1], strides[1]))
       copies += fmt::format("{}{}:{}", copies.empty() ? "" : ",", i, numel);

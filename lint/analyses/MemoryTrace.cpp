@@ -12,6 +12,7 @@
 #include <llvm/ADT/DenseSet.h>
 #include <llvm/ADT/StringMap.h>
 #include <llvm/ADT/StringSet.h>
+#include <llvm/Support/Path.h>
 
 #include <algorithm>
 #include <cmath>
@@ -187,8 +188,8 @@ uint32_t PlanBuilder::viewStorage(const Node &n, unsigned oi) {
   // chunks of a packed q/k/v projection (`.contiguous().view(...)`); a slice
   // along an outer dim still views. Where sizes are symbolic, a reshape of a
   // permuted or expanded tensor is taken to copy.
-  bool onnx = n.domain.empty() || n.domain == "ai.onnx";
-  std::optional<Ints> from = staticDims(base), to = staticDims(o), st = onnx ? stridesOf(base) : std::nullopt;
+  std::optional<Ints> from = staticDims(base), to = staticDims(o);
+  std::optional<Ints> st = isDefaultDomain(n.domain) ? stridesOf(base) : std::nullopt;
   std::optional<Ints> out;
   if (from && to && st) {
     out = reshape ? viewStrides(*from, *st, *to) : onnxViewStrides(n, *from, *st, *to);
@@ -206,7 +207,7 @@ uint32_t PlanBuilder::viewStorage(const Node &n, unsigned oi) {
 }
 
 llvm::SmallVector<std::pair<unsigned, int64_t>, 2> PlanBuilder::onnxMatmulCopies(const Node &n) {
-  if (n.opType != "MatMul" || !(n.domain.empty() || n.domain == "ai.onnx") || n.inputs.size() != 2)
+  if (n.opType != "MatMul" || !isDefaultDomain(n.domain) || n.inputs.size() != 2)
     return {};
   std::optional<Ints> dims[2], strides[2];
   for (unsigned i = 0; i < 2; ++i) {
@@ -710,8 +711,7 @@ Trace PlanBuilder::build(MemorySummary &sum) {
     for (size_t i = 0; i < unseen.size() && i < 3; ++i) {
       llvm::StringRef call(*unseen[i]);
       auto [where, code] = call.split(": ");
-      calls += fmt::format("{}{} `{}`", i ? ", " : "", where.rsplit('/').second.empty() ? where : where.rsplit('/').second,
-                           code);
+      calls += fmt::format("{}{} `{}`", i ? ", " : "", llvm::sys::path::filename(where), code);
     }
     if (unseen.size() > 3)
       calls += fmt::format(" and {} more", unseen.size() - 3);

@@ -111,7 +111,7 @@ private:
   /// The strides of ONNX view `n`'s output (Transpose, Slice, Split, Expand,
   /// Squeeze, a select...) from its base's; nullopt for any other op.
   static std::optional<Ints> onnxViewStrides(const Node &n, llvm::ArrayRef<int64_t> from,
-                                                llvm::ArrayRef<int64_t> strides, llvm::ArrayRef<int64_t> to);
+                                             llvm::ArrayRef<int64_t> strides, llvm::ArrayRef<int64_t> to);
   /// The operands of ONNX MatMul `n` eager copies for its bmm (their strides
   /// cannot view [batch, rows, cols]: matmulOperandCopies), with the copies'
   /// element counts.

@@ -46,8 +46,9 @@ std::vector<std::string> holdPythonLocals(Graph &g, const std::vector<CallSite> 
 /// a forward frame is innermost at that call a function (`attn, w =
 /// attention_interface(...)`, `self._attn(...)`, not torch's own nor a
 /// tensor method) which ran at least two kernels that allocate in one call,
-/// each as "FILE:LINE: CODE", the calls that ran the most kernels first. Empty for a trace that records helper
-/// frames (strict, or graphlint.record_python_frames).
+/// each as "FILE:LINE: CODE", the calls that ran the most kernels first.
+/// Empty for a trace that records helper frames (strict, or
+/// graphlint.record_python_frames).
 std::vector<std::string> unseenHelperCalls(const std::vector<CallSite> &sites);
 
 /// The model metadata key under which importers record unseenHelperCalls,
