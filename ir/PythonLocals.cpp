@@ -411,6 +411,18 @@ std::vector<std::string> unseenHelperCalls(const std::vector<CallSite> &sites) {
   };
   auto same = [](const TraceFrame &a, const TraceFrame &b) { return a.line == b.line && a.file == b.file; };
   std::vector<Run> runs;
+  llvm::StringSet<> modules;  // every module path a site ran in
+  for (const CallSite &s : sites)
+    for (const std::string &m : s.modules)
+      modules.insert(m);
+  // `self.fc(h).relu()` calls a submodule, whose kernels have its own
+  // scope; the ones at this statement are the tensor methods on its result.
+  auto callsSubmodule = [&](const CallSite &s, llvm::StringRef callee) {
+    if (!callee.consume_front("self.") || s.modules.empty())
+      return false;
+    const std::string &owner = s.modules.back();
+    return modules.count(owner.empty() ? callee.str() : owner + "." + callee.str()) > 0;
+  };
   bool open = false;  // runs.back() still runs
   for (const CallSite &s : sites) {
     if (!s.node || s.frames.empty())
@@ -418,8 +430,9 @@ std::vector<std::string> unseenHelperCalls(const std::vector<CallSite> &sites) {
     if (open && !(s.frames.size() > runs.back().depth && same(s.frames[runs.back().depth], *runs.back().frame)))
       open = false;
     const TraceFrame &f = s.frames.back();
-    if (!allocates(*s.node) || inTorchFile(f.file) || calledFunction(f.code).empty())
-      continue;  // a view, inside a torch module, or a statement of torch calls
+    std::string callee = allocates(*s.node) && !inTorchFile(f.file) ? calledFunction(f.code) : "";
+    if (callee.empty() || callsSubmodule(s, callee))
+      continue;  // a view, inside a torch module, a statement of torch calls, or a submodule's
     if (!open || runs.back().depth != s.frames.size() - 1) {
       runs.push_back({&f, s.frames.size() - 1, 0});
       open = true;

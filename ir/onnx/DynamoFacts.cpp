@@ -9,7 +9,9 @@
 
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/DenseSet.h>
+#include <llvm/ADT/STLExtras.h>
 #include <llvm/ADT/StringExtras.h>
+#include <llvm/ADT/StringMap.h>
 #include <llvm/ADT/StringSet.h>
 
 namespace graphlint::onnxio {
@@ -40,9 +42,120 @@ void readPlaceholders(llvm::StringRef fxNode, llvm::StringSet<> &out) {
   }
 }
 
+// The ExportedProgram's signature as the exporter writes it, one input per
+// line: "p_fc_weight: PARAMETER target='fc.weight'". (target, kind), in order.
+std::vector<std::pair<std::string, std::string>> signatureInputs(const Model &m) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto &[key, text] : m.metadata) {
+    if (key != "pkg.torch.export.ExportedProgram.graph_signature")
+      continue;
+    llvm::SmallVector<llvm::StringRef, 64> lines;
+    llvm::StringRef(text).split(lines, '\n');
+    for (llvm::StringRef line : lines) {
+      auto [name, rest] = line.trim().split(": ");
+      size_t at = rest.find(" target='");
+      if (name.empty() || at == llvm::StringRef::npos)
+        continue;
+      llvm::StringRef target = rest.drop_front(at + 9);
+      target = target.take_until([](char c) { return c == '\''; });
+      out.emplace_back(target.str(), rest.take_front(at).str());
+    }
+  }
+  return out;
+}
+
+// onnxscript's "['m.fc.weight', 'val_3', 'add_2']": the names in quotes.
+std::vector<std::string> foldedFrom(const Param &p) {
+  std::vector<std::string> out;
+  for (const auto &[key, list] : p.metadata) {
+    if (key != "pkg.onnxscript.optimizer.folded_from")
+      continue;
+    llvm::SmallVector<llvm::StringRef, 16> parts;
+    llvm::StringRef(list).split(parts, '\'');
+    for (size_t i = 1; i < parts.size(); i += 2)
+      out.push_back(parts[i].str());
+  }
+  return out;
+}
+
+// An ONNX constant the exporter made ("val_3"), not an FX node's name.
+bool isExporterConstant(llvm::StringRef name) {
+  return name.consume_front("val_") && !name.empty() && llvm::all_of(name, llvm::isDigit);
+}
+
+// From the optimizer's record of each fold and the signature (markDynamoParams);
+// `read`: the placeholders the file's FX nodes read. False when the file has
+// neither.
+bool markFoldedParams(Model &m, const llvm::StringSet<> &read) {
+  std::vector<std::pair<std::string, std::string>> inputs = signatureInputs(m);
+  if (inputs.empty())
+    return false;
+  llvm::StringMap<llvm::StringRef> kindOf;
+  for (const auto &[target, kind] : inputs)
+    kindOf.try_emplace(target, kind);
+  Graph &g = *m.graph;
+  // The modules some node runs in: every prefix of every node's module path.
+  llvm::StringSet<> runs;
+  for (const auto &np : g.nodes())
+    for (llvm::StringRef path = np->modulePath; !path.empty(); path = path.rsplit('.').first) {
+      if (!runs.insert(path).second)
+        break;
+      if (!path.contains('.'))
+        break;
+    }
+  llvm::StringSet<> standsFor;  // parameters an initializer stands for
+  llvm::StringSet<> foldedInto;  // parameters folded with others or into what the forward computes
+  bool recorded = false;
+  for (const auto &p : g.params()) {
+    if (!p->value)
+      continue;
+    standsFor.insert(p->value->name);
+    std::vector<std::string> from = foldedFrom(*p);
+    if (from.empty())
+      continue;
+    recorded = true;
+    if (p->trained)
+      continue;  // the file's training info said
+    std::vector<llvm::StringRef> params;
+    bool computes = false;  // folded from what the forward computes
+    bool ofFoldedModule = false;  // read a parameter or buffer of a module no node runs in
+    for (const std::string &name : from) {
+      auto it = kindOf.find(name);
+      if (it != kindOf.end() && it->second == "PARAMETER")
+        params.push_back(name);
+      else if (it != kindOf.end() || !isExporterConstant(name))
+        computes = true;  // a buffer, a user input, an FX node
+      if (it != kindOf.end() && (it->second == "PARAMETER" || it->second == "BUFFER")) {
+        llvm::StringRef module = llvm::StringRef(name).rsplit('.').first;
+        ofFoldedModule |= module != name && !runs.count(module);
+      }
+    }
+    p->trained = !params.empty();
+    p->computed = computes || params.empty();
+    p->heldByCaller = p->computed && ofFoldedModule;
+    if (params.size() == 1 && !computes)
+      standsFor.insert(params[0]);
+    else
+      foldedInto.insert(params.begin(), params.end());
+  }
+  if (!recorded)
+    return false;
+  // A parameter folded into an initializer that does not stand for it, which
+  // no other initializer stands for and no node reads (under its name, folded
+  // into one the node reads, or tied to another's initializer: the exporter
+  // keeps one). A parameter the signature lists but nothing in the file names
+  // is not reported: tied parameters are listed twice and read once.
+  for (const auto &[target, kind] : inputs)
+    if (kind == "PARAMETER" && foldedInto.count(target) && !standsFor.count(target) &&
+        !read.count("p_" + placeholderSuffix(target)))
+      m.metadata.emplace_back(kFoldedParameter, target);
+  return true;
+}
+
 }  // namespace
 
-void markDynamoParams(Graph &g) {
+void markDynamoParams(Model &m) {
+  Graph &g = *m.graph;
   // Per node, the placeholders its FX node read; all of them together.
   llvm::DenseMap<const Node *, llvm::StringSet<>> readBy;
   llvm::StringSet<> read;
@@ -63,8 +176,9 @@ void markDynamoParams(Graph &g) {
   auto folded = [&](llvm::StringRef placeholder) {
     return placeholder.startswith("p_") && !named.count(placeholder);
   };
+  bool foldsRecorded = markFoldedParams(m, read);
   for (const auto &p : g.params()) {
-    if (!p->value || p->trained)
+    if (!p->value || p->trained || (foldsRecorded && !foldedFrom(*p).empty()))
       continue;
     std::string suffix = placeholderSuffix(p->value->name);
     if (read.count("p_" + suffix)) {

@@ -20,14 +20,28 @@ namespace graphlint::onnxio {
 /// read is trained or not as that says. The exporter's optimizer folds
 /// constants: a weight's transpose becomes a new initializer (`val_12`) whose
 /// parameter no initializer is named after any more; a causal mask or a
-/// rotary table computed from buffers becomes an initializer too. A folded
-/// initializer is trained when a node that reads it read a parameter that
-/// survives under no initializer of its own; any other folded initializer
-/// is `computed` (Param::computed): the forward makes it in eager. Nothing
-/// is set when no node
-/// carries an FX node (another exporter), or for an initializer no reader of
-/// which does (the heuristic of TrainableParams decides).
-void markDynamoParams(Graph &g);
+/// rotary table computed from buffers becomes an initializer too.
+///
+/// onnxscript's optimizer names what it folded into each such initializer
+/// (its value_info's `pkg.onnxscript.optimizer.folded_from`), and the
+/// exporter writes the ExportedProgram's signature (the main graph's
+/// `pkg.torch.export.ExportedProgram.graph_signature`), which says which of
+/// those names are parameters. Where both are there: an initializer folded
+/// from one parameter and constants only (a transpose, Gemma's `1 + weight`)
+/// stands for that parameter (trained); one folded from parameters and what
+/// the forward computes (OPT's position embedding of constant positions) is
+/// `computed` (Param::computed) and trained: eager makes it in the forward,
+/// and the gradient reaches the parameters through it; one folded from no
+/// parameter is `computed` (a mask, a rotary table). Each parameter of the
+/// signature that no initializer stands for is recorded in the model's
+/// metadata (kFoldedParameter).
+///
+/// Without them (an older onnxscript), a folded initializer is trained when
+/// a node that reads it read a parameter that survives under no initializer
+/// of its own; any other folded initializer is `computed`. Nothing is set
+/// when no node carries an FX node (another exporter), or for an initializer
+/// no reader of which does (the heuristic of TrainableParams decides).
+void markDynamoParams(Model &m);
 
 /// A node the exporter's optimizer made (a Split for SplitToSequence +
 /// SequenceAt, a fused pattern) carries no scopes: it gets the innermost

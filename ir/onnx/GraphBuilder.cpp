@@ -127,19 +127,8 @@ std::unique_ptr<Graph> GraphBuilder::build(const onnx::GraphProto &gp, Graph *pa
     n->domain = isDefaultDomain(np.domain()) ? std::string() : np.domain();
     n->opsetVersion = model_.opsetVersion(n->domain);
     n->docString = np.doc_string();
-    // metadata_props (field 9) is newer than the installed ONNX: it survives
-    // parsing as an unknown field of StringStringEntryProto messages.
-    const auto &unknown = np.GetReflection()->GetUnknownFields(np);
-    for (int i = 0; i < unknown.field_count(); ++i) {
-      const auto &uf = unknown.field(i);
-      if (uf.number() != 9 || uf.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
-        continue;
-      onnx::StringStringEntryProto kv;
-      if (kv.ParseFromString(uf.length_delimited())) {
-        makeStringsValidUtf8(kv);
-        n->metadata.emplace_back(kv.key(), kv.value());
-      }
-    }
+    // metadata_props (field 9) is newer than the installed ONNX.
+    n->metadata = newerMetadataProps(np, 9);
     if (model_.findFunction(n->domain, n->opType))
       n->op = OpRegistry::instance().lookup("graphlint.function", n->opType, 1);
     else
@@ -222,9 +211,16 @@ std::unique_ptr<Graph> GraphBuilder::build(const onnx::GraphProto &gp, Graph *pa
     v->markGraphOutput();
     g->outputs.push_back(v);
   }
-  for (const auto &vi : gp.value_info())
-    if (Value *v = g->findLocal(vi.name()); v && v->type.kind == TypeKind::Unknown)
+  for (const auto &vi : gp.value_info()) {
+    Value *v = g->findLocal(vi.name());
+    if (v && v->type.kind == TypeKind::Unknown)
       v->type = typeFromProto(vi.type());
+    // An initializer's value_info metadata (field 4, newer than the installed
+    // ONNX): onnxscript's optimizer names what it folded into it there.
+    if (v && v->kind == Value::Kind::Param && v->param)
+      for (auto &kv : newerMetadataProps(vi, 4))
+        v->param->metadata.push_back(std::move(kv));
+  }
 
   sortTopologically(*g);
   // Node::index is final now: map it to the proto each node came from.

@@ -122,8 +122,12 @@ public:
       m.functions.push_back(std::move(f));
     }
     m.graph = builder.build(proto_.graph(), nullptr, nullptr, "main");
+    // The main graph's metadata_props (field 16, newer than the installed
+    // ONNX): the dynamo exporter writes the ExportedProgram's signature there.
+    for (auto &kv : onnxio::newerMetadataProps(proto_.graph(), 16))
+      m.metadata.push_back(std::move(kv));
     markTrainedParams(*m.graph);
-    onnxio::markDynamoParams(*m.graph);
+    onnxio::markDynamoParams(m);
     onnxio::inferDynamoScopes(*m.graph);
     onnxio::recordDynamoModuleContainers(m);
     for (std::string &call : onnxio::holdDynamoPythonLocals(*m.graph))

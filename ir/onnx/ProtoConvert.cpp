@@ -349,4 +349,20 @@ size_t makeStringsValidUtf8(google::protobuf::Message &m, std::string *first) {
   return repaired;
 }
 
+std::vector<std::pair<std::string, std::string>> newerMetadataProps(const google::protobuf::Message &m, int field) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const auto &unknown = m.GetReflection()->GetUnknownFields(m);
+  for (int i = 0; i < unknown.field_count(); ++i) {
+    const auto &uf = unknown.field(i);
+    if (uf.number() != field || uf.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
+      continue;
+    onnx::StringStringEntryProto kv;
+    if (kv.ParseFromString(uf.length_delimited())) {
+      makeStringsValidUtf8(kv);
+      out.emplace_back(kv.key(), kv.value());
+    }
+  }
+  return out;
+}
+
 }  // namespace graphlint::onnxio

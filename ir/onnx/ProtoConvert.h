@@ -25,6 +25,12 @@ void attributeFromProto(const onnx::AttributeProto &a, Attribute &out);
 /// as repaired. Nesting is bounded by the parser's recursion limit.
 size_t makeStringsValidUtf8(google::protobuf::Message &m, std::string *first = nullptr);
 
+/// The `metadata_props` (StringStringEntryProto) an ONNX newer than the
+/// installed one keeps in field `field` of `m` (NodeProto 9, ValueInfoProto 4,
+/// GraphProto 16): they survive parsing as unknown fields. Strings are made
+/// valid UTF-8.
+std::vector<std::pair<std::string, std::string>> newerMetadataProps(const google::protobuf::Message &m, int field);
+
 /// Decodes a retained (small) payload into ints/floats; false when absent.
 bool decodeSmallPayload(const onnx::TensorProto &t, ConstData &out);
 

@@ -142,6 +142,40 @@ void Liveness::holdModuleArguments(const Graph &g, const Model *model) {
           lu = std::max(lu, scopeEnd[(*scopes)[d]]);
     }
   }
+  // The output of a module call the exporter folded whole (Param::heldByCaller)
+  // has no producer: eager bound it to a Python local of the module around all
+  // its readers (a position embedding, a rotary table, passed down to each
+  // reader), so it lives until that module returns; the outermost forward's
+  // until the graph ends.
+  llvm::DenseMap<const Value *, std::vector<unsigned>> around;  // the readers' common scopes
+  for (const auto &np : nodes) {
+    const std::vector<unsigned> *scopes = chainOf(*np);
+    if (!scopes)
+      continue;
+    for (const Value *v : np->inputs) {
+      if (!v || v->kind != Value::Kind::Param || !v->param || !v->param->heldByCaller)
+        continue;
+      auto [it, first] = around.try_emplace(v, *scopes);
+      if (first)
+        continue;
+      std::vector<unsigned> &common = it->second;
+      size_t d = 0;
+      while (d < common.size() && d < scopes->size() && common[d] == (*scopes)[d])
+        ++d;
+      common.resize(d);
+    }
+  }
+  int64_t last = nodes.empty() ? 0 : static_cast<int64_t>(nodes.size()) - 1;
+  for (const auto &[v, common] : around) {
+    int64_t end = last;
+    for (auto sc = common.rbegin(); sc != common.rend(); ++sc)
+      if (holds[*sc]) {
+        end = scopeEnd[*sc];
+        break;
+      }
+    int64_t &lu = lastRead_[v];
+    lu = std::max(lu, end);
+  }
 }
 
 }  // namespace graphlint

@@ -20,6 +20,19 @@
 #include <set>
 
 namespace graphlint::memory {
+namespace {
+
+// A caveat's list: the first three items, then how many more.
+std::string firstFew(const std::vector<std::string> &items) {
+  std::string out;
+  for (size_t i = 0; i < items.size() && i < 3; ++i)
+    out += (i ? ", " : "") + items[i];
+  if (items.size() > 3)
+    out += fmt::format(" and {} more", items.size() - 3);
+  return out;
+}
+
+}  // namespace
 
 std::optional<uint64_t> PlanBuilder::elementsOf(const Value *v) {
   if (!v || !v->type.isTensor() || !v->type.shape.rankKnown)
@@ -76,6 +89,11 @@ void PlanBuilder::classifyParams() {
 void PlanBuilder::computeNeedsGrad() {
   for (const Value *p : trainableOrder_)
     needsGrad_.insert(p);
+  // A value the forward computes from trained parameters (an exporter's
+  // fold, Param::computed): the gradient reaches them through it.
+  for (const auto &p : g_.params())
+    if (p->value && p->computed && p->trained.value_or(false))
+      needsGrad_.insert(p->value);
   for (const auto &n : g_.nodes()) {
     bool any = false;
     for (const Value *in : n->inputs)
@@ -700,28 +718,31 @@ Trace PlanBuilder::build(MemorySummary &sum) {
       sum.assumedDims.push_back(fmt::format("{}={}", sym.name, *sym.value));
   for (const std::string &d : assumed_)
     sum.assumedDims.push_back(d + "=1");
-  // Python locals the file's stack traces cannot show (PythonLocals.h).
-  std::vector<const std::string *> unseen;
-  for (const auto &[key, call] : m_.metadata)
-    if (key == kUnseenHelperCall)
-      unseen.push_back(&call);
-  if (!unseen.empty()) {
-    // "FILE:LINE: CODE" named by the file's base name, at most three.
-    std::string calls;
-    for (size_t i = 0; i < unseen.size() && i < 3; ++i) {
-      llvm::StringRef call(*unseen[i]);
-      auto [where, code] = call.split(": ");
-      calls += fmt::format("{}{} `{}`", i ? ", " : "", llvm::sys::path::filename(where), code);
+  // Python locals the file's stack traces cannot show (PythonLocals.h), each
+  // "FILE:LINE: CODE", named by the file's base name.
+  std::vector<std::string> unseen, folded;
+  for (const auto &[key, value] : m_.metadata)
+    if (key == kUnseenHelperCall) {
+      auto [where, code] = llvm::StringRef(value).split(": ");
+      unseen.push_back(fmt::format("{} `{}`", llvm::sys::path::filename(where), code));
+    } else if (key == kFoldedParameter) {
+      folded.push_back(value);
     }
-    if (unseen.size() > 3)
-      calls += fmt::format(" and {} more", unseen.size() - 3);
+  if (!unseen.empty())
     sum.caveats.push_back(fmt::format(
         "the Python locals of helper functions are not in this file's stack traces (a non-strict torch.export "
         "records `forward` frames only): {}; eager holds a helper's locals until it returns, so the peak can be "
         "higher than shown; export under graphlint.record_python_frames() or with strict=True to record them "
         "(docs/pt2.md)",
-        calls));
-  }
+        firstFew(unseen)));
+  // Parameters the exporter's optimizer folded away (DynamoFacts.h).
+  if (!folded.empty())
+    sum.caveats.push_back(fmt::format(
+        "{} parameter{} of the exported model {} no initializer in this file (torch.onnx's optimizer folded {} into "
+        "constants): {}; {} weights, gradients and optimizer state are not counted, so the peak can be higher than "
+        "shown; export with torch.onnx.export(..., optimize=False) to keep them (docs/memory.md)",
+        folded.size(), folded.size() == 1 ? "" : "s", folded.size() == 1 ? "has" : "have",
+        folded.size() == 1 ? "it" : "them", firstFew(folded), folded.size() == 1 ? "its" : "their"));
   // Provenance: of the main graph's tensors (params, inputs, node outputs),
   // how many have no size (they count as 0 bytes above).
   sum.unsizedTensors = 0;

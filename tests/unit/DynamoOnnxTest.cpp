@@ -2,15 +2,17 @@
 // dynamo=True), opset 18): findings point at the user's file:line from the
 // per-node `pkg.torch.onnx.stack_trace`, and carry the module path from
 // `pkg.torch.onnx.name_scopes` (not the FX node name that list ends with).
-// What the exporter's optimizer folds is read back from the FX nodes it
-// records (`pkg.torch.onnx.fx_node`): which initializers are parameters,
-// which it computed from buffers and constants, and the Python locals of the
-// stack traces. The fixtures are written by tests/fixtures/dynamo/make_dynamo.py
+// What the exporter's optimizer folds is read back from what it records (the
+// FX nodes, `pkg.torch.onnx.fx_node`; each fold's sources,
+// `pkg.onnxscript.optimizer.folded_from`; the ExportedProgram's signature):
+// which initializers are parameters, which it computed from buffers and
+// constants, and the Python locals of the stack traces. The fixtures are written by tests/fixtures/dynamo/make_dynamo.py
 // (torch 2.13).
 #include "TestSupport.h"
 
 #include "graphlint/ir/Importer.h"
 #include "graphlint/lint/Driver.h"
+#include "graphlint/lint/Liveness.h"
 #include "graphlint/lint/MemoryPlan.h"
 #include "graphlint/lint/TrainableParams.h"
 #include "ir/onnx/SourceInfo.h"
@@ -91,6 +93,63 @@ TEST(DynamoOnnx, FoldedInitializersAreParametersOrForwardValues) {
   for (const MemoryPlan::Contributor &c : ctx.get<MemoryPlan>().atPeak())
     biasLive |= c.value && c.value->name == "masked_fill";
   EXPECT_FALSE(biasLive) << "freed after the scores' Add, before the peak";
+}
+
+// dynamo_folds_model.py in train(): the optimizer folds the position
+// module's whole forward (an embedding of constant positions) into one
+// initializer, `embedding`, and keeps nothing of its table; ScaledNorm's
+// `1 + weight` into `add`, which stands for the weight.
+TEST(DynamoOnnx, FoldsOfParametersReadFromTheOptimizersRecord) {
+  auto m = importModelFile(sourcePath("tests/fixtures/dynamo/dynamo_folds.onnx"), {});
+  ASSERT_TRUE(static_cast<bool>(m)) << llvm::toString(m.takeError());
+  const Graph &g = *(*m)->graph;
+  std::set<std::string> trained, computed, heldByCaller;
+  for (const Value *v : trainableParams(g))
+    trained.insert(v->name);
+  const Value *positions = nullptr;
+  for (const auto &p : g.params()) {
+    if (p->computed)
+      computed.insert(p->value->name);
+    if (p->heldByCaller)
+      heldByCaller.insert(p->value->name);
+    if (p->value->name == "embedding")
+      positions = p->value;
+  }
+  EXPECT_EQ(trained, (std::set<std::string>{"add", "fc.bias", "val_5"}));
+  EXPECT_EQ(computed, (std::set<std::string>{"embedding", "scalar_tensor_default"}));
+  EXPECT_EQ(heldByCaller, std::set<std::string>{"embedding"});
+  ASSERT_NE(positions, nullptr);
+  EXPECT_TRUE(positions->param->trained.value_or(false)) << "the gradient reaches the table through it";
+  std::vector<std::string> folded;
+  for (const auto &kv : (*m)->metadata)
+    if (kv.first == kFoldedParameter)
+      folded.push_back(kv.second);
+  EXPECT_EQ(folded, std::vector<std::string>{"positions.table.weight"});
+  // `pos = self.positions(x)` is a local of the model's forward: held until it
+  // returns, past its one read (the Mul).
+  auto lastReads = Liveness(g, {}, m->get()).lastReads();
+  EXPECT_EQ(lastReads[positions], static_cast<int64_t>(g.nodes().size()) - 1);
+
+  // The training step: `x.sigmoid() * pos` saves the sigmoid, since pos
+  // needs a gradient, and the norm's Mul saves its input, since `1 + weight`
+  // needs one; the positions are gone by then.
+  graphlint::Setup setup;
+  setup.train = true;
+  setup.optimizer = Optimizer::Adam;
+  AnalysisContext ctx(**m, setup);
+  const MemoryPlan &plan = ctx.get<MemoryPlan>();
+  std::set<std::string> atPeak;
+  for (const MemoryPlan::Contributor &c : plan.atPeak())
+    if (c.value)
+      atPeak.insert(c.value->name);
+  EXPECT_EQ(plan.summary().peakPhase, "backward");
+  EXPECT_TRUE(atPeak.count("sigmoid"));
+  EXPECT_TRUE(atPeak.count("mul"));
+  EXPECT_FALSE(atPeak.count("embedding"));
+  // The table is not counted, and the report says so (and names no helper:
+  // `self.fc(h).relu()` calls a submodule).
+  ASSERT_EQ(plan.summary().caveats.size(), 1u);
+  EXPECT_NE(plan.summary().caveats[0].find("positions.table.weight"), std::string::npos);
 }
 
 }  // namespace

@@ -135,9 +135,11 @@ private:
                      "memory per GPU (params, grads, optimizer state,\n"
                      "activations, peak allocated/reserved, capacity,\n"
                      "headroom), the largest tensors at the peak, and\n"
-                     "caveats: what the figures cannot include, e.g. helper\n"
+                     "caveats: what the figures cannot include (helper\n"
                      "functions' Python locals a non-strict torch.export\n"
-                     "does not record (json always has a `memory` section);\n"
+                     "does not record; parameters a dynamo ONNX export's\n"
+                     "optimizer folded away); json always has a `memory`\n"
+                     "section;\n"
                      "docs/memory.md, docs/pt2.md"),
       "memory");
   cl::opt<std::string> &memoryPlot_ = add<cl::opt<std::string>>(

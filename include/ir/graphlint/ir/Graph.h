@@ -82,7 +82,22 @@ struct Param {
   /// constant positions) that the exporter's optimizer folded into an
   /// initializer. Eager allocates it while the forward runs, not before.
   bool computed = false;
+  /// A `computed` value that is the output of a module call the optimizer
+  /// folded whole (OPT's position embedding module, a rotary embedding
+  /// module: no node of the file runs in it): the caller binds it to a Python
+  /// local, so eager holds it until the caller's forward returns.
+  bool heldByCaller = false;
+  /// ONNX: the metadata_props of the initializer's value_info (onnxscript's
+  /// optimizer records `pkg.onnxscript.optimizer.folded_from` there).
+  std::vector<std::pair<std::string, std::string>> metadata;
 };
+
+/// Model metadata key: a parameter of the exported model that no initializer
+/// of the file stands for (torch.onnx's dynamo exporter folded it into a value
+/// the forward computes, or into a constant equal to another), one entry per
+/// parameter, its module path as the value. Its weights, gradient and
+/// optimizer state are not in the memory plan.
+inline constexpr const char *kFoldedParameter = "graphlint.folded_parameter";
 
 enum class AttrKind : uint8_t {
   Undefined, Float, Int, String, Tensor, Graph, SparseTensor, TypeProto,
