@@ -456,6 +456,10 @@ void PlanBuilder::forward(bool training) {
     if (const Value *like = droppedIndicesOf(n); like && extraSaved_[n.index] == kNone)
       if (unsigned bits = dtypeBits(like->type.dtype))
         temps.push_back(t_.alloc(bytesOf(like, false) * 64 / bits, MemoryKind::Temporary, nullptr, &n));
+    // The convolution's output under a batch norm the exporter fused into
+    // the Conv, freed when the batch norm returns unless saved above.
+    if (const Value *convOut = fusedBatchNormOutput(n); convOut && extraSaved_[n.index] == kNone)
+      temps.push_back(t_.alloc(bytesOf(convOut, true), MemoryKind::Temporary, convOut, &n));
     t_.mark(&n, nodeLabel(n), MemoryPhase::Forward);
     for (uint32_t tmp : temps)
       t_.release(tmp);

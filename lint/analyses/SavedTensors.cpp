@@ -125,6 +125,22 @@ const Value *droppedIndicesOf(const Node &n) {
   return rank == 4 || rank == 5 ? y : nullptr;
 }
 
+const Value *fusedBatchNormOutput(const Node &n) {
+  if (n.opType != "Conv" || !isDefaultDomain(n.domain) || n.outputs.empty() || !n.outputs[0])
+    return nullptr;
+  const std::string *fx = n.metadataValue("pkg.torch.onnx.fx_node");
+  if (!fx)
+    return nullptr;
+  llvm::StringRef target = llvm::StringRef(*fx).split("target=").second;
+  target = target.take_until([](char c) { return c == ']' || c == '('; });
+  return target.startswith("torch.ops.aten._native_batch_norm_legit") ||
+                 target.startswith("torch.ops.aten.native_batch_norm") ||
+                 target.startswith("torch.ops.aten.batch_norm") ||
+                 target.startswith("torch.ops.aten.cudnn_batch_norm")
+             ? n.outputs[0]
+             : nullptr;
+}
+
 namespace {
 
 /// Buffers an op saves that are not graph values.
@@ -140,8 +156,9 @@ uint64_t extraSaved(const Node &n, llvm::StringRef rule) {
   if (rule == "Dropout" && !secondOutput &&
       ((n.domain == "aten" && !isIdentityDropout(n)) || isTrainingOnnxDropout(n)))
     return bytesOfStatic(y, 1);
-  if (rule == "BatchNormalization" || rule == "InstanceNormalization" || rule == "GroupNormalization") {
-    auto c = x ? x->type.staticDim(1) : std::nullopt;
+  if (rule == "BatchNormalization" || rule == "InstanceNormalization" || rule == "GroupNormalization" ||
+      fusedBatchNormOutput(n)) {
+    auto c = rule == "Conv" ? (y ? y->type.staticDim(1) : std::nullopt) : (x ? x->type.staticDim(1) : std::nullopt);
     return c && *c > 0 ? static_cast<uint64_t>(*c) * 8 : 0;  // fp32 mean and inverse std
   }
   if (rule == "LayerNormalization" || rule == "RMSNormalization") {
@@ -242,10 +259,15 @@ SavedForBackward savedForBackward(const Node &n, llvm::ArrayRef<bool> needsGrad)
   // result, then nll_loss: the log-probabilities unless the graph outputs them.
   if (rule == "SoftmaxCrossEntropyLoss" && !(n.outputs.size() > 1 && n.outputs[1]) && !n.inputs.empty())
     s.extraLike = n.inputs[0];
+  // The batch norm fused into a Conv keeps the convolution's output.
+  if (const Value *convOut = fusedBatchNormOutput(n))
+    s.extraLike = convOut;
   return s;
 }
 
 const Value *backwardTemporaryLike(const Node &n) {
+  if (const Value *convOut = fusedBatchNormOutput(n))
+    return convOut;  // the batch norm's gradient of its input
   return ruleName(n) == "SoftmaxCrossEntropyLoss" && !n.inputs.empty() ? n.inputs[0] : nullptr;
 }
 

@@ -152,5 +152,53 @@ TEST(DynamoOnnx, FoldsOfParametersReadFromTheOptimizersRecord) {
   EXPECT_NE(plan.summary().caveats[0].find("positions.table.weight"), std::string::npos);
 }
 
+// dynamo_folds_model.py's ConvBN: the optimizer fuses the batch norm into the
+// Conv, which carries the batch norm's FX node. Eager still runs the
+// convolution and the batch norm: the convolution's output (2x8x8x8 fp32,
+// 4 KiB) is a buffer the file does not have.
+TEST(DynamoOnnx, ABatchNormFusedIntoAConvStillAllocatesTheConvolutionsOutput) {
+  auto findConv = [](const Graph &g) -> const Node * {
+    for (const auto &n : g.nodes())
+      if (n->opType == "Conv")
+        return n.get();
+    return nullptr;
+  };
+  // Inference: the convolution's output is live while the batch norm runs.
+  auto eval = importModelFile(sourcePath("tests/fixtures/dynamo/dynamo_convbn.onnx"), {});
+  ASSERT_TRUE(static_cast<bool>(eval)) << llvm::toString(eval.takeError());
+  const Node *conv = findConv(*(*eval)->graph);
+  ASSERT_NE(conv, nullptr);
+  EXPECT_EQ(fusedBatchNormOutput(*conv), conv->outputs[0]);
+  {
+    graphlint::Setup setup;
+    AnalysisContext ctx(**eval, setup);
+    const MemoryPlan &plan = ctx.get<MemoryPlan>();
+    EXPECT_EQ(plan.peakNode(), conv);
+    bool convOutput = false;
+    for (const MemoryPlan::Contributor &c : plan.atPeak())
+      convOutput |= c.kind == MemoryKind::Temporary && c.bytes == 4096;
+    EXPECT_TRUE(convOutput) << "the convolution's output, freed when the batch norm returns";
+  }
+  // Training: the batch norm saves it, with its fp32 mean and inverse std.
+  auto train = importModelFile(sourcePath("tests/fixtures/dynamo/dynamo_convbn_train.onnx"), {});
+  ASSERT_TRUE(static_cast<bool>(train)) << llvm::toString(train.takeError());
+  graphlint::Setup setup;
+  setup.train = true;
+  setup.optimizer = Optimizer::Adam;
+  AnalysisContext ctx(**train, setup);
+  bool saved = false;
+  for (const MemoryPlan::Contributor &c : ctx.get<MemoryPlan>().atPeak())
+    saved |= c.kind == MemoryKind::Saved && c.bytes == 4096 + 8 * 8 && c.producer && c.producer->opType == "Conv";
+  EXPECT_TRUE(saved);
+  // A Conv the exporter wrote alone (no batch norm's FX node) is one kernel.
+  Node plain;
+  plain.opType = "Conv";
+  plain.outputs.push_back(conv->outputs[0]);
+  EXPECT_EQ(fusedBatchNormOutput(plain), nullptr);
+  plain.metadata = {{"pkg.torch.onnx.fx_node", "%conv2d : [num_users=1] = call_function[target=torch.ops.aten."
+                                               "conv2d.default](args = (%x, %p_conv_weight), kwargs = {})"}};
+  EXPECT_EQ(fusedBatchNormOutput(plain), nullptr);
+}
+
 }  // namespace
 }  // namespace graphlint

@@ -63,6 +63,14 @@ const Value *backwardTemporaryLike(const Node &n);
 /// unless autograd saves them. nullptr for other nodes.
 const Value *droppedIndicesOf(const Node &n);
 
+/// The output of an ONNX Conv into which torch.onnx's dynamo exporter's
+/// optimizer fused the batch norm after it (the Conv carries the batch norm's
+/// FX node, `aten._native_batch_norm_legit*`), or nullptr. Eager runs both:
+/// the convolution's own output, a buffer the file does not have, is the
+/// size of this one; the batch norm reads it, and in training saves it with
+/// its fp32 mean and inverse std, and its backward makes a gradient of it.
+const Value *fusedBatchNormOutput(const Node &n);
+
 /// How the gradient of input `i` comes out of a node's backward: a view of
 /// the output's gradient (Add, views, Concat's pieces) or a new buffer.
 bool gradPassesThrough(const Node &n, unsigned input);
