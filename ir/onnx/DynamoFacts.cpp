@@ -83,6 +83,25 @@ bool isExporterConstant(llvm::StringRef name) {
   return name.consume_front("val_") && !name.empty() && llvm::all_of(name, llvm::isDigit);
 }
 
+// Whether a node that reads `v` runs in the statement that calls one of
+// `modules` (`x = self.tok_emb(idx) + self.pos_emb(pos)`): the folded output
+// of that call is then a temporary of the statement, not a caller's local.
+bool readWhereCalled(const Value &v, llvm::ArrayRef<llvm::StringRef> modules) {
+  for (const Use &u : v.uses) {
+    const std::string *trace = u.user->metadataValue("pkg.torch.onnx.stack_trace");
+    std::vector<TraceFrame> frames = trace ? parseTraceFrames(*trace, kMaxFrames) : std::vector<TraceFrame>{};
+    if (frames.empty())
+      continue;
+    llvm::StringRef code = frames.back().code;
+    for (llvm::StringRef module : modules) {
+      llvm::StringRef attribute = module.contains('.') ? module.rsplit('.').second : module;
+      if (code.contains(("self." + attribute + "(").str()))
+        return true;
+    }
+  }
+  return false;
+}
+
 // From the optimizer's record of each fold and the signature (markDynamoParams);
 // `read`: the placeholders the file's FX nodes read. False when the file has
 // neither.
@@ -118,21 +137,25 @@ bool markFoldedParams(Model &m, const llvm::StringSet<> &read) {
       continue;  // the file's training info said
     std::vector<llvm::StringRef> params;
     bool computes = false;  // folded from what the forward computes
-    bool ofFoldedModule = false;  // read a parameter or buffer of a module no node runs in
+    llvm::SmallVector<llvm::StringRef, 4> foldedModules;  // whose parameter or buffer it read; no node runs in them
     for (const std::string &name : from) {
       auto it = kindOf.find(name);
       if (it != kindOf.end() && it->second == "PARAMETER")
         params.push_back(name);
       else if (it != kindOf.end() || !isExporterConstant(name))
         computes = true;  // a buffer, a user input, an FX node
-      if (it != kindOf.end() && (it->second == "PARAMETER" || it->second == "BUFFER")) {
-        llvm::StringRef module = llvm::StringRef(name).rsplit('.').first;
-        ofFoldedModule |= module != name && !runs.count(module);
-      }
+      // The module that owns it and the ones around it that no node runs in.
+      if (it != kindOf.end() && (it->second == "PARAMETER" || it->second == "BUFFER"))
+        for (llvm::StringRef path = name; path.contains('.');) {
+          path = path.rsplit('.').first;
+          if (runs.count(path))
+            break;
+          foldedModules.push_back(path);
+        }
     }
     p->trained = !params.empty();
     p->computed = computes || params.empty();
-    p->heldByCaller = p->computed && ofFoldedModule;
+    p->heldByCaller = p->computed && !foldedModules.empty() && !readWhereCalled(*p->value, foldedModules);
     if (params.size() == 1 && !computes)
       standsFor.insert(params[0]);
     else

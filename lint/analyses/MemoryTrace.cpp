@@ -380,6 +380,25 @@ void PlanBuilder::forward(bool training) {
     auto idx = static_cast<int64_t>(n.index);
     llvm::SmallVector<uint32_t, 2> temps;
     gatherZero3(n, temps);
+    auto freeIfDone = [&](const Value *v) {
+      auto it = v ? storageOf_.find(v) : storageOf_.end();
+      if (it == storageOf_.end())
+        return;
+      uint32_t st = it->second;
+      if (st < lastUse_.size() && lastUse_[st] >= 0 && lastUse_[st] <= idx && !savedUntil_.count(st))
+        t_.release(st);
+    };
+    // A batch norm the exporter fused into this Conv: in inference eager's
+    // convolution writes its own output first, and an input that dies here
+    // is gone before the batch norm writes the node's output. (In training
+    // the convolution's input and output are saved, below.)
+    const Value *convOut = fusedBatchNormOutput(n);
+    if (convOut && !training) {
+      temps.push_back(t_.alloc(bytesOf(convOut, true), MemoryKind::Temporary, convOut, &n));
+      t_.mark(&n, nodeLabel(n), MemoryPhase::Forward);
+      for (const Value *in : n.inputs)
+        freeIfDone(captureOrigin(in));
+    }
     // An initializer the exporter folded from what eager's forward computes
     // comes to life at its first reader.
     for (const Value *in : n.inputs) {
@@ -456,22 +475,14 @@ void PlanBuilder::forward(bool training) {
     if (const Value *like = droppedIndicesOf(n); like && extraSaved_[n.index] == kNone)
       if (unsigned bits = dtypeBits(like->type.dtype))
         temps.push_back(t_.alloc(bytesOf(like, false) * 64 / bits, MemoryKind::Temporary, nullptr, &n));
-    // The convolution's output under a batch norm the exporter fused into
-    // the Conv, freed when the batch norm returns unless saved above.
-    if (const Value *convOut = fusedBatchNormOutput(n); convOut && extraSaved_[n.index] == kNone)
+    // The convolution's output under a fused batch norm, freed when the
+    // batch norm returns: a training step that saves nothing of it.
+    if (convOut && training && extraSaved_[n.index] == kNone)
       temps.push_back(t_.alloc(bytesOf(convOut, true), MemoryKind::Temporary, convOut, &n));
     t_.mark(&n, nodeLabel(n), MemoryPhase::Forward);
     for (uint32_t tmp : temps)
       t_.release(tmp);
     // Free every storage whose last reader this node was, unless saved.
-    auto freeIfDone = [&](const Value *v) {
-      auto it = v ? storageOf_.find(v) : storageOf_.end();
-      if (it == storageOf_.end())
-        return;
-      uint32_t st = it->second;
-      if (st < lastUse_.size() && lastUse_[st] >= 0 && lastUse_[st] <= idx && !savedUntil_.count(st))
-        t_.release(st);
-    };
     for (const Value *in : n.inputs)
       freeIfDone(captureOrigin(in));
     for (const Value *o : n.outputs)
@@ -614,6 +625,10 @@ void PlanBuilder::backward() {
         }
         deliver(in, g);
       }
+      // AccumulateGrad of a fused batch norm's weight and bias.
+      if (uint64_t elems = fusedNormStates(n).trainedElements)
+        fusedNormGrads_.push_back(t_.alloc(elems * precisionPolicy(s_.precision).gradBytes / shards(s_.zero >= 2),
+                                           MemoryKind::Grad, nullptr, &n));
       t_.mark(&n, nodeLabel(n), MemoryPhase::Backward);
       for (uint32_t tmp : temps)
         t_.release(tmp);
@@ -659,6 +674,26 @@ void PlanBuilder::optimizerStep() {
   t_.mark(nullptr, "optimizer.step", MemoryPhase::Optimizer);
   for (auto &[p, st] : paramGrad_)
     t_.release(st);  // zero_grad(set_to_none=True)
+  for (uint32_t st : fusedNormGrads_)
+    t_.release(st);
+}
+
+PlanBuilder::FusedNormStates PlanBuilder::fusedNormStates(const Node &n) {
+  FusedNormStates out;
+  const Value *y = fusedBatchNormOutput(n);
+  std::optional<int64_t> c = y ? y->type.staticDim(1) : std::nullopt;
+  if (!c || *c <= 0)
+    return out;
+  auto channels = static_cast<uint64_t>(*c);
+  out.residentBytes = 4 * channels * 4 + 8;
+  out.trainedElements = 2 * channels;
+  const Value *bias = n.inputs.size() > 2 ? n.inputs[2] : nullptr;
+  if (bias && bias->kind == Value::Kind::Param) {
+    out.residentBytes -= std::min(out.residentBytes, bytesOf(bias, false));
+    if (trainable_.count(bias))
+      out.trainedElements -= std::min<uint64_t>(out.trainedElements, channels);
+  }
+  return out;
 }
 
 Trace PlanBuilder::build(MemorySummary &sum) {
@@ -697,6 +732,30 @@ Trace PlanBuilder::build(MemorySummary &sum) {
     // Gradients of fp32 parameters follow the policy; others keep their dtype.
     uint64_t grad = (fp32 ? numel * pp.gradBytes : bytesOf(v, false)) / shards(s_.zero >= 2);
     sum.gradsBytes += grad;
+  }
+  // The states of batch norms the exporter fused into Convs (fp32 weights,
+  // gradients and moments under the policy, as for the parameters above).
+  for (const auto &np : g_.nodes()) {
+    FusedNormStates st = fusedNormStates(*np);
+    if (!st.residentBytes)
+      continue;
+    const PrecisionPolicy pp = precisionPolicy(s_.precision);
+    uint64_t trained = st.trainedElements * 4;
+    uint64_t b = st.residentBytes - trained + st.trainedElements * pp.weightBytes / shards(training && s_.zero >= 3);
+    t_.alloc(b, MemoryKind::Param, nullptr, np.get());
+    sum.paramsBytes += b;
+    if (!training || !st.trainedElements)
+      continue;
+    double perElem = pp.masterBytes;
+    if (s_.optimizer == Optimizer::Momentum)
+      perElem += pp.momentBytes;
+    else if (s_.optimizer == Optimizer::Adam || s_.optimizer == Optimizer::AdamW)
+      perElem += 2.0 * pp.momentBytes;
+    auto state = static_cast<uint64_t>(static_cast<double>(st.trainedElements) * perElem) / shards(s_.zero >= 1);
+    if (state)
+      t_.alloc(state, MemoryKind::OptimizerState, nullptr, np.get());
+    sum.optimizerBytes += state;
+    sum.gradsBytes += st.trainedElements * pp.gradBytes / shards(s_.zero >= 2);
   }
   for (const Value *in : g_.inputs) {
     uint64_t b = bytesOf(in, false);

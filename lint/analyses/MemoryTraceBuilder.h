@@ -99,6 +99,16 @@ private:
                  std::vector<std::vector<uint32_t>> &dueAt);
   /// Bytes of a parameter's gradient under the precision and ZeRO stage.
   uint64_t paramGradBytes(const Value *p);
+  /// The states of a batch norm the exporter fused into Conv `n`
+  /// (fusedBatchNormOutput) that the file does not hold: its fp32 weight,
+  /// bias, running mean and variance (C each) and int64 batch count, less
+  /// the fused bias the Conv reads in their place; and how many of its
+  /// trained values (weight and bias) no trained initializer stands for.
+  struct FusedNormStates {
+    uint64_t residentBytes = 0;
+    uint64_t trainedElements = 0;
+  };
+  FusedNormStates fusedNormStates(const Node &n);
   void optimizerStep();
   /// The storage `o` (output `oi` of `n`) shares, or kNone when it is new.
   uint32_t viewStorage(const Node &n, unsigned oi);
@@ -157,6 +167,7 @@ private:
   std::vector<int> segment_;              // recompute segment per node, -1: not checkpointed
   std::map<int, size_t> segStart_;        // segment -> its first node
   llvm::DenseMap<const Value *, uint32_t> paramGrad_;
+  std::vector<uint32_t> fusedNormGrads_;  // gradients of fused batch norms' weights and biases
 };
 
 }  // namespace graphlint::memory

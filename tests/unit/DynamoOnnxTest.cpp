@@ -152,6 +152,24 @@ TEST(DynamoOnnx, FoldsOfParametersReadFromTheOptimizersRecord) {
   EXPECT_NE(plan.summary().caveats[0].find("positions.table.weight"), std::string::npos);
 }
 
+// dynamo_folds_model.py's PositionsInline: `h = x.sigmoid() *
+// self.positions(x)` binds no name to the positions, a temporary of the
+// statement whose node reads them: not held past that read.
+TEST(DynamoOnnx, AFoldedModuleOutputReadWhereItIsCalledIsATemporary) {
+  auto m = importModelFile(sourcePath("tests/fixtures/dynamo/dynamo_folds_inline.onnx"), {});
+  ASSERT_TRUE(static_cast<bool>(m)) << llvm::toString(m.takeError());
+  const Graph &g = *(*m)->graph;
+  const Value *positions = nullptr;
+  for (const auto &p : g.params())
+    if (p->computed && p->trained.value_or(false))
+      positions = p->value;
+  ASSERT_NE(positions, nullptr);
+  EXPECT_FALSE(positions->param->heldByCaller);
+  ASSERT_EQ(positions->uses.size(), 1u);
+  auto lastReads = Liveness(g, {}, m->get()).lastReads();
+  EXPECT_EQ(lastReads[positions], static_cast<int64_t>(positions->uses[0].user->index));
+}
+
 // dynamo_folds_model.py's ConvBN: the optimizer fuses the batch norm into the
 // Conv, which carries the batch norm's FX node. Eager still runs the
 // convolution and the batch norm: the convolution's output (2x8x8x8 fp32,
@@ -163,7 +181,8 @@ TEST(DynamoOnnx, ABatchNormFusedIntoAConvStillAllocatesTheConvolutionsOutput) {
         return n.get();
     return nullptr;
   };
-  // Inference: the convolution's output is live while the batch norm runs.
+  // Inference: the convolution's output is live while the batch norm runs,
+  // and its input (`x * 2`, read by nothing else) is gone by then.
   auto eval = importModelFile(sourcePath("tests/fixtures/dynamo/dynamo_convbn.onnx"), {});
   ASSERT_TRUE(static_cast<bool>(eval)) << llvm::toString(eval.takeError());
   const Node *conv = findConv(*(*eval)->graph);
@@ -174,10 +193,17 @@ TEST(DynamoOnnx, ABatchNormFusedIntoAConvStillAllocatesTheConvolutionsOutput) {
     AnalysisContext ctx(**eval, setup);
     const MemoryPlan &plan = ctx.get<MemoryPlan>();
     EXPECT_EQ(plan.peakNode(), conv);
-    bool convOutput = false;
-    for (const MemoryPlan::Contributor &c : plan.atPeak())
+    bool convOutput = false, convInput = false;
+    for (const MemoryPlan::Contributor &c : plan.atPeak()) {
       convOutput |= c.kind == MemoryKind::Temporary && c.bytes == 4096;
+      convInput |= c.value == conv->inputs[0];
+    }
     EXPECT_TRUE(convOutput) << "the convolution's output, freed when the batch norm returns";
+    EXPECT_FALSE(convInput) << "freed when the convolution returns";
+    // The model's states as eager holds them: the convolution's weight (864 B),
+    // the batch norm's weight, bias, running mean and variance (4 x 8 fp32)
+    // and batch count (int64), which the file does not hold, and the head.
+    EXPECT_EQ(plan.summary().paramsBytes, 864u + (4 * 8 * 4 + 8) + (8 * 4 + 4) * 4);
   }
   // Training: the batch norm saves it, with its fp32 mean and inverse std.
   auto train = importModelFile(sourcePath("tests/fixtures/dynamo/dynamo_convbn_train.onnx"), {});
@@ -186,6 +212,9 @@ TEST(DynamoOnnx, ABatchNormFusedIntoAConvStillAllocatesTheConvolutionsOutput) {
   setup.train = true;
   setup.optimizer = Optimizer::Adam;
   AnalysisContext ctx(**train, setup);
+  // The batch norm's weight and bias train: their gradients and Adam moments.
+  EXPECT_EQ(ctx.get<MemoryPlan>().summary().gradsBytes, (864u + 2 * 8 * 4 + (8 * 4 + 4) * 4));
+  EXPECT_EQ(ctx.get<MemoryPlan>().summary().optimizerBytes, 2 * (864u + 2 * 8 * 4 + (8 * 4 + 4) * 4));
   bool saved = false;
   for (const MemoryPlan::Contributor &c : ctx.get<MemoryPlan>().atPeak())
     saved |= c.kind == MemoryKind::Saved && c.bytes == 4096 + 8 * 8 && c.producer && c.producer->opType == "Conv";
