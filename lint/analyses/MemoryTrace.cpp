@@ -678,6 +678,17 @@ void PlanBuilder::optimizerStep() {
     t_.release(st);
 }
 
+double PlanBuilder::optimizerBytesPerElement() const {
+  // fp32 master weights (mixed precision) and the optimizer's moments.
+  const PrecisionPolicy pp = precisionPolicy(s_.precision);
+  double perElem = pp.masterBytes;
+  if (s_.optimizer == Optimizer::Momentum)
+    perElem += pp.momentBytes;
+  else if (s_.optimizer == Optimizer::Adam || s_.optimizer == Optimizer::AdamW)
+    perElem += 2.0 * pp.momentBytes;
+  return perElem;
+}
+
 PlanBuilder::FusedNormStates PlanBuilder::fusedNormStates(const Node &n) {
   FusedNormStates out;
   const Value *y = fusedBatchNormOutput(n);
@@ -719,13 +730,8 @@ Trace PlanBuilder::build(MemorySummary &sum) {
     sum.paramsBytes += b;
     if (!training || !train)
       continue;
-    // fp32 master weights (mixed precision) and the optimizer's moments.
-    double perElem = pp.masterBytes;
-    if (s_.optimizer == Optimizer::Momentum)
-      perElem += pp.momentBytes;
-    else if (s_.optimizer == Optimizer::Adam || s_.optimizer == Optimizer::AdamW)
-      perElem += 2.0 * pp.momentBytes;
-    auto state = static_cast<uint64_t>(static_cast<double>(numel) * perElem) / shards(s_.zero >= 1);
+    auto state = static_cast<uint64_t>(static_cast<double>(numel) * optimizerBytesPerElement()) /
+                 shards(s_.zero >= 1);
     if (state)
       t_.alloc(state, MemoryKind::OptimizerState, v);
     sum.optimizerBytes += state;
@@ -746,12 +752,8 @@ Trace PlanBuilder::build(MemorySummary &sum) {
     sum.paramsBytes += b;
     if (!training || !st.trainedElements)
       continue;
-    double perElem = pp.masterBytes;
-    if (s_.optimizer == Optimizer::Momentum)
-      perElem += pp.momentBytes;
-    else if (s_.optimizer == Optimizer::Adam || s_.optimizer == Optimizer::AdamW)
-      perElem += 2.0 * pp.momentBytes;
-    auto state = static_cast<uint64_t>(static_cast<double>(st.trainedElements) * perElem) / shards(s_.zero >= 1);
+    auto state = static_cast<uint64_t>(static_cast<double>(st.trainedElements) * optimizerBytesPerElement()) /
+                 shards(s_.zero >= 1);
     if (state)
       t_.alloc(state, MemoryKind::OptimizerState, nullptr, np.get());
     sum.optimizerBytes += state;

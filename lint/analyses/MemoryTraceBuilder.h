@@ -99,6 +99,9 @@ private:
                  std::vector<std::vector<uint32_t>> &dueAt);
   /// Bytes of a parameter's gradient under the precision and ZeRO stage.
   uint64_t paramGradBytes(const Value *p);
+  /// Optimizer state per trained element (before ZeRO sharding): fp32
+  /// master weights under mixed precision, and the optimizer's moments.
+  double optimizerBytesPerElement() const;
   /// The states of a batch norm the exporter fused into Conv `n`
   /// (fusedBatchNormOutput) that the file does not hold: its fp32 weight,
   /// bias, running mean and variance (C each) and int64 batch count, less
