@@ -23,6 +23,7 @@
 
 #include <fmt/format.h>
 
+#include <llvm/ADT/StringMap.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
 
@@ -128,6 +129,7 @@ public:
       m.metadata.push_back(std::move(kv));
     markTrainedParams(*m.graph);
     onnxio::markDynamoParams(m);
+    markUniformFolds(bytes);
     onnxio::inferDynamoScopes(*m.graph);
     onnxio::recordDynamoModuleContainers(m);
     for (std::string &call : onnxio::holdDynamoPythonLocals(*m.graph))
@@ -149,6 +151,22 @@ private:
     p.node = n;
     p.graph = g ? g : (n ? n->graph : model_->graph.get());
     model_->problems.push_back(std::move(p));
+  }
+
+  // A fold of what the forward computes, too large to keep in the IR (a
+  // [b, 1, s, s] attention mask, or its bool condition): whether every byte
+  // is the same, which the memory plan reads (docs/memory.md, "An attention
+  // mask eager skips"). Only these initializers are read; weights never are.
+  void markUniformFolds(onnxio::ByteWindow &bytes) {
+    llvm::StringMap<Param *> computed;
+    for (const auto &p : model_->graph->params())
+      if (p->computed && !p->trained.value_or(false) && !p->tensor.data.known)
+        computed[p->tensor.name] = p.get();
+    if (computed.empty())
+      return;
+    for (const auto &t : proto_.graph().initializer())
+      if (auto it = computed.find(t.name()); it != computed.end())
+        it->second->tensor.uniformByte = onnxio::strippedPayloadByte(t, bytes);
   }
 
   void checkModelHeader() {

@@ -229,6 +229,27 @@ const uint8_t *ByteWindow::refill(uint64_t off, uint64_t len) {
   return ptr_;
 }
 
+std::optional<uint8_t> strippedPayloadByte(const onnx::TensorProto &t, ByteWindow &bytes) {
+  PayloadRef ref = payloadRef(t);
+  if (!ref.stripped || ref.field != 9 || ref.bytes == 0)
+    return std::nullopt;
+  constexpr uint64_t kChunk = 1 << 20;
+  std::optional<uint8_t> value;
+  for (uint64_t done = 0; done < ref.bytes;) {
+    uint64_t len = std::min(kChunk, ref.bytes - done);
+    const uint8_t *p = bytes.at(ref.offset + done, len);
+    if (!p)
+      return std::nullopt;
+    if (!value)
+      value = p[0];
+    for (uint64_t i = 0; i < len; ++i)
+      if (p[i] != *value)
+        return std::nullopt;
+    done += len;
+  }
+  return value;
+}
+
 StripResult stripPayloads(ByteWindow &bytes) {
   StripResult r;
   Stripper s(bytes);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace onnx { class TensorProto; }
@@ -70,5 +71,11 @@ struct PayloadRef {
   uint32_t field = 0;    // TensorProto field that held them (9 = raw_data)
 };
 PayloadRef payloadRef(const onnx::TensorProto &t);
+
+/// The one value every byte of a stripped raw_data payload has (0 for a
+/// tensor of zeros, 1 for a bool tensor of trues), read back from the file
+/// in bounded chunks; nullopt when the bytes differ, the payload was not
+/// stripped or is held in another field, or cannot be read.
+std::optional<uint8_t> strippedPayloadByte(const onnx::TensorProto &t, ByteWindow &bytes);
 
 }  // namespace graphlint::onnxio

@@ -54,7 +54,7 @@ std::optional<uint64_t> PlanBuilder::elementsOf(const Value *v) {
 }
 
 uint64_t PlanBuilder::bytesOf(const Value *v, bool activation) {
-  if (!v || !v->type.isTensor() || (v->producer && compositeInner_.count(v->producer)))
+  if (!v || !v->type.isTensor() || (v->producer && compositeInner_.count(v->producer)) || skippedMasks_.count(v))
     return 0;
   std::optional<uint64_t> n = dtypeBits(v->type.dtype) ? elementsOf(v) : std::nullopt;
   return n ? bytesOfElements(v, *n, activation) : 0;
@@ -712,6 +712,7 @@ Trace PlanBuilder::build(MemorySummary &sum) {
   bool training = s_.train;
   classifyParams();
   findComposites();
+  findSkippedMasks();
   // Model states per rank (ZeRO paper, Rajbhandari et al. 2020, sec. 3).
   for (const auto &p : g_.params()) {
     const Value *v = p->value;

@@ -55,6 +55,10 @@ class PlanBuilder {
 public:
   PlanBuilder(const Model &m, const Setup &s) : m_(m), s_(s), g_(*m.graph) {}
 
+  using Ints = llvm::SmallVector<int64_t, 4>;  // dims or strides
+  /// A value's dims when every one is static.
+  static std::optional<Ints> staticDims(const Value *v);
+
   Trace build(MemorySummary &sum);
 
 private:
@@ -115,9 +119,6 @@ private:
   void optimizerStep();
   /// The storage `o` (output `oi` of `n`) shares, or kNone when it is new.
   uint32_t viewStorage(const Node &n, unsigned oi);
-  using Ints = llvm::SmallVector<int64_t, 4>;  // dims or strides
-  /// A value's dims when every one is static.
-  static std::optional<Ints> staticDims(const Value *v);
   /// The strides PyTorch's tensor for `v` has: a view's as tracked, a
   /// storage of its own contiguous; nullopt when not known.
   std::optional<Ints> stridesOf(const Value *v);
@@ -131,6 +132,9 @@ private:
   llvm::SmallVector<std::pair<unsigned, int64_t>, 2> onnxMatmulCopies(const Node &n);
   void gatherZero3(const Node &n, llvm::SmallVectorImpl<uint32_t> &temps);
   void findComposites();
+  /// The masks eager never builds (skippedMaskAdd): every reader is such an
+  /// add, or a view read only by such adds.
+  void findSkippedMasks();
   /// What `n`'s backward keeps (composites included), as values.
   struct Saved {
     llvm::SmallVector<const Value *, 3> values;
@@ -156,6 +160,7 @@ private:
   // stands for the kernel and reads the chain's input.
   llvm::DenseSet<const Node *> compositeInner_;
   llvm::DenseMap<const Node *, const Value *> compositeInput_;
+  llvm::DenseSet<const Value *> skippedMasks_;
   // Activations torchvision-style modules run in place (inplace=True).
   llvm::DenseSet<const Node *> inplaceActivation_;
   uint32_t inplaceStorage(const Node &n, int64_t idx);

@@ -11,6 +11,7 @@
 // (include/graphlint/lint/Liveness.h).
 #include "MemoryTraceBuilder.h"
 
+#include "graphlint/ir/OpRegistry.h"
 #include "graphlint/ir/ValueFacts.h"
 
 #include <llvm/ADT/StringExtras.h>
@@ -18,6 +19,7 @@
 #include <llvm/ADT/StringSet.h>
 
 #include <algorithm>
+#include <functional>
 #include <set>
 #include <string>
 
@@ -156,6 +158,25 @@ std::vector<llvm::StringRef> checkpointLayers(const Graph &g) {
   return layer;
 }
 
+SkippedMaskAdd skippedMaskAdd(const Node &n) {
+  bool onnxAdd = isDefaultDomain(n.domain) && n.opType == "Add";
+  bool atenAdd = n.domain == "aten" && n.atenName() == "add" && !n.attr("other") &&
+                 (!n.attr("alpha") || n.attrInt("alpha") == 1);
+  if ((!onnxAdd && !atenAdd) || n.inputs.size() != 2 || n.outputs.empty() || !n.outputs[0])
+    return {};
+  const Value *out = n.outputs[0];
+  std::optional<memory::PlanBuilder::Ints> outDims = memory::PlanBuilder::staticDims(out);
+  for (unsigned k = 0; k < 2; ++k) {
+    const Value *mask = captureOrigin(n.inputs[k]), *kept = n.inputs[1 - k];
+    if (!mask || !kept || kept->type.dtype != out->type.dtype || !outDims ||
+        memory::PlanBuilder::staticDims(kept) != outDims)
+      continue;
+    if (isAllPassMask(mask))
+      return {kept, mask};
+  }
+  return {};
+}
+
 }  // namespace graphlint
 
 namespace graphlint::memory {
@@ -188,6 +209,8 @@ TorchView torchViewOf(const Node &n, unsigned oi) {
   } else if (oi == 0 && isViewOp(n)) {
     v.base = from(0);
     v.reshape = true;
+  } else if (const Value *kept = skippedMaskAdd(n).kept; kept && oi == 0) {
+    v.base = kept;  // eager never builds the mask nor runs the add
   } else if (const Value *mm = biasedMatMul(n); mm && oi == 0) {
     v.base = mm;  // linear(): addmm, or matmul then add_ of the bias
   } else if (n.opType == "Transpose" || n.opType == "Expand") {
@@ -246,6 +269,39 @@ bool torchRunsInPlace(const Node &n) {
   // Hardswish, Hardsigmoid, LeakyReLU).
   static const llvm::StringSet<> kInplace = {"Relu", "Clip", "HardSwish", "HardSigmoid", "LeakyRelu"};
   return kInplace.count(n.opType) != 0;
+}
+
+void PlanBuilder::findSkippedMasks() {
+  // Whether eager never builds `v`: each reader is an add that skips it, or
+  // a view of it that is itself never built. Memoized; a bounded depth.
+  llvm::DenseMap<const Value *, bool> memo;
+  std::function<bool(const Value *, unsigned)> unbuilt = [&](const Value *v, unsigned depth) {
+    if (!v || v->uses.empty() || v->isGraphOutput() || depth > 16)
+      return false;
+    if (auto it = memo.find(v); it != memo.end())
+      return it->second;
+    bool all = true;
+    for (const Use &u : v->uses) {
+      const Node *r = u.user;
+      bool skips = r && skippedMaskAdd(*r).mask == captureOrigin(v);
+      bool viewOfIt = r && r->outputs.size() == 1 && torchViewOf(*r, 0).base == v &&
+                      unbuilt(r->outputs[0], depth + 1);
+      if (!skips && !viewOfIt) {
+        all = false;
+        break;
+      }
+    }
+    return memo[v] = all;
+  };
+  for (const auto &np : g_.nodes()) {
+    const Value *mask = skippedMaskAdd(*np).mask;
+    // The mask and the views it was read through, up to what eager builds.
+    for (unsigned depth = 0; mask && depth < 16 && unbuilt(mask, 0); ++depth) {
+      skippedMasks_.insert(mask);
+      const Node *p = mask->producer;
+      mask = p && !p->inputs.empty() && torchViewOf(*p, 0).base == p->inputs[0] ? p->inputs[0] : nullptr;
+    }
+  }
 }
 
 void PlanBuilder::findComposites() {

@@ -11,12 +11,14 @@
 #include "TestSupport.h"
 
 #include "graphlint/ir/Importer.h"
+#include "graphlint/ir/ValueFacts.h"
 #include "graphlint/lint/Driver.h"
 #include "graphlint/lint/Liveness.h"
 #include "graphlint/lint/MemoryPlan.h"
 #include "graphlint/lint/TrainableParams.h"
 #include "ir/onnx/SourceInfo.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 namespace graphlint {
@@ -227,6 +229,62 @@ TEST(DynamoOnnx, ABatchNormFusedIntoAConvStillAllocatesTheConvolutionsOutput) {
   plain.metadata = {{"pkg.torch.onnx.fx_node", "%conv2d : [num_users=1] = call_function[target=torch.ops.aten."
                                                "conv2d.default](args = (%x, %p_conv_weight), kwargs = {})"}};
   EXPECT_EQ(fusedBatchNormOutput(plain), nullptr);
+}
+
+
+// dynamo_bert_mask_b{2,8}.onnx (make_dynamo.py --masks): a one-layer
+// transformers BertModel called without a padding mask. Eager's mask helper
+// returns None; torch.export builds the bidirectional mask (`kv_index >= 0`
+// everywhere, so every element 0) and the optimizer folds it: at batch 2
+// into a float initializer `where` [2, 1, 64, 64] that the scores' Add
+// reads, at batch 8 only its bool condition `expand_2`, which a Where
+// reads. Both payloads are over the 1 KiB the importer keeps, so their
+// bytes are read back. Eager builds neither the mask nor scores + mask.
+TEST(DynamoOnnx, AnAttentionMaskEagerSkipsIsNeitherBuiltNorAdded) {
+  for (int batch : {2, 8}) {
+    SCOPED_TRACE(batch);
+    auto m = importModelFile(sourcePath(fmt::format("tests/fixtures/dynamo/dynamo_bert_mask_b{}.onnx", batch)), {});
+    ASSERT_TRUE(static_cast<bool>(m)) << llvm::toString(m.takeError());
+    const Graph &g = *(*m)->graph;
+    const Value *mask = nullptr;
+    const Node *scoresPlusMask = nullptr;
+    for (const auto &n : g.nodes())
+      for (const Value *in : n->inputs)
+        if (n->opType == "Add" && in && in->name == "where") {
+          mask = in;
+          scoresPlusMask = n.get();
+        }
+    ASSERT_NE(scoresPlusMask, nullptr);
+    if (batch == 2) {
+      ASSERT_EQ(mask->kind, Value::Kind::Param);
+      EXPECT_TRUE(mask->param->computed);
+      EXPECT_EQ(mask->param->tensor.uniformByte, std::optional<uint8_t>(0));
+    } else {
+      ASSERT_NE(mask->producer, nullptr);
+      EXPECT_EQ(mask->producer->opType, "Where");
+      const Value *cond = mask->producer->inputs[0];
+      EXPECT_EQ(cond->param->tensor.uniformByte, std::optional<uint8_t>(1)) << "every element true";
+    }
+    EXPECT_TRUE(isAllPassMask(mask));
+    SkippedMaskAdd skipped = skippedMaskAdd(*scoresPlusMask);
+    EXPECT_EQ(skipped.mask, mask);
+    EXPECT_EQ(skipped.kept, scoresPlusMask->inputs[0]);
+    graphlint::Setup setup;
+    AnalysisContext ctx(**m, setup);
+    const MemoryPlan &plan = ctx.get<MemoryPlan>();
+    for (const MemoryPlan::Contributor &c : plan.atPeak()) {
+      EXPECT_NE(c.value, mask);
+      EXPECT_NE(c.value, scoresPlusMask->outputs[0]) << "the add returns the scores themselves";
+    }
+    // The peak is at the softmax, where eager holds the scaled scores and
+    // the probabilities: 2 x [b, 2 heads, 64, 64] fp32, not the mask too.
+    int64_t scores = batch * 2 * 64 * 64 * 4;
+    uint64_t big = 0;
+    for (const MemoryPlan::Contributor &c : plan.atPeak())
+      if (c.kind == MemoryKind::Activation && c.bytes >= static_cast<uint64_t>(scores) / 2)
+        big += c.bytes;
+    EXPECT_EQ(big, 2u * static_cast<uint64_t>(scores));
+  }
 }
 
 }  // namespace

@@ -1,10 +1,12 @@
 // The IR's building blocks as a rule author sees them: dtype names and widths
 // (float8, int4, int2 included), dims and shapes as printed in messages,
 // element counts that must not overflow, and the verifier on hand-built graphs.
+#include "IrBuilder.h"
 #include "TestSupport.h"
 
 #include "graphlint/ir/DType.h"
 #include "graphlint/ir/OpRegistry.h"
+#include "graphlint/ir/ValueFacts.h"
 #include "graphlint/ir/Type.h"
 #include "graphlint/ir/Verifier.h"
 
@@ -261,3 +263,84 @@ TEST(Verifier, ChecksNestedGraphsToo) {
 }
 
 }  // namespace
+
+// What every element of a tensor is, proved from how the graph builds it
+// (ValueFacts.h, ir/ElementFacts.cpp). The mask is transformers' as
+// torch.export records it for a bidirectional model without a padding mask:
+// where(expand(arange(64) + 0 >= 0), zeros(), min): every element 0.
+namespace {
+Attribute intAttr(const std::string &name, int64_t v) {
+  Attribute a;
+  a.name = name;
+  a.kind = AttrKind::Int;
+  a.i = v;
+  return a;
+}
+Attribute floatAttr(const std::string &name, double v) {
+  Attribute a;
+  a.name = name;
+  a.kind = AttrKind::Float;
+  a.f = v;
+  return a;
+}
+}  // namespace
+
+TEST(ElementFacts, TheAllPassMaskOfATracedBidirectionalModel) {
+  test::IrBuilder b;
+  Node *ar = b.node("aten::arange", {}, {"arange"}, {test::tensorOf(DType::Int64, {64})});
+  ar->attributes.push_back(intAttr("end", 64));
+  Node *add = b.node("aten::add", {ar->outputs[0]}, {"kv"}, {test::tensorOf(DType::Int64, {64})});
+  add->attributes.push_back(intAttr("other", 0));
+  Node *un = b.node("aten::unsqueeze", {add->outputs[0]}, {"kv4"}, {test::tensorOf(DType::Int64, {1, 1, 64, 1})});
+  un->attributes.push_back(intAttr("dim", 0));
+  Node *ge = b.node("aten::ge", {un->outputs[0]}, {"ge"}, {test::tensorOf(DType::Bool, {1, 1, 64, 1})});
+  ge->attributes.push_back(intAttr("other", 0));
+  Node *ex = b.node("aten::expand", {ge->outputs[0]}, {"cond"}, {test::tensorOf(DType::Bool, {2, 1, 64, 64})});
+  Node *zeros = b.node("aten::zeros", {}, {"zero"}, {test::f32({})});
+  Node *where = b.node("aten::where", {ex->outputs[0], zeros->outputs[0]}, {"mask"}, {test::f32({2, 1, 64, 64})});
+  where->attributes.push_back(floatAttr("other", -3.4028234663852886e+38));
+
+  ElementBounds kv = elementBounds(add->outputs[0]);
+  EXPECT_EQ(kv.lo, std::optional<int64_t>(0));
+  EXPECT_EQ(kv.hi, std::optional<int64_t>(63));
+  EXPECT_EQ(uniformBool(ex->outputs[0]), std::optional<bool>(true));
+  EXPECT_TRUE(isAllZero(where->outputs[0]));
+  EXPECT_TRUE(isAllPassMask(where->outputs[0]));
+
+  // kv >= 1 is false at kv = 0 and true elsewhere: not uniform.
+  ge->attributes[0].i = 1;
+  EXPECT_EQ(uniformBool(ex->outputs[0]), std::nullopt);
+  EXPECT_FALSE(isAllPassMask(where->outputs[0]));
+  // kv >= 64 is false everywhere: where picks the other branch, min.
+  ge->attributes[0].i = 64;
+  EXPECT_EQ(uniformBool(ex->outputs[0]), std::optional<bool>(false));
+  EXPECT_FALSE(isAllZero(where->outputs[0]));
+  // ...and a zero there makes it all zero again.
+  where->attributes[0].f = 0;
+  EXPECT_TRUE(isAllPassMask(where->outputs[0]));
+}
+
+TEST(ElementFacts, ACausalMaskOrAZerosTensorIsNoAllPassMask) {
+  test::IrBuilder b;
+  Node *q = b.node("aten::arange", {}, {"q"}, {test::tensorOf(DType::Int64, {64})});
+  q->attributes.push_back(intAttr("end", 64));
+  Node *kv = b.node("aten::arange", {}, {"kv"}, {test::tensorOf(DType::Int64, {64})});
+  kv->attributes.push_back(intAttr("end", 64));
+  Node *qc = b.node("aten::unsqueeze", {q->outputs[0]}, {"qc"}, {test::tensorOf(DType::Int64, {64, 1})});
+  Node *le = b.node("aten::le", {kv->outputs[0], qc->outputs[0]}, {"le"}, {test::tensorOf(DType::Bool, {64, 64})});
+  Node *zeros = b.node("aten::zeros", {}, {"zero"}, {test::f32({})});
+  Node *where = b.node("aten::where", {le->outputs[0], zeros->outputs[0]}, {"causal"}, {test::f32({64, 64})});
+  where->attributes.push_back(floatAttr("other", -1e30));
+  EXPECT_EQ(uniformBool(le->outputs[0]), std::nullopt) << "kv <= q: true below the diagonal only";
+  EXPECT_FALSE(isAllPassMask(where->outputs[0]));
+  // T5's cross-attention position bias: a zeros tensor the model builds in
+  // eager too. All zero, but no mask.
+  Node *bias = b.node("aten::zeros", {}, {"position_bias"}, {test::f32({1, 4, 64, 64})});
+  EXPECT_TRUE(isAllZero(bias->outputs[0]));
+  EXPECT_FALSE(isAllPassMask(bias->outputs[0]));
+  // A sum of ranges: [0, 63] - [0, 63] = [-63, 63].
+  Node *sub = b.node("aten::sub", {qc->outputs[0], kv->outputs[0]}, {"rel"}, {test::tensorOf(DType::Int64, {64, 64})});
+  ElementBounds rel = elementBounds(sub->outputs[0]);
+  EXPECT_EQ(rel.lo, std::optional<int64_t>(-63));
+  EXPECT_EQ(rel.hi, std::optional<int64_t>(63));
+}

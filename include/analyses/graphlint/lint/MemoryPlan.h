@@ -71,6 +71,18 @@ const Value *droppedIndicesOf(const Node &n);
 /// its fp32 mean and inverse std, and its backward makes a gradient of it.
 const Value *fusedBatchNormOutput(const Node &n);
 
+/// An add of an attention mask that masks nothing (isAllPassMask):
+/// transformers' attention mask helpers return None in eager
+/// when nothing is masked (no padding, bidirectional attention), and build
+/// the all-pass mask only while a tracer runs (torch.export, the dynamo and
+/// TorchScript ONNX exporters), so eager runs neither the mask nor the add.
+/// `kept`: the operand the add then is (the attention scores), of the
+/// output's dtype and dims; `mask`: the zero tensor. Both null otherwise.
+struct SkippedMaskAdd {
+  const Value *kept = nullptr, *mask = nullptr;
+};
+SkippedMaskAdd skippedMaskAdd(const Node &n);
+
 /// How the gradient of input `i` comes out of a node's backward: a view of
 /// the output's gradient (Add, views, Concat's pieces) or a new buffer.
 bool gradPassesThrough(const Node &n, unsigned input);

@@ -63,6 +63,10 @@ struct TensorLiteral {
   uint64_t externalOffset = 0;
   std::optional<uint64_t> externalLength;
   ConstData data;
+  /// The value every payload byte has (0: zeros; 1: a bool tensor of
+  /// trues), read at import for a payload too large to keep where it matters
+  /// (the dynamo exporter's folds of computed values); nullopt otherwise.
+  std::optional<uint8_t> uniformByte;
   std::optional<int64_t> numElements() const;
 };
 

@@ -11,6 +11,7 @@
 #include <llvm/ADT/ArrayRef.h>
 #include <llvm/ADT/SmallVector.h>
 
+#include <cstdint>
 #include <optional>
 #include <utility>
 
@@ -119,5 +120,35 @@ bool isFreeView(const Node &n);
 /// at load time (ORT folds a Cast of a bias; exporters inline CastLike on
 /// every constant).
 bool isFoldedConstant(const Value *v, bool throughCasts = false);
+
+/// Bounds every element of an integer tensor lies within, proved from how
+/// the graph builds it (ir/ElementFacts.cpp): index arithmetic (aten
+/// arange, ONNX Range, sums and differences, shifts by a constant), views,
+/// broadcasts and integer conversions of it, constants whose payload was
+/// kept. A side is unset where it is not proved.
+struct ElementBounds {
+  std::optional<int64_t> lo, hi;
+};
+ElementBounds elementBounds(const Value *v);
+
+/// Every element of a bool tensor is true (or every one false), proved the
+/// same way: a comparison the operands' bounds decide (`kv_index >= 0`),
+/// and/or/not of such, ones/full, views. nullopt where not proved.
+std::optional<bool> uniformBool(const Value *v);
+
+/// Every element is zero, proved: zeros/full(0)/ConstantOfShape(0), a
+/// `where` whose condition is uniform and whose chosen branch is zero
+/// (transformers' all-pass attention mask as torch.export traces it),
+/// views and conversions of such, and constants whose payload is all zero
+/// (kept, or read at import: TensorLiteral::uniformByte).
+bool isAllZero(const Value *v);
+
+/// An additive attention mask that masks nothing, built by the forward: a
+/// `where(cond, 0, min)` whose condition is uniformly true (transformers'
+/// bidirectional mask without padding, `kv_index >= 0`, as a tracer records
+/// it), read through views and conversions; or the dynamo ONNX exporter's
+/// fold of one (a computed initializer named after its FX `where` node,
+/// every byte zero). A zeros tensor the model itself builds is not one.
+bool isAllPassMask(const Value *v);
 
 }  // namespace graphlint
