@@ -5,7 +5,7 @@ four modes, through every frontend this interpreter's torch can write
 (docs/validation.md "Memory: the target matrix").
 
   PY tools/memory_matrix.py --truth tests/fixtures/memory/matrix-torchX.json [--check] [--onnx] [--pt2]
-      [--pt2-strict] [--frames] [--heldout] [--graphlint BIN] [--out DIR] [--only NAME ...]
+      [--pt2-strict] [--frames] [--heldout | --sdpa] [--graphlint BIN] [--out DIR] [--only NAME ...]
 
 Modes: inference (eval, no_grad); train (fp32, Adam single-tensor, one step
 after a warm-up step); bf16 (the forward under torch.autocast("cpu",
@@ -375,6 +375,8 @@ def main(argv=None):
                          " (every Python frame recorded), as '.pt2 frames' and 'onnx dynamo frames'")
     ap.add_argument("--heldout", action="store_true", help="the held-out models (memory_models.HELDOUT), never looked "
                     "at while the memory plan was fixed, instead of the matrix's")
+    ap.add_argument("--sdpa", action="store_true", help="the models of memory_models.SDPA (transformers' default "
+                    "scaled_dot_product_attention, a known gap: docs/validation.md) instead of the matrix's")
     a = ap.parse_args(argv)
     if not os.path.exists(a.graphlint):
         print("memory_matrix: no graphlint binary at %s" % a.graphlint)
@@ -391,7 +393,7 @@ def main(argv=None):
         print("memory_matrix: SKIP: %s was measured with torch %s, this is %s" % (a.truth, truth.get("torch"),
                                                                                  torch.__version__))
         return 77
-    names = [n for n in mm.available(a.heldout) if not a.only or n in a.only]
+    names = [n for n in mm.available(a.heldout, a.sdpa) if not a.only or n in a.only]
     if not names:
         print("memory_matrix: SKIP: %s (torch %s) can build none of the models" % (sys.executable, torch.__version__))
         return 77

@@ -809,6 +809,31 @@ Trace PlanBuilder::build(MemorySummary &sum) {
         "shown; export with torch.onnx.export(..., optimize=False) to keep them (docs/memory.md)",
         folded.size(), folded.size() == 1 ? "" : "s", folded.size() == 1 ? "has" : "have",
         folded.size() == 1 ? "it" : "them", firstFew(folded), folded.size() == 1 ? "its" : "their"));
+  // scaled_dot_product_attention as an export writes it: one generic op
+  // (.pt2), or the dynamo ONNX exporter's decomposition, whose nodes carry
+  // its FX node. Not the kernel eager dispatches (an FX capture records that).
+  std::set<std::string> sdpa;
+  bool decomposed = false;
+  for (const auto &np : g_.nodes()) {
+    const std::string *fx = np->metadataValue("pkg.torch.onnx.fx_node");
+    if (np->atenName() == "scaled_dot_product_attention") {
+      sdpa.insert(np->name);
+    } else if (fx && fx->find("aten.scaled_dot_product_attention.") != std::string::npos) {
+      sdpa.insert(*fx);
+      decomposed = true;
+    }
+  }
+  if (!sdpa.empty())
+    sum.caveats.push_back(fmt::format(
+        "{} scaled_dot_product_attention call{} (transformers' default attention) {} costed as this file writes "
+        "{}, not as the kernel eager picks (fused flash attention; the math path under dropout on the CPU): {}a "
+        "training step synthesised from it does not know what its backward keeps, so the peak can be far from "
+        "eager's; lint an FX export (graphlint-export), which records the kernels eager ran, or export with "
+        "attn_implementation=\"eager\" (docs/memory.md)",
+        sdpa.size(), sdpa.size() == 1 ? "" : "s", sdpa.size() == 1 ? "is" : "are", sdpa.size() == 1 ? "it" : "them",
+        decomposed ? "the exporter decomposed each into MatMul and Softmax, whose [b, h, s, s] scores the fused "
+                     "kernel never allocates; "
+                   : ""));
   // Provenance: of the main graph's tensors (params, inputs, node outputs),
   // how many have no size (they count as 0 bytes above).
   sum.unsizedTensors = 0;

@@ -518,3 +518,41 @@ TEST(MemoryPlan, OnnxMatMulSavesTheCopyEagerMakesOfAnOperandItCannotView) {
   EXPECT_EQ(saved(true), out + 2u * 4 * 16 * 8 * 4) << "the value's copy, not the projection";
   EXPECT_EQ(saved(false), out + 2u * 16 * 96 * 4) << "an outer-dim split views: the projection is kept";
 }
+
+// scaled_dot_product_attention as an export writes it (docs/memory.md): the
+// plan does not model the kernel eager picks, and says so, once per call.
+TEST(MemoryPlan, ScaledDotProductAttentionIsNamedInACaveat) {
+  auto caveatOf = [](const Model &m) {
+    graphlint::Setup s;
+    for (const std::string &c : planOf(m, s).caveats)
+      if (c.find("scaled_dot_product_attention") != std::string::npos)
+        return c;
+    return std::string();
+  };
+  IrBuilder pt2;  // a .pt2's one generic op
+  Value *q = pt2.input("q", f32({2, 4, 64, 16}));
+  Node *sdpa = pt2.node("aten::scaled_dot_product_attention", {q, q, q}, {"o"}, {f32({2, 4, 64, 16})});
+  pt2.output(sdpa->outputs[0]);
+  std::string c = caveatOf(pt2.model());
+  EXPECT_NE(c.find("1 scaled_dot_product_attention call "), std::string::npos) << c;
+  EXPECT_EQ(c.find("decomposed"), std::string::npos) << c;
+
+  IrBuilder onnx;  // the dynamo exporter's decomposition: two nodes, one call
+  Value *x = onnx.input("q", f32({2, 4, 64, 16}));
+  Node *mm = onnx.node("MatMul", {x, x}, {"s"}, {f32({2, 4, 64, 64})});
+  Node *sm = onnx.node("Softmax", {mm->outputs[0]}, {"p"}, {f32({2, 4, 64, 64})});
+  for (Node *n : {mm, sm})
+    n->metadata = {{"pkg.torch.onnx.fx_node", "%scaled_dot_product_attention : [num_users=1] = call_function[target="
+                                              "torch.ops.aten.scaled_dot_product_attention.default](args = (%q, %k, "
+                                              "%v), kwargs = {})"}};
+  onnx.output(sm->outputs[0]);
+  c = caveatOf(onnx.model());
+  EXPECT_NE(c.find("1 scaled_dot_product_attention call "), std::string::npos) << c;
+  EXPECT_NE(c.find("decomposed"), std::string::npos) << c;
+
+  IrBuilder plain;
+  Value *y = plain.input("q", f32({2, 4, 64, 16}));
+  Node *mm2 = plain.node("MatMul", {y, y}, {"s"}, {f32({2, 4, 64, 64})});
+  plain.output(mm2->outputs[0]);
+  EXPECT_EQ(caveatOf(plain.model()), "");
+}
