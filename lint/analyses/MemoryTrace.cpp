@@ -70,6 +70,15 @@ uint64_t PlanBuilder::bytesOfElements(const Value *like, uint64_t elements, bool
   return (elements * bits + 7) / 8;
 }
 
+uint64_t PlanBuilder::logsumexpBytes(const Node &last) {
+  const Value *o = last.outputs.empty() ? nullptr : last.outputs[0];
+  std::optional<uint64_t> elems = o ? elementsOf(o) : std::nullopt;
+  if (!elems || !o->type.shape.rankKnown || o->type.shape.dims.empty() || !o->type.shape.dims.back().isStatic() ||
+      o->type.shape.dims.back().value <= 0)
+    return 0;
+  return *elems / static_cast<uint64_t>(o->type.shape.dims.back().value) * 4;
+}
+
 uint64_t PlanBuilder::outputBytes(const Node &n, unsigned oi) {
   TorchStorage st = torchStorageOf(n, oi, s_.kernels);
   if (st.bytePerElement)
@@ -356,6 +365,11 @@ void PlanBuilder::forward(bool training) {
     int64_t &lu = lastUse[in];
     lu = std::max(lu, static_cast<int64_t>(node->index));
   }
+  for (const auto &[node, reads] : fusedAttention_)
+    for (const Value *in : reads) {
+      int64_t &lu = lastUse[in];
+      lu = std::max(lu, static_cast<int64_t>(node->index));
+    }
   assignSegments(training);
   extraSaved_.assign(nodes.size(), kNone);
 
@@ -470,6 +484,9 @@ void PlanBuilder::forward(bool training) {
             holdUntil(it->second, idx);
         }
     }
+    // Fused attention's logsumexp, freed when the kernel returns.
+    if (fusedAttention_.count(&n))
+      temps.push_back(t_.alloc(logsumexpBytes(n), MemoryKind::Temporary, nullptr, &n));
     // An output eager's kernel allocates and the graph leaves out (max-pool
     // indices), freed when it returns unless the backward above saved it.
     if (const Value *like = droppedIndicesOf(n); like && extraSaved_[n.index] == kNone)
@@ -825,15 +842,15 @@ Trace PlanBuilder::build(MemorySummary &sum) {
   }
   if (!sdpa.empty())
     sum.caveats.push_back(fmt::format(
-        "{} scaled_dot_product_attention call{} (transformers' default attention) {} costed as this file writes "
-        "{}, not as the kernel eager picks (fused flash attention; the math path under dropout on the CPU): {}a "
-        "training step synthesised from it does not know what its backward keeps, so the peak can be far from "
-        "eager's; lint an FX export (graphlint-export), which records the kernels eager ran, or export with "
+        "{} scaled_dot_product_attention call{} (transformers' default attention): {}; what the fused kernel's "
+        "backward keeps, the math path the CPU takes under dropout, and the attention mask torch.export builds where "
+        "eager passes none are not modelled, so the peak can be far from eager's in training and high in inference; "
+        "lint an FX export (graphlint-export), which records the kernels eager ran, or export with "
         "attn_implementation=\"eager\" (docs/memory.md)",
-        sdpa.size(), sdpa.size() == 1 ? "" : "s", sdpa.size() == 1 ? "is" : "are", sdpa.size() == 1 ? "it" : "them",
-        decomposed ? "the exporter decomposed each into MatMul and Softmax, whose [b, h, s, s] scores the fused "
-                     "kernel never allocates; "
-                   : ""));
+        sdpa.size(), sdpa.size() == 1 ? "" : "s",
+        decomposed ? "the exporter decomposed each into MatMul and Softmax, costed as the fused kernel eager runs in "
+                     "inference and as written in a training step"
+                   : "costed as one op writing its output"));
   // Provenance: of the main graph's tensors (params, inputs, node outputs),
   // how many have no size (they count as 0 bytes above).
   sum.unsizedTensors = 0;

@@ -161,6 +161,14 @@ private:
   llvm::DenseSet<const Node *> compositeInner_;
   llvm::DenseMap<const Node *, const Value *> compositeInput_;
   llvm::DenseSet<const Value *> skippedMasks_;
+  // scaled_dot_product_attention as the dynamo ONNX exporter decomposes it,
+  // run by eager in inference as one fused kernel: the decomposition's last
+  // node -> the tensors the call reads (query, key, value, mask), held to
+  // it; the other nodes are compositeInner_ (findComposites).
+  llvm::DenseMap<const Node *, llvm::SmallVector<const Value *, 4>> fusedAttention_;
+  /// The fused kernel's logsumexp, [b, h, s] fp32 (the output's elements
+  /// over its last dim), a temporary of the kernel.
+  uint64_t logsumexpBytes(const Node &last);
   // Activations torchvision-style modules run in place (inplace=True).
   llvm::DenseSet<const Node *> inplaceActivation_;
   uint32_t inplaceStorage(const Node &n, int64_t idx);

@@ -305,6 +305,72 @@ void PlanBuilder::findSkippedMasks() {
 }
 
 void PlanBuilder::findComposites() {
+  // torch.onnx's dynamo exporter writes scaled_dot_product_attention as its
+  // math decomposition (Mul of q and of k by sqrt(scale), MatMul, the mask's
+  // Add, Softmax, IsNaN and Where, MatMul), each node carrying the call's FX
+  // node. In inference eager runs one fused kernel (flash attention, on the
+  // CPU too), whose scores and probabilities never exist: the call is that
+  // kernel, its output and a logsumexp temporary. A training step keeps the
+  // decomposition (what the fused kernel's backward keeps is not modelled
+  // yet: docs/memory.md, Limitations).
+  llvm::StringMap<std::vector<const Node *>> calls;
+  std::vector<std::string> order;
+  for (const auto &np : g_.nodes()) {
+    const std::string *fx = np->metadataValue("pkg.torch.onnx.fx_node");
+    if (!s_.train && fx && fx->find("aten.scaled_dot_product_attention.") != std::string::npos &&
+        isDefaultDomain(np->domain)) {
+      auto [it, fresh] = calls.try_emplace(*fx);
+      if (fresh)
+        order.push_back(*fx);
+      it->second.push_back(np.get());
+    }
+  }
+  for (const std::string &key : order) {
+    const std::vector<const Node *> &group = calls[key];
+    llvm::DenseSet<const Node *> in(group.begin(), group.end());
+    // The call's result: the last node whose output leaves the call. Another
+    // node whose output leaves (the exporter shares one call's float mask
+    // with the next call's) runs as written, outside the kernel.
+    auto leaves = [&](const Node *n) {
+      return llvm::any_of(n->outputs, [&](const Value *o) {
+        return o && (o->isGraphOutput() || llvm::any_of(o->uses, [&](const Use &u) { return !in.count(u.user); }));
+      });
+    };
+    const Node *last = nullptr;
+    for (const Node *n : group)
+      if (leaves(n))
+        last = n;
+    if (!last || last->outputs.size() != 1)
+      continue;
+    llvm::DenseSet<const Node *> kernel;
+    for (const Node *n : group)
+      if (n == last || !leaves(n))
+        kernel.insert(n);
+    if (kernel.size() < 3)
+      continue;
+    llvm::SmallVector<const Value *, 4> reads;
+    for (const Node *n : group) {
+      if (!kernel.count(n))
+        continue;
+      for (const Value *x : n->inputs) {
+        const Value *v = captureOrigin(x);
+        if (v && v->type.isTensor() && (!v->producer || !kernel.count(v->producer)) &&
+            v->kind != Value::Kind::Param && !llvm::is_contained(reads, v))
+          reads.push_back(v);
+      }
+    }
+    for (const Node *n : group)
+      if (n != last && kernel.count(n))
+        compositeInner_.insert(n);
+    fusedAttention_[last] = reads;
+    // The fused kernels write their output as [b, s, h, d] and return its
+    // transpose to [b, h, s, d] (CPU flash attention and CUDA's alike): the
+    // caller's transpose back and reshape to [b, s, h * d] are views.
+    const Value *out = last->outputs[0];
+    if (std::optional<Ints> d = staticDims(out); d && d->size() == 4)
+      strides_[out] = Ints{(*d)[2] * (*d)[1] * (*d)[3], (*d)[3], (*d)[1] * (*d)[3], 1};
+  }
+
   auto soleUser = [](const Value *v) -> const Node * {
     return v && v->uses.size() == 1 && !v->isGraphOutput() ? v->uses[0].user : nullptr;
   };

@@ -287,5 +287,43 @@ TEST(DynamoOnnx, AnAttentionMaskEagerSkipsIsNeitherBuiltNorAdded) {
   }
 }
 
+
+// dynamo_sdpa.onnx (make_dynamo.py, dynamo_sdpa_model.py): the exporter
+// writes F.scaled_dot_product_attention as its math decomposition (q and k
+// scaled, MatMul, Softmax, MatMul). In inference eager runs one fused flash
+// kernel: its [2, 4, 64, 64] scores and probabilities (128 KiB each) never
+// exist; it writes its output as [b, s, h, d], so the caller's transpose
+// and reshape back to [b, s, h * d] are views. A training step keeps the
+// decomposition (docs/memory.md).
+TEST(DynamoOnnx, ScaledDotProductAttentionRunsAsOneKernelInInference) {
+  auto m = importModelFile(sourcePath("tests/fixtures/dynamo/dynamo_sdpa.onnx"), {});
+  ASSERT_TRUE(static_cast<bool>(m)) << llvm::toString(m.takeError());
+  const uint64_t scores = 2 * 4 * 64 * 64 * 4;
+  auto largest = [&](const graphlint::Setup &setup) {
+    AnalysisContext ctx(**m, setup);
+    uint64_t big = 0;
+    for (const MemoryPlan::Contributor &c : ctx.get<MemoryPlan>().atPeak())
+      big = std::max(big, c.bytes);
+    return std::make_pair(big, ctx.get<MemoryPlan>().summary());
+  };
+  graphlint::Setup inference;
+  inference.kernels = Kernels::Cpu;
+  auto [big, sum] = largest(inference);
+  EXPECT_LT(big, scores) << "no scores nor probabilities";
+  // The peak, at the output projection: x (16 KiB, the caller's), the
+  // packed projection (48 KiB, which the q, k, v locals view), the kernel's
+  // output `o` (16 KiB) and the projection's output (16 KiB). The reshape
+  // of o's transpose is a view: out's input is no copy.
+  EXPECT_EQ(sum.peakAllocatedBytes - sum.paramsBytes, 16384u + 49152u + 16384u + 16384u);
+  bool caveat = false;
+  for (const std::string &c : sum.caveats)
+    caveat |= c.find("decomposed each into MatMul and Softmax, costed as the fused kernel") != std::string::npos;
+  EXPECT_TRUE(caveat);
+  graphlint::Setup training = inference;
+  training.train = true;
+  training.optimizer = Optimizer::Adam;
+  EXPECT_GE(largest(training).first, scores) << "the decomposition as written";
+}
+
 }  // namespace
 }  // namespace graphlint
