@@ -24,17 +24,8 @@ namespace {
 // A walk deeper than this proves nothing (a mask's chain is under 10 hops).
 constexpr unsigned kMaxDepth = 16;
 
-std::optional<double> scalarAttr(const Node &n, llvm::StringRef name) {
-  const Attribute *a = n.attr(name);
-  if (a && a->kind == AttrKind::Int)
-    return static_cast<double>(a->i);
-  if (a && a->kind == AttrKind::Float)
-    return a->f;
-  return std::nullopt;
-}
-
 std::optional<int64_t> intAttr(const Node &n, llvm::StringRef name) {
-  std::optional<double> d = scalarAttr(n, name);
+  std::optional<double> d = numericAttr(n, name);
   if (!d || *d != static_cast<double>(static_cast<int64_t>(*d)))
     return std::nullopt;
   return static_cast<int64_t>(*d);
@@ -52,6 +43,17 @@ bool isIntegerType(DType t) {
 
 const Value *input(const Node &n, unsigned i) { return i < n.inputs.size() ? n.inputs[i] : nullptr; }
 
+// The node `v` is output 0 of, or nullptr (an input, a parameter, another
+// output of a node: the facts follow output 0 only).
+const Node *producerOf(const Value *v) {
+  if (v->kind != Value::Kind::NodeOutput || !v->producer || v->producer->outputs.empty() ||
+      v->producer->outputs[0] != v)
+    return nullptr;
+  return v->producer;
+}
+
+bool isWhere(const Node &n) { return n.atenName() == "where" || (isDefaultDomain(n.domain) && n.opType == "Where"); }
+
 // The payload of a Param or an ai.onnx Constant (not through views: the
 // callers walk those themselves).
 const TensorLiteral *literalOf(const Value *v) {
@@ -68,9 +70,12 @@ const TensorLiteral *literalOf(const Value *v) {
 // Ops whose output 0 holds only elements of input 0 (views, copies,
 // broadcasts, slices): bounds, uniformity and zeros carry through.
 bool keepsElements(const Node &n) {
-  if (isViewOp(n) || n.opType == "Identity" || n.opType == "Expand" || n.opType == "Unsqueeze" ||
-      n.opType == "Squeeze" || n.opType == "Reshape" || n.opType == "Slice" || n.opType == "Transpose")
-    return isDefaultDomain(n.domain) || isViewOp(n);
+  if (isViewOp(n))
+    return true;
+  if (isDefaultDomain(n.domain))
+    return llvm::StringSwitch<bool>(n.opType)
+        .Cases("Identity", "Expand", "Unsqueeze", "Squeeze", "Reshape", "Slice", "Transpose", true)
+        .Default(false);
   std::string a = n.atenName();
   return llvm::StringSwitch<bool>(a)
       .Cases("alias", "clone", "contiguous", "expand", "expand_as", "unsqueeze", "squeeze", "view", true)
@@ -121,10 +126,10 @@ ElementBounds bounds(const Value *v, unsigned depth) {
     auto [lo, hi] = std::minmax_element(lit->data.ints.begin(), lit->data.ints.end());
     return {*lo, *hi};
   }
-  if (v->kind != Value::Kind::NodeOutput || !v->producer || v->producer->outputs.empty() ||
-      v->producer->outputs[0] != v)
+  const Node *p = producerOf(v);
+  if (!p)
     return {};
-  const Node &n = *v->producer;
+  const Node &n = *p;
   if (keepsElements(n) || keepsValue(n, true))
     return bounds(input(n, 0), depth + 1);
   std::string a = n.atenName();
@@ -206,10 +211,10 @@ std::optional<bool> uniform(const Value *v, unsigned depth) {
         return std::nullopt;
     return first;
   }
-  if (v->kind != Value::Kind::NodeOutput || !v->producer || v->producer->outputs.empty() ||
-      v->producer->outputs[0] != v)
+  const Node *p = producerOf(v);
+  if (!p)
     return std::nullopt;
-  const Node &n = *v->producer;
+  const Node &n = *p;
   if (keepsElements(n))
     return uniform(input(n, 0), depth + 1);
   std::string a = n.atenName();
@@ -252,7 +257,7 @@ std::optional<bool> uniform(const Value *v, unsigned depth) {
   if (op == "zeros" || op == "zeros_like" || op == "new_zeros")
     return false;
   if (op == "full" || op == "full_like" || op == "new_full" || op == "scalar_tensor") {
-    std::optional<double> f = scalarAttr(n, op == "scalar_tensor" ? "s" : "fill_value");
+    std::optional<double> f = numericAttr(n, op == "scalar_tensor" ? "s" : "fill_value");
     return f ? std::optional<bool>(*f != 0) : std::nullopt;
   }
   return std::nullopt;
@@ -268,29 +273,27 @@ bool zero(const Value *v, unsigned depth) {
   v = captureOrigin(v);
   if (!v || depth > kMaxDepth)
     return false;
-  if (const TensorLiteral *lit = literalOf(v)) {
+  if (const TensorLiteral *lit = literalOf(v))
     return lit->uniformByte == 0 || allZero(lit->data);
-  }
-  if (v->kind != Value::Kind::NodeOutput || !v->producer || v->producer->outputs.empty() ||
-      v->producer->outputs[0] != v)
+  const Node *p = producerOf(v);
+  if (!p)
     return false;
-  const Node &n = *v->producer;
+  const Node &n = *p;
   if (keepsElements(n) || keepsValue(n, false))
     return zero(input(n, 0), depth + 1);
   std::string a = n.atenName();
   if (a == "zeros" || a == "zeros_like" || a == "new_zeros")
     return true;
   if (a == "full" || a == "full_like" || a == "new_full" || a == "scalar_tensor")
-    return scalarAttr(n, a == "scalar_tensor" ? "s" : "fill_value") == 0.0;
+    return numericAttr(n, a == "scalar_tensor" ? "s" : "fill_value") == 0.0;
   // where(cond, self, other): the branch a uniform condition picks. A
   // scalar branch is an attribute (where.ScalarOther, .ScalarSelf, .Scalar).
-  bool onnxWhere = isDefaultDomain(n.domain) && n.opType == "Where";
-  if (a == "where" || onnxWhere) {
+  if (isWhere(n)) {
     std::optional<bool> cond = uniform(input(n, 0), depth + 1);
     if (!cond)
       return false;
     llvm::StringRef branch = *cond ? "self" : "other";
-    if (std::optional<double> s = scalarAttr(n, branch))
+    if (std::optional<double> s = numericAttr(n, branch))
       return *s == 0;
     // The tensor branches in order, after the scalar ones taken out.
     unsigned index = 1 + (!*cond && !n.attr("self") ? 1 : 0);
@@ -319,13 +322,13 @@ bool allPass(const Value *v, unsigned depth) {
     return false;
   if (v->kind == Value::Kind::Param)
     return v->param && v->param->computed && namedAfterFxNode(v->param->tensor.name, "where") && zero(v, depth);
-  if (v->kind != Value::Kind::NodeOutput || !v->producer || v->producer->outputs.empty() ||
-      v->producer->outputs[0] != v)
+  const Node *p = producerOf(v);
+  if (!p)
     return false;
-  const Node &n = *v->producer;
+  const Node &n = *p;
   if (keepsElements(n) || keepsValue(n, false))
     return allPass(input(n, 0), depth + 1);
-  return (n.atenName() == "where" || (isDefaultDomain(n.domain) && n.opType == "Where")) && zero(v, depth);
+  return isWhere(n) && zero(v, depth);
 }
 
 }  // namespace

@@ -152,14 +152,16 @@ llvm::SmallVector<std::pair<unsigned, int64_t>, 2> matmulCopies(const Node &n) {
   return out;
 }
 
-std::optional<double> dropoutProbability(const Node &n) {
-  const Attribute *p = n.attr("p");
-  if (p && p->kind == AttrKind::Float)
-    return p->f;
-  if (p && p->kind == AttrKind::Int)
-    return static_cast<double>(p->i);
+std::optional<double> numericAttr(const Node &n, llvm::StringRef name) {
+  const Attribute *a = n.attr(name);
+  if (a && a->kind == AttrKind::Float)
+    return a->f;
+  if (a && a->kind == AttrKind::Int)
+    return static_cast<double>(a->i);
   return std::nullopt;
 }
+
+std::optional<double> dropoutProbability(const Node &n) { return numericAttr(n, "p"); }
 
 const ConstData *constantPayload(const Value *v) {
   for (unsigned depth = 0; depth < 8; ++depth) {

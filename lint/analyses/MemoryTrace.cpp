@@ -832,11 +832,10 @@ Trace PlanBuilder::build(MemorySummary &sum) {
   std::set<std::string> sdpa;
   bool decomposed = false;
   for (const auto &np : g_.nodes()) {
-    const std::string *fx = np->metadataValue("pkg.torch.onnx.fx_node");
     if (np->atenName() == "scaled_dot_product_attention") {
       sdpa.insert(np->name);
-    } else if (fx && fx->find("aten.scaled_dot_product_attention.") != std::string::npos) {
-      sdpa.insert(*fx);
+    } else if (const std::string *call = decomposedAttentionCall(*np)) {
+      sdpa.insert(*call);
       decomposed = true;
     }
   }

@@ -316,14 +316,13 @@ void PlanBuilder::findComposites() {
   llvm::StringMap<std::vector<const Node *>> calls;
   std::vector<std::string> order;
   for (const auto &np : g_.nodes()) {
-    const std::string *fx = np->metadataValue("pkg.torch.onnx.fx_node");
-    if (!s_.train && fx && fx->find("aten.scaled_dot_product_attention.") != std::string::npos &&
-        isDefaultDomain(np->domain)) {
-      auto [it, fresh] = calls.try_emplace(*fx);
-      if (fresh)
-        order.push_back(*fx);
-      it->second.push_back(np.get());
-    }
+    const std::string *call = s_.train ? nullptr : decomposedAttentionCall(*np);
+    if (!call)
+      continue;
+    auto [it, fresh] = calls.try_emplace(*call);
+    if (fresh)
+      order.push_back(*call);
+    it->second.push_back(np.get());
   }
   for (const std::string &key : order) {
     const std::vector<const Node *> &group = calls[key];

@@ -10,6 +10,7 @@
 
 #include <llvm/ADT/ArrayRef.h>
 #include <llvm/ADT/SmallVector.h>
+#include <llvm/ADT/StringRef.h>
 
 #include <cstdint>
 #include <optional>
@@ -63,6 +64,10 @@ bool isTrainingOnnxDropout(const Node &n);
 /// Constant's value tensor (through captures and free views); nullptr when
 /// `v` is no constant or its payload was not kept.
 const ConstData *constantPayload(const Value *v);
+
+/// A node's numeric attribute, float or int (a `.pt2` records a Python
+/// scalar as either); nullopt when it has none or another kind.
+std::optional<double> numericAttr(const Node &n, llvm::StringRef name);
 
 /// A dropout node's `p` attribute (float or int); nullopt when it has none.
 std::optional<double> dropoutProbability(const Node &n);
