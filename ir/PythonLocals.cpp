@@ -172,7 +172,8 @@ private:
     llvm::DenseSet<const Value *> taken(read.begin(), read.end());
     std::vector<const Value *> out;
     auto take = [&](const Value *v) {
-      if (out.size() < want && v && local.count(v) && !readAfter(v, c.statementLast) && taken.insert(v).second)
+      if (out.size() < want && v && local.count(v) && !readAfter(v, c.statementLast) && !attentionOperand(v) &&
+          taken.insert(v).second)
         out.push_back(v);
     };
     for (const Value *v : read)
@@ -219,7 +220,7 @@ private:
       for (auto b = c.bindings.rbegin(); b != c.bindings.rend(); ++b)
         if (returnable(*b))
           for (const Value *v : b->values)
-            if (!readAfter(v, c.callLast))
+            if (!readAfter(v, c.callLast) && !attentionOperand(v))
               unread.push_back(v);
     } else {
       for (const Binding &b : c.bindings)
@@ -232,6 +233,20 @@ private:
       open_.back().calleeUnread.insert(open_.back().calleeUnread.end(), unread.begin(), unread.end());
       open_.back().calledModule = true;
     }
+  }
+
+  // An operand of scaled_dot_product_attention (the query, key, value, the
+  // mask): the kernel returns no attention weights, and transformers' SDPA
+  // helper returns `attn_output, None`, so none of them is what a caller's
+  // `attn_output, attn_weights = ...` binds.
+  static bool attentionOperand(const Value *v) {
+    return llvm::any_of(v->uses, [](const Use &u) {
+      if (!u.user)
+        return false;
+      std::string a = u.user->atenName();
+      return llvm::StringRef(a).startswith("scaled_dot_product_attention") ||
+             llvm::StringRef(a).startswith("_scaled_dot_product_");
+    });
   }
 
   bool readAfter(const Value *v, int64_t at) const {

@@ -202,6 +202,14 @@ std::optional<PlanBuilder::Ints> PlanBuilder::onnxViewStrides(const Node &n, llv
 
 uint32_t PlanBuilder::viewStorage(const Node &n, unsigned oi) {
   const Value *o = n.outputs[oi];
+  // A key/value head repeat eager leaves to the attention kernel.
+  if (auto r = repeatedHeads_.find(&n); r != repeatedHeads_.end() && oi == 0 && o) {
+    auto it = storageOf_.find(r->second);
+    if (it == storageOf_.end())
+      return kNone;
+    strides_[o] = std::nullopt;
+    return it->second;
+  }
   auto [base, strided, reshape, permuted] = torchViewOf(n, oi);
   if (!base || !o)
     return kNone;

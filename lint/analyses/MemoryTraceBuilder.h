@@ -132,9 +132,19 @@ private:
   llvm::SmallVector<std::pair<unsigned, int64_t>, 2> onnxMatmulCopies(const Node &n);
   void gatherZero3(const Node &n, llvm::SmallVectorImpl<uint32_t> &temps);
   void findComposites();
-  /// The masks eager never builds (skippedMaskAdd): every reader is such an
-  /// add, or a view read only by such adds.
+  /// The masks eager never builds: an all-pass mask (skippedMaskAdd: every
+  /// reader is such an add, or a view read only by such adds), and the
+  /// causal mask an attention call is given where eager passes
+  /// `is_causal=True` instead (findCausalAttention).
   void findSkippedMasks();
+  /// scaled_dot_product_attention given a causal mask over equal lengths
+  /// (isCausalMask): transformers builds it only under a tracer, and
+  /// without a mask it lets the kernel group the query heads over the key
+  /// and value heads (`enable_gqa=True`) instead of repeating them. What
+  /// only the mask reads is never built (skippedMasks_), and a contiguous
+  /// copy of key or value heads broadcast along a new dim that only such a
+  /// call reads is the heads before the repeat (repeatedHeads_).
+  void findCausalAttention();
   /// What `n`'s backward keeps (composites included), as values.
   struct Saved {
     llvm::SmallVector<const Value *, 3> values;
@@ -161,6 +171,9 @@ private:
   llvm::DenseSet<const Node *> compositeInner_;
   llvm::DenseMap<const Node *, const Value *> compositeInput_;
   llvm::DenseSet<const Value *> skippedMasks_;
+  // The copy node of a key/value head repeat eager does not make -> the
+  // heads before it, whose storage the copy's output takes.
+  llvm::DenseMap<const Node *, const Value *> repeatedHeads_;
   // scaled_dot_product_attention as the dynamo ONNX exporter decomposes it,
   // run by eager in inference as one fused kernel: the decomposition's last
   // node -> the tensors the call reads (query, key, value, mask), held to

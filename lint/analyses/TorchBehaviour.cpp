@@ -302,6 +302,117 @@ void PlanBuilder::findSkippedMasks() {
       mask = p && !p->inputs.empty() && torchViewOf(*p, 0).base == p->inputs[0] ? p->inputs[0] : nullptr;
     }
   }
+  findCausalAttention();
+}
+
+namespace {
+
+// scaled_dot_product_attention and the kernels it dispatches to that take
+// the mask as their fourth tensor (an importer keeps tensor arguments only).
+bool attentionWithMask(const Node &n) {
+  static const llvm::StringSet<> kOps = {"scaled_dot_product_attention",
+                                         "_scaled_dot_product_flash_attention_for_cpu",
+                                         "_scaled_dot_product_efficient_attention",
+                                         "_scaled_dot_product_cudnn_attention"};
+  return n.inputs.size() >= 4 && n.inputs[3] && kOps.count(n.atenName()) != 0 && !n.attrInt("is_causal").value_or(0);
+}
+
+// A joint graph's attention backward, which reads the forward's operands.
+bool attentionBackward(const Node &n) {
+  llvm::StringRef a = n.atenName();
+  return n.backwardPhase && a.contains("attention") && a.endswith("_backward");
+}
+
+// The producer of `v` if it is one of `ops` and nothing reads `v` but the
+// next node of the chain (and, in a joint graph, the backward, which reads
+// what the forward saved).
+const Node *soleProducer(const Value *v, std::initializer_list<llvm::StringRef> ops) {
+  const Node *p = v && v->kind == Value::Kind::NodeOutput ? v->producer : nullptr;
+  if (!p || p->inputs.empty() || !p->inputs[0] || v->isGraphOutput() ||
+      llvm::count_if(v->uses, [](const Use &u) { return !u.user || !u.user->backwardPhase; }) != 1)
+    return nullptr;
+  std::string a = p->atenName();
+  return llvm::is_contained(ops, llvm::StringRef(a)) ? p : nullptr;
+}
+
+// repeat_kv(x, g) as a tracer records it: unsqueeze(x, 2), expand(b, kv, g,
+// s, d), then a contiguous copy viewed as [b, kv * g, s, d] (FX: clone and
+// _unsafe_view; torch.export: a reshape that copies). The copy node and x,
+// or {nullptr, nullptr}.
+std::pair<const Node *, const Value *> headRepeat(const Value *kv) {
+  const Node *copy = nullptr, *expand = nullptr;
+  if (const Node *view = soleProducer(kv, {"_unsafe_view", "view", "reshape"})) {
+    const Value *in = view->inputs[0];
+    if (const Node *c = soleProducer(in, {"clone", "contiguous"})) {
+      copy = c;
+      expand = soleProducer(c->inputs[0], {"expand"});
+    } else if (view->atenName() == "reshape") {
+      copy = view;
+      expand = soleProducer(in, {"expand"});
+    }
+  }
+  const Node *unsq = expand ? soleProducer(expand->inputs[0], {"unsqueeze"}) : nullptr;
+  if (!unsq)
+    return {nullptr, nullptr};
+  const Value *x = unsq->inputs[0];
+  std::optional<PlanBuilder::Ints> from = PlanBuilder::staticDims(x), to = PlanBuilder::staticDims(kv);
+  // The heads grow by a whole factor; every other dim is kept.
+  if (!from || !to || from->size() != 4 || to->size() != 4 || (*from)[1] <= 0 || (*to)[1] % (*from)[1] != 0 ||
+      (*from)[0] != (*to)[0] || (*from)[2] != (*to)[2] || (*from)[3] != (*to)[3] || unsq->attrInt("dim") != 2)
+    return {nullptr, nullptr};
+  return {copy, x};
+}
+
+}  // namespace
+
+void PlanBuilder::findCausalAttention() {
+  llvm::DenseSet<const Node *> calls;
+  llvm::DenseMap<const Value *, bool> causal;
+  for (const auto &np : g_.nodes()) {
+    const Node &n = *np;
+    if (!attentionWithMask(n))
+      continue;
+    const Value *mask = captureOrigin(n.inputs[3]);
+    auto [it, fresh] = causal.try_emplace(mask, false);
+    if (fresh)
+      it->second = isCausalMask(mask);
+    if (it->second)
+      calls.insert(&n);
+  }
+  if (calls.empty())
+    return;
+  // What only those masks read, back to the positions: every reader of the
+  // value is such a call's mask operand or a node whose outputs are all
+  // unbuilt. Users come after producers, so one reverse pass decides.
+  const auto &nodes = g_.nodes();
+  for (auto it = nodes.rbegin(); it != nodes.rend(); ++it)
+    for (const Value *o : (*it)->outputs) {
+      if (!o || o->uses.empty() || o->isGraphOutput())
+        continue;
+      bool unbuilt = llvm::all_of(o->uses, [&](const Use &u) {
+        if (!u.user)
+          return false;
+        if (calls.count(u.user))
+          return u.operand == 3;
+        if (attentionBackward(*u.user))
+          return true;  // the call's backward: eager passes it no mask either
+        return llvm::all_of(u.user->outputs, [&](const Value *r) {
+          return !r || (r->uses.empty() && !r->isGraphOutput()) || skippedMasks_.count(r);
+        });
+      });
+      if (unbuilt)
+        skippedMasks_.insert(o);
+    }
+  // With no mask transformers passes enable_gqa=True: the kernel reads the
+  // key and value heads as they are (use_gqa_in_sdpa: equal head dims, at
+  // most 256).
+  for (const Node *n : calls)
+    for (unsigned i : {1u, 2u}) {
+      auto [copy, heads] = headRepeat(n->inputs[i]);
+      std::optional<Ints> k = staticDims(n->inputs[1]), v = staticDims(n->inputs[2]);
+      if (copy && k && v && k->back() == v->back() && k->back() <= 256)
+        repeatedHeads_[copy] = heads;
+    }
 }
 
 void PlanBuilder::findComposites() {

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <climits>
+#include <limits>
 
 using namespace graphlint;
 
@@ -333,6 +334,9 @@ TEST(ElementFacts, ACausalMaskOrAZerosTensorIsNoAllPassMask) {
   where->attributes.push_back(floatAttr("other", -1e30));
   EXPECT_EQ(uniformBool(le->outputs[0]), std::nullopt) << "kv <= q: true below the diagonal only";
   EXPECT_FALSE(isAllPassMask(where->outputs[0]));
+  EXPECT_TRUE(isCausalMask(le->outputs[0]));
+  EXPECT_TRUE(isCausalMask(where->outputs[0]));
+  EXPECT_FALSE(isCausalMask(zeros->outputs[0]));
   // T5's cross-attention position bias: a zeros tensor the model builds in
   // eager too. All zero, but no mask.
   Node *bias = b.node("aten::zeros", {}, {"position_bias"}, {test::f32({1, 4, 64, 64})});
@@ -344,3 +348,96 @@ TEST(ElementFacts, ACausalMaskOrAZerosTensorIsNoAllPassMask) {
   EXPECT_EQ(rel.lo, std::optional<int64_t>(-63));
   EXPECT_EQ(rel.hi, std::optional<int64_t>(63));
 }
+
+// transformers' causal mask as graphlint-export's fake capture and a
+// non-strict torch.export record it (create_causal_mask under a tracer):
+// position ids, the packed-sequence index (a cumsum of position jumps), and
+// `kv <= q and same sequence`, made additive by a where. Eager passes
+// is_causal=True and no mask instead (isCausalMask).
+namespace {
+struct TracedCausalMask {
+  test::IrBuilder b;
+  Node *ne = nullptr, *where = nullptr, *mask = nullptr, *positions = nullptr;
+  explicit TracedCausalMask(bool positionsFromInput = false, int64_t window = 0) {
+    auto i64 = [](std::initializer_list<int64_t> d) { return test::tensorOf(DType::Int64, d); };
+    auto boolT = [](std::initializer_list<int64_t> d) { return test::tensorOf(DType::Bool, d); };
+    auto arange = [&](int64_t end, const char *name) {
+      Node *n = b.node("aten::arange", {}, {name}, {i64({end})});
+      n->attributes.push_back(intAttr("end", end));
+      return n->outputs[0];
+    };
+    auto op = [&](const char *aten, std::vector<Value *> in, const char *name, Type t,
+                  std::vector<Attribute> attrs = {}) {
+      Node *n = b.node(aten, in, {name}, {t});
+      n->attributes = std::move(attrs);
+      return n;
+    };
+    Value *pos;
+    if (positionsFromInput) {
+      pos = b.input("position_ids", i64({2, 64}));
+    } else {
+      Node *add = op("aten::add", {arange(64, "arange")}, "cache_position", i64({64}), {intAttr("other", 0)});
+      Node *un = op("aten::unsqueeze", {add->outputs[0]}, "pos1", i64({1, 64}), {intAttr("dim", 0)});
+      pos = op("aten::expand", {un->outputs[0]}, "position_ids", i64({2, 64}))->outputs[0];
+    }
+    positions = pos->producer;
+    // find_packed_sequence_indices: diff with a prepended first - 1, != 1, cumsum.
+    Node *first = op("aten::slice", {pos}, "first", i64({2, 1}), {intAttr("dim", 1), intAttr("start", 0), intAttr("end", 1)});
+    Node *dummy = op("aten::sub", {first->outputs[0]}, "dummy", i64({2, 1}), {intAttr("other", 1)});
+    Node *cat = op("aten::cat", {dummy->outputs[0], pos}, "cat", i64({2, 65}), {intAttr("dim", -1)});
+    Node *lo = op("aten::slice", {cat->outputs[0]}, "lo", i64({2, 64}), {intAttr("dim", -1), intAttr("start", 0), intAttr("end", 64)});
+    Node *hi = op("aten::slice", {cat->outputs[0]}, "hi", i64({2, 64}),
+                  {intAttr("dim", -1), intAttr("start", 1), intAttr("end", std::numeric_limits<int64_t>::max())});
+    Node *d = op("aten::sub", {hi->outputs[0], lo->outputs[0]}, "d", i64({2, 64}));
+    ne = op("aten::ne", {d->outputs[0]}, "jump", boolT({2, 64}), {intAttr("other", 1)});
+    Node *seq = op("aten::cumsum", {ne->outputs[0]}, "seq", i64({2, 64}), {intAttr("dim", -1)});
+    // Index grids: batch [2,1,1,1], q [1,1,64,1], kv [1,1,1,64].
+    Node *bi = op("aten::view", {arange(2, "b")}, "bi", i64({2, 1, 1, 1}));
+    Node *qi = op("aten::view", {arange(64, "q")}, "qi", i64({1, 1, 64, 1}));
+    Node *ki = op("aten::view", {arange(64, "k")}, "ki", i64({1, 1, 1, 64}));
+    Node *qpos = op("aten::index", {pos, bi->outputs[0], qi->outputs[0]}, "qpos", i64({2, 1, 64, 1}));
+    Node *kpos = op("aten::index", {pos, bi->outputs[0], ki->outputs[0]}, "kpos", i64({2, 1, 1, 64}));
+    Node *le = op("aten::le", {kpos->outputs[0], qpos->outputs[0]}, "causal", boolT({2, 1, 64, 64}));
+    Node *ones = op("aten::new_ones", {qpos->outputs[0]}, "ones", boolT({}));
+    Node *m = op("aten::bitwise_and", {ones->outputs[0], le->outputs[0]}, "and1", boolT({2, 1, 64, 64}));
+    if (window > 0) {  // sliding_window_overlay: kv > q - window
+      Node *back = op("aten::sub", {qpos->outputs[0]}, "back", i64({2, 1, 64, 1}), {intAttr("other", window)});
+      Node *gt = op("aten::gt", {kpos->outputs[0], back->outputs[0]}, "window", boolT({2, 1, 64, 64}));
+      m = op("aten::bitwise_and", {m->outputs[0], gt->outputs[0]}, "and_w", boolT({2, 1, 64, 64}));
+    }
+    Node *qs = op("aten::index", {seq->outputs[0], bi->outputs[0], qi->outputs[0]}, "qseq", i64({2, 1, 64, 1}));
+    Node *ks = op("aten::index", {seq->outputs[0], bi->outputs[0], ki->outputs[0]}, "kseq", i64({2, 1, 1, 64}));
+    Node *same = op("aten::eq", {qs->outputs[0], ks->outputs[0]}, "same", boolT({2, 1, 64, 64}));
+    Node *and2 = op("aten::bitwise_and", {m->outputs[0], same->outputs[0]}, "and2", boolT({2, 1, 64, 64}));
+    mask = op("aten::expand", {and2->outputs[0]}, "mask", boolT({2, 1, 64, 64}));
+    Node *zero = op("aten::scalar_tensor", {}, "zero", test::f32({}), {floatAttr("s", 0)});
+    Attribute ninf;
+    ninf.name = "s";
+    ninf.kind = AttrKind::String;
+    ninf.s = "-inf";
+    Node *minf = op("aten::scalar_tensor", {}, "minf", test::f32({}), {ninf});
+    where = op("aten::where", {mask->outputs[0], zero->outputs[0], minf->outputs[0]}, "additive", test::f32({2, 1, 64, 64}));
+  }
+};
+}  // namespace
+
+TEST(ElementFacts, TheCausalMaskTransformersBuildsUnderATracer) {
+  TracedCausalMask t;
+  EXPECT_TRUE(isCausalMask(t.mask->outputs[0]));
+  EXPECT_TRUE(isCausalMask(t.where->outputs[0]));
+  EXPECT_FALSE(isAllPassMask(t.where->outputs[0]));
+}
+
+TEST(ElementFacts, APaddedPackedOrWindowedMaskIsNotCausal) {
+  // Position ids the caller passes: their values are not in the graph.
+  EXPECT_FALSE(isCausalMask(TracedCausalMask(true).where->outputs[0]));
+  // A sliding window shorter than the sequence masks more than `kv <= q`...
+  EXPECT_FALSE(isCausalMask(TracedCausalMask(false, 16).where->outputs[0]));
+  // ...one at least as long masks nothing more.
+  EXPECT_TRUE(isCausalMask(TracedCausalMask(false, 64).where->outputs[0]));
+  // Every position a jump: each token its own sequence, a diagonal mask.
+  TracedCausalMask packed;
+  packed.ne->attributes[0].i = 2;
+  EXPECT_FALSE(isCausalMask(packed.where->outputs[0]));
+}
+

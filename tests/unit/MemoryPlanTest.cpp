@@ -519,6 +519,63 @@ TEST(MemoryPlan, OnnxMatMulSavesTheCopyEagerMakesOfAnOperandItCannotView) {
   EXPECT_EQ(saved(false), out + 2u * 16 * 96 * 4) << "an outer-dim split views: the projection is kept";
 }
 
+// transformers' SDPA attention as a tracer records it (graphlint-export's
+// fake capture, torch.export): the causal mask create_causal_mask builds
+// under a tracer, made additive by a where, and repeat_kv's copies of the
+// two key/value heads for four query heads. Eager passes is_causal=True and
+// enable_gqa=True instead: neither the mask nor the copies exist
+// (docs/memory.md, "The causal mask a tracer builds").
+TEST(MemoryPlan, ACausalMaskAndTheHeadRepeatsEagerSkipsAreNotAllocated) {
+  auto attributed = [](const char *name, int64_t v) {
+    Attribute a;
+    a.name = name;
+    a.kind = AttrKind::Int;
+    a.i = v;
+    return a;
+  };
+  auto inference = [&](const char *comparison) {
+    IrBuilder b;
+    Value *q = b.input("q", f32({2, 4, 64, 16}));
+    Value *k = b.input("k", f32({2, 2, 64, 16}));
+    Value *v = b.input("v", f32({2, 2, 64, 16}));
+    auto i64 = [](std::initializer_list<int64_t> d) { return Type::tensor(DType::Int64, Shape::of(d)); };
+    Node *qa = b.node("aten::arange", {}, {"q_idx"}, {i64({64})});
+    qa->attributes.push_back(attributed("end", 64));
+    Node *ka = b.node("aten::arange", {}, {"kv_idx"}, {i64({64})});
+    ka->attributes.push_back(attributed("end", 64));
+    Node *qc = b.node("aten::view", {qa->outputs[0]}, {"q_col"}, {i64({64, 1})});
+    Node *cmp = b.node(comparison, {ka->outputs[0], qc->outputs[0]}, {"allowed"},
+                       {Type::tensor(DType::Bool, Shape::of({64, 64}))});
+    Node *zero = b.node("aten::scalar_tensor", {}, {"zero"}, {f32({})});
+    Node *minf = b.node("aten::scalar_tensor", {}, {"minf"}, {f32({})});
+    Attribute s;
+    s.name = "s";
+    s.kind = AttrKind::Float;
+    zero->attributes.push_back(s);
+    s.f = -1e30;
+    minf->attributes.push_back(s);
+    Node *mask = b.node("aten::where", {cmp->outputs[0], zero->outputs[0], minf->outputs[0]}, {"mask"},
+                        {f32({64, 64})});
+    auto repeat = [&](Value *x, const std::string &name) {
+      Node *u = b.node("aten::unsqueeze", {x}, {name + "_u"}, {f32({2, 2, 1, 64, 16})});
+      u->attributes.push_back(attributed("dim", 2));
+      u->outputAliasesInput = {0};
+      Node *e = b.node("aten::expand", {u->outputs[0]}, {name + "_e"}, {f32({2, 2, 2, 64, 16})});
+      e->outputAliasesInput = {0};
+      Node *c = b.node("aten::clone", {e->outputs[0]}, {name + "_c"}, {f32({2, 2, 2, 64, 16})});
+      return b.node("aten::_unsafe_view", {c->outputs[0]}, {name + "_r"}, {f32({2, 4, 64, 16})})->outputs[0];
+    };
+    Node *sdpa = b.node("aten::_scaled_dot_product_flash_attention_for_cpu",
+                        {q, repeat(k, "key"), repeat(v, "value"), mask->outputs[0]}, {"out", "lse"},
+                        {f32({2, 4, 64, 16}), f32({2, 4, 64})});
+    b.output(sdpa->outputs[0]);
+    return planOf(b.model(), graphlint::Setup()).activationsBytes;
+  };
+  const uint64_t out = 2 * 4 * 64 * 16 * 4, lse = 2 * 4 * 64 * 4, repeated = 2 * 4 * 64 * 16 * 4, mask = 64 * 64 * 4;
+  EXPECT_EQ(inference("aten::le"), out + lse) << "kv <= q: eager's is_causal, no mask, no copies";
+  EXPECT_EQ(inference("aten::lt"), out + lse + 2 * repeated + mask) << "kv < q masks the diagonal too: built";
+}
+
 // scaled_dot_product_attention as an export writes it (docs/memory.md): the
 // plan does not model the kernel eager picks, and says so, once per call.
 TEST(MemoryPlan, ScaledDotProductAttentionIsNamedInACaveat) {

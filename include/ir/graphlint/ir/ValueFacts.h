@@ -156,4 +156,16 @@ bool isAllZero(const Value *v);
 /// every byte zero). A zeros tensor the model itself builds is not one.
 bool isAllPassMask(const Value *v);
 
+/// A causal attention mask over equal query and key lengths, built by the
+/// forward from positions alone: a bool tensor whose last two dims are
+/// [s, s] and whose element [..., i, j] is `j <= i`, or an additive
+/// `where(that, 0, negative)`. Proved by evaluating the index arithmetic
+/// that builds it (aten arange, sums, slices, index, cat, cumsum, diff,
+/// comparisons; tensors of at most 2^20 elements) and checking each term of
+/// the final `and` against the pattern over the whole mask (at most 2^27
+/// elements). transformers' `create_causal_mask` under a tracer (torch.export,
+/// graphlint-export's fake capture) builds one where eager passes
+/// `is_causal=True` and no mask.
+bool isCausalMask(const Value *v);
+
 }  // namespace graphlint
