@@ -195,8 +195,8 @@ def _timm(name, block, **kw):
 
 def _decoder(config_cls, model_cls, module, layer, **extra):
     return _hf(config_cls, model_cls, ("transformers.models.%s.modeling_%s" % (module, module), layer),
-               dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-                    vocab_size=VOCAB, max_position_embeddings=SEQ, **TINY, **extra))
+               dict(dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                         vocab_size=VOCAB, max_position_embeddings=SEQ, **TINY), **extra))
 
 
 # Held out (docs/validation.md "Held-out models"): built after the memory plan
@@ -250,6 +250,17 @@ SDPA = {
                       dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=4, intermediate_size=128,
                            vocab_size=VOCAB, max_position_embeddings=SEQ, attn_implementation="sdpa"),
                       field="last_hidden_state"), False),
+    # Held out for the causal mask and head repeats a tracer makes (added
+    # 2026-12-04 after that change was made on llama_sdpa; never looked at
+    # before their first numbers): grouped-query decoders with SDPA.
+    "mistral_sdpa": (_decoder("MistralConfig", "MistralForCausalLM", "mistral", "MistralDecoderLayer",
+                              num_key_value_heads=2, attn_implementation="sdpa"), False),
+    "qwen2_sdpa": (_decoder("Qwen2Config", "Qwen2ForCausalLM", "qwen2", "Qwen2DecoderLayer", num_key_value_heads=2,
+                            attn_implementation="sdpa"), False),
+    "gemma_sdpa": (_decoder("GemmaConfig", "GemmaForCausalLM", "gemma", "GemmaDecoderLayer", num_key_value_heads=2,
+                            head_dim=16, attn_implementation="sdpa"), False),
+    "phi3_sdpa": (_decoder("Phi3Config", "Phi3ForCausalLM", "phi3", "Phi3DecoderLayer", num_key_value_heads=2,
+                           pad_token_id=0, attn_implementation="sdpa"), False),
 }
 
 

@@ -849,15 +849,17 @@ Trace PlanBuilder::build(MemorySummary &sum) {
   }
   if (!sdpa.empty())
     sum.caveats.push_back(fmt::format(
-        "{} scaled_dot_product_attention call{} (transformers' default attention): {}; what the fused kernel's "
-        "backward keeps, the math path the CPU takes under dropout, and the attention mask torch.export builds where "
-        "eager passes none are not modelled, so the peak can be far from eager's in training and high in inference; "
-        "lint an FX export (graphlint-export), which records the kernels eager ran, or export with "
-        "attn_implementation=\"eager\" (docs/memory.md)",
+        "{} scaled_dot_product_attention call{} (transformers' default attention): {}; the math path the CPU takes "
+        "under attention dropout is not modelled, so the peak can be far from eager's in training; lint an FX export "
+        "(graphlint-export), which records the kernels eager ran, or export with attn_implementation=\"eager\" "
+        "(docs/memory.md)",
         sdpa.size(), sdpa.size() == 1 ? "" : "s",
         decomposed ? "the exporter decomposed each into MatMul and Softmax, costed as the fused kernel eager runs in "
-                     "inference and as written in a training step"
-                   : "costed as one op writing its output"));
+                     "inference and as written in a training step (the fused kernel's backward is not modelled); the "
+                     "attention mask torch.export builds where eager passes is_causal=True, and the key/value head "
+                     "copies it implies, are counted, so the peak can be high"
+                   : "costed as one op writing its output; a causal mask built where eager passes is_causal=True, "
+                     "and the key/value head copies it implies, are left out (docs/memory.md)"));
   // Provenance: of the main graph's tensors (params, inputs, node outputs),
   // how many have no size (they count as 0 bytes above).
   sum.unsizedTensors = 0;
