@@ -79,6 +79,28 @@ uint64_t PlanBuilder::logsumexpBytes(const Node &last) {
   return *elems / static_cast<uint64_t>(o->type.shape.dims.back().value) * 4;
 }
 
+PlanBuilder::Ints PlanBuilder::fusedOutputStrides(const Node &last, const Ints &dims) {
+  std::vector<size_t> order = {0, 2, 1, 3};  // [b, s, h, d]
+  // Only a view's strides are followed: an elementwise op's output keeps its
+  // input's layout in eager (the rotary embedding of a transposed q), which
+  // the plan does not track, so a new tensor says nothing.
+  const Value *q = fusedQuery_.lookup(&last);
+  auto known = q ? strides_.find(q) : strides_.end();
+  std::optional<Ints> qs = known != strides_.end() ? known->second : std::nullopt;
+  if (qs && qs->size() == dims.size() && staticDims(q) == dims) {
+    order = {0, 1, 2, 3};
+    // Outermost first; the larger stride, and among equal ones the earlier dim.
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return (*qs)[a] > (*qs)[b]; });
+  }
+  Ints strides(dims.size(), 0);
+  int64_t running = 1;
+  for (size_t k = order.size(); k-- > 0;) {
+    strides[order[k]] = running;
+    running *= std::max<int64_t>(dims[order[k]], 1);
+  }
+  return strides;
+}
+
 uint64_t PlanBuilder::outputBytes(const Node &n, unsigned oi) {
   TorchStorage st = torchStorageOf(n, oi, s_.kernels);
   if (st.bytePerElement)
@@ -258,6 +280,16 @@ PlanBuilder::Saved PlanBuilder::savedOf(const Node &n) {
   Saved out;
   if (compositeInner_.count(&n))
     return out;
+  // The fused attention kernel's backward (CPU flash attention and CUDA's
+  // alike) keeps its operands, its output and the logsumexp.
+  if (auto f = fusedAttention_.find(&n); f != fusedAttention_.end()) {
+    if (llvm::none_of(f->second, [&](const Value *v) { return needsGrad_.count(v) != 0; }))
+      return out;
+    out.values.assign(f->second.begin(), f->second.end());
+    out.values.push_back(n.outputs[0]);
+    out.extraBytes = logsumexpBytes(n);
+    return out;
+  }
   if (auto c = compositeInput_.find(&n); c != compositeInput_.end()) {
     if (needsGrad_.count(c->second))
       out.values.push_back(c->second);  // gelu keeps its input
@@ -434,6 +466,9 @@ void PlanBuilder::forward(bool training) {
       auto lu = lastUse.find(v);
       extendUse(st, lu == lastUse.end() ? idx : lu->second);
     }
+    if (fusedAttention_.count(&n) && n.outputs.size() == 1 && n.outputs[0])
+      if (std::optional<Ints> d = staticDims(n.outputs[0]); d && d->size() == 4)
+        strides_[n.outputs[0]] = fusedOutputStrides(n, *d);
     for (unsigned oi = 0; oi < n.outputs.size(); ++oi) {
       const Value *o = n.outputs[oi];
       if (!o)
@@ -493,7 +528,7 @@ void PlanBuilder::forward(bool training) {
         }
     }
     // Fused attention's logsumexp, freed when the kernel returns.
-    if (fusedAttention_.count(&n))
+    if (fusedAttention_.count(&n) && !training)
       temps.push_back(t_.alloc(logsumexpBytes(n), MemoryKind::Temporary, nullptr, &n));
     // An output eager's kernel allocates and the graph leaves out (max-pool
     // indices), freed when it returns unless the backward above saved it.
@@ -631,7 +666,13 @@ void PlanBuilder::backward() {
                              ? kNone
                              : pending[n.outputs[0]];
       auto composite = compositeInput_.find(&n);
-      for (unsigned i = 0; i < n.inputs.size() && !compositeInner_.count(&n); ++i) {
+      // The fused attention's backward: a gradient for each operand.
+      if (auto f = fusedAttention_.find(&n); f != fusedAttention_.end()) {
+        for (const Value *in : f->second)
+          if (needsGrad_.count(in))
+            deliver(in, newGrad(bytesOf(in, true), in));
+      }
+      for (unsigned i = 0; i < n.inputs.size() && !compositeInner_.count(&n) && !fusedAttention_.count(&n); ++i) {
         const Value *in = n.inputs[i];
         if (composite != compositeInput_.end()) {
           if (i > 0 || !needsGrad_.count(composite->second))
@@ -854,8 +895,8 @@ Trace PlanBuilder::build(MemorySummary &sum) {
         "(graphlint-export), which records the kernels eager ran, or export with attn_implementation=\"eager\" "
         "(docs/memory.md)",
         sdpa.size(), sdpa.size() == 1 ? "" : "s",
-        decomposed ? "the exporter decomposed each into MatMul and Softmax, costed as the fused kernel eager runs in "
-                     "inference and as written in a training step (the fused kernel's backward is not modelled); the "
+        decomposed ? "the exporter decomposed each into MatMul and Softmax, costed as the fused kernel eager runs "
+                     "(flash attention: its output and logsumexp, kept with the operands for its backward); the "
                      "attention mask torch.export builds where eager passes is_causal=True, and the key/value head "
                      "copies it implies, are counted, so the peak can be high"
                    : "costed as one op writing its output; a causal mask built where eager passes is_causal=True, "

@@ -179,6 +179,14 @@ private:
   // node -> the tensors the call reads (query, key, value, mask), held to
   // it; the other nodes are compositeInner_ (findComposites).
   llvm::DenseMap<const Node *, llvm::SmallVector<const Value *, 4>> fusedAttention_;
+  // Its query, whose layout the kernel's output takes (fusedOutputStrides).
+  llvm::DenseMap<const Node *, const Value *> fusedQuery_;
+  /// The fused kernel's output strides: CPU flash attention allocates its
+  /// output in the query's dim order (its strides sorted), so MultiheadAttention's
+  /// [L, B*H, D] query view gives an [L, B, H, D] layout; where the query
+  /// is no view (transformers' rotary q, whose elementwise ops keep the
+  /// `view(b, s, h, d).transpose(1, 2)` layout in eager), [b, s, h, d].
+  Ints fusedOutputStrides(const Node &last, const Ints &dims);
   /// The fused kernel's logsumexp, [b, h, s] fp32 (the output's elements
   /// over its last dim), a temporary of the kernel.
   uint64_t logsumexpBytes(const Node &last);

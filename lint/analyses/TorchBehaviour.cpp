@@ -427,7 +427,7 @@ void PlanBuilder::findComposites() {
   llvm::StringMap<std::vector<const Node *>> calls;
   std::vector<std::string> order;
   for (const auto &np : g_.nodes()) {
-    const std::string *call = s_.train ? nullptr : decomposedAttentionCall(*np);
+    const std::string *call = decomposedAttentionCall(*np);
     if (!call)
       continue;
     auto [it, fresh] = calls.try_emplace(*call);
@@ -473,12 +473,23 @@ void PlanBuilder::findComposites() {
       if (n != last && kernel.count(n))
         compositeInner_.insert(n);
     fusedAttention_[last] = reads;
-    // The fused kernels write their output as [b, s, h, d] and return its
-    // transpose to [b, h, s, d] (CPU flash attention and CUDA's alike): the
-    // caller's transpose back and reshape to [b, s, h * d] are views.
-    const Value *out = last->outputs[0];
-    if (std::optional<Ints> d = staticDims(out); d && d->size() == 4)
-      strides_[out] = Ints{(*d)[2] * (*d)[1] * (*d)[3], (*d)[3], (*d)[1] * (*d)[3], 1};
+    // The query: the first MatMul's left operand, back through the scaling.
+    for (const Node *n : group) {
+      if (n->opType != "MatMul" || !kernel.count(n) || n->inputs.empty())
+        continue;
+      const Value *q = captureOrigin(n->inputs[0]);
+      for (unsigned hops = 0; q && q->producer && kernel.count(q->producer) && hops < 8; ++hops) {
+        const Node *p = q->producer;
+        const Value *next = nullptr;
+        for (const Value *in : p->inputs)
+          if (in && !isFoldedConstant(in) && staticDims(in) == staticDims(q))
+            next = captureOrigin(in);
+        q = next;
+      }
+      if (q && !kernel.count(q->producer))
+        fusedQuery_[last] = q;
+      break;
+    }
   }
 
   auto soleUser = [](const Value *v) -> const Node * {
