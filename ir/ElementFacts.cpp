@@ -788,24 +788,50 @@ std::optional<IntTensor> evalSmall(const Value *v, unsigned depth) {
 
 // One factor of a bool tensor's `and`: a small tensor, or a comparison of
 // two, each broadcast against the mask's shape.
+enum class TermKind { AllTrue, Causal, Other };
+
 struct MaskTerm {
   std::string op;  // "" (the tensor a itself) or a comparison
   IntTensor a, b;
+  std::optional<TermKind> known;  // proved without evaluating (a uniform or read-back fold)
 };
+
+// The aten name of an ai.onnx bool op the mask terms follow, else "".
+std::string maskOpName(const Node &n) {
+  if (!isDefaultDomain(n.domain))
+    return n.atenName();
+  return llvm::StringSwitch<std::string>(n.opType)
+      .Case("And", "logical_and")
+      .Case("Equal", "eq")
+      .Case("Less", "lt")
+      .Case("LessOrEqual", "le")
+      .Case("Greater", "gt")
+      .Case("GreaterOrEqual", "ge")
+      .Cases("Expand", "Identity", "expand")
+      .Default("");
+}
 
 bool maskTerms(const Value *v, unsigned depth, std::vector<MaskTerm> &out) {
   v = captureOrigin(v);
   if (!v || depth > kMaxDepth || v->type.dtype != DType::Bool)
     return false;
+  if (const TensorLiteral *lit = literalOf(v); lit && lit->causalMask) {
+    out.push_back({"", {}, {}, TermKind::Causal});
+    return true;
+  }
+  if (uniform(v, 0) == true) {
+    out.push_back({"", {}, {}, TermKind::AllTrue});
+    return true;
+  }
   if (std::optional<IntTensor> t = evalSmall(v, 0)) {
-    out.push_back({"", std::move(*t), {}});
+    out.push_back({"", std::move(*t), {}, std::nullopt});
     return true;
   }
   const Node *p = producerOf(v);
   if (!p)
     return false;
   const Node &n = *p;
-  std::string a = n.atenName();
+  std::string a = maskOpName(n);
   // Broadcasts and copies keep the elements where right-aligned
   // broadcasting puts them.
   if (a == "expand" || a == "alias" || a == "clone" || a == "contiguous" || a == "detach" || a == "to" ||
@@ -819,17 +845,17 @@ bool maskTerms(const Value *v, unsigned depth, std::vector<MaskTerm> &out) {
     std::optional<IntTensor> x = operand(n, 0, 0), y = operand(n, 1, 0);
     if (!x || !y)
       return false;
-    out.push_back({op.str(), std::move(*x), std::move(*y)});
+    out.push_back({op.str(), std::move(*x), std::move(*y), std::nullopt});
     return true;
   }
   return false;
 }
 
-enum class TermKind { AllTrue, Causal, Other };
-
 // What a term is over the mask's shape: every element true, exactly
 // `j <= i` on the last two dims, or neither.
 TermKind classify(const MaskTerm &t, const std::vector<int64_t> &shape) {
+  if (t.known)
+    return *t.known;
   std::optional<std::vector<int64_t>> sa = broadcastStrides(t.a.shape, shape);
   std::optional<std::vector<int64_t>> sb = t.op.empty() ? sa : broadcastStrides(t.b.shape, shape);
   if (!sa || !sb)
@@ -854,6 +880,8 @@ TermKind classify(const MaskTerm &t, const std::vector<int64_t> &shape) {
 }
 
 bool causalBool(const Value *v) {
+  if (const TensorLiteral *lit = literalOf(captureOrigin(v)); lit && lit->causalMask)
+    return true;  // the importer read the pattern from a fold's payload
   std::optional<std::vector<int64_t>> shape = staticShape(v);
   std::optional<int64_t> n = shape ? numelOf(*shape) : std::nullopt;
   if (!n || *n == 0 || *n > kMaxMask || shape->size() < 2 || shape->back() != (*shape)[shape->size() - 2])
@@ -876,6 +904,13 @@ std::optional<double> scalarValue(const Value *v) {
   v = captureOrigin(v);
   if (!v)
     return std::nullopt;
+  if (const TensorLiteral *lit = literalOf(v)) {
+    if (lit->data.known && lit->data.floats.size() == 1)
+      return lit->data.floats[0];
+    if (lit->data.known && lit->data.ints.size() == 1)
+      return static_cast<double>(lit->data.ints[0]);
+    return std::nullopt;
+  }
   const Node *p = producerOf(v);
   if (!p)
     return std::nullopt;
@@ -903,6 +938,8 @@ bool isCausalMask(const Value *v) {
     return false;
   if (v->type.dtype == DType::Bool)
     return causalBool(v);
+  if (const TensorLiteral *lit = literalOf(v); lit && lit->causalMask)
+    return true;  // a fold of the additive mask
   // where(causal, 0, negative): the additive form of the same mask.
   const Node *p = producerOf(v);
   if (!p || !isWhere(*p) || p->inputs.empty())

@@ -156,7 +156,8 @@ private:
   // A fold of what the forward computes, too large to keep in the IR (a
   // [b, 1, s, s] attention mask, or its bool condition): whether every byte
   // is the same, which the memory plan reads (docs/memory.md, "An attention
-  // mask eager skips"). Only these initializers are read; weights never are.
+  // mask eager skips"), or whether it is a causal mask ("The causal mask a
+  // tracer builds"). Only these initializers are read; weights never are.
   void markUniformFolds(onnxio::ByteWindow &bytes) {
     llvm::StringMap<Param *> computed;
     for (const auto &p : model_->graph->params())
@@ -165,8 +166,12 @@ private:
     if (computed.empty())
       return;
     for (const auto &t : proto_.graph().initializer())
-      if (auto it = computed.find(t.name()); it != computed.end())
-        it->second->tensor.uniformByte = onnxio::strippedPayloadByte(t, bytes);
+      if (auto it = computed.find(t.name()); it != computed.end()) {
+        TensorLiteral &lit = it->second->tensor;
+        lit.uniformByte = onnxio::strippedPayloadByte(t, bytes);
+        if (!lit.uniformByte)
+          lit.causalMask = onnxio::strippedPayloadIsCausalMask(t, bytes);
+      }
   }
 
   void checkModelHeader() {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <cstring>
 #include <unistd.h>
 
 namespace graphlint::onnxio {
@@ -248,6 +249,55 @@ std::optional<uint8_t> strippedPayloadByte(const onnx::TensorProto &t, ByteWindo
     done += len;
   }
   return value;
+}
+
+bool strippedPayloadIsCausalMask(const onnx::TensorProto &t, ByteWindow &bytes) {
+  PayloadRef ref = payloadRef(t);
+  int rank = t.dims_size();
+  if (!ref.stripped || ref.field != 9 || rank < 2 || t.dims(rank - 1) != t.dims(rank - 2) || t.dims(rank - 1) <= 0)
+    return false;
+  unsigned width;
+  switch (t.data_type()) {
+  case onnx::TensorProto::BOOL: width = 1; break;
+  case onnx::TensorProto::FLOAT16: case onnx::TensorProto::BFLOAT16: width = 2; break;
+  case onnx::TensorProto::FLOAT: width = 4; break;
+  default: return false;
+  }
+  uint64_t n = 1;
+  for (int d = 0; d < rank; ++d)
+    if (t.dims(d) < 0 || __builtin_mul_overflow(n, static_cast<uint64_t>(t.dims(d)), &n))
+      return false;
+  if (n * width != ref.bytes)
+    return false;
+  const uint64_t s = static_cast<uint64_t>(t.dims(rank - 1));
+  constexpr uint64_t kChunk = (1 << 20) / 4 * 4;
+  std::optional<uint32_t> masked;  // the float mask's one value where j > i
+  uint64_t e = 0;
+  for (uint64_t done = 0; done < ref.bytes;) {
+    uint64_t len = std::min(kChunk, ref.bytes - done);
+    const uint8_t *p = bytes.at(ref.offset + done, len);
+    if (!p)
+      return false;
+    for (uint64_t k = 0; k < len; k += width, ++e) {
+      uint32_t x = 0;
+      std::memcpy(&x, p + k, width);
+      bool allowed = e % s <= (e / s) % s;
+      if (width == 1) {
+        if (x != (allowed ? 1u : 0u))
+          return false;
+      } else if (allowed) {
+        if (x != 0)
+          return false;
+      } else {
+        uint32_t sign = width == 2 ? 0x8000u : 0x80000000u;
+        if (!(x & sign) || (masked && *masked != x))
+          return false;
+        masked = x;
+      }
+    }
+    done += len;
+  }
+  return true;
 }
 
 StripResult stripPayloads(ByteWindow &bytes) {

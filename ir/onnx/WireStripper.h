@@ -78,4 +78,11 @@ PayloadRef payloadRef(const onnx::TensorProto &t);
 /// stripped or is held in another field, or cannot be read.
 std::optional<uint8_t> strippedPayloadByte(const onnx::TensorProto &t, ByteWindow &bytes);
 
+/// Whether a stripped raw_data payload is a causal attention mask over its
+/// last two dims ([..., s, s]): a bool tensor that is true exactly where
+/// j <= i, or a float32/float16/bfloat16 one that is zero exactly there and
+/// one negative value elsewhere (transformers' additive mask). Read back in
+/// bounded chunks like strippedPayloadByte.
+bool strippedPayloadIsCausalMask(const onnx::TensorProto &t, ByteWindow &bytes);
+
 }  // namespace graphlint::onnxio

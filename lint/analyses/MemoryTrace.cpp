@@ -513,6 +513,16 @@ void PlanBuilder::forward(bool training) {
           lastUse_.resize(t_.storages.size(), -1);
           holdUntil(st, idx);
         }
+      // The math path's dropout of the attention probabilities, on the CPU:
+      // `probs * noise`, the noise in the probabilities' dtype, kept for the
+      // backward (the product takes the place of the decomposition's NaN
+      // guard, which the matmul keeps).
+      if (attentionDropout_.count(&n) && !n.outputs.empty() && n.outputs[0] && needsGrad_.count(n.outputs[0]) &&
+          segment_[n.index] < 0) {
+        uint32_t st = t_.alloc(bytesOf(n.outputs[0], true), MemoryKind::Saved, nullptr, &n);
+        lastUse_.resize(t_.storages.size(), -1);
+        holdUntil(st, idx);
+      }
       if (sv.extraBytes && segment_[n.index] < 0) {
         uint32_t st = t_.alloc(sv.extraBytes, MemoryKind::Saved, nullptr, &n);
         lastUse_.resize(t_.storages.size(), -1);
@@ -890,17 +900,17 @@ Trace PlanBuilder::build(MemorySummary &sum) {
   }
   if (!sdpa.empty())
     sum.caveats.push_back(fmt::format(
-        "{} scaled_dot_product_attention call{} (transformers' default attention): {}; the math path the CPU takes "
-        "under attention dropout is not modelled, so the peak can be far from eager's in training; lint an FX export "
-        "(graphlint-export), which records the kernels eager ran, or export with attn_implementation=\"eager\" "
-        "(docs/memory.md)",
+        "{} scaled_dot_product_attention call{} (transformers' default attention): {}; a causal mask built where "
+        "eager passes is_causal=True, and the key/value head copies it implies, are left out where the plan proves "
+        "the mask causal; lint an FX export (graphlint-export), which records the kernels eager ran, or export with "
+        "attn_implementation=\"eager\" (docs/memory.md)",
         sdpa.size(), sdpa.size() == 1 ? "" : "s",
         decomposed ? "the exporter decomposed each into MatMul and Softmax, costed as the fused kernel eager runs "
-                     "(flash attention: its output and logsumexp, kept with the operands for its backward); the "
-                     "attention mask torch.export builds where eager passes is_causal=True, and the key/value head "
-                     "copies it implies, are counted, so the peak can be high"
-                   : "costed as one op writing its output; a causal mask built where eager passes is_causal=True, "
-                     "and the key/value head copies it implies, are left out (docs/memory.md)"));
+                     "(flash attention: its output and logsumexp, kept with the operands for its backward), or, in a "
+                     "CPU training step under attention dropout, as the math path"
+                   : "costed as one op writing its output; the math path the CPU takes under attention dropout in "
+                     "training is not modelled (this export, of the eval module, does not record the dropout), so a "
+                     "CPU training peak can be far low"));
   // Provenance: of the main graph's tensors (params, inputs, node outputs),
   // how many have no size (they count as 0 bytes above).
   sum.unsizedTensors = 0;

@@ -179,6 +179,11 @@ private:
   // node -> the tensors the call reads (query, key, value, mask), held to
   // it; the other nodes are compositeInner_ (findComposites).
   llvm::DenseMap<const Node *, llvm::SmallVector<const Value *, 4>> fusedAttention_;
+  // The Softmax of an attention call eager runs on the math path under
+  // dropout (the CPU in training): its dropout's noise and output are kept.
+  llvm::DenseSet<const Node *> attentionDropout_;
+  // Its nodes that run inside the kernel (the last one included).
+  llvm::DenseMap<const Node *, std::vector<const Node *>> fusedKernel_;
   // Its query, whose layout the kernel's output takes (fusedOutputStrides).
   llvm::DenseMap<const Node *, const Value *> fusedQuery_;
   /// The fused kernel's output strides: CPU flash attention allocates its

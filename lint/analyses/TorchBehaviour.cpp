@@ -331,7 +331,7 @@ const Node *soleProducer(const Value *v, std::initializer_list<llvm::StringRef> 
   if (!p || p->inputs.empty() || !p->inputs[0] || v->isGraphOutput() ||
       llvm::count_if(v->uses, [](const Use &u) { return !u.user || !u.user->backwardPhase; }) != 1)
     return nullptr;
-  std::string a = p->atenName();
+  std::string a = isDefaultDomain(p->domain) ? p->opType : p->atenName();
   return llvm::is_contained(ops, llvm::StringRef(a)) ? p : nullptr;
 }
 
@@ -341,24 +341,27 @@ const Node *soleProducer(const Value *v, std::initializer_list<llvm::StringRef> 
 // or {nullptr, nullptr}.
 std::pair<const Node *, const Value *> headRepeat(const Value *kv) {
   const Node *copy = nullptr, *expand = nullptr;
-  if (const Node *view = soleProducer(kv, {"_unsafe_view", "view", "reshape"})) {
+  if (const Node *view = soleProducer(kv, {"_unsafe_view", "view", "reshape", "Reshape"})) {
     const Value *in = view->inputs[0];
     if (const Node *c = soleProducer(in, {"clone", "contiguous"})) {
       copy = c;
       expand = soleProducer(c->inputs[0], {"expand"});
-    } else if (view->atenName() == "reshape") {
-      copy = view;
-      expand = soleProducer(in, {"expand"});
+    } else if (view->atenName() == "reshape" || view->opType == "Reshape") {
+      copy = view;  // a reshape of the broadcast copies
+      expand = soleProducer(in, {"expand", "Expand"});
     }
   }
-  const Node *unsq = expand ? soleProducer(expand->inputs[0], {"unsqueeze"}) : nullptr;
+  const Node *unsq = expand ? soleProducer(expand->inputs[0], {"unsqueeze", "Unsqueeze"}) : nullptr;
   if (!unsq)
     return {nullptr, nullptr};
   const Value *x = unsq->inputs[0];
-  std::optional<PlanBuilder::Ints> from = PlanBuilder::staticDims(x), to = PlanBuilder::staticDims(kv);
-  // The heads grow by a whole factor; every other dim is kept.
-  if (!from || !to || from->size() != 4 || to->size() != 4 || (*from)[1] <= 0 || (*to)[1] % (*from)[1] != 0 ||
-      (*from)[0] != (*to)[0] || (*from)[2] != (*to)[2] || (*from)[3] != (*to)[3] || unsq->attrInt("dim") != 2)
+  std::optional<PlanBuilder::Ints> from = PlanBuilder::staticDims(x), to = PlanBuilder::staticDims(kv),
+                                   mid = PlanBuilder::staticDims(unsq->outputs[0]);
+  // [b, kv, s, d] -> [b, kv, 1, s, d] -> [b, kv * g, s, d]: the heads grow by
+  // a whole factor; every other dim is kept.
+  if (!from || !to || !mid || from->size() != 4 || to->size() != 4 || (*from)[1] <= 0 || (*to)[1] % (*from)[1] != 0 ||
+      (*from)[0] != (*to)[0] || (*from)[2] != (*to)[2] || (*from)[3] != (*to)[3] ||
+      *mid != PlanBuilder::Ints{(*from)[0], (*from)[1], 1, (*from)[2], (*from)[3]})
     return {nullptr, nullptr};
   return {copy, x};
 }
@@ -379,19 +382,43 @@ void PlanBuilder::findCausalAttention() {
     if (it->second)
       calls.insert(&n);
   }
+  // The dynamo exporter's decomposition, a fused group (findComposites):
+  // its mask is the read the plan proves causal.
+  llvm::DenseMap<const Node *, const Value *> groupMask;  // kernel node -> the group's mask
+  for (const auto &entry : fusedKernel_) {
+    const Node *last = entry.first;
+    const Value *found = nullptr;
+    for (const Node *k : entry.second)
+      for (const Value *in : k->inputs) {
+        const Value *r = captureOrigin(in);
+        if (!r || found || (r->producer && llvm::is_contained(entry.second, r->producer)))
+          continue;  // the kernel's own values are no operand
+        auto [it, fresh] = causal.try_emplace(r, false);
+        if (fresh)
+          it->second = isCausalMask(r);
+        if (it->second)
+          found = r;
+      }
+    if (!found)
+      continue;
+    calls.insert(last);
+    for (const Node *k : entry.second)
+      groupMask[k] = found;
+  }
   if (calls.empty())
     return;
   // What only those masks read, back to the positions: every reader of the
   // value is such a call's mask operand or a node whose outputs are all
   // unbuilt. Users come after producers, so one reverse pass decides.
   const auto &nodes = g_.nodes();
-  for (auto it = nodes.rbegin(); it != nodes.rend(); ++it)
-    for (const Value *o : (*it)->outputs) {
-      if (!o || o->uses.empty() || o->isGraphOutput())
-        continue;
-      bool unbuilt = llvm::all_of(o->uses, [&](const Use &u) {
+  auto consider = [&](const Value *o) {
+    if (!o || o->uses.empty() || o->isGraphOutput())
+      return;
+    bool unbuilt = llvm::all_of(o->uses, [&](const Use &u) {
         if (!u.user)
           return false;
+        if (auto g = groupMask.find(u.user); g != groupMask.end())
+          return g->second == captureOrigin(o);
         if (calls.count(u.user))
           return u.operand == 3;
         if (attentionBackward(*u.user))
@@ -400,19 +427,51 @@ void PlanBuilder::findCausalAttention() {
           return !r || (r->uses.empty() && !r->isGraphOutput()) || skippedMasks_.count(r);
         });
       });
-      if (unbuilt)
-        skippedMasks_.insert(o);
-    }
+    if (unbuilt)
+      skippedMasks_.insert(o);
+  };
+  for (auto it = nodes.rbegin(); it != nodes.rend(); ++it)
+    for (const Value *o : (*it)->outputs)
+      consider(o);
+  // The dynamo exporter's fold of the mask: a computed initializer.
+  for (const auto &p : g_.params())
+    if (p->computed && !p->trained.value_or(false))
+      consider(p->value);
   // With no mask transformers passes enable_gqa=True: the kernel reads the
   // key and value heads as they are (use_gqa_in_sdpa: equal head dims, at
   // most 256).
-  for (const Node *n : calls)
-    for (unsigned i : {1u, 2u}) {
-      auto [copy, heads] = headRepeat(n->inputs[i]);
-      std::optional<Ints> k = staticDims(n->inputs[1]), v = staticDims(n->inputs[2]);
-      if (copy && k && v && k->back() == v->back() && k->back() <= 256)
+  for (const Node *n : calls) {
+    auto f = fusedAttention_.find(n);
+    llvm::SmallVector<const Value *, 4> operands;
+    if (f != fusedAttention_.end())
+      operands.assign(f->second.begin(), f->second.end());  // q, k, v in some order: a repeat is k or v
+    else
+      operands = {n->inputs[1], n->inputs[2]};
+    for (const Value *kv : operands) {
+      auto [copy, heads] = headRepeat(kv);
+      std::optional<Ints> d = staticDims(kv);
+      if (copy && d && d->back() <= 256)
         repeatedHeads_[copy] = heads;
     }
+  }
+}
+
+std::optional<double> attentionDropoutP(llvm::StringRef fxNode) {
+  // `... = call_function[target=...](args = (%q, %k, %v, %mask, 0.1), kwargs = {...})`
+  llvm::StringRef rest = fxNode.split("args = (").second;
+  if (rest.empty())
+    return std::nullopt;
+  llvm::StringRef args = rest.split("), kwargs = ").first;
+  llvm::StringRef kwargs = rest.split("), kwargs = ").second;
+  llvm::SmallVector<llvm::StringRef, 8> parts;
+  args.split(parts, ", ");
+  double p;
+  if (parts.size() > 4 && !parts[4].trim().getAsDouble(p))
+    return p;
+  llvm::StringRef kw = kwargs.split("dropout_p: ").second.take_until([](char c) { return c == ',' || c == '}'; });
+  if (!kw.empty() && !kw.trim().getAsDouble(p))
+    return p;
+  return 0.0;
 }
 
 void PlanBuilder::findComposites() {
@@ -437,6 +496,17 @@ void PlanBuilder::findComposites() {
   }
   for (const std::string &key : order) {
     const std::vector<const Node *> &group = calls[key];
+    // Attention dropout in a training step (the call's dropout_p, which the
+    // exporter's decomposition drops): the CPU's flash kernel takes none, so
+    // eager runs the math path the decomposition writes, and its dropout of
+    // the probabilities (`probs * noise`: the noise and the product, both
+    // kept for the backward). CUDA's flash kernel draws the dropout itself.
+    if (std::optional<double> p = attentionDropoutP(key); s_.train && s_.kernels == Kernels::Cpu && p && *p > 0) {
+      for (const Node *n : group)
+        if (n->opType == "Softmax")
+          attentionDropout_.insert(n);
+      continue;
+    }
     llvm::DenseSet<const Node *> in(group.begin(), group.end());
     // The call's result: the last node whose output leaves the call. Another
     // node whose output leaves (the exporter shares one call's float mask
@@ -473,6 +543,7 @@ void PlanBuilder::findComposites() {
       if (n != last && kernel.count(n))
         compositeInner_.insert(n);
     fusedAttention_[last] = reads;
+    fusedKernel_[last].assign(kernel.begin(), kernel.end());
     // The query: the first MatMul's left operand, back through the scaling.
     for (const Node *n : group) {
       if (n->opType != "MatMul" || !kernel.count(n) || n->inputs.empty())

@@ -21,6 +21,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <set>
+
 namespace graphlint {
 namespace {
 
@@ -287,6 +289,68 @@ TEST(DynamoOnnx, AnAttentionMaskEagerSkipsIsNeitherBuiltNorAdded) {
   }
 }
 
+
+// dynamo_llama_causal_b{2,8}.onnx (make_dynamo.py --causal): a one-layer
+// transformers LlamaModel with SDPA attention, 2 query heads over 1
+// key/value head, no padding mask. Eager passes is_causal=True and
+// enable_gqa=True; torch.export builds the causal mask and repeat_kv copies
+// the value head (`view_4`). The optimizer folds the additive mask into a
+// float initializer at batch 2; at batch 8 a Where reads the folded bool
+// terms. The importer reads those payloads back (TensorLiteral::causalMask),
+// and the plan allocates neither the mask nor the copy.
+TEST(DynamoOnnx, ACausalMaskAndAHeadRepeatEagerSkipsAreNotAllocated) {
+  for (int batch : {2, 8}) {
+    SCOPED_TRACE(batch);
+    auto m = importModelFile(sourcePath(fmt::format("tests/fixtures/dynamo/dynamo_llama_causal_b{}.onnx", batch)), {});
+    ASSERT_TRUE(static_cast<bool>(m)) << llvm::toString(m.takeError());
+    const Graph &g = *(*m)->graph;
+    const Value *mask = nullptr, *repeat = nullptr;
+    for (const auto &n : g.nodes()) {
+      if (n->opType == "Add" && decomposedAttentionCall(*n) && n->inputs.size() == 2)
+        mask = n->inputs[1];
+      for (const Value *o : n->outputs)
+        if (o && o->name == "view_4")
+          repeat = o;
+    }
+    ASSERT_NE(mask, nullptr);
+    ASSERT_NE(repeat, nullptr);
+    EXPECT_TRUE(isCausalMask(mask));
+    if (batch == 2) {
+      ASSERT_EQ(mask->kind, Value::Kind::Param);
+      EXPECT_TRUE(mask->param->tensor.causalMask) << "read back from the stripped payload";
+    }
+    graphlint::Setup setup;
+    setup.kernels = Kernels::Cpu;
+    AnalysisContext ctx(**m, setup);
+    const MemoryPlan &plan = ctx.get<MemoryPlan>();
+    bool sawMask = false, sawRepeat = false;
+    for (const MemoryPlan::Contributor &c : plan.atPeak()) {
+      sawMask |= c.value == mask;
+      sawRepeat |= c.value == repeat;
+    }
+    EXPECT_FALSE(sawMask);
+    EXPECT_FALSE(sawRepeat);
+    // The same file with the mask's fold read as unknown keeps both: more
+    // is live at the attention (the model's peak is elsewhere).
+    if (batch == 2) {
+      std::set<std::string> attention;
+      for (const auto &n : g.nodes())
+        if (decomposedAttentionCall(*n))
+          attention.insert(n->name);
+      auto liveAtAttention = [&](const MemorySummary &sum) {
+        uint64_t most = 0;
+        for (const MemorySummary::Point &p : sum.timeline)
+          if (attention.count(p.node))
+            most = std::max(most, p.liveBytes);
+        return most;
+      };
+      uint64_t skipped = liveAtAttention(plan.summary());
+      const_cast<Value *>(mask)->param->tensor.causalMask = false;
+      AnalysisContext unknown(**m, setup);
+      EXPECT_GT(liveAtAttention(unknown.get<MemoryPlan>().summary()), skipped);
+    }
+  }
+}
 
 // dynamo_sdpa.onnx (make_dynamo.py, dynamo_sdpa_model.py): the exporter
 // writes F.scaled_dot_product_attention as its math decomposition (q and k

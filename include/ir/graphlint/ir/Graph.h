@@ -67,6 +67,10 @@ struct TensorLiteral {
   /// trues), read at import for a payload too large to keep where it matters
   /// (the dynamo exporter's folds of computed values); nullopt otherwise.
   std::optional<uint8_t> uniformByte;
+  /// Read at import like uniformByte: the payload is a causal attention mask
+  /// over its last two dims ([..., s, s]; element [i, j] true, or 0, where
+  /// j <= i, and false, or one negative value, elsewhere).
+  bool causalMask = false;
   std::optional<int64_t> numElements() const;
 };
 
