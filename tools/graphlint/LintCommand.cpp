@@ -138,8 +138,9 @@ private:
                      "caveats: what the figures cannot include (helper\n"
                      "functions' Python locals a non-strict torch.export\n"
                      "does not record; parameters a dynamo ONNX export's\n"
-                     "optimizer folded away; scaled_dot_product_attention,\n"
-                     "whose kernel is not modelled); json always has a\n"
+                     "optimizer folded away; scaled_dot_product_attention\n"
+                     "in training on the CPU's math path under dropout,\n"
+                     "which a .pt2 does not record); json always has a\n"
                      "`memory` section;\n"
                      "docs/memory.md, docs/pt2.md"),
       "memory");
