@@ -181,13 +181,28 @@ private:
         take(o);
     for (const Value *v : c.calleeUnread)
       take(v);
+    // The one tensor a view or copy reads (an ONNX Reshape's shape operand
+    // is a constant, not a second input).
+    auto soleInput = [](const Node *p) -> const Value * {
+      const Value *only = nullptr;
+      for (const Value *in : p->inputs) {
+        if (!in || isFoldedConstant(in))
+          continue;
+        if (only)
+          return nullptr;
+        only = in;
+      }
+      return only;
+    };
     for (const Value *v : c.calledModule ? std::vector<const Value *>() : read) {
       const Node *p = v->producer;
       // At most one step per local value: a cyclic graph must not loop.
-      for (size_t steps = 0; steps < local.size() && p->inputs.size() == 1 && p->inputs[0] &&
-                             p->inputs[0]->producer && local.count(p->inputs[0]);
-           ++steps)
-        p = p->inputs[0]->producer;
+      for (size_t steps = 0; steps < local.size(); ++steps) {
+        const Value *in = soleInput(p);
+        if (!in || !in->producer || !local.count(in))
+          break;
+        p = in->producer;
+      }
       for (const Value *in : p->inputs)
         take(in);
     }
@@ -236,16 +251,20 @@ private:
   }
 
   // An operand of scaled_dot_product_attention (the query, key, value, the
-  // mask): the kernel returns no attention weights, and transformers' SDPA
-  // helper returns `attn_output, None`, so none of them is what a caller's
-  // `attn_output, attn_weights = ...` binds.
+  // mask), or of a node of the dynamo ONNX exporter's decomposition of it
+  // (which carries the call's FX node): the kernel returns no attention
+  // weights, and transformers' SDPA helper returns `attn_output, None`, so
+  // none of them is what a caller's `attn_output, attn_weights = ...` binds.
   static bool attentionOperand(const Value *v) {
     return llvm::any_of(v->uses, [](const Use &u) {
       if (!u.user)
         return false;
       std::string a = u.user->atenName();
-      return llvm::StringRef(a).startswith("scaled_dot_product_attention") ||
-             llvm::StringRef(a).startswith("_scaled_dot_product_");
+      if (llvm::StringRef(a).startswith("scaled_dot_product_attention") ||
+          llvm::StringRef(a).startswith("_scaled_dot_product_"))
+        return true;
+      const std::string *fx = u.user->metadataValue("pkg.torch.onnx.fx_node");
+      return fx && fx->find("target=torch.ops.aten.scaled_dot_product_attention.") != std::string::npos;
     });
   }
 

@@ -376,7 +376,7 @@ def main(argv=None):
     ap.add_argument("--heldout", action="store_true", help="the held-out models (memory_models.HELDOUT), never looked "
                     "at while the memory plan was fixed, instead of the matrix's")
     ap.add_argument("--sdpa", action="store_true", help="the models of memory_models.SDPA (transformers' default "
-                    "scaled_dot_product_attention, a known gap: docs/validation.md) instead of the matrix's")
+                    "scaled_dot_product_attention: docs/validation.md) instead of the matrix's")
     a = ap.parse_args(argv)
     if not os.path.exists(a.graphlint):
         print("memory_matrix: no graphlint binary at %s" % a.graphlint)

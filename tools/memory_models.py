@@ -237,9 +237,10 @@ HELDOUT = {
 
 
 # transformers' default attention, torch's scaled_dot_product_attention
-# (attn_implementation="sdpa"; MODELS and HELDOUT run eager attention): a
-# known gap of the memory plan, measured 2026-12-04 and not in CI
-# (docs/validation.md "Held-out models", memory_matrix.py --sdpa).
+# (attn_implementation="sdpa"; MODELS and HELDOUT run eager attention),
+# measured since 2026-12-04 (docs/validation.md "transformers' default
+# attention", memory_matrix.py --sdpa; CTest MemoryMatrix.SDPA_TORCH2 at
+# batch 8).
 SDPA = {
     "llama_sdpa": (_hf("LlamaConfig", "LlamaForCausalLM",
                        ("transformers.models.llama.modeling_llama", "LlamaDecoderLayer"),

@@ -137,6 +137,39 @@ TEST(SourceInfo, PythonLocalsBindTheLastNamesWhenValuesAreMissing) {
   EXPECT_EQ(*held, "m") << "held until the block returns";
 }
 
+// transformers' SDPA helper (`attn_output, attn_weights =
+// attention_interface(...)`, no frame of its own in a non-strict export)
+// returns `attn_output, None`: an operand of the attention op (repeat_kv's
+// key copy) is no attention weights, nor is the op's output that a Reshape
+// with a constant shape reads, so the layer's `_` holds neither.
+TEST(SourceInfo, AnAttentionOperandIsNotTheAttentionWeights) {
+  test::IrBuilder b;
+  Value *x = b.input("x", test::f32({1, 2, 4, 4}));
+  Value *shape = b.param("shape", Type::tensor(DType::Int64, Shape::of({4})));
+  Node *kc = b.node("aten::clone", {x}, {"kc"}, {test::f32({1, 2, 4, 4})});
+  Node *o = b.node("aten::scaled_dot_product_attention", {x, kc->outputs[0], x}, {"o"}, {test::f32({1, 2, 4, 4})});
+  Node *r = b.node("Reshape", {o->outputs[0], shape}, {"r"}, {test::f32({1, 2, 4, 4})});
+  Node *p = b.node("Relu", {r->outputs[0]}, {"p"}, {test::f32({1, 2, 4, 4})});
+  Node *m = b.node("Mul", {p->outputs[0], p->outputs[0]}, {"m"}, {test::f32({1, 2, 4, 4})});
+  Node *head = b.node("Relu", {m->outputs[0]}, {"head"}, {test::f32({1, 2, 4, 4})});
+  b.output(head->outputs[0]);
+  auto frame = [](unsigned line, const char *code) { return TraceFrame{"m.py", line, "forward", code}; };
+  TraceFrame model5 = frame(5, "z = self.layer(x)"), layer10 = frame(10, "h, _ = self.attn(x)");
+  TraceFrame attn20 = frame(20, "out, w = attention_interface(x)");
+  std::vector<CallSite> sites = {
+      {kc, {model5, layer10, attn20}, {"", "layer", "layer.attn"}, {}},
+      {o, {model5, layer10, attn20}, {"", "layer", "layer.attn"}, {}},
+      {r, {model5, layer10, attn20}, {"", "layer", "layer.attn"}, {}},
+      {p, {model5, layer10, frame(21, "return self.proj(out)")}, {"", "layer", "layer.attn", "layer.attn.proj"}, {}},
+      {m, {model5, frame(11, "return h * 2")}, {"", "layer"}, {}},
+      {head, {frame(6, "return self.head(z)"), frame(40, "return relu(z)")}, {"", "head"}, {}}};
+  holdPythonLocals(b.graph(), sites);
+  for (const Node *n : {kc, o}) {
+    const std::string *held = n->metadataValue("held.0");
+    EXPECT_TRUE(held == nullptr || *held != "m") << n->name << " held until " << (held ? *held : "");
+  }
+}
+
 // A strict (dynamo) torch.export records every frame it inlined: its own
 // wrapper (torch), decorators' wrappers and helper functions besides the
 // module forwards, and no frame for torch's leaf modules. The forwards pair
