@@ -366,6 +366,26 @@ std::pair<const Node *, const Value *> headRepeat(const Value *kv) {
   return {copy, x};
 }
 
+// The dropout_p of the scaled_dot_product_attention call an FX node string
+// records (its fifth argument, or the keyword), 0 when it has none.
+std::optional<double> attentionDropoutP(llvm::StringRef fxNode) {
+  // `... = call_function[target=...](args = (%q, %k, %v, %mask, 0.1), kwargs = {...})`
+  llvm::StringRef rest = fxNode.split("args = (").second;
+  if (rest.empty())
+    return std::nullopt;
+  llvm::StringRef args = rest.split("), kwargs = ").first;
+  llvm::StringRef kwargs = rest.split("), kwargs = ").second;
+  llvm::SmallVector<llvm::StringRef, 8> parts;
+  args.split(parts, ", ");
+  double p;
+  if (parts.size() > 4 && !parts[4].trim().getAsDouble(p))
+    return p;
+  llvm::StringRef kw = kwargs.split("dropout_p: ").second.take_until([](char c) { return c == ',' || c == '}'; });
+  if (!kw.empty() && !kw.trim().getAsDouble(p))
+    return p;
+  return 0.0;
+}
+
 }  // namespace
 
 void PlanBuilder::findCausalAttention() {
@@ -415,18 +435,18 @@ void PlanBuilder::findCausalAttention() {
     if (!o || o->uses.empty() || o->isGraphOutput())
       return;
     bool unbuilt = llvm::all_of(o->uses, [&](const Use &u) {
-        if (!u.user)
-          return false;
-        if (auto g = groupMask.find(u.user); g != groupMask.end())
-          return g->second == captureOrigin(o);
-        if (calls.count(u.user))
-          return u.operand == 3;
-        if (attentionBackward(*u.user))
-          return true;  // the call's backward: eager passes it no mask either
-        return llvm::all_of(u.user->outputs, [&](const Value *r) {
-          return !r || (r->uses.empty() && !r->isGraphOutput()) || skippedMasks_.count(r);
-        });
+      if (!u.user)
+        return false;
+      if (auto g = groupMask.find(u.user); g != groupMask.end())
+        return g->second == captureOrigin(o);
+      if (calls.count(u.user))
+        return u.operand == 3;
+      if (attentionBackward(*u.user))
+        return true;  // the call's backward: eager passes it no mask either
+      return llvm::all_of(u.user->outputs, [&](const Value *r) {
+        return !r || (r->uses.empty() && !r->isGraphOutput()) || skippedMasks_.count(r);
       });
+    });
     if (unbuilt)
       skippedMasks_.insert(o);
   };
@@ -456,24 +476,6 @@ void PlanBuilder::findCausalAttention() {
   }
 }
 
-std::optional<double> attentionDropoutP(llvm::StringRef fxNode) {
-  // `... = call_function[target=...](args = (%q, %k, %v, %mask, 0.1), kwargs = {...})`
-  llvm::StringRef rest = fxNode.split("args = (").second;
-  if (rest.empty())
-    return std::nullopt;
-  llvm::StringRef args = rest.split("), kwargs = ").first;
-  llvm::StringRef kwargs = rest.split("), kwargs = ").second;
-  llvm::SmallVector<llvm::StringRef, 8> parts;
-  args.split(parts, ", ");
-  double p;
-  if (parts.size() > 4 && !parts[4].trim().getAsDouble(p))
-    return p;
-  llvm::StringRef kw = kwargs.split("dropout_p: ").second.take_until([](char c) { return c == ',' || c == '}'; });
-  if (!kw.empty() && !kw.trim().getAsDouble(p))
-    return p;
-  return 0.0;
-}
-
 void PlanBuilder::findComposites() {
   // torch.onnx's dynamo exporter writes scaled_dot_product_attention as its
   // math decomposition (Mul of q and of k by sqrt(scale), MatMul, the mask's
@@ -499,8 +501,8 @@ void PlanBuilder::findComposites() {
     // Attention dropout in a training step (the call's dropout_p, which the
     // exporter's decomposition drops): the CPU's flash kernel takes none, so
     // eager runs the math path the decomposition writes, and its dropout of
-    // the probabilities (`probs * noise`: the noise and the product, both
-    // kept for the backward). CUDA's flash kernel draws the dropout itself.
+    // the probabilities (`probs * noise`, the noise kept for the backward:
+    // attentionDropout_). CUDA's flash kernel draws the dropout itself.
     if (std::optional<double> p = attentionDropoutP(key); s_.train && s_.kernels == Kernels::Cpu && p && *p > 0) {
       for (const Node *n : group)
         if (n->opType == "Softmax")
