@@ -281,11 +281,21 @@ PlanBuilder::Saved PlanBuilder::savedOf(const Node &n) {
   if (compositeInner_.count(&n))
     return out;
   // The fused attention kernel's backward (CPU flash attention and CUDA's
-  // alike) keeps its operands, its output and the logsumexp.
-  if (auto f = fusedAttention_.find(&n); f != fusedAttention_.end()) {
-    if (llvm::none_of(f->second, [&](const Value *v) { return needsGrad_.count(v) != 0; }))
+  // alike) keeps its operands, its output and the logsumexp: the dynamo
+  // exporter's decomposition, and a .pt2's one generic op.
+  bool generic = n.atenName() == "scaled_dot_product_attention" && n.outputSavedForBackward.empty() &&
+                 !n.outputs.empty() && n.outputs[0];
+  if (auto f = fusedAttention_.find(&n); f != fusedAttention_.end() || generic) {
+    llvm::SmallVector<const Value *, 4> operands;
+    if (generic)
+      operands.assign(n.inputs.begin(), n.inputs.end());
+    else
+      operands.assign(f->second.begin(), f->second.end());
+    if (llvm::none_of(operands, [&](const Value *v) { return v && needsGrad_.count(v) != 0; }))
       return out;
-    out.values.assign(f->second.begin(), f->second.end());
+    for (const Value *v : operands)
+      if (v)
+        out.values.push_back(v);
     out.values.push_back(n.outputs[0]);
     out.extraBytes = logsumexpBytes(n);
     return out;
@@ -908,7 +918,9 @@ Trace PlanBuilder::build(MemorySummary &sum) {
         decomposed ? "the exporter decomposed each into MatMul and Softmax, costed as the fused kernel eager runs "
                      "(flash attention: its output and logsumexp, kept with the operands for its backward), or, in a "
                      "CPU training step under attention dropout, as the math path"
-                   : "costed as one op writing its output; the math path the CPU takes under attention dropout in "
+                   : "costed as one op writing its output, the fused kernel eager runs (flash attention: its output "
+                     "and logsumexp, kept with the operands for its backward); the math path the CPU takes under "
+                     "attention dropout in "
                      "training is not modelled (this export, of the eval module, does not record the dropout), so a "
                      "CPU training peak can be far low"));
   // Provenance: of the main graph's tensors (params, inputs, node outputs),

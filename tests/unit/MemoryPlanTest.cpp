@@ -576,6 +576,27 @@ TEST(MemoryPlan, ACausalMaskAndTheHeadRepeatsEagerSkipsAreNotAllocated) {
   EXPECT_EQ(inference("aten::lt"), out + lse + 2 * repeated + mask) << "kv < q masks the diagonal too: built";
 }
 
+// A .pt2's one scaled_dot_product_attention op in training: eager's fused
+// kernel (CPU flash attention, CUDA's alike) keeps its output and a
+// logsumexp ([b, h, s] fp32) for its backward besides the operands, so the
+// output stays live after its reader's; an op that keeps its inputs only
+// lets it go.
+TEST(MemoryPlan, AFusedAttentionOpKeepsItsOutputAndLogsumexpForItsBackward) {
+  auto peak = [](const char *op) {
+    IrBuilder b;
+    Value *q = b.param("q", f32({2, 4, 64, 16}));
+    Value *k = b.param("k", f32({2, 4, 64, 16}));
+    Value *v = b.param("v", f32({2, 4, 64, 16}));
+    Node *sdpa = b.node(op, {q, k, v}, {"o"}, {f32({2, 4, 64, 16})});
+    Node *relu = b.node("aten::relu", {sdpa->outputs[0]}, {"r"}, {f32({2, 4, 64, 16})});
+    b.output(relu->outputs[0]);
+    MemorySummary s = planOf(b.model(), training(Precision::FP32, 0, 1));
+    return s.peakAllocatedBytes;
+  };
+  const uint64_t out = 2 * 4 * 64 * 16 * 4, lse = 2 * 4 * 64 * 4;
+  EXPECT_EQ(peak("aten::scaled_dot_product_attention") - peak("aten::_scaled_dot_product_attention_math"), out + lse);
+}
+
 // scaled_dot_product_attention as an export writes it (docs/memory.md): the
 // plan does not model the kernel eager picks, and says so, once per call.
 TEST(MemoryPlan, ScaledDotProductAttentionIsNamedInACaveat) {
