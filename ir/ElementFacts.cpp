@@ -26,9 +26,13 @@ namespace {
 // A walk deeper than this proves nothing (a mask's chain is under 10 hops).
 constexpr unsigned kMaxDepth = 16;
 
+// An integer attribute read exactly (an Int kind as is: a slice's end may be
+// INT64_MAX), or a float one that is a small whole number.
 std::optional<int64_t> intAttr(const Node &n, llvm::StringRef name) {
+  if (std::optional<int64_t> i = n.attrInt(name))
+    return i;
   std::optional<double> d = numericAttr(n, name);
-  if (!d || *d != static_cast<double>(static_cast<int64_t>(*d)))
+  if (!d || *d != std::floor(*d) || std::abs(*d) >= 9e15)
     return std::nullopt;
   return static_cast<int64_t>(*d);
 }
@@ -451,17 +455,6 @@ std::optional<IntTensor> elementwise(const IntTensor &a, const IntTensor &b,
 
 IntTensor scalarTensor(int64_t x) { return {{}, {x}}; }
 
-// An integer attribute read exactly (an Int kind as is: a slice's end may be
-// INT64_MAX), or a float one that is a small whole number.
-std::optional<int64_t> exactInt(const Node &n, llvm::StringRef name) {
-  const Attribute *a = n.attr(name);
-  if (a && a->kind == AttrKind::Int)
-    return a->i;
-  if (a && a->kind == AttrKind::Float && a->f == std::floor(a->f) && std::abs(a->f) < 9e15)
-    return static_cast<int64_t>(a->f);
-  return std::nullopt;
-}
-
 std::optional<IntTensor> evalSmall(const Value *v, unsigned depth);
 
 // A scalar operand: the second input, or the `other` attribute.
@@ -469,7 +462,7 @@ std::optional<IntTensor> operand(const Node &n, unsigned i, unsigned depth) {
   if (i < n.inputs.size() && n.inputs[i])
     return evalSmall(n.inputs[i], depth + 1);
   if (i == 1)
-    if (std::optional<int64_t> other = exactInt(n, "other"))
+    if (std::optional<int64_t> other = intAttr(n, "other"))
       return scalarTensor(*other);
   return std::nullopt;
 }
@@ -533,9 +526,9 @@ std::optional<IntTensor> evalNode(const Node &n, const Value *v, unsigned depth)
   auto filled = [&](int64_t x) { return IntTensor{*outShape, std::vector<int64_t>(static_cast<size_t>(*outNumel), x)}; };
 
   if (a == "arange") {
-    int64_t start = exactInt(n, "start").value_or(0), step = exactInt(n, "step").value_or(1);
-    std::optional<int64_t> end = exactInt(n, "end");
-    if (!end || (n.attr("start") && !exactInt(n, "start")) || (n.attr("step") && !exactInt(n, "step")) || step <= 0 ||
+    int64_t start = intAttr(n, "start").value_or(0), step = intAttr(n, "step").value_or(1);
+    std::optional<int64_t> end = intAttr(n, "end");
+    if (!end || (n.attr("start") && !intAttr(n, "start")) || (n.attr("step") && !intAttr(n, "step")) || step <= 0 ||
         outShape->size() != 1)
       return std::nullopt;
     IntTensor r{*outShape, {}};
@@ -575,12 +568,12 @@ std::optional<IntTensor> evalNode(const Node &n, const Value *v, unsigned depth)
     std::optional<IntTensor> x = n.inputs.empty() ? std::nullopt : evalSmall(n.inputs[0], depth + 1);
     if (!x)
       return std::nullopt;
-    std::optional<size_t> dim = normDim(exactInt(n, "dim").value_or(0), x->shape.size());
+    std::optional<size_t> dim = normDim(intAttr(n, "dim").value_or(0), x->shape.size());
     if (!dim)
       return std::nullopt;
     int64_t size = x->shape[*dim], start, step = 1, count;
     if (a == "select") {
-      std::optional<int64_t> i = exactInt(n, "index");
+      std::optional<int64_t> i = intAttr(n, "index");
       if (!i)
         return std::nullopt;
       start = *i < 0 ? *i + size : *i;
@@ -588,17 +581,17 @@ std::optional<IntTensor> evalNode(const Node &n, const Value *v, unsigned depth)
       if (start < 0 || start >= size)
         return std::nullopt;
     } else if (a == "narrow") {
-      std::optional<int64_t> s = exactInt(n, "start"), len = exactInt(n, "length");
+      std::optional<int64_t> s = intAttr(n, "start"), len = intAttr(n, "length");
       if (!s || !len)
         return std::nullopt;
       start = *s < 0 ? *s + size : *s;
       count = *len;
     } else {
-      step = exactInt(n, "step").value_or(1);
-      start = exactInt(n, "start").value_or(0);
-      int64_t end = n.attr("end") ? exactInt(n, "end").value_or(std::numeric_limits<int64_t>::max())
+      step = intAttr(n, "step").value_or(1);
+      start = intAttr(n, "start").value_or(0);
+      int64_t end = n.attr("end") ? intAttr(n, "end").value_or(std::numeric_limits<int64_t>::max())
                                   : std::numeric_limits<int64_t>::max();
-      if (step <= 0 || (n.attr("start") && !exactInt(n, "start")))
+      if (step <= 0 || (n.attr("start") && !intAttr(n, "start")))
         return std::nullopt;
       start = start < 0 ? std::max<int64_t>(start + size, 0) : std::min(start, size);
       end = end < 0 ? std::max<int64_t>(end + size, 0) : std::min(end, size);
@@ -677,11 +670,11 @@ std::optional<IntTensor> evalNode(const Node &n, const Value *v, unsigned depth)
         return std::nullopt;
       parts.push_back(std::move(*t));
     }
-    if (parts.empty() || (a == "diff" && (exactInt(n, "n").value_or(1) != 1 || parts.size() > 2)))
+    if (parts.empty() || (a == "diff" && (intAttr(n, "n").value_or(1) != 1 || parts.size() > 2)))
       return std::nullopt;
     if (a == "diff" && parts.size() == 2)
       std::swap(parts[0], parts[1]);  // the prepend first
-    dim = normDim(exactInt(n, "dim").value_or(a == "diff" ? -1 : 0), parts.back().shape.size());
+    dim = normDim(intAttr(n, "dim").value_or(a == "diff" ? -1 : 0), parts.back().shape.size());
     if (!dim)
       return std::nullopt;
     std::vector<int64_t> shape = parts[0].shape;
@@ -723,7 +716,7 @@ std::optional<IntTensor> evalNode(const Node &n, const Value *v, unsigned depth)
   }
   if (a == "cumsum") {
     std::optional<IntTensor> x = n.inputs.empty() ? std::nullopt : evalSmall(n.inputs[0], depth + 1);
-    std::optional<size_t> dim = x ? normDim(exactInt(n, "dim"), x->shape.size()) : std::nullopt;
+    std::optional<size_t> dim = x ? normDim(intAttr(n, "dim"), x->shape.size()) : std::nullopt;
     if (!dim || x->shape != *outShape)
       return std::nullopt;
     int64_t outer = 1, inner = 1, len = x->shape[*dim];
@@ -738,7 +731,7 @@ std::optional<IntTensor> evalNode(const Node &n, const Value *v, unsigned depth)
     return x;
   }
   if (a == "rsub" || !binaryName(a).empty()) {
-    if (n.attr("alpha") && exactInt(n, "alpha") != 1)
+    if (n.attr("alpha") && intAttr(n, "alpha") != 1)
       return std::nullopt;
     std::optional<IntTensor> x = operand(n, 0, depth), y = operand(n, 1, depth);
     if (!x || !y)

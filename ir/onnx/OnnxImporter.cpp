@@ -167,10 +167,9 @@ private:
       return;
     for (const auto &t : proto_.graph().initializer())
       if (auto it = computed.find(t.name()); it != computed.end()) {
-        TensorLiteral &lit = it->second->tensor;
-        lit.uniformByte = onnxio::strippedPayloadByte(t, bytes);
-        if (!lit.uniformByte)
-          lit.causalMask = onnxio::strippedPayloadIsCausalMask(t, bytes);
+        onnxio::PayloadPattern pattern = onnxio::strippedPayloadPattern(t, bytes);
+        it->second->tensor.uniformByte = pattern.uniformByte;
+        it->second->tensor.causalMask = pattern.causalMask;
       }
   }
 

@@ -230,74 +230,60 @@ const uint8_t *ByteWindow::refill(uint64_t off, uint64_t len) {
   return ptr_;
 }
 
-std::optional<uint8_t> strippedPayloadByte(const onnx::TensorProto &t, ByteWindow &bytes) {
+PayloadPattern strippedPayloadPattern(const onnx::TensorProto &t, ByteWindow &bytes) {
   PayloadRef ref = payloadRef(t);
   if (!ref.stripped || ref.field != 9 || ref.bytes == 0)
-    return std::nullopt;
-  constexpr uint64_t kChunk = 1 << 20;
-  std::optional<uint8_t> value;
-  for (uint64_t done = 0; done < ref.bytes;) {
-    uint64_t len = std::min(kChunk, ref.bytes - done);
-    const uint8_t *p = bytes.at(ref.offset + done, len);
-    if (!p)
-      return std::nullopt;
-    if (!value)
-      value = p[0];
-    for (uint64_t i = 0; i < len; ++i)
-      if (p[i] != *value)
-        return std::nullopt;
-    done += len;
-  }
-  return value;
-}
-
-bool strippedPayloadIsCausalMask(const onnx::TensorProto &t, ByteWindow &bytes) {
-  PayloadRef ref = payloadRef(t);
+    return {};
+  // A causal mask is [..., s, s] of bool or a float type, every byte there.
   int rank = t.dims_size();
-  if (!ref.stripped || ref.field != 9 || rank < 2 || t.dims(rank - 1) != t.dims(rank - 2) || t.dims(rank - 1) <= 0)
-    return false;
-  unsigned width;
+  unsigned width = 0;
   switch (t.data_type()) {
   case onnx::TensorProto::BOOL: width = 1; break;
   case onnx::TensorProto::FLOAT16: case onnx::TensorProto::BFLOAT16: width = 2; break;
   case onnx::TensorProto::FLOAT: width = 4; break;
-  default: return false;
+  default: break;
   }
+  bool causal = width && rank >= 2 && t.dims(rank - 1) == t.dims(rank - 2) && t.dims(rank - 1) > 0;
   uint64_t n = 1;
-  for (int d = 0; d < rank; ++d)
-    if (t.dims(d) < 0 || __builtin_mul_overflow(n, static_cast<uint64_t>(t.dims(d)), &n))
-      return false;
-  if (n * width != ref.bytes)
-    return false;
-  const uint64_t s = static_cast<uint64_t>(t.dims(rank - 1));
-  constexpr uint64_t kChunk = (1 << 20) / 4 * 4;
+  for (int d = 0; causal && d < rank; ++d)
+    causal = t.dims(d) >= 0 && !__builtin_mul_overflow(n, static_cast<uint64_t>(t.dims(d)), &n);
+  causal = causal && n * width == ref.bytes;
+  const uint64_t s = causal ? static_cast<uint64_t>(t.dims(rank - 1)) : 1;
   std::optional<uint32_t> masked;  // the float mask's one value where j > i
+  std::optional<uint8_t> value;
+  bool uniform = true;
+  constexpr uint64_t kChunk = 1 << 20;  // a whole number of elements of any width
   uint64_t e = 0;
-  for (uint64_t done = 0; done < ref.bytes;) {
+  for (uint64_t done = 0; done < ref.bytes && (uniform || causal);) {
     uint64_t len = std::min(kChunk, ref.bytes - done);
     const uint8_t *p = bytes.at(ref.offset + done, len);
     if (!p)
-      return false;
-    for (uint64_t k = 0; k < len; k += width, ++e) {
+      return {};
+    if (!value)
+      value = p[0];
+    for (uint64_t i = 0; uniform && i < len; ++i)
+      uniform = p[i] == *value;
+    for (uint64_t k = 0; causal && k < len; k += width, ++e) {
       uint32_t x = 0;
       std::memcpy(&x, p + k, width);
       bool allowed = e % s <= (e / s) % s;
       if (width == 1) {
-        if (x != (allowed ? 1u : 0u))
-          return false;
+        causal = x == (allowed ? 1u : 0u);
       } else if (allowed) {
-        if (x != 0)
-          return false;
+        causal = x == 0;
       } else {
         uint32_t sign = width == 2 ? 0x8000u : 0x80000000u;
-        if (!(x & sign) || (masked && *masked != x))
-          return false;
+        causal = (x & sign) && (!masked || *masked == x);
         masked = x;
       }
     }
     done += len;
   }
-  return true;
+  PayloadPattern out;
+  if (uniform)
+    out.uniformByte = value;
+  out.causalMask = causal && !uniform;
+  return out;
 }
 
 StripResult stripPayloads(ByteWindow &bytes) {

@@ -72,17 +72,19 @@ struct PayloadRef {
 };
 PayloadRef payloadRef(const onnx::TensorProto &t);
 
-/// The one value every byte of a stripped raw_data payload has (0 for a
-/// tensor of zeros, 1 for a bool tensor of trues), read back from the file
-/// in bounded chunks; nullopt when the bytes differ, the payload was not
-/// stripped or is held in another field, or cannot be read.
-std::optional<uint8_t> strippedPayloadByte(const onnx::TensorProto &t, ByteWindow &bytes);
-
-/// Whether a stripped raw_data payload is a causal attention mask over its
-/// last two dims ([..., s, s]): a bool tensor that is true exactly where
-/// j <= i, or a float32/float16/bfloat16 one that is zero exactly there and
-/// one negative value elsewhere (transformers' additive mask). Read back in
-/// bounded chunks like strippedPayloadByte.
-bool strippedPayloadIsCausalMask(const onnx::TensorProto &t, ByteWindow &bytes);
+/// What a stripped raw_data payload holds, read back from the file in one
+/// pass of bounded chunks (nullopt / false when the payload was not
+/// stripped, is held in another field, or cannot be read):
+/// - uniformByte: the one value every byte has (0 for a tensor of zeros, 1
+///   for a bool tensor of trues);
+/// - causalMask: a causal attention mask over its last two dims
+///   ([..., s, s]): a bool tensor true exactly where j <= i, or a
+///   float32/float16/bfloat16 one zero exactly there and one negative value
+///   elsewhere (transformers' additive mask).
+struct PayloadPattern {
+  std::optional<uint8_t> uniformByte;
+  bool causalMask = false;
+};
+PayloadPattern strippedPayloadPattern(const onnx::TensorProto &t, ByteWindow &bytes);
 
 }  // namespace graphlint::onnxio

@@ -799,6 +799,7 @@ Trace PlanBuilder::build(MemorySummary &sum) {
   classifyParams();
   findComposites();
   findSkippedMasks();
+  findCausalAttention();
   // Model states per rank (ZeRO paper, Rajbhandari et al. 2020, sec. 3).
   for (const auto &p : g_.params()) {
     const Value *v = p->value;

@@ -132,10 +132,8 @@ private:
   llvm::SmallVector<std::pair<unsigned, int64_t>, 2> onnxMatmulCopies(const Node &n);
   void gatherZero3(const Node &n, llvm::SmallVectorImpl<uint32_t> &temps);
   void findComposites();
-  /// The masks eager never builds: an all-pass mask (skippedMaskAdd: every
-  /// reader is such an add, or a view read only by such adds), and the
-  /// causal mask an attention call is given where eager passes
-  /// `is_causal=True` instead (findCausalAttention).
+  /// The all-pass masks eager never builds (skippedMaskAdd): every reader is
+  /// such an add, or a view read only by such adds.
   void findSkippedMasks();
   /// scaled_dot_product_attention given a causal mask over equal lengths
   /// (isCausalMask): transformers builds it only under a tracer, and

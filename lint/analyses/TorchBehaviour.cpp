@@ -302,7 +302,6 @@ void PlanBuilder::findSkippedMasks() {
       mask = p && !p->inputs.empty() && torchViewOf(*p, 0).base == p->inputs[0] ? p->inputs[0] : nullptr;
     }
   }
-  findCausalAttention();
 }
 
 namespace {
