@@ -83,6 +83,24 @@ bool stridesAllowView(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> str
   return shape.size() != strides.size() || viewStrides(shape, strides, newShape).has_value();
 }
 
+llvm::SmallVector<int64_t, 4> denseStrides(llvm::ArrayRef<int64_t> dims, llvm::ArrayRef<int64_t> strides) {
+  if (strides.size() != dims.size())
+    return contiguousStrides(dims);
+  llvm::SmallVector<size_t, 4> order;
+  for (size_t d = 0; d < dims.size(); ++d)
+    order.push_back(d);
+  // Outermost first: the larger stride, and among equal ones the earlier dim.
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return strides[a] > strides[b]; });
+  llvm::SmallVector<int64_t, 4> out(dims.size(), 1);
+  int64_t running = 1;
+  for (size_t k = order.size(); k-- > 0;) {
+    out[order[k]] = running;
+    if (__builtin_mul_overflow(running, std::max<int64_t>(dims[order[k]], 1), &running))
+      running = std::numeric_limits<int64_t>::max();
+  }
+  return out;
+}
+
 llvm::SmallVector<int64_t, 4> contiguousStrides(llvm::ArrayRef<int64_t> shape) {
   llvm::SmallVector<int64_t, 4> out(shape.size(), 1);
   for (size_t d = shape.size(); d-- > 1;)
@@ -135,9 +153,12 @@ llvm::SmallVector<std::pair<unsigned, int64_t>, 2> matmulOperandCopies(llvm::Arr
 
 bool reshapeCopies(const Node &n) { return n.metadataValue("reshape_copies") != nullptr; }
 
-llvm::SmallVector<std::pair<unsigned, int64_t>, 2> matmulCopies(const Node &n) {
+namespace {
+
+// An "I:NUMEL,..." fact of the `.pt2` importer: operand index, element count.
+llvm::SmallVector<std::pair<unsigned, int64_t>, 2> operandCounts(const Node &n, llvm::StringRef key) {
   llvm::SmallVector<std::pair<unsigned, int64_t>, 2> out;
-  const std::string *fact = n.metadataValue("matmul_copies");
+  const std::string *fact = n.metadataValue(key);
   if (!fact)
     return out;
   llvm::SmallVector<llvm::StringRef, 2> items;
@@ -150,6 +171,25 @@ llvm::SmallVector<std::pair<unsigned, int64_t>, 2> matmulCopies(const Node &n) {
       out.push_back({i, count});
   }
   return out;
+}
+
+}  // namespace
+
+llvm::SmallVector<std::pair<unsigned, int64_t>, 2> matmulCopies(const Node &n) {
+  return operandCounts(n, "matmul_copies");
+}
+
+llvm::SmallVector<std::pair<unsigned, int64_t>, 2> attentionMathCopies(const Node &n) {
+  return operandCounts(n, "attention_math_copies");
+}
+
+bool attentionDropsOut(const Node &n) {
+  if (n.domain != "aten" || n.atenName() != "scaled_dot_product_attention")
+    return false;
+  if (numericAttr(n, "dropout_p").value_or(0) > 0)
+    return true;
+  const std::string *trainingP0 = n.metadataValue("dropout_training_p");
+  return !trainingP0 || *trainingP0 != "0";
 }
 
 std::optional<double> numericAttr(const Node &n, llvm::StringRef name) {

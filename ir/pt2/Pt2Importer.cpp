@@ -428,6 +428,7 @@ private:
       n->outputAliasesInput.assign(n->outputs.size(), 0);
     noteReshapeCopy(*n);
     noteMatmulCopies(*n);
+    noteAttentionMathCopies(*n);
     if (n->op && n->op->hostSync) {
       n->metadata.emplace_back("host_sync", "true");
       n->hostSync = true;
@@ -470,6 +471,46 @@ private:
       copies += fmt::format("{}{}:{}", copies.empty() ? "" : ",", i, numel);
     if (!copies.empty())
       n.metadata.emplace_back("matmul_copies", copies);
+  }
+
+  // scaled_dot_product_attention's math path (the CPU's, in a training step
+  // under attention dropout) scales q and k^T, each scaled tensor laid out
+  // as its operand, then runs matmul(q', k'^T) and matmul(probs, v) on
+  // contiguous scores: where an operand cannot view [batch, rows, cols]
+  // (BERT's heads transposed out of [b, s, h, d]) eager copies it and
+  // autograd saves the copy. Records "attention_math_copies" = "I:NUMEL,..."
+  // over the query (0), key (1) and value (2) (attentionMathCopies).
+  void noteAttentionMathCopies(Node &n) {
+    if (n.domain != "aten" || n.opType != "scaled_dot_product_attention" || n.inputs.size() < 3)
+      return;
+    std::vector<int64_t> dims[3], strides[3];
+    for (int i = 0; i < 3; ++i)
+      if (!n.inputs[i] || !staticDims(n.inputs[i]->type.shape, dims[i]) ||
+          !recordedStrides(*n.inputs[i], strides[i]) || dims[i].size() < 2 || strides[i].size() != dims[i].size())
+        return;  // symbolic sizes or strides: not judged
+    // Grouped query heads (enable_gqa): repeat_interleave makes contiguous
+    // key and value heads first.
+    for (int i = 1; i < 3; ++i)
+      if (dims[i].size() >= 3 && dims[0].size() >= 3 && dims[i][dims[i].size() - 3] != dims[0][dims[0].size() - 3]) {
+        dims[i][dims[i].size() - 3] = dims[0][dims[0].size() - 3];
+        auto c = contiguousStrides(dims[i]);
+        strides[i].assign(c.begin(), c.end());
+      }
+    std::vector<int64_t> kDims = dims[1], kStrides = strides[1];
+    std::swap(kDims[kDims.size() - 1], kDims[kDims.size() - 2]);
+    std::swap(kStrides[kStrides.size() - 1], kStrides[kStrides.size() - 2]);
+    auto qScaled = denseStrides(dims[0], strides[0]), kScaled = denseStrides(kDims, kStrides);
+    std::string copies;
+    for (auto [i, numel] : matmulOperandCopies(dims[0], qScaled, kDims, kScaled))
+      copies += fmt::format("{}{}:{}", copies.empty() ? "" : ",", i, numel);
+    std::vector<int64_t> scores(dims[0].begin(), dims[0].end() - 1);
+    scores.push_back(dims[1][dims[1].size() - 2]);
+    auto scoreStrides = contiguousStrides(scores);
+    for (auto [i, numel] : matmulOperandCopies(scores, scoreStrides, dims[2], strides[2]))
+      if (i == 1)
+        copies += fmt::format("{}2:{}", copies.empty() ? "" : ",", numel);
+    if (!copies.empty())
+      n.metadata.emplace_back("attention_math_copies", copies);
   }
 
   static bool staticDims(const Shape &s, std::vector<int64_t> &out) {
@@ -659,18 +700,26 @@ private:
   }
 
   // An eval() export records a functional dropout with eval's p = 0 whatever
-  // training uses (GPT-2's `p if self.training else 0.0`). When none of the
-  // model's nn.Dropout modules has p > 0 (Llama, Mistral: attention_dropout
-  // 0.0 and no dropout modules), training's p is taken as 0 too: the
-  // dropout is an identity ("dropout_training_p" 0, isIdentityDropout).
+  // training uses (GPT-2's `p if self.training else 0.0`), and so
+  // scaled_dot_product_attention's dropout_p (transformers' `0.0 if not
+  // self.training else self.dropout_prob`). When none of the model's
+  // nn.Dropout modules has p > 0 (Llama, Mistral: attention_dropout 0.0 and
+  // no dropout modules), training's p is taken as 0 too: the dropout is an
+  // identity ("dropout_training_p" 0, isIdentityDropout) and the attention
+  // call draws none (attentionDropsOut). In a train() export (a dropout
+  // recorded with train=True) the attention's p is training's own.
   void inferFunctionalDropouts() {
     auto isDropout = [](const Node &n) { return n.domain == "aten" && n.opType == "dropout"; };
+    auto isAttention = [](const Node &n) { return n.domain == "aten" && n.opType == "scaled_dot_product_attention"; };
+    bool dropoutModules = false, trainExport = false;
+    for (const auto &np : model_->graph->nodes()) {
+      dropoutModules |= isDropout(*np) && np->metadataValue("dropout_module") && dropoutProbability(*np).value_or(0) > 0;
+      trainExport |= isDropout(*np) && np->attrInt("train").value_or(0) != 0;
+    }
     for (const auto &np : model_->graph->nodes())
-      if (isDropout(*np) && np->metadataValue("dropout_module") && dropoutProbability(*np).value_or(0) > 0)
-        return;
-    for (const auto &np : model_->graph->nodes())
-      if (isDropout(*np) && !np->metadataValue("dropout_module") && dropoutProbability(*np) == 0.0 &&
-          np->attrInt("train") == 0)
+      if ((!dropoutModules && isDropout(*np) && !np->metadataValue("dropout_module") &&
+           dropoutProbability(*np) == 0.0 && np->attrInt("train") == 0) ||
+          ((!dropoutModules || trainExport) && isAttention(*np) && numericAttr(*np, "dropout_p").value_or(0) == 0))
         np->metadata.emplace_back("dropout_training_p", "0");
   }
 

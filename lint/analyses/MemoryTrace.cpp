@@ -80,25 +80,15 @@ uint64_t PlanBuilder::logsumexpBytes(const Node &last) {
 }
 
 PlanBuilder::Ints PlanBuilder::fusedOutputStrides(const Node &last, const Ints &dims) {
-  std::vector<size_t> order = {0, 2, 1, 3};  // [b, s, h, d]
   // Only a view's strides are followed: an elementwise op's output keeps its
   // input's layout in eager (the rotary embedding of a transposed q), which
   // the plan does not track, so a new tensor says nothing.
   const Value *q = fusedQuery_.lookup(&last);
   auto known = q ? strides_.find(q) : strides_.end();
   std::optional<Ints> qs = known != strides_.end() ? known->second : std::nullopt;
-  if (qs && qs->size() == dims.size() && staticDims(q) == dims) {
-    order = {0, 1, 2, 3};
-    // Outermost first; the larger stride, and among equal ones the earlier dim.
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return (*qs)[a] > (*qs)[b]; });
-  }
-  Ints strides(dims.size(), 0);
-  int64_t running = 1;
-  for (size_t k = order.size(); k-- > 0;) {
-    strides[order[k]] = running;
-    running *= std::max<int64_t>(dims[order[k]], 1);
-  }
-  return strides;
+  if (qs && qs->size() == dims.size() && staticDims(q) == dims)
+    return denseStrides(dims, *qs);
+  return denseStrides(dims, {4, 2, 3, 1});  // the [b, s, h, d] order
 }
 
 uint64_t PlanBuilder::outputBytes(const Node &n, unsigned oi) {
@@ -280,6 +270,18 @@ PlanBuilder::Saved PlanBuilder::savedOf(const Node &n) {
   Saved out;
   if (compositeInner_.count(&n))
     return out;
+  // The math path (MathAttention.cpp): v itself where its bmm views it; the
+  // rest is the path's own tensors (mathAttentionForward holds them; under
+  // --recompute the segment's rebuild allocates them).
+  if (auto m = mathAttention_.find(&n); m != mathAttention_.end()) {
+    const MathAttention &ma = m->second;
+    if (llvm::none_of(ma.operands, [&](const Value *v) { return needsGrad_.count(v) != 0; }))
+      return out;
+    if (!ma.copies[2] && !ma.repeated)
+      out.values.push_back(ma.operands[2]);
+    out.extraBytes = ma.savedBytes();
+    return out;
+  }
   // The fused attention kernel's backward (CPU flash attention and CUDA's
   // alike) keeps its operands, its output and the logsumexp: the dynamo
   // exporter's decomposition, and a .pt2's one generic op.
@@ -420,6 +422,11 @@ void PlanBuilder::forward(bool training) {
       int64_t &lu = lastUse[in];
       lu = std::max(lu, static_cast<int64_t>(node->index));
     }
+  for (const auto &[node, math] : mathAttention_)
+    for (const Value *in : math.reads) {
+      int64_t &lu = lastUse[in];
+      lu = std::max(lu, static_cast<int64_t>(node->index));
+    }
   assignSegments(training);
   extraSaved_.assign(nodes.size(), kNone);
 
@@ -479,6 +486,8 @@ void PlanBuilder::forward(bool training) {
     if (fusedAttention_.count(&n) && n.outputs.size() == 1 && n.outputs[0])
       if (std::optional<Ints> d = staticDims(n.outputs[0]); d && d->size() == 4)
         strides_[n.outputs[0]] = fusedOutputStrides(n, *d);
+    if (training && mathAttention_.count(&n))
+      mathAttentionForward(n, idx, temps);
     for (unsigned oi = 0; oi < n.outputs.size(); ++oi) {
       const Value *o = n.outputs[oi];
       if (!o)
@@ -523,17 +532,7 @@ void PlanBuilder::forward(bool training) {
           lastUse_.resize(t_.storages.size(), -1);
           holdUntil(st, idx);
         }
-      // The math path's dropout of the attention probabilities, on the CPU:
-      // `probs * noise`, the noise in the probabilities' dtype, kept for the
-      // backward (the product takes the place of the decomposition's NaN
-      // guard, which the matmul keeps).
-      if (attentionDropout_.count(&n) && !n.outputs.empty() && n.outputs[0] && needsGrad_.count(n.outputs[0]) &&
-          segment_[n.index] < 0) {
-        uint32_t st = t_.alloc(bytesOf(n.outputs[0], true), MemoryKind::Saved, nullptr, &n);
-        lastUse_.resize(t_.storages.size(), -1);
-        holdUntil(st, idx);
-      }
-      if (sv.extraBytes && segment_[n.index] < 0) {
+      if (sv.extraBytes && segment_[n.index] < 0 && !mathAttention_.count(&n)) {
         uint32_t st = t_.alloc(sv.extraBytes, MemoryKind::Saved, nullptr, &n);
         lastUse_.resize(t_.storages.size(), -1);
         extraSaved_[n.index] = st;
@@ -692,7 +691,14 @@ void PlanBuilder::backward() {
           if (needsGrad_.count(in))
             deliver(in, newGrad(bytesOf(in, true), in));
       }
-      for (unsigned i = 0; i < n.inputs.size() && !compositeInner_.count(&n) && !fusedAttention_.count(&n); ++i) {
+      if (mathAttention_.count(&n))
+        mathAttentionBackward(n, [&](const Value *in) {
+          if (needsGrad_.count(in))
+            deliver(in, newGrad(bytesOf(in, true), in));
+        });
+      for (unsigned i = 0; i < n.inputs.size() && !compositeInner_.count(&n) && !fusedAttention_.count(&n) &&
+                           !mathAttention_.count(&n);
+           ++i) {
         const Value *in = n.inputs[i];
         if (composite != compositeInput_.end()) {
           if (i > 0 || !needsGrad_.count(composite->second))
@@ -800,6 +806,7 @@ Trace PlanBuilder::build(MemorySummary &sum) {
   findComposites();
   findSkippedMasks();
   findCausalAttention();
+  findMathAttention();
   // Model states per rank (ZeRO paper, Rajbhandari et al. 2020, sec. 3).
   for (const auto &p : g_.params()) {
     const Value *v = p->value;
@@ -920,10 +927,9 @@ Trace PlanBuilder::build(MemorySummary &sum) {
                      "(flash attention: its output and logsumexp, kept with the operands for its backward), or, in a "
                      "CPU training step under attention dropout, as the math path"
                    : "costed as one op writing its output, the fused kernel eager runs (flash attention: its output "
-                     "and logsumexp, kept with the operands for its backward); the math path the CPU takes under "
-                     "attention dropout in "
-                     "training is not modelled (this export, of the eval module, does not record the dropout), so a "
-                     "CPU training peak can be far low"));
+                     "and logsumexp, kept with the operands for its backward), or, in a CPU training step under "
+                     "attention dropout, as the math path (an eval() export records dropout_p 0, taken as eval's "
+                     "where a dropout module of the model has p > 0)"));
   // Provenance: of the main graph's tensors (params, inputs, node outputs),
   // how many have no size (they count as 0 bytes above).
   sum.unsizedTensors = 0;

@@ -10,8 +10,10 @@
 
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/DenseSet.h>
+#include <llvm/ADT/STLExtras.h>
 #include <llvm/ADT/SmallVector.h>
 
+#include <array>
 #include <map>
 #include <optional>
 #include <set>
@@ -143,6 +145,26 @@ private:
   /// copy of key or value heads broadcast along a new dim that only such a
   /// call reads is the heads before the repeat (repeatedHeads_).
   void findCausalAttention();
+  /// scaled_dot_product_attention in a CPU training step under attention
+  /// dropout, where eager runs the math path whose tensors the export hides
+  /// (MathAttention.cpp): a `.pt2`'s one op (attentionDropsOut).
+  void findMathAttention();
+  /// Registers node `n` as the math path over query, key and value `qkv`
+  /// (a `.pt2` op, or the last node of the dynamo exporter's decomposition,
+  /// whose other nodes are then compositeInner_), reading `reads` up to
+  /// `n`; false when their sizes are not static.
+  bool addMathAttention(const Node &n, std::array<const Value *, 3> qkv, llvm::ArrayRef<const Value *> reads);
+  struct MathAttention;
+  /// The bmm copies of an ONNX graph's math path, from the strides the plan
+  /// derives for the operands' views (a `.pt2` records them).
+  void mathAttentionLayout(MathAttention &m);
+  /// Its forward, before the op's output: the scaled operands and their
+  /// bmm copies, the scores, softmax and dropout; what the backward keeps
+  /// is held, the rest freed by the op (`temps`).
+  void mathAttentionForward(const Node &n, int64_t idx, llvm::SmallVectorImpl<uint32_t> &temps);
+  /// Its backward: the chain's gradients in turn, each saved tensor freed
+  /// as its backward passes; `gradient(x)` delivers operand x's gradient.
+  void mathAttentionBackward(const Node &n, llvm::function_ref<void(const Value *)> gradient);
   /// What `n`'s backward keeps (composites included), as values.
   struct Saved {
     llvm::SmallVector<const Value *, 3> values;
@@ -177,9 +199,23 @@ private:
   // node -> the tensors the call reads (query, key, value, mask), held to
   // it; the other nodes are compositeInner_ (findComposites).
   llvm::DenseMap<const Node *, llvm::SmallVector<const Value *, 4>> fusedAttention_;
-  // The Softmax of an attention call eager runs on the math path under
-  // dropout (the CPU in training): its dropout's noise and output are kept.
-  llvm::DenseSet<const Node *> attentionDropout_;
+  // The math path's pieces, in bytes (findMathAttention), and the storages
+  // its forward keeps for the backward.
+  struct MathAttention {
+    std::array<const Value *, 3> operands = {};  // query, key, value
+    llvm::SmallVector<const Value *, 4> reads;   // held up to the node (the mask too)
+    uint64_t batch = 1;                          // the scores' batch elements (b * h)
+    uint64_t query = 0, key = 0, value = 0, scores = 0, flags = 0, causalMask = 0;
+    bool repeated = false;                   // grouped query heads: k and v repeated to q's
+    bool layoutKnown = false;                // copies decided
+    bool copies[3] = {false, false, false};  // q', k' and v copied for their bmm
+    struct {
+      uint32_t query = kNone, key = kNone, probs = kNone, noise = kNone, dropped = kNone, value = kNone;
+    } saved;
+    /// What its backward keeps beyond v itself.
+    uint64_t savedBytes() const;
+  };
+  llvm::DenseMap<const Node *, MathAttention> mathAttention_;
   // Its nodes that run inside the kernel (the last one included).
   llvm::DenseMap<const Node *, std::vector<const Node *>> fusedKernel_;
   // Its query, whose layout the kernel's output takes (fusedOutputStrides).

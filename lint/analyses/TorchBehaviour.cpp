@@ -499,15 +499,10 @@ void PlanBuilder::findComposites() {
     const std::vector<const Node *> &group = calls[key];
     // Attention dropout in a training step (the call's dropout_p, which the
     // exporter's decomposition drops): the CPU's flash kernel takes none, so
-    // eager runs the math path the decomposition writes, and its dropout of
-    // the probabilities (`probs * noise`, the noise kept for the backward:
-    // attentionDropout_). CUDA's flash kernel draws the dropout itself.
-    if (std::optional<double> p = attentionDropoutP(key); s_.train && s_.kernels == Kernels::Cpu && p && *p > 0) {
-      for (const Node *n : group)
-        if (n->opType == "Softmax")
-          attentionDropout_.insert(n);
-      continue;
-    }
+    // eager runs the math path (MathAttention.cpp), not the decomposition
+    // as written. CUDA's flash kernel draws the dropout itself.
+    std::optional<double> p = attentionDropoutP(key);
+    bool math = s_.train && s_.kernels == Kernels::Cpu && p && *p > 0;
     llvm::DenseSet<const Node *> in(group.begin(), group.end());
     // The call's result: the last node whose output leaves the call. Another
     // node whose output leaves (the exporter shares one call's float mask
@@ -540,28 +535,41 @@ void PlanBuilder::findComposites() {
           reads.push_back(v);
       }
     }
+    // The first MatMul's operands back through the scaling (and, for the
+    // key, the transpose the decomposition writes as reshapes): the query
+    // keeps its dims on the way, the key does not.
+    auto operand = [&](const Value *x, bool sameDims) -> const Value * {
+      x = captureOrigin(x);
+      for (unsigned hops = 0; x && x->producer && kernel.count(x->producer) && hops < 8; ++hops) {
+        const Value *next = nullptr;
+        for (const Value *from : x->producer->inputs)
+          if (from && !isFoldedConstant(from) && (!sameDims || staticDims(from) == staticDims(x)))
+            next = captureOrigin(from);
+        x = next;
+      }
+      return x && !kernel.count(x->producer) ? x : nullptr;
+    };
+    const Node *scores = nullptr;
+    for (const Node *n : group)
+      if (n->opType == "MatMul" && kernel.count(n) && n->inputs.size() == 2) {
+        scores = n;
+        break;
+      }
+    const Value *q = scores ? operand(scores->inputs[0], true) : nullptr;
+    if (math) {
+      const Value *k = scores ? operand(scores->inputs[1], false) : nullptr;
+      const Value *v = last->opType == "MatMul" && last->inputs.size() == 2 ? captureOrigin(last->inputs[1]) : nullptr;
+      if (!q || !k || !v || !addMathAttention(*last, {q, k, v}, reads))
+        continue;  // the decomposition as written
+    } else {
+      fusedAttention_[last] = reads;
+      fusedKernel_[last].assign(kernel.begin(), kernel.end());
+      if (q)
+        fusedQuery_[last] = q;
+    }
     for (const Node *n : group)
       if (n != last && kernel.count(n))
         compositeInner_.insert(n);
-    fusedAttention_[last] = reads;
-    fusedKernel_[last].assign(kernel.begin(), kernel.end());
-    // The query: the first MatMul's left operand, back through the scaling.
-    for (const Node *n : group) {
-      if (n->opType != "MatMul" || !kernel.count(n) || n->inputs.empty())
-        continue;
-      const Value *q = captureOrigin(n->inputs[0]);
-      for (unsigned hops = 0; q && q->producer && kernel.count(q->producer) && hops < 8; ++hops) {
-        const Node *p = q->producer;
-        const Value *next = nullptr;
-        for (const Value *in : p->inputs)
-          if (in && !isFoldedConstant(in) && staticDims(in) == staticDims(q))
-            next = captureOrigin(in);
-        q = next;
-      }
-      if (q && !kernel.count(q->producer))
-        fusedQuery_[last] = q;
-      break;
-    }
   }
 
   auto soleUser = [](const Value *v) -> const Node * {

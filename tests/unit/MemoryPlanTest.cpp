@@ -597,6 +597,34 @@ TEST(MemoryPlan, AFusedAttentionOpKeepsItsOutputAndLogsumexpForItsBackward) {
   EXPECT_EQ(peak("aten::scaled_dot_product_attention") - peak("aten::_scaled_dot_product_attention_math"), out + lse);
 }
 
+// A .pt2's scaled_dot_product_attention in a CPU training step under
+// attention dropout: eager runs the math path, whose backward keeps q' and
+// k' (the scaled operands), the probabilities, the dropout's noise and the
+// dropped probabilities, and v; not q and k. Where training's dropout is
+// known to be 0 (the importer's dropout_training_p fact), or on CUDA, the
+// fused kernel keeps q, k, v, its output and the logsumexp.
+TEST(MemoryPlan, AttentionUnderDropoutOnTheCpuKeepsTheMathPathsTensors) {
+  auto activations = [](bool trainingP0, Kernels kernels) {
+    IrBuilder b;
+    Value *w = b.param("w", f32({2, 4, 8, 4}));
+    Value *qkv[3];
+    for (int i = 0; i < 3; ++i)
+      qkv[i] = b.node("aten::add", {w, w}, {std::string("x") + char('0' + i)}, {f32({2, 4, 8, 4})})->outputs[0];
+    Node *sdpa = b.node("aten::scaled_dot_product_attention", {qkv[0], qkv[1], qkv[2]}, {"o"}, {f32({2, 4, 8, 4})});
+    if (trainingP0)
+      sdpa->metadata.emplace_back("dropout_training_p", "0");
+    Node *sum = b.node("aten::sum", {sdpa->outputs[0]}, {"s"}, {f32({})});
+    b.output(sum->outputs[0]);
+    graphlint::Setup s = training(Precision::FP32, 0, 1);
+    s.kernels = kernels;
+    return planOf(b.model(), s).activationsBytes;
+  };
+  const uint64_t operand = 2 * 4 * 8 * 4 * 4, scores = 2 * 4 * 8 * 8 * 4, lse = 2 * 4 * 8 * 4, loss = 4;
+  EXPECT_EQ(activations(false, Kernels::Cpu), 2 * operand + 3 * scores + operand + loss) << "q', k', probs, noise, dropped, v";
+  EXPECT_EQ(activations(true, Kernels::Cpu), 3 * operand + operand + lse + loss) << "q, k, v, out, logsumexp";
+  EXPECT_EQ(activations(false, Kernels::Cuda), 3 * operand + operand + lse + loss) << "CUDA's kernel draws the dropout";
+}
+
 // scaled_dot_product_attention as an export writes it (docs/memory.md): the
 // plan does not model the kernel eager picks, and says so, once per call.
 TEST(MemoryPlan, ScaledDotProductAttentionIsNamedInACaveat) {

@@ -199,6 +199,32 @@ TEST(Pt2Import, MatmulCopiesTheOperandsItsBmmCannotView) {
   EXPECT_EQ(s.extraBytes, 0u);
 }
 
+// scaled_dot_product_attention of BERT's transposed heads: its math path
+// (the CPU's under attention dropout) copies q', k'^T and v for its bmm
+// (attention_math_copies, from the recorded strides). The eval() export
+// records dropout_p 0; with an nn.Dropout module of p 0.1 that may be
+// eval's only, so the call drops out in training (attentionDropsOut); with
+// every dropout module at p 0 it does not.
+TEST(Pt2Import, AttentionUnderDropoutAndItsMathPathCopies) {
+  auto attention = [](const Model &m) -> const Node * {
+    for (const auto &n : m.graph->nodes())
+      if (n->opType == "scaled_dot_product_attention")
+        return n.get();
+    return nullptr;
+  };
+  auto m = importPt2("dropout_attention.pt2");
+  ASSERT_TRUE(m);
+  const Node *sdpa = attention(*m);
+  ASSERT_NE(sdpa, nullptr);
+  using Copies = llvm::SmallVector<std::pair<unsigned, int64_t>, 2>;
+  EXPECT_EQ(attentionMathCopies(*sdpa), Copies({{0, 256}, {1, 256}, {2, 256}}));
+  EXPECT_TRUE(attentionDropsOut(*sdpa));
+  auto none = importPt2("no_dropout_attention.pt2");
+  ASSERT_TRUE(none);
+  ASSERT_NE(attention(*none), nullptr);
+  EXPECT_FALSE(attentionDropsOut(*attention(*none)));
+}
+
 TEST(Pt2Import, ReshapesThatCopyAndConversionsThatDoNot) {
   auto m = importPt2("layouts.pt2");
   ASSERT_TRUE(m);

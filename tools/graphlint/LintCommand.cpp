@@ -139,8 +139,9 @@ private:
                      "functions' Python locals a non-strict torch.export\n"
                      "does not record; parameters a dynamo ONNX export's\n"
                      "optimizer folded away; scaled_dot_product_attention\n"
-                     "in training on the CPU's math path under dropout,\n"
-                     "which a .pt2 does not record); json always has a\n"
+                     "calls, costed as the kernel eager picks: the math\n"
+                     "path under dropout in a CPU training step, whose\n"
+                     "dropout_p an eval() .pt2 records as 0); json always has a\n"
                      "`memory` section;\n"
                      "docs/memory.md, docs/pt2.md"),
       "memory");

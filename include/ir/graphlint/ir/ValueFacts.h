@@ -88,6 +88,11 @@ std::optional<llvm::SmallVector<int64_t, 4>> viewStrides(llvm::ArrayRef<int64_t>
 /// A contiguous (row-major) tensor's strides.
 llvm::SmallVector<int64_t, 4> contiguousStrides(llvm::ArrayRef<int64_t> shape);
 
+/// The strides of a dense tensor of `dims` in the dim order `strides` give
+/// (outermost the largest; equal strides keep the dims' order): the layout
+/// eager gives an elementwise op's new output from its operand's.
+llvm::SmallVector<int64_t, 4> denseStrides(llvm::ArrayRef<int64_t> dims, llvm::ArrayRef<int64_t> strides);
+
 /// The operands of a batched matmul whose strides cannot view [batch, rows,
 /// cols] once expanded to the broadcast batch, each with the element count
 /// of the copy eager's reshape makes for bmm (and autograd saves). Empty for
@@ -107,6 +112,18 @@ bool reshapeCopies(const Node &n);
 /// cannot view [batch, rows, cols]), each with the copy's element count; bmm
 /// saves the copy for backward, not the operand.
 llvm::SmallVector<std::pair<unsigned, int64_t>, 2> matmulCopies(const Node &n);
+
+/// The operands of `.pt2` scaled_dot_product_attention `n` (query 0, key 1,
+/// value 2) its math path copies for a bmm, with the copies' element counts
+/// (the importer's "attention_math_copies" fact from the recorded strides:
+/// q and k^T scaled in their operands' layout, then bmm; the probabilities
+/// times v).
+llvm::SmallVector<std::pair<unsigned, int64_t>, 2> attentionMathCopies(const Node &n);
+
+/// `.pt2` scaled_dot_product_attention `n` draws attention dropout in a
+/// training step: its dropout_p > 0, or 0 recorded by an eval() export where
+/// training's may not be (no "dropout_training_p" 0 fact of the importer).
+bool attentionDropsOut(const Node &n);
 
 /// `Tensor.to(dtype)` to the dtype the tensor already has (torch.export's
 /// aten.to.dtype, T5's `hidden_states.to(torch.float32)`): PyTorch returns
