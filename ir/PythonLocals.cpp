@@ -263,8 +263,7 @@ private:
       if (llvm::StringRef(a).startswith("scaled_dot_product_attention") ||
           llvm::StringRef(a).startswith("_scaled_dot_product_"))
         return true;
-      const std::string *fx = u.user->metadataValue("pkg.torch.onnx.fx_node");
-      return fx && fx->find("target=torch.ops.aten.scaled_dot_product_attention.") != std::string::npos;
+      return decomposedAttentionCall(*u.user) != nullptr;
     });
   }
 

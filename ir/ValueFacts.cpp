@@ -183,7 +183,44 @@ llvm::SmallVector<std::pair<unsigned, int64_t>, 2> attentionMathCopies(const Nod
   return operandCounts(n, "attention_math_copies");
 }
 
+llvm::StringRef dynamoFxTarget(const Node &n) {
+  const std::string *fx = n.metadataValue("pkg.torch.onnx.fx_node");
+  if (!fx)
+    return {};
+  llvm::StringRef target = llvm::StringRef(*fx).split("target=").second;
+  return target.take_until([](char c) { return c == ']' || c == '('; });
+}
+
+const std::string *decomposedAttentionCall(const Node &n) {
+  if (!isDefaultDomain(n.domain) || !dynamoFxTarget(n).startswith("torch.ops.aten.scaled_dot_product_attention."))
+    return nullptr;
+  return n.metadataValue("pkg.torch.onnx.fx_node");
+}
+
+namespace {
+
+// The dropout_p an FX node string of a scaled_dot_product_attention call
+// records: its fifth argument, or the keyword; 0 when it has neither.
+double fxAttentionDropoutP(llvm::StringRef fxNode) {
+  // `... = call_function[target=...](args = (%q, %k, %v, %mask, 0.1), kwargs = {...})`
+  llvm::StringRef rest = fxNode.split("args = (").second;
+  auto [args, kwargs] = rest.split("), kwargs = ");
+  llvm::SmallVector<llvm::StringRef, 8> parts;
+  args.split(parts, ", ");
+  double p;
+  if (parts.size() > 4 && !parts[4].trim().getAsDouble(p))
+    return p;
+  llvm::StringRef kw = kwargs.split("dropout_p: ").second.take_until([](char c) { return c == ',' || c == '}'; });
+  if (!kw.empty() && !kw.trim().getAsDouble(p))
+    return p;
+  return 0.0;
+}
+
+}  // namespace
+
 bool attentionDropsOut(const Node &n) {
+  if (const std::string *call = decomposedAttentionCall(n))
+    return fxAttentionDropoutP(*call) > 0;
   if (n.domain != "aten" || n.atenName() != "scaled_dot_product_attention")
     return false;
   if (numericAttr(n, "dropout_p").value_or(0) > 0)

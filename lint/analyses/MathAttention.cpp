@@ -29,8 +29,9 @@ void PlanBuilder::findMathAttention() {
     return;  // CUDA's flash and efficient kernels draw the dropout themselves
   for (const auto &np : g_.nodes()) {
     const Node &n = *np;
-    if (!attentionDropsOut(n) || n.inputs.size() < 3)
-      continue;
+    if (n.domain != "aten" || n.atenName() != "scaled_dot_product_attention" || !attentionDropsOut(n) ||
+        n.inputs.size() < 3)
+      continue;  // the dynamo exporter's decomposition: findComposites
     if (!addMathAttention(n, {n.inputs[0], n.inputs[1], n.inputs[2]}, n.inputs))
       continue;
     MathAttention &m = mathAttention_[&n];

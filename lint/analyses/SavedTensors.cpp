@@ -125,20 +125,6 @@ const Value *droppedIndicesOf(const Node &n) {
   return rank == 4 || rank == 5 ? y : nullptr;
 }
 
-llvm::StringRef dynamoFxTarget(const Node &n) {
-  const std::string *fx = n.metadataValue("pkg.torch.onnx.fx_node");
-  if (!fx)
-    return {};
-  llvm::StringRef target = llvm::StringRef(*fx).split("target=").second;
-  return target.take_until([](char c) { return c == ']' || c == '('; });
-}
-
-const std::string *decomposedAttentionCall(const Node &n) {
-  if (!isDefaultDomain(n.domain) || !dynamoFxTarget(n).startswith("torch.ops.aten.scaled_dot_product_attention."))
-    return nullptr;
-  return n.metadataValue("pkg.torch.onnx.fx_node");
-}
-
 const Value *fusedBatchNormOutput(const Node &n) {
   if (n.opType != "Conv" || !isDefaultDomain(n.domain) || n.outputs.empty() || !n.outputs[0])
     return nullptr;

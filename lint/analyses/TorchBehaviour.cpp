@@ -365,26 +365,6 @@ std::pair<const Node *, const Value *> headRepeat(const Value *kv) {
   return {copy, x};
 }
 
-// The dropout_p of the scaled_dot_product_attention call an FX node string
-// records (its fifth argument, or the keyword), 0 when it has none.
-std::optional<double> attentionDropoutP(llvm::StringRef fxNode) {
-  // `... = call_function[target=...](args = (%q, %k, %v, %mask, 0.1), kwargs = {...})`
-  llvm::StringRef rest = fxNode.split("args = (").second;
-  if (rest.empty())
-    return std::nullopt;
-  llvm::StringRef args = rest.split("), kwargs = ").first;
-  llvm::StringRef kwargs = rest.split("), kwargs = ").second;
-  llvm::SmallVector<llvm::StringRef, 8> parts;
-  args.split(parts, ", ");
-  double p;
-  if (parts.size() > 4 && !parts[4].trim().getAsDouble(p))
-    return p;
-  llvm::StringRef kw = kwargs.split("dropout_p: ").second.take_until([](char c) { return c == ',' || c == '}'; });
-  if (!kw.empty() && !kw.trim().getAsDouble(p))
-    return p;
-  return 0.0;
-}
-
 }  // namespace
 
 void PlanBuilder::findCausalAttention() {
@@ -501,8 +481,7 @@ void PlanBuilder::findComposites() {
     // exporter's decomposition drops): the CPU's flash kernel takes none, so
     // eager runs the math path (MathAttention.cpp), not the decomposition
     // as written. CUDA's flash kernel draws the dropout itself.
-    std::optional<double> p = attentionDropoutP(key);
-    bool math = s_.train && s_.kernels == Kernels::Cpu && p && *p > 0;
+    bool math = s_.train && s_.kernels == Kernels::Cpu && attentionDropsOut(*group.front());
     llvm::DenseSet<const Node *> in(group.begin(), group.end());
     // The call's result: the last node whose output leaves the call. Another
     // node whose output leaves (the exporter shares one call's float mask

@@ -65,18 +65,6 @@ const Value *backwardTemporaryLike(const Node &n);
 /// unless autograd saves them. nullptr for other nodes.
 const Value *droppedIndicesOf(const Node &n);
 
-/// The op a node of a torch.onnx dynamo export was written for, from its FX
-/// node (`pkg.torch.onnx.fx_node`, "%y : ... = call_function[target=
-/// torch.ops.aten.X.overload](args = ...)"): "torch.ops.aten.X.overload";
-/// empty for a node without one.
-llvm::StringRef dynamoFxTarget(const Node &n);
-
-/// The scaled_dot_product_attention call an ai.onnx node of a dynamo export
-/// is a piece of (the exporter writes the op as its math decomposition, each
-/// node carrying the call's FX node): that FX node, which names the call;
-/// nullptr for any other node.
-const std::string *decomposedAttentionCall(const Node &n);
-
 /// The output of an ONNX Conv into which torch.onnx's dynamo exporter's
 /// optimizer fused the batch norm after it (the Conv carries the batch norm's
 /// FX node, `aten._native_batch_norm_legit*`), or nullptr. Eager runs both:

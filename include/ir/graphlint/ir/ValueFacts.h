@@ -120,9 +120,24 @@ llvm::SmallVector<std::pair<unsigned, int64_t>, 2> matmulCopies(const Node &n);
 /// times v).
 llvm::SmallVector<std::pair<unsigned, int64_t>, 2> attentionMathCopies(const Node &n);
 
-/// `.pt2` scaled_dot_product_attention `n` draws attention dropout in a
-/// training step: its dropout_p > 0, or 0 recorded by an eval() export where
-/// training's may not be (no "dropout_training_p" 0 fact of the importer).
+/// The op a node of a torch.onnx dynamo export was written for, from its FX
+/// node (`pkg.torch.onnx.fx_node`, "%y : ... = call_function[target=
+/// torch.ops.aten.X.overload](args = ...)"): "torch.ops.aten.X.overload";
+/// empty for a node without one.
+llvm::StringRef dynamoFxTarget(const Node &n);
+
+/// The scaled_dot_product_attention call an ai.onnx node of a dynamo export
+/// is a piece of (the exporter writes the op as its math decomposition, each
+/// node carrying the call's FX node): that FX node, which names the call;
+/// nullptr for any other node.
+const std::string *decomposedAttentionCall(const Node &n);
+
+/// The scaled_dot_product_attention call `n` is or is a piece of draws
+/// attention dropout in a training step: a `.pt2` op's dropout_p > 0, or 0
+/// recorded by an eval() export where training's may not be (no
+/// "dropout_training_p" 0 fact of the importer); a dynamo decomposition's
+/// FX node's dropout_p > 0 (the exporter leaves the dropout out of the
+/// graph). False for any other node.
 bool attentionDropsOut(const Node &n);
 
 /// `Tensor.to(dtype)` to the dtype the tensor already has (torch.export's
