@@ -262,6 +262,23 @@ SDPA = {
                             head_dim=16, attn_implementation="sdpa"), False),
     "phi3_sdpa": (_decoder("Phi3Config", "Phi3ForCausalLM", "phi3", "Phi3DecoderLayer", num_key_value_heads=2,
                            pad_token_id=0, attn_implementation="sdpa"), False),
+    # Held out for the math path a CPU training step runs under attention
+    # dropout (added 2026-12-04 after that change was made on bert_sdpa;
+    # never looked at before their first numbers): GPT-2 (causal, attention
+    # dropout 0.1), RoBERTa and DistilBERT (0.1) with SDPA.
+    "gpt2_sdpa": (_hf("GPT2Config", "GPT2LMHeadModel", ("transformers.models.gpt2.modeling_gpt2", "GPT2Block"),
+                      dict(n_layer=2, n_embd=64, n_head=4, vocab_size=VOCAB, n_positions=SEQ,
+                           attn_implementation="sdpa")), False),
+    "roberta_sdpa": (_hf("RobertaConfig", "RobertaModel",
+                         ("transformers.models.roberta.modeling_roberta", "RobertaLayer"),
+                         dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=4, intermediate_size=128,
+                              vocab_size=VOCAB, max_position_embeddings=SEQ + 2, attn_implementation="sdpa"),
+                         field="last_hidden_state"), False),
+    "distilbert_sdpa": (_hf("DistilBertConfig", "DistilBertModel",
+                            ("transformers.models.distilbert.modeling_distilbert", "TransformerBlock"),
+                            dict(n_layers=2, dim=64, n_heads=4, hidden_dim=128, vocab_size=VOCAB,
+                                 max_position_embeddings=SEQ, attn_implementation="sdpa"),
+                            field="last_hidden_state"), False),
 }
 
 
