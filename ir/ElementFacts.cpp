@@ -6,6 +6,7 @@
 // and these facts say what such a tensor holds without running it.
 #include "graphlint/ir/ValueFacts.h"
 
+#include "graphlint/ir/Broadcast.h"
 #include "graphlint/ir/Graph.h"
 #include "graphlint/ir/OpRegistry.h"
 
@@ -353,13 +354,6 @@ struct IntTensor {
   std::vector<int64_t> data;
 };
 
-std::optional<int64_t> numelOf(const std::vector<int64_t> &shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    if (d < 0 || __builtin_mul_overflow(n, d, &n))
-      return std::nullopt;
-  return n;
-}
 
 std::optional<std::vector<int64_t>> staticShape(const Value *v) {
   if (!v || !v->type.isTensor() || !v->type.shape.rankKnown)
@@ -381,71 +375,17 @@ std::optional<size_t> normDim(std::optional<int64_t> d, size_t rank) {
   return x >= 0 && x < r ? std::optional<size_t>(static_cast<size_t>(x)) : std::nullopt;
 }
 
-// Row-major strides of `shape` seen from an output of rank `rank`, right
-// aligned, 0 along broadcast dims; nullopt when it does not broadcast.
-std::optional<std::vector<int64_t>> broadcastStrides(const std::vector<int64_t> &shape,
-                                                     const std::vector<int64_t> &out) {
-  if (shape.size() > out.size())
-    return std::nullopt;
-  std::vector<int64_t> st(out.size(), 0);
-  int64_t stride = 1;
-  for (size_t k = 0; k < shape.size(); ++k) {
-    size_t i = shape.size() - 1 - k, o = out.size() - 1 - k;
-    if (shape[i] != out[o] && shape[i] != 1)
-      return std::nullopt;
-    st[o] = shape[i] == 1 ? 0 : stride;
-    stride *= shape[i];
-  }
-  return st;
-}
-
-std::optional<std::vector<int64_t>> broadcastShape(const std::vector<int64_t> &a, const std::vector<int64_t> &b) {
-  std::vector<int64_t> out(std::max(a.size(), b.size()), 1);
-  for (size_t k = 0; k < out.size(); ++k) {
-    int64_t x = k < a.size() ? a[a.size() - 1 - k] : 1, y = k < b.size() ? b[b.size() - 1 - k] : 1;
-    if (x != y && x != 1 && y != 1)
-      return std::nullopt;
-    out[out.size() - 1 - k] = x == 1 ? y : x;
-  }
-  return out;
-}
-
-// Calls f(offsets...) for every element of `out`, each offset the flat
-// index into one operand whose broadcast strides are given.
-template <typename F>
-void forEachElement(const std::vector<int64_t> &out, llvm::ArrayRef<std::vector<int64_t>> strides, F f) {
-  size_t rank = out.size(), n = strides.size();
-  std::optional<int64_t> total = numelOf(out);
-  if (!total || *total == 0)
-    return;
-  std::vector<int64_t> idx(rank, 0);
-  llvm::SmallVector<int64_t, 3> off(n, 0);
-  for (int64_t e = 0; e < *total; ++e) {
-    f(llvm::ArrayRef<int64_t>(off));
-    for (size_t d = rank; d-- > 0;) {
-      ++idx[d];
-      for (size_t k = 0; k < n; ++k)
-        off[k] += strides[k][d];
-      if (idx[d] < out[d])
-        break;
-      for (size_t k = 0; k < n; ++k)
-        off[k] -= strides[k][d] * out[d];
-      idx[d] = 0;
-    }
-  }
-}
-
 std::optional<IntTensor> elementwise(const IntTensor &a, const IntTensor &b,
                                      const std::function<std::optional<int64_t>(int64_t, int64_t)> &f) {
-  std::optional<std::vector<int64_t>> out = broadcastShape(a.shape, b.shape);
-  std::optional<int64_t> n = out ? numelOf(*out) : std::nullopt;
+  std::optional<std::vector<int64_t>> out = broadcastShapes({&a.shape, &b.shape});
+  std::optional<int64_t> n = out ? elementCount(*out) : std::nullopt;
   if (!n || *n > kMaxSmall)
     return std::nullopt;
   std::vector<int64_t> sa = *broadcastStrides(a.shape, *out), sb = *broadcastStrides(b.shape, *out);
   IntTensor r{*out, {}};
   r.data.reserve(static_cast<size_t>(*n));
   bool ok = true;
-  forEachElement(*out, {sa, sb}, [&](llvm::ArrayRef<int64_t> off) {
+  forEachBroadcast(*out, {sa, sb}, [&](int64_t, llvm::ArrayRef<int64_t> off) {
     std::optional<int64_t> x = f(a.data[static_cast<size_t>(off[0])], b.data[static_cast<size_t>(off[1])]);
     ok &= x.has_value();
     r.data.push_back(x.value_or(0));
@@ -519,7 +459,7 @@ std::optional<IntTensor> evalNode(const Node &n, const Value *v, unsigned depth)
   std::optional<std::vector<int64_t>> outShape = staticShape(v);
   if (!outShape)
     return std::nullopt;
-  std::optional<int64_t> outNumel = numelOf(*outShape);
+  std::optional<int64_t> outNumel = elementCount(*outShape);
   if (!outNumel || *outNumel > kMaxSmall)
     return std::nullopt;
   bool boolOut = v->type.dtype == DType::Bool;
@@ -547,13 +487,13 @@ std::optional<IntTensor> evalNode(const Node &n, const Value *v, unsigned depth)
     if (boolOut)
       for (int64_t &e : x->data)
         e = e != 0;
-    std::optional<int64_t> in = numelOf(x->shape);
+    std::optional<int64_t> in = elementCount(x->shape);
     if (a == "expand" || a == "expand_as") {
       std::optional<std::vector<int64_t>> st = broadcastStrides(x->shape, *outShape);
       if (!st)
         return std::nullopt;
       IntTensor r{*outShape, {}};
-      forEachElement(*outShape, {*st}, [&](llvm::ArrayRef<int64_t> off) {
+      forEachBroadcast(*outShape, {*st}, [&](int64_t, llvm::ArrayRef<int64_t> off) {
         r.data.push_back(x->data[static_cast<size_t>(off[0])]);
       });
       return r;
@@ -628,7 +568,7 @@ std::optional<IntTensor> evalNode(const Node &n, const Value *v, unsigned depth)
     std::vector<int64_t> bshape;
     for (size_t i = 1; i < n.inputs.size(); ++i) {
       std::optional<IntTensor> t = evalSmall(n.inputs[i], depth + 1);
-      std::optional<std::vector<int64_t>> b = t ? broadcastShape(bshape, t->shape) : std::nullopt;
+      std::optional<std::vector<int64_t>> b = t ? broadcastShapes({&bshape, &t->shape}) : std::nullopt;
       if (!b || n.inputs[i]->type.dtype == DType::Bool)
         return std::nullopt;
       bshape = *b;
@@ -646,7 +586,7 @@ std::optional<IntTensor> evalNode(const Node &n, const Value *v, unsigned depth)
       strides.push_back(*broadcastStrides(t.shape, bshape));
     IntTensor r{shape, {}};
     bool ok = true;
-    forEachElement(bshape, strides, [&](llvm::ArrayRef<int64_t> off) {
+    forEachBroadcast(bshape, strides, [&](int64_t, llvm::ArrayRef<int64_t> off) {
       int64_t flat = 0;
       for (size_t d = 0; d < k; ++d) {
         int64_t i = idx[d].data[static_cast<size_t>(off[d])], size = x->shape[d];
@@ -768,7 +708,7 @@ std::optional<IntTensor> evalSmall(const Value *v, unsigned depth) {
     return std::nullopt;
   if (const TensorLiteral *lit = literalOf(v)) {
     std::optional<std::vector<int64_t>> shape = staticShape(v);
-    std::optional<int64_t> n = shape ? numelOf(*shape) : std::nullopt;
+    std::optional<int64_t> n = shape ? elementCount(*shape) : std::nullopt;
     if (!n || !lit->data.known || static_cast<int64_t>(lit->data.ints.size()) != *n)
       return std::nullopt;
     return IntTensor{*shape, lit->data.ints};
@@ -859,7 +799,7 @@ TermKind classify(const MaskTerm &t, const std::vector<int64_t> &shape) {
   int64_t s = shape.back();
   bool allTrue = true, causal = true;
   int64_t e = 0;
-  forEachElement(shape, {*sa, *sb}, [&](llvm::ArrayRef<int64_t> off) {
+  forEachBroadcast(shape, {*sa, *sb}, [&](int64_t, llvm::ArrayRef<int64_t> off) {
     int64_t i = (e / s) % s, j = e % s;
     ++e;
     if (!allTrue && !causal)
@@ -876,7 +816,7 @@ bool causalBool(const Value *v) {
   if (const TensorLiteral *lit = literalOf(captureOrigin(v)); lit && lit->causalMask)
     return true;  // the importer read the pattern from a fold's payload
   std::optional<std::vector<int64_t>> shape = staticShape(v);
-  std::optional<int64_t> n = shape ? numelOf(*shape) : std::nullopt;
+  std::optional<int64_t> n = shape ? elementCount(*shape) : std::nullopt;
   if (!n || *n == 0 || *n > kMaxMask || shape->size() < 2 || shape->back() != (*shape)[shape->size() - 2])
     return false;
   std::vector<MaskTerm> terms;

@@ -35,7 +35,7 @@ llvm::Error matmul(const Node &n, Inputs in, Outputs &out) {
   if (!bVec)
     outShape.push_back(N);
   HostTensor y(a->dtype, outShape);
-  std::vector<std::vector<int64_t>> strides = {broadcastStrides(aBatch, *batch), broadcastStrides(bBatch, *batch)};
+  std::vector<std::vector<int64_t>> strides = {*broadcastStrides(aBatch, *batch), *broadcastStrides(bBatch, *batch)};
   forEachBroadcast(*batch, strides, [&](int64_t bi, const std::vector<int64_t> &off) {
     const double *A = a->data.data() + off[0] * M * K, *B = b->data.data() + off[1] * K * N;
     double *C = y.data.data() + bi * M * N;
@@ -70,7 +70,7 @@ llvm::Error gemm(const Node &n, Inputs in, Outputs &out) {
     std::vector<int64_t> cs = c->shape;
     if (!broadcastShapes({&cs, &y.shape}) || *broadcastShapes({&cs, &y.shape}) != y.shape)
       return kernelError(n, "C cannot be broadcast to (M, N)");
-    std::vector<std::vector<int64_t>> strides = {broadcastStrides(cs, y.shape)};
+    std::vector<std::vector<int64_t>> strides = {*broadcastStrides(cs, y.shape)};
     forEachBroadcast(y.shape, strides,
                      [&](int64_t i, const std::vector<int64_t> &off) { y.data[i] += beta * c->data[off[0]]; });
   }

@@ -54,37 +54,10 @@ std::optional<int64_t> normAxis(int64_t axis, int64_t rank) {
   return axis;
 }
 
-std::optional<std::vector<int64_t>> broadcastShapes(llvm::ArrayRef<const std::vector<int64_t> *> shapes) {
-  size_t rank = 0;
-  for (const auto *s : shapes)
-    rank = std::max(rank, s->size());
-  std::vector<int64_t> out(rank, 1);
-  for (const auto *s : shapes)
-    for (size_t i = 0; i < s->size(); ++i) {
-      int64_t d = (*s)[s->size() - 1 - i], &o = out[rank - 1 - i];
-      if (d == o || d == 1)
-        continue;
-      if (o != 1)
-        return std::nullopt;
-      o = d;
-    }
-  return out;
-}
-
 std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape) {
   std::vector<int64_t> s(shape.size(), 1);
   for (size_t i = shape.size(); i-- > 1;)
     s[i - 1] = s[i] * shape[i];
-  return s;
-}
-
-std::vector<int64_t> broadcastStrides(const std::vector<int64_t> &shape, const std::vector<int64_t> &out) {
-  std::vector<int64_t> own = stridesOf(shape), s(out.size(), 0);
-  if (shape.size() > out.size())
-    return s;  // not broadcastable to `out`; callers check with broadcastShapes first
-  size_t off = out.size() - shape.size();
-  for (size_t i = 0; i < shape.size(); ++i)
-    s[off + i] = shape[i] == 1 && out[off + i] != 1 ? 0 : own[i];
   return s;
 }
 

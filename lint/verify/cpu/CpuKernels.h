@@ -4,6 +4,7 @@
 // header holds what they share (attribute access, broadcasting, errors).
 #pragma once
 
+#include "graphlint/ir/Broadcast.h"
 #include "graphlint/verify/HostTensor.h"
 
 #include <llvm/ADT/ArrayRef.h>
@@ -42,33 +43,7 @@ const HostTensor *input(Inputs in, size_t i);
 /// Normalises a possibly negative axis against `rank`; nullopt when out of range.
 std::optional<int64_t> normAxis(int64_t axis, int64_t rank);
 
-/// Numpy broadcasting of several shapes; nullopt when they are incompatible.
-std::optional<std::vector<int64_t>> broadcastShapes(llvm::ArrayRef<const std::vector<int64_t> *> shapes);
-/// Strides of `shape` read as if broadcast to `out` (0 on broadcast dims).
-std::vector<int64_t> broadcastStrides(const std::vector<int64_t> &shape, const std::vector<int64_t> &out);
-/// Row-major strides.
+/// Row-major strides. (Broadcasting: graphlint/ir/Broadcast.h.)
 std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape);
-
-/// Visits every element of `out` with the offsets of the same position in
-/// each input broadcast to it: fn(outIndex, offsets).
-template <typename Fn>
-void forEachBroadcast(const std::vector<int64_t> &out, const std::vector<std::vector<int64_t>> &strides, Fn &&fn) {
-  int64_t n = HostTensor::count(out);
-  size_t rank = out.size(), k = strides.size();
-  std::vector<int64_t> idx(rank, 0), off(k, 0);
-  for (int64_t i = 0; i < n; ++i) {
-    fn(i, off);
-    for (size_t d = rank; d-- > 0;) {
-      ++idx[d];
-      for (size_t j = 0; j < k; ++j)
-        off[j] += strides[j][d];
-      if (idx[d] < out[d])
-        break;
-      for (size_t j = 0; j < k; ++j)
-        off[j] -= strides[j][d] * out[d];
-      idx[d] = 0;
-    }
-  }
-}
 
 }  // namespace graphlint::verify::cpu

@@ -72,7 +72,7 @@ llvm::Error broadcastOp(const Node &n, std::vector<const HostTensor *> xs, DType
     return kernelError(n, "inputs cannot be broadcast together");
   std::vector<std::vector<int64_t>> strides;
   for (const HostTensor *x : xs)
-    strides.push_back(broadcastStrides(x->shape, *shape));
+    strides.push_back(*broadcastStrides(x->shape, *shape));
   HostTensor y(dt, *shape);
   std::vector<double> args(xs.size());
   forEachBroadcast(*shape, strides, [&](int64_t i, const std::vector<int64_t> &off) {

@@ -260,7 +260,7 @@ llvm::Error flatten(const Node &n, Inputs in, Outputs &out) {
 // Broadcast `x` to `shape` (Expand) or repeat it (Tile).
 HostTensor broadcastTo(const HostTensor &x, const std::vector<int64_t> &shape) {
   HostTensor y(x.dtype, shape);
-  forEachBroadcast(shape, {broadcastStrides(x.shape, shape)},
+  forEachBroadcast(shape, {*broadcastStrides(x.shape, shape)},
                    [&](int64_t i, const std::vector<int64_t> &o) { y.data[i] = x.data[o[0]]; });
   return y;
 }

@@ -52,7 +52,7 @@ template <Red R> llvm::Error reduce(const Node &n, Inputs in, Outputs &out) {
   HostTensor y(x->dtype, keepdims ? keep : dropped);
   double init = R == Red::Max ? -INFINITY : R == Red::Min ? INFINITY : R == Red::Prod ? 1.0 : 0.0;
   std::fill(y.data.begin(), y.data.end(), init);
-  std::vector<std::vector<int64_t>> strides = {broadcastStrides(keep, x->shape)};
+  std::vector<std::vector<int64_t>> strides = {*broadcastStrides(keep, x->shape)};
   forEachBroadcast(x->shape, strides, [&](int64_t i, const std::vector<int64_t> &off) {
     double v = x->data[i], &acc = y.data[off[0]];
     switch (R) {
@@ -170,8 +170,8 @@ llvm::Error layerNorm(const Node &n, Inputs in, Outputs &out) {
   };
   if (!fits(scale) || (bias && !fits(bias)))
     return kernelError(n, "Scale or B does not broadcast to the normalised shape");
-  auto sStrides = broadcastStrides(scale->shape, normShape);
-  std::vector<int64_t> bStrides = bias ? broadcastStrides(bias->shape, normShape) : std::vector<int64_t>();
+  std::vector<int64_t> sStrides = *broadcastStrides(scale->shape, normShape);
+  std::vector<int64_t> bStrides = bias ? *broadcastStrides(bias->shape, normShape) : std::vector<int64_t>();
   // Offsets of Scale and B for each position of the normalised block.
   std::vector<int64_t> sOff(len), bOff(len);
   forEachBroadcast(normShape, {sStrides, bias ? bStrides : sStrides}, [&](int64_t i, const std::vector<int64_t> &o) {

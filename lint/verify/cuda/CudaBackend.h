@@ -71,7 +71,7 @@ inline const std::set<std::string> &deviceOps() {
   return ops;
 }
 
-inline StridedView viewOf(const std::vector<int64_t> &out, std::initializer_list<std::vector<int64_t>> strides) {
+inline StridedView viewOf(const std::vector<int64_t> &out, llvm::ArrayRef<std::vector<int64_t>> strides) {
   StridedView v;
   v.rank = static_cast<int>(out.size());
   for (size_t d = 0; d < out.size(); ++d)

@@ -10,7 +10,6 @@ using cpu::attrFloat;
 using cpu::attrInt;
 using cpu::attrInts;
 using cpu::attrString;
-using cpu::broadcastStrides;
 using cpu::normAxis;
 using cpu::stridesOf;
 
@@ -135,11 +134,14 @@ llvm::Error CudaBackend::broadcast(const Node &n, DeviceTensor &y) {
     if (shapes[i].size() > y.shape.size() || y.shape.size() > static_cast<size_t>(kMaxRank))
       return fail(t + ": rank not supported");
   }
-  StridedView v = operands == 3 ? viewOf(y.shape, {broadcastStrides(shapes[0], y.shape),
-                                                   broadcastStrides(shapes[1], y.shape),
-                                                   broadcastStrides(shapes[2], y.shape)})
-                                : viewOf(y.shape, {broadcastStrides(shapes[0], y.shape),
-                                                   broadcastStrides(shapes[1], y.shape)});
+  std::vector<std::vector<int64_t>> strides;
+  for (size_t i = 0; i < operands; ++i) {
+    std::optional<std::vector<int64_t>> st = broadcastStrides(shapes[i], y.shape);
+    if (!st)
+      return fail(t + ": an input does not broadcast to the output");
+    strides.push_back(std::move(*st));
+  }
+  StridedView v = viewOf(y.shape, strides);
   GL_CUDA(launchBroadcast(op, ptr[0], ptr[1], ptr[2], y.ptr, v, stream_));
   return llvm::Error::success();
 }
@@ -170,7 +172,10 @@ llvm::Error CudaBackend::gemm(const Node &n, DeviceTensor &y) {
   float alpha = attrFloat(n, "alpha", 1.0), beta = c ? attrFloat(n, "beta", 1.0) : 0.f;
   int64_t M = y.shape[0], N = y.shape[1], K = ta ? a->shape[0] : a->shape[1];
   if (c) {  // Y starts as C broadcast to (M, N); the GEMM accumulates with beta.
-    StridedView v = viewOf(y.shape, {broadcastStrides(c->shape, y.shape)});
+    std::optional<std::vector<int64_t>> cs = broadcastStrides(c->shape, y.shape);
+    if (!cs)
+      return fail("Gemm: C does not broadcast to the output");
+    StridedView v = viewOf(y.shape, {*cs});
     auto ys = stridesOf(y.shape);
     GL_CUDA(launchStridedCopy(c->ptr, y.ptr, v, 0, ys.data(), stream_));
   }
@@ -389,8 +394,10 @@ llvm::Error CudaBackend::movement(const Node &n, std::vector<DeviceTensor *> &ys
       strides.push_back(xs[p]);
     GL_CUDA(launchStridedCopy(x->ptr, y.ptr, viewOf(y.shape, {strides}), 0, ys0.data(), stream_));
   } else if (t == "Expand") {
-    GL_CUDA(launchStridedCopy(x->ptr, y.ptr, viewOf(y.shape, {broadcastStrides(x->shape, y.shape)}), 0, ys0.data(),
-                              stream_));
+    std::optional<std::vector<int64_t>> bs = broadcastStrides(x->shape, y.shape);
+    if (!bs)
+      return fail("Expand: the input does not broadcast to the output");
+    GL_CUDA(launchStridedCopy(x->ptr, y.ptr, viewOf(y.shape, {*bs}), 0, ys0.data(), stream_));
   } else if (t == "Slice") {
     auto starts = hostValue(n.inputs.size() > 1 ? n.inputs[1] : nullptr);
     auto axesT = hostValue(n.inputs.size() > 3 ? n.inputs[3] : nullptr);
