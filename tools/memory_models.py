@@ -279,6 +279,14 @@ SDPA = {
                             dict(n_layers=2, dim=64, n_heads=4, hidden_dim=128, vocab_size=VOCAB,
                                  max_position_embeddings=SEQ, attn_implementation="sdpa"),
                             field="last_hidden_state"), False),
+    # Held out for the query layout a partial rotary embedding gives (added
+    # 2026-12-04; never looked at before their first numbers): GPT-NeoX
+    # (rotary_pct 0.25) and Phi-2 (0.5) end their rotary in a real cat, so
+    # eager's query is contiguous.
+    "gpt_neox_sdpa": (_decoder("GPTNeoXConfig", "GPTNeoXForCausalLM", "gpt_neox", "GPTNeoXLayer",
+                               attn_implementation="sdpa"), False),
+    "phi_sdpa": (_decoder("PhiConfig", "PhiForCausalLM", "phi", "PhiDecoderLayer", attn_implementation="sdpa"),
+                 False),
 }
 
 

@@ -79,14 +79,33 @@ uint64_t PlanBuilder::logsumexpBytes(const Node &last) {
   return *elems / static_cast<uint64_t>(o->type.shape.dims.back().value) * 4;
 }
 
+std::optional<PlanBuilder::Ints> PlanBuilder::eagerLayout(const Value *v) {
+  for (unsigned hops = 0; v && hops < 16; ++hops) {
+    if (auto it = strides_.find(v); it != strides_.end())
+      return it->second;  // a view
+    std::optional<Ints> dims = staticDims(v);
+    const Node *p = v->producer;
+    if (!dims)
+      return std::nullopt;
+    if (!p || !p->op || (p->op->kind != OpKind::Pointwise && p->op->kind != OpKind::Broadcast))
+      return contiguousStrides(*dims);
+    const Value *first = nullptr;
+    for (const Value *in : p->inputs)
+      if (in && !isFoldedConstant(in) && staticDims(in) == dims) {
+        first = captureOrigin(in);
+        break;
+      }
+    if (!first)
+      return contiguousStrides(*dims);  // every operand broadcast
+    v = first;
+  }
+  return std::nullopt;
+}
+
 PlanBuilder::Ints PlanBuilder::fusedOutputStrides(const Node &last, const Ints &dims) {
-  // Only a view's strides are followed: an elementwise op's output keeps its
-  // input's layout in eager (the rotary embedding of a transposed q), which
-  // the plan does not track, so a new tensor says nothing.
   const Value *q = fusedQuery_.lookup(&last);
-  auto known = q ? strides_.find(q) : strides_.end();
-  std::optional<Ints> qs = known != strides_.end() ? known->second : std::nullopt;
-  if (qs && qs->size() == dims.size() && staticDims(q) == dims)
+  std::optional<Ints> qs = q && staticDims(q) == dims ? eagerLayout(q) : std::nullopt;
+  if (qs && qs->size() == dims.size())
     return denseStrides(dims, *qs);
   return denseStrides(dims, {4, 2, 3, 1});  // the [b, s, h, d] order
 }

@@ -221,11 +221,18 @@ private:
   // Its query, whose layout the kernel's output takes (fusedOutputStrides).
   llvm::DenseMap<const Node *, const Value *> fusedQuery_;
   /// The fused kernel's output strides: CPU flash attention allocates its
-  /// output in the query's dim order (its strides sorted), so MultiheadAttention's
-  /// [L, B*H, D] query view gives an [L, B, H, D] layout; where the query
-  /// is no view (transformers' rotary q, whose elementwise ops keep the
-  /// `view(b, s, h, d).transpose(1, 2)` layout in eager), [b, s, h, d].
+  /// output in the query's dim order (its strides sorted), so
+  /// MultiheadAttention's [L, B*H, D] query view gives an [L, B, H, D]
+  /// layout, transformers' rotary q (elementwise ops on a
+  /// `view(b, s, h, d).transpose(1, 2)`) [b, s, h, d], and a partial rotary
+  /// that ends in a cat (GPT-NeoX, Phi-2) a contiguous one (eagerLayout);
+  /// [b, s, h, d] where the query's layout is not known.
   Ints fusedOutputStrides(const Node &last, const Ints &dims);
+  /// The strides eager gives `v`: a view's as derived; an elementwise op's
+  /// output its first operand's of the same dims (TensorIterator orders the
+  /// dims by its operands' strides, the first first); any other new tensor
+  /// (a cat, a matmul) contiguous. nullopt where a view's are not known.
+  std::optional<Ints> eagerLayout(const Value *v);
   /// The fused kernel's logsumexp, [b, h, s] fp32 (the output's elements
   /// over its last dim), a temporary of the kernel.
   uint64_t logsumexpBytes(const Node &last);

@@ -625,6 +625,72 @@ TEST(MemoryPlan, AttentionUnderDropoutOnTheCpuKeepsTheMathPathsTensors) {
   EXPECT_EQ(activations(false, Kernels::Cuda), 3 * operand + operand + lse + loss) << "CUDA's kernel draws the dropout";
 }
 
+// The dynamo exporter's decomposition of scaled_dot_product_attention runs
+// as CPU flash attention, which allocates its output in the query's dim
+// order. Transformers' rotary q keeps the [b, s, h, d] layout of its
+// transposed view through elementwise ops, so the caller's transpose back
+// and reshape view the output; a partial rotary that ends in a cat
+// (GPT-NeoX, Phi-2) gives a contiguous q and output, and the reshape copies.
+TEST(MemoryPlan, TheFusedAttentionOutputTakesTheQuerysEagerLayout) {
+  auto reshapeCopy = [](bool cat) {
+    auto perm = [](Node *n, std::vector<int64_t> p) {
+      Attribute a;
+      a.name = "perm";
+      a.kind = AttrKind::Ints;
+      a.ints = std::move(p);
+      n->attributes.push_back(a);
+      return n;
+    };
+    auto call = [](Node *n) {
+      n->metadata = {{"pkg.torch.onnx.fx_node", "%scaled_dot_product_attention : [num_users=1] = call_function[target="
+                                                "torch.ops.aten.scaled_dot_product_attention.default](args = (%q, %k, "
+                                                "%v), kwargs = {})"}};
+      return n->outputs[0];
+    };
+    IrBuilder b;
+    Value *q;
+    if (cat) {
+      Value *lo = b.input("lo", f32({2, 4, 64, 8})), *hi = b.input("hi", f32({2, 4, 64, 8}));
+      Node *c = b.node("Concat", {lo, hi}, {"q"}, {f32({2, 4, 64, 16})});
+      Attribute axis;
+      axis.name = "axis";
+      axis.kind = AttrKind::Int;
+      axis.i = 3;
+      c->attributes.push_back(axis);
+      q = c->outputs[0];
+    } else {
+      Value *x = b.input("x", f32({2, 64, 64}));
+      Value *heads = b.node("Reshape", {x}, {"heads"}, {f32({2, 64, 4, 16})})->outputs[0];
+      Value *t = perm(b.node("Transpose", {heads}, {"t"}, {f32({2, 4, 64, 16})}), {0, 2, 1, 3})->outputs[0];
+      q = b.node("Mul", {t, t}, {"q"}, {f32({2, 4, 64, 16})})->outputs[0];  // an elementwise op keeps t's layout
+    }
+    Value *k = b.input("k", f32({2, 4, 64, 16})), *v = b.input("v", f32({2, 4, 64, 16}));
+    Value *scale = b.param("scale", f32({}));
+    Value *qs = call(b.node("Mul", {q, scale}, {"qs"}, {f32({2, 4, 64, 16})}));
+    Value *kt = call(perm(b.node("Transpose", {k}, {"kt"}, {f32({2, 4, 16, 64})}), {0, 1, 3, 2}));
+    Value *ks = call(b.node("Mul", {kt, scale}, {"ks"}, {f32({2, 4, 16, 64})}));
+    Value *s = call(b.node("MatMul", {qs, ks}, {"s"}, {f32({2, 4, 64, 64})}));
+    Value *p = call(b.node("Softmax", {s}, {"p"}, {f32({2, 4, 64, 64})}));
+    Value *o = call(b.node("MatMul", {p, v}, {"o"}, {f32({2, 4, 64, 16})}));
+    Value *back = perm(b.node("Transpose", {o}, {"back"}, {f32({2, 64, 4, 16})}), {0, 2, 1, 3})->outputs[0];
+    Value *r = b.node("Reshape", {back}, {"r"}, {f32({2, 64, 64})})->outputs[0];
+    Value *w = b.param("w", f32({64, 64}));
+    Node *y = b.node("MatMul", {r, w}, {"y"}, {f32({2, 64, 64})});
+    b.output(o);  // held: the reshape's copy, if any, is live beside it
+    b.output(y->outputs[0]);
+    graphlint::Setup s0;
+    s0.kernels = Kernels::Cpu;
+    AnalysisContext ctx(b.model(), s0);
+    uint64_t copy = 0;  // r's own storage, live at the peak (at y)
+    for (const MemoryPlan::Contributor &c : ctx.get<MemoryPlan>().atPeak())
+      if (c.value && c.value->name == "r")
+        copy += c.bytes;
+    return copy;
+  };
+  EXPECT_EQ(reshapeCopy(true), 2u * 64 * 64 * 4) << "a contiguous output's transpose back copies";
+  EXPECT_EQ(reshapeCopy(false), 0u) << "an output laid out [b, s, h, d]: the reshape views it";
+}
+
 // scaled_dot_product_attention as an export writes it (docs/memory.md): the
 // plan does not model the kernel eager picks, and says so, once per call.
 TEST(MemoryPlan, ScaledDotProductAttentionIsNamedInACaveat) {
