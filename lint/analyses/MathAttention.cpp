@@ -61,7 +61,9 @@ bool PlanBuilder::addMathAttention(const Node &n, std::array<const Value *, 3> q
   auto S = static_cast<uint64_t>((*k)[r - 2]), Ev = static_cast<uint64_t>((*v)[r - 1]);
   MathAttention m;
   m.operands = qkv;
-  m.reads.assign(reads.begin(), reads.end());
+  for (const Value *r : reads)
+    if (r)  // an omitted mask
+      m.reads.push_back(r);
   m.batch = batch;
   m.query = bytesOf(qkv[0], true);
   m.key = bytesOfElements(qkv[0], batch * S * E, true);
