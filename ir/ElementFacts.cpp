@@ -354,7 +354,6 @@ struct IntTensor {
   std::vector<int64_t> data;
 };
 
-
 std::optional<std::vector<int64_t>> staticShape(const Value *v) {
   if (!v || !v->type.isTensor() || !v->type.shape.rankKnown)
     return std::nullopt;

@@ -151,6 +151,36 @@ llvm::SmallVector<std::pair<unsigned, int64_t>, 2> matmulOperandCopies(llvm::Arr
   return out;
 }
 
+llvm::SmallVector<std::pair<unsigned, int64_t>, 3> attentionMathOperandCopies(
+    llvm::ArrayRef<int64_t> qDims, llvm::ArrayRef<int64_t> qStrides, llvm::ArrayRef<int64_t> kDims,
+    llvm::ArrayRef<int64_t> kStrides, llvm::ArrayRef<int64_t> vDims, llvm::ArrayRef<int64_t> vStrides) {
+  llvm::SmallVector<std::pair<unsigned, int64_t>, 3> out;
+  size_t r = qDims.size();
+  if (r < 2 || kDims.size() != r || vDims.size() != r || qStrides.size() != r || kStrides.size() != r ||
+      vStrides.size() != r)
+    return out;
+  llvm::SmallVector<int64_t, 4> k(kDims.begin(), kDims.end()), ks(kStrides.begin(), kStrides.end());
+  llvm::SmallVector<int64_t, 4> v(vDims.begin(), vDims.end()), vs(vStrides.begin(), vStrides.end());
+  auto repeatHeads = [&](llvm::SmallVectorImpl<int64_t> &dims, llvm::SmallVectorImpl<int64_t> &strides) {
+    if (r >= 3 && dims[r - 3] != qDims[r - 3]) {
+      dims[r - 3] = qDims[r - 3];
+      strides = contiguousStrides(dims);
+    }
+  };
+  repeatHeads(k, ks);
+  repeatHeads(v, vs);
+  std::swap(k[r - 1], k[r - 2]);  // k^T
+  std::swap(ks[r - 1], ks[r - 2]);
+  for (auto copy : matmulOperandCopies(qDims, denseStrides(qDims, qStrides), k, denseStrides(k, ks)))
+    out.push_back(copy);
+  llvm::SmallVector<int64_t, 4> scores(qDims.begin(), qDims.end() - 1);
+  scores.push_back(k[r - 1]);
+  for (auto [i, numel] : matmulOperandCopies(scores, contiguousStrides(scores), v, vs))
+    if (i == 1)
+      out.push_back({2, numel});
+  return out;
+}
+
 bool reshapeCopies(const Node &n) { return n.metadataValue("reshape_copies") != nullptr; }
 
 namespace {

@@ -485,30 +485,11 @@ private:
       return;
     std::vector<int64_t> dims[3], strides[3];
     for (int i = 0; i < 3; ++i)
-      if (!n.inputs[i] || !staticDims(n.inputs[i]->type.shape, dims[i]) ||
-          !recordedStrides(*n.inputs[i], strides[i]) || dims[i].size() < 2 || strides[i].size() != dims[i].size())
+      if (!n.inputs[i] || !staticDims(n.inputs[i]->type.shape, dims[i]) || !recordedStrides(*n.inputs[i], strides[i]))
         return;  // symbolic sizes or strides: not judged
-    // Grouped query heads (enable_gqa): repeat_interleave makes contiguous
-    // key and value heads first.
-    for (int i = 1; i < 3; ++i)
-      if (dims[i].size() >= 3 && dims[0].size() >= 3 && dims[i][dims[i].size() - 3] != dims[0][dims[0].size() - 3]) {
-        dims[i][dims[i].size() - 3] = dims[0][dims[0].size() - 3];
-        auto c = contiguousStrides(dims[i]);
-        strides[i].assign(c.begin(), c.end());
-      }
-    std::vector<int64_t> kDims = dims[1], kStrides = strides[1];
-    std::swap(kDims[kDims.size() - 1], kDims[kDims.size() - 2]);
-    std::swap(kStrides[kStrides.size() - 1], kStrides[kStrides.size() - 2]);
-    auto qScaled = denseStrides(dims[0], strides[0]), kScaled = denseStrides(kDims, kStrides);
     std::string copies;
-    for (auto [i, numel] : matmulOperandCopies(dims[0], qScaled, kDims, kScaled))
+    for (auto [i, numel] : attentionMathOperandCopies(dims[0], strides[0], dims[1], strides[1], dims[2], strides[2]))
       copies += fmt::format("{}{}:{}", copies.empty() ? "" : ",", i, numel);
-    std::vector<int64_t> scores(dims[0].begin(), dims[0].end() - 1);
-    scores.push_back(dims[1][dims[1].size() - 2]);
-    auto scoreStrides = contiguousStrides(scores);
-    for (auto [i, numel] : matmulOperandCopies(scores, scoreStrides, dims[2], strides[2]))
-      if (i == 1)
-        copies += fmt::format("{}2:{}", copies.empty() ? "" : ",", numel);
     if (!copies.empty())
       n.metadata.emplace_back("attention_math_copies", copies);
   }

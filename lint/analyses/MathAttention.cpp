@@ -82,25 +82,12 @@ void PlanBuilder::mathAttentionLayout(MathAttention &m) {
   for (int i = 0; i < 3; ++i) {
     dims[i] = staticDims(m.operands[i]);
     strides[i] = stridesOf(m.operands[i]);
-    if (!dims[i] || !strides[i] || strides[i]->size() != dims[i]->size())
+    if (!dims[i] || !strides[i])
       return;  // not known: no copies
   }
-  size_t r = dims[0]->size();
-  for (int i = 1; i < 3 && m.repeated; ++i) {  // repeat_interleave: contiguous heads
-    (*dims[i])[r - 3] = (*dims[0])[r - 3];
-    *strides[i] = contiguousStrides(*dims[i]);
-  }
-  Ints kDims = *dims[1], kStrides = *strides[1];
-  std::swap(kDims[r - 1], kDims[r - 2]);
-  std::swap(kStrides[r - 1], kStrides[r - 2]);
   for (auto [i, numel] :
-       matmulOperandCopies(*dims[0], denseStrides(*dims[0], *strides[0]), kDims, denseStrides(kDims, kStrides)))
+       attentionMathOperandCopies(*dims[0], *strides[0], *dims[1], *strides[1], *dims[2], *strides[2]))
     m.copies[i] = true;
-  Ints scores(dims[0]->begin(), dims[0]->end() - 1);
-  scores.push_back((*dims[1])[r - 2]);
-  for (auto [i, numel] : matmulOperandCopies(scores, contiguousStrides(scores), *dims[2], *strides[2]))
-    if (i == 1)
-      m.copies[2] = true;
 }
 
 uint64_t PlanBuilder::MathAttention::savedBytes() const {

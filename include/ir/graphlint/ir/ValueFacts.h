@@ -102,6 +102,18 @@ llvm::SmallVector<std::pair<unsigned, int64_t>, 2> matmulOperandCopies(llvm::Arr
                                                                        llvm::ArrayRef<int64_t> dims1,
                                                                        llvm::ArrayRef<int64_t> strides1);
 
+/// The operands scaled_dot_product_attention's math path (ATen's
+/// _scaled_dot_product_attention_math, a CPU training step under attention
+/// dropout) copies for its two bmm, from the query's, key's and value's dims
+/// and strides, each as its operand index (0, 1, 2) with the copy's element
+/// count: q and k^T are scaled into new tensors laid out as their operands
+/// (denseStrides), then bmm; then the contiguous probabilities times v.
+/// Grouped query heads first repeat key and value into contiguous heads
+/// (enable_gqa's repeat_interleave). Empty where ranks differ or are below 2.
+llvm::SmallVector<std::pair<unsigned, int64_t>, 3> attentionMathOperandCopies(
+    llvm::ArrayRef<int64_t> qDims, llvm::ArrayRef<int64_t> qStrides, llvm::ArrayRef<int64_t> kDims,
+    llvm::ArrayRef<int64_t> kStrides, llvm::ArrayRef<int64_t> vDims, llvm::ArrayRef<int64_t> vStrides);
+
 /// A reshape or flatten the importer found its input's recorded strides
 /// cannot view (the `.pt2` importer's "reshape_copies" fact: Llama's
 /// repeat_kv reshapes an expanded tensor): PyTorch returns a copy.
