@@ -19,63 +19,12 @@ namespace {
 
 constexpr size_t kMaxFrames = 256;  // a stack trace's frames read for Python locals
 
-// "m.model.layers.0.q_proj.weight" -> "m_model_layers_0_q_proj_weight", as
-// torch.export names the placeholder after the path.
-std::string placeholderSuffix(llvm::StringRef path) {
-  std::string s = path.str();
-  for (char &c : s)
-    if (!llvm::isAlnum(c) && c != '_')
-      c = '_';
-  return s;
-}
-
 // The placeholders ("p_fc_weight", "b_mask", "c_lifted_tensor_0") an FX node
-// read: `%name` tokens of its args. The node's own name (`%addmm : ...`)
-// precedes " = " and is not read.
+// read.
 void readPlaceholders(llvm::StringRef fxNode, llvm::StringSet<> &out) {
-  size_t eq = fxNode.find(" = ");
-  llvm::StringRef args = eq == llvm::StringRef::npos ? fxNode : fxNode.drop_front(eq + 3);
-  for (size_t at = args.find('%'); at != llvm::StringRef::npos; at = args.find('%', at + 1)) {
-    llvm::StringRef name = args.drop_front(at + 1).take_while([](char c) { return llvm::isAlnum(c) || c == '_'; });
-    if (name.size() > 2 && name[1] == '_' && (name[0] == 'p' || name[0] == 'b' || name[0] == 'c'))
+  for (llvm::StringRef name : fxNodeArgs(fxNode))
+    if (isPlaceholder(name))
       out.insert(name);
-  }
-}
-
-// The ExportedProgram's signature as the exporter writes it, one input per
-// line: "p_fc_weight: PARAMETER target='fc.weight'". (target, kind), in order.
-std::vector<std::pair<std::string, std::string>> signatureInputs(const Model &m) {
-  std::vector<std::pair<std::string, std::string>> out;
-  for (const auto &[key, text] : m.metadata) {
-    if (key != "pkg.torch.export.ExportedProgram.graph_signature")
-      continue;
-    llvm::SmallVector<llvm::StringRef, 64> lines;
-    llvm::StringRef(text).split(lines, '\n');
-    for (llvm::StringRef line : lines) {
-      auto [name, rest] = line.trim().split(": ");
-      size_t at = rest.find(" target='");
-      if (name.empty() || at == llvm::StringRef::npos)
-        continue;
-      llvm::StringRef target = rest.drop_front(at + 9);
-      target = target.take_until([](char c) { return c == '\''; });
-      out.emplace_back(target.str(), rest.take_front(at).str());
-    }
-  }
-  return out;
-}
-
-// onnxscript's "['m.fc.weight', 'val_3', 'add_2']": the names in quotes.
-std::vector<std::string> foldedFrom(const Param &p) {
-  std::vector<std::string> out;
-  for (const auto &[key, list] : p.metadata) {
-    if (key != "pkg.onnxscript.optimizer.folded_from")
-      continue;
-    llvm::SmallVector<llvm::StringRef, 16> parts;
-    llvm::StringRef(list).split(parts, '\'');
-    for (size_t i = 1; i < parts.size(); i += 2)
-      out.push_back(parts[i].str());
-  }
-  return out;
 }
 
 // An ONNX constant the exporter made ("val_3"), not an FX node's name.
@@ -177,6 +126,74 @@ bool markFoldedParams(Model &m, const llvm::StringSet<> &read) {
 
 }  // namespace
 
+llvm::StringRef fxNodeName(llvm::StringRef fxNode) {
+  if (!fxNode.consume_front("%"))
+    return {};
+  return fxNode.take_while([](char c) { return llvm::isAlnum(c) || c == '_'; });
+}
+
+llvm::SmallVector<llvm::StringRef, 8> fxNodeArgs(llvm::StringRef fxNode) {
+  llvm::SmallVector<llvm::StringRef, 8> out;
+  size_t eq = fxNode.find(" = ");
+  llvm::StringRef args = eq == llvm::StringRef::npos ? fxNode : fxNode.drop_front(eq + 3);
+  for (size_t at = args.find('%'); at != llvm::StringRef::npos; at = args.find('%', at + 1)) {
+    llvm::StringRef name = args.drop_front(at + 1).take_while([](char c) { return llvm::isAlnum(c) || c == '_'; });
+    if (!name.empty() && !llvm::is_contained(out, name))
+      out.push_back(name);
+  }
+  return out;
+}
+
+bool isPlaceholder(llvm::StringRef name) {
+  return name.size() > 2 && name[1] == '_' && (name[0] == 'p' || name[0] == 'b' || name[0] == 'c');
+}
+
+// "m.model.layers.0.q_proj.weight" -> "m_model_layers_0_q_proj_weight", as
+// torch.export names the placeholder after the path.
+std::string placeholderSuffix(llvm::StringRef path) {
+  std::string s = path.str();
+  for (char &c : s)
+    if (!llvm::isAlnum(c) && c != '_')
+      c = '_';
+  return s;
+}
+
+// The ExportedProgram's signature as the exporter writes it, one input per
+// line: "p_fc_weight: PARAMETER target='fc.weight'". (target, kind), in order.
+std::vector<std::pair<std::string, std::string>> signatureInputs(const Model &m) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto &[key, text] : m.metadata) {
+    if (key != "pkg.torch.export.ExportedProgram.graph_signature")
+      continue;
+    llvm::SmallVector<llvm::StringRef, 64> lines;
+    llvm::StringRef(text).split(lines, '\n');
+    for (llvm::StringRef line : lines) {
+      auto [name, rest] = line.trim().split(": ");
+      size_t at = rest.find(" target='");
+      if (name.empty() || at == llvm::StringRef::npos)
+        continue;
+      llvm::StringRef target = rest.drop_front(at + 9);
+      target = target.take_until([](char c) { return c == '\''; });
+      out.emplace_back(target.str(), rest.take_front(at).str());
+    }
+  }
+  return out;
+}
+
+// onnxscript's "['m.fc.weight', 'val_3', 'add_2']": the names in quotes.
+std::vector<std::string> foldedFrom(const Param &p) {
+  std::vector<std::string> out;
+  for (const auto &[key, list] : p.metadata) {
+    if (key != "pkg.onnxscript.optimizer.folded_from")
+      continue;
+    llvm::SmallVector<llvm::StringRef, 16> parts;
+    llvm::StringRef(list).split(parts, '\'');
+    for (size_t i = 1; i < parts.size(); i += 2)
+      out.push_back(parts[i].str());
+  }
+  return out;
+}
+
 void markDynamoParams(Model &m) {
   Graph &g = *m.graph;
   // Per node, the placeholders its FX node read; all of them together.
@@ -271,6 +288,35 @@ void inferDynamoScopes(Graph &g) {
       n.modulePath = *path;
       known.insert(&n);
     }
+  }
+}
+
+void holdFoldsSharedAcrossCalls(Graph &g) {
+  for (const auto &p : g.params()) {
+    if (!p->value || !p->computed || p->heldByCaller)
+      continue;
+    // The readers' module paths, split; the components they share.
+    std::vector<llvm::SmallVector<llvm::StringRef, 8>> paths;
+    for (const Use &u : p->value->uses) {
+      paths.emplace_back();
+      if (!u.user->modulePath.empty())
+        llvm::StringRef(u.user->modulePath).split(paths.back(), '.');
+    }
+    if (paths.size() < 2)
+      continue;
+    size_t common = paths[0].size();
+    for (const auto &path : paths) {
+      size_t d = 0;
+      while (d < common && d < path.size() && path[d] == paths[0][d])
+        ++d;
+      common = d;
+    }
+    // Readers in two calls below the shared module, or one in it and one
+    // below: the value was passed down, so the shared module's forward binds it.
+    llvm::StringSet<> calls;
+    for (const auto &path : paths)
+      calls.insert(path.size() > common ? path[common] : llvm::StringRef("."));
+    p->heldByCaller = calls.size() > 1;
   }
 }
 

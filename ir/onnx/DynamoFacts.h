@@ -8,10 +8,40 @@
 
 #include "graphlint/ir/Graph.h"
 
+#include <llvm/ADT/SmallVector.h>
+#include <llvm/ADT/StringRef.h>
+
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace graphlint::onnxio {
+
+/// An FX node as the exporter records it (`pkg.torch.onnx.fx_node`, "%add_2 :
+/// [num_users=1] = call_function[target=...](args = (%x, %p_fc_bias), ...)"):
+/// its own name ("add_2"; empty when the text is not one).
+llvm::StringRef fxNodeName(llvm::StringRef fxNode);
+
+/// The `%name`s its arguments read, in order, each once: other FX nodes'
+/// names and the ExportedProgram's placeholders.
+llvm::SmallVector<llvm::StringRef, 8> fxNodeArgs(llvm::StringRef fxNode);
+
+/// A placeholder of torch.export's graph: a parameter's (`p_fc_weight`), a
+/// buffer's (`b_mask`) or a lifted constant's (`c_lifted_tensor_0`).
+bool isPlaceholder(llvm::StringRef name);
+
+/// "m.model.layers.0.q_proj.weight" -> "m_model_layers_0_q_proj_weight": the
+/// suffix torch.export names a parameter's placeholder with (`p_` + it).
+std::string placeholderSuffix(llvm::StringRef path);
+
+/// The ExportedProgram's signature as the exporter writes it (the main
+/// graph's `pkg.torch.export.ExportedProgram.graph_signature`, one input per
+/// line: "p_fc_weight: PARAMETER target='fc.weight'"): (target, kind), in order.
+std::vector<std::pair<std::string, std::string>> signatureInputs(const Model &m);
+
+/// What onnxscript's optimizer folded into an initializer (its value_info's
+/// `pkg.onnxscript.optimizer.folded_from`, "['m.fc.weight', 'val_3']").
+std::vector<std::string> foldedFrom(const Param &p);
 
 /// Sets Param::trained (unless training info set it) for a dynamo export.
 /// torch.export names a parameter's placeholder `p_<path>`, a buffer's
@@ -43,11 +73,33 @@ namespace graphlint::onnxio {
 /// no reader of which does (the heuristic of TrainableParams decides).
 void markDynamoParams(Model &m);
 
+/// Undoes the merges of the exporter's optimizer where eager keeps two
+/// tensors. DeduplicateInitializersPass makes equal initializers of up to
+/// 1024 elements one (a fresh model's zero biases, its norms' ones and
+/// zeros); a node whose FX node read a parameter's placeholder that no
+/// initializer stands for, through an initializer that stands for none of
+/// its placeholders, reads a copy of it named after the parameter again
+/// (same payload: the bytes were equal). CommonSubexpressionEliminationPass
+/// then computes equal nodes once (GPT-NeoX's ln1(x) and ln2(x)); an FX node
+/// whose name no value carries, read through a value of another FX node of
+/// the same op that is also read under its own name, is computed again (a
+/// copy of that FX node's nodes) just before its first reader. Both carry
+/// kMergedInto. Runs last: the copies take the types shape inference gave.
+void restoreDynamoMerges(Model &m);
+
 /// A node the exporter's optimizer made (a Split for SplitToSequence +
 /// SequenceAt, a fused pattern) carries no scopes: it gets the innermost
 /// module path that holds both what it reads and what reads it, so the
 /// module scopes of the memory trace do not break around it.
 void inferDynamoScopes(Graph &g);
+
+/// A value the forward computes that the optimizer folded (Param::computed)
+/// and that nodes read in two module calls (a causal mask each layer's
+/// attention adds, T5's position bias): the module around those calls passed
+/// it down from a Python local, so eager holds it until that module's forward
+/// returns (Param::heldByCaller), not only to its last read. Runs after
+/// inferDynamoScopes.
+void holdFoldsSharedAcrossCalls(Graph &g);
 
 /// The module containers of a dynamo export (graphlint/ir/ModuleContainers.h):
 /// prefixes of module paths that no node's name_scopes list (`h` of GPT-2's

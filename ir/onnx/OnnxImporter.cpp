@@ -131,6 +131,7 @@ public:
     onnxio::markDynamoParams(m);
     markUniformFolds(bytes);
     onnxio::inferDynamoScopes(*m.graph);
+    onnxio::holdFoldsSharedAcrossCalls(*m.graph);
     onnxio::recordDynamoModuleContainers(m);
     for (std::string &call : onnxio::holdDynamoPythonLocals(*m.graph))
       m.metadata.emplace_back(kUnseenHelperCall, std::move(call));
@@ -139,6 +140,7 @@ public:
     checkNodes(builder);
     checkParams();
     onnxio::completeShapes(m, builder, proto_, opts_);
+    onnxio::restoreDynamoMerges(m);
     return std::move(model_);
   }
 

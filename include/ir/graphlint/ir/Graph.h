@@ -107,6 +107,12 @@ struct Param {
 /// optimizer state are not in the memory plan.
 inline constexpr const char *kFoldedParameter = "graphlint.folded_parameter";
 
+/// Metadata key of a parameter or node graphlint restored where torch.onnx's
+/// optimizer had merged two equal ones into one (DeduplicateInitializers,
+/// CommonSubexpressionElimination) and eager keeps both: the name of the one
+/// it was merged into.
+inline constexpr const char *kMergedInto = "graphlint.merged_into";
+
 enum class AttrKind : uint8_t {
   Undefined, Float, Int, String, Tensor, Graph, SparseTensor, TypeProto,
   Floats, Ints, Strings, Tensors, Graphs, SparseTensors, TypeProtos

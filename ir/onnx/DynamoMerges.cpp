@@ -1,0 +1,406 @@
+// The merges of torch.onnx's optimizer undone where eager keeps two tensors
+// (DynamoFacts.h, restoreDynamoMerges).
+#include "DynamoFacts.h"
+
+#include <llvm/ADT/DenseMap.h>
+#include <llvm/ADT/DenseSet.h>
+#include <llvm/ADT/SmallPtrSet.h>
+#include <llvm/ADT/STLExtras.h>
+#include <llvm/ADT/StringExtras.h>
+#include <llvm/ADT/StringMap.h>
+#include <llvm/ADT/StringSet.h>
+
+#include <map>
+
+namespace graphlint::onnxio {
+namespace {
+
+const std::string *fxNodeOf(const Node &n) { return n.metadataValue("pkg.torch.onnx.fx_node"); }
+
+// "layer_norm_12" -> "layer_norm": torch.fx names the nodes of one op `op`,
+// `op_1`, `op_2`, ...
+llvm::StringRef fxOpBase(llvm::StringRef name) {
+  auto [base, number] = name.rsplit('_');
+  return !number.empty() && number != name && llvm::all_of(number, llvm::isDigit) ? base : name;
+}
+
+void replaceUse(Node &user, unsigned operand, Value *to) {
+  Value *from = user.inputs[operand];
+  if (from)
+    llvm::erase_if(from->uses, [&](const Use &u) { return u.user == &user && u.operand == operand; });
+  user.inputs[operand] = to;
+  to->uses.push_back({&user, operand});
+}
+
+std::string freshName(const Graph &g, std::string name) {
+  std::string base = name;
+  for (unsigned i = 2; g.findLocal(name); ++i)
+    name = base + "." + std::to_string(i);
+  return name;
+}
+
+// DeduplicateInitializersPass: a parameter or buffer read under its own
+// placeholder that the file reads through another's initializer.
+class ParamMerges {
+public:
+  explicit ParamMerges(Model &m) : g_(*m.graph) {
+    for (const auto &[target, kind] : signatureInputs(m))
+      if (kind == "PARAMETER" || kind == "BUFFER")
+        targets_.try_emplace((kind == "PARAMETER" ? "p_" : "b_") + placeholderSuffix(target), target);
+    for (const auto &p : g_.params()) {
+      if (!p->value)
+        continue;
+      std::vector<std::string> names = foldedFrom(*p);
+      names.push_back(p->value->name);
+      for (const std::string &name : names)
+        for (const char *prefix : {"p_", "b_"}) {
+          std::string placeholder = prefix + placeholderSuffix(name);
+          if (!targets_.count(placeholder))
+            continue;
+          accounted_.insert(placeholder);
+          standsFor_[p.get()].push_back(placeholder);
+        }
+    }
+    for (const auto &np : g_.nodes())
+      if (const std::string *fx = fxNodeOf(*np))
+        for (llvm::StringRef a : fxNodeArgs(*fx))
+          if (isPlaceholder(a))
+            read_.insert(a);
+  }
+
+  void run() {
+    if (targets_.empty())
+      return;
+    for (const auto &np : g_.nodes()) {
+      const std::string *fx = fxNodeOf(*np);
+      if (!fx)
+        continue;
+      llvm::SmallVector<llvm::StringRef, 8> args = fxNodeArgs(*fx);
+      // The placeholders the FX node read that no initializer of the file
+      // stands for, and the initializers the node reads that stand for none
+      // of its placeholders: the first were merged into the second.
+      llvm::SmallVector<llvm::StringRef, 4> merged;
+      for (llvm::StringRef a : args)
+        if (targets_.count(a) && !accounted_.count(a))
+          merged.push_back(a);
+      llvm::SmallVector<unsigned, 4> into;
+      llvm::SmallPtrSet<const Value *, 4> seen;
+      for (unsigned i = 0; i < np->inputs.size(); ++i) {
+        const Value *in = np->inputs[i];
+        if (!in || in->kind != Value::Kind::Param || !in->param || in->param->computed || !seen.insert(in).second)
+          continue;
+        auto stands = standsFor_.find(in->param);
+        if (stands == standsFor_.end())
+          continue;  // a constant of the exporter's, no parameter or buffer
+        if (llvm::none_of(stands->second, [&](const std::string &p) { return llvm::is_contained(args, p); }))
+          into.push_back(i);
+      }
+      if (merged.empty() || merged.size() != into.size())
+        continue;
+      for (size_t k = 0; k < merged.size(); ++k)
+        replaceUse(*np, into[k], restored(merged[k], *np->inputs[into[k]]));
+    }
+  }
+
+  // For a copy of a node the optimizer merged with an equal one: the module
+  // whose parameters the lost FX node read in place of `from`'s, which stands
+  // for a parameter of module M (".weight" of "blocks.0.ln1"): the one
+  // sibling of M (same parent) whose parameters nothing in the file reads or
+  // stands for, with an attribute of that name (GPT-NeoX's
+  // post_attention_layernorm beside input_layernorm). Empty when none or
+  // several.
+  std::string lostSibling(const Value &from) const {
+    std::string target = targetOf(from);
+    if (target.empty())
+      return {};
+    auto [module, attribute] = llvm::StringRef(target).rsplit('.');
+    llvm::StringRef parent = module.contains('.') ? module.rsplit('.').first : llvm::StringRef();
+    std::string found;
+    for (const auto &e : targets_) {
+      llvm::StringRef t = e.getValue();
+      auto [m, a] = t.rsplit('.');
+      if (a != attribute || m == module || (m.contains('.') ? m.rsplit('.').first : llvm::StringRef()) != parent ||
+          !unread(e.getKey()))
+        continue;
+      if (!found.empty() && found != m)
+        return {};  // two candidates
+      found = m.str();
+    }
+    return found;
+  }
+
+  // The module whose parameter or buffer `v` stands for ("blocks.0.ln1").
+  std::string moduleOf(const Value &v) const { return llvm::StringRef(targetOf(v)).rsplit('.').first.str(); }
+
+  // A copy of `from` named as module `module`'s parameter of the same
+  // attribute; null when the signature has none.
+  Value *restoreIn(llvm::StringRef module, const Value &from) {
+    std::string target = targetOf(from);
+    std::string want = (module + "." + llvm::StringRef(target).rsplit('.').second).str();
+    for (const auto &e : targets_)
+      if (e.getValue() == want && unread(e.getKey()))
+        return restored(e.getKey(), from);
+    return nullptr;
+  }
+
+  // The parameter a placeholder names, a copy of the initializer it was
+  // merged into (equal bytes, so equal type and payload).
+  Value *restored(llvm::StringRef placeholder, const Value &into) {
+    auto it = made_.find(placeholder);
+    if (it != made_.end())
+      return it->second;
+    const Param &from = *into.param;
+    Param *p = g_.createParam();
+    p->tensor = from.tensor;
+    p->tensor.name = targets_.lookup(placeholder);
+    p->externalFileExists = from.externalFileExists;
+    p->buffer = from.buffer;
+    p->trained = placeholder.startswith("p_");
+    p->metadata = {{"pkg.torch.onnx.original_node_name", placeholder.str()},
+                   {kMergedInto, into.name}};
+    Value *v = g_.createValue(freshName(g_, p->tensor.name), Value::Kind::Param);
+    v->type = into.type;
+    v->device = into.device;
+    v->requiresGrad = into.requiresGrad;
+    v->param = p;
+    p->value = v;
+    made_.try_emplace(placeholder, v);
+    standsFor_[p].push_back(placeholder.str());
+    return v;
+  }
+
+private:
+  // The module path of the one parameter or buffer an initializer stands for.
+  std::string targetOf(const Value &v) const {
+    auto it = v.param ? standsFor_.find(v.param) : standsFor_.end();
+    if (it == standsFor_.end() || it->second.size() != 1)
+      return {};
+    return targets_.lookup(it->second.front());
+  }
+
+  bool unread(llvm::StringRef placeholder) const {
+    return !accounted_.count(placeholder) && !read_.count(placeholder) && !made_.count(placeholder);
+  }
+
+  Graph &g_;
+  llvm::StringMap<std::string> targets_;  // placeholder -> module path, parameters and buffers
+  llvm::StringSet<> accounted_;  // placeholders some initializer stands for
+  llvm::StringSet<> read_;  // placeholders some FX node of the file read
+  llvm::DenseMap<const Param *, std::vector<std::string>> standsFor_;
+  llvm::StringMap<Value *> made_;
+};
+
+// CommonSubexpressionEliminationPass: an FX node whose value the file
+// computes once for two FX nodes of the same op (ln1(x) and ln2(x) once
+// their equal weights were merged). Eager runs both.
+class NodeMerges {
+public:
+  NodeMerges(Graph &g, ParamMerges &params) : g_(g), params_(params) {
+    for (const auto &np : g_.nodes())
+      nodeNames_.insert(np->name);
+    for (const auto &np : g_.nodes())
+      if (const std::string *fx = fxNodeOf(*np))
+        if (llvm::StringRef name = fxNodeName(*fx); !name.empty())
+          byFxNode_[name].push_back(np.get());
+  }
+
+  void run() {
+    // Per FX node the file lost: the value it was merged into and the
+    // operands that read it, in node order.
+    std::map<std::string, std::pair<Value *, std::vector<Use>>> lost;
+    for (const auto &np : g_.nodes()) {
+      const std::string *fx = fxNodeOf(*np);
+      if (!fx)
+        continue;
+      llvm::StringRef own = fxNodeName(*fx);
+      llvm::SmallVector<llvm::StringRef, 8> args = fxNodeArgs(*fx);
+      for (llvm::StringRef a : args) {
+        if (isPlaceholder(a) || g_.findLocal(a) || byFxNode_.count(a))
+          continue;  // a value of the file (under its name, or renamed)
+        // The operand computed by another FX node of a's op, which the node
+        // does not read by its own name.
+        Value *into = nullptr;
+        unsigned operand = 0, found = 0;
+        for (unsigned i = 0; i < np->inputs.size(); ++i) {
+          Value *in = np->inputs[i];
+          const std::string *producerFx =
+              in && in->kind == Value::Kind::NodeOutput && in->producer ? fxNodeOf(*in->producer) : nullptr;
+          llvm::StringRef z = producerFx ? fxNodeName(*producerFx) : llvm::StringRef();
+          if (z.empty() || z == own || llvm::is_contained(args, z) || fxOpBase(z) != fxOpBase(a))
+            continue;
+          if (in != into)
+            ++found;
+          into = in;
+          operand = i;
+        }
+        // CSE, not an identity the optimizer removed (`x.float().float()`):
+        // the kept value is also read under its own FX node's name.
+        if (found != 1 || !readUnderItsName(*into))
+          continue;
+        auto &entry = lost[a.str()];
+        if (entry.first && entry.first != into)
+          continue;  // read through two different values: not one merge
+        entry.first = into;
+        entry.second.push_back({np.get(), operand});
+      }
+    }
+    if (lost.empty())
+      return;
+    // Clone each merged computation before its first lost reader.
+    llvm::DenseMap<const Node *, std::vector<Node *>> before;
+    for (auto &[name, entry] : lost) {
+      auto &[into, readers] = entry;
+      std::vector<Node *> clones = cloneComputation(*into, name);
+      if (clones.empty())
+        continue;
+      const Node *first = readers.front().user;
+      for (const Use &u : readers)
+        if (u.user->index < first->index)
+          first = u.user;
+      Value *copy = clones.back()->outputs[into->resultIndex];
+      for (const Use &u : readers)
+        replaceUse(*u.user, u.operand, copy);
+      auto &slot = before[first];
+      slot.insert(slot.end(), clones.begin(), clones.end());
+    }
+    // The new order: each node after the clones scheduled before it.
+    auto &nodes = g_.mutableNodes();
+    llvm::DenseMap<const Node *, std::unique_ptr<Node>> owned;
+    std::vector<std::unique_ptr<Node>> order;
+    order.reserve(nodes.size());
+    for (auto &np : nodes)
+      if (np->index >= originalCount_)
+        owned.try_emplace(np.get(), std::move(np));
+    for (auto &np : nodes) {
+      if (!np)
+        continue;
+      auto it = before.find(np.get());
+      if (it != before.end())
+        for (Node *c : it->second)
+          order.push_back(std::move(owned[c]));
+      order.push_back(std::move(np));
+    }
+    nodes = std::move(order);
+    g_.renumber();
+  }
+
+private:
+  static bool readUnderItsName(const Value &v) {
+    llvm::StringRef z = fxNodeName(*fxNodeOf(*v.producer));
+    return llvm::any_of(v.uses, [&](const Use &u) {
+      const std::string *fx = fxNodeOf(*u.user);
+      return fx && llvm::is_contained(fxNodeArgs(*fx), z);
+    });
+  }
+
+  // Copies of the nodes of `v`'s FX node that `v` depends on, in order; the
+  // last one computes the copy of `v`. Empty when they hold a subgraph.
+  std::vector<Node *> cloneComputation(const Value &v, llvm::StringRef name) {
+    const Node &producer = *v.producer;
+    llvm::StringRef z = fxNodeName(*fxNodeOf(producer));
+    const std::vector<Node *> &group = byFxNode_[z];
+    llvm::SmallPtrSet<const Node *, 8> needed{&producer};
+    for (auto it = group.rbegin(); it != group.rend(); ++it)
+      if (needed.count(*it))
+        for (const Value *in : (*it)->inputs)
+          if (in && in->kind == Value::Kind::NodeOutput && llvm::is_contained(group, in->producer))
+            needed.insert(in->producer);
+    std::vector<const Node *> sources;
+    for (const Node *n : group)
+      if (needed.count(n)) {
+        if (!n->subgraphs().empty())
+          return {};
+        sources.push_back(n);
+      }
+    if (originalCount_ == 0)
+      originalCount_ = static_cast<unsigned>(g_.nodes().size());
+    llvm::DenseMap<const Value *, Value *> copies;
+    std::vector<Node *> out;
+    for (const Node *src : sources) {
+      Node *c = g_.createNode();
+      c->name = freshNodeName(src->name + "." + name.str());
+      c->opType = src->opType;
+      c->domain = src->domain;
+      c->opsetVersion = src->opsetVersion;
+      c->op = src->op;
+      c->attributes = src->attributes;
+      c->loc = src->loc;
+      c->modulePath = src->modulePath;
+      c->docString = src->docString;
+      for (const auto &[key, value] : src->metadata) {
+        if (llvm::StringRef(key).startswith("held."))
+          continue;  // a local of the statement that computed the original
+        if (key == "pkg.torch.onnx.fx_node")
+          c->metadata.emplace_back(key, "%" + name.str() + value.substr(1 + z.size()));
+        else
+          c->metadata.emplace_back(key, value);
+      }
+      c->metadata.emplace_back(kMergedInto, src->name);
+      // The lost FX node's own parameters, and its module, where the file
+      // lets them be found.
+      std::string sibling;
+      for (const Value *in : src->inputs)
+        if (in && in->kind == Value::Kind::Param && sibling.empty()) {
+          sibling = params_.lostSibling(*in);
+          if (!sibling.empty() && src->modulePath == params_.moduleOf(*in))
+            c->modulePath = sibling;
+        }
+      for (unsigned i = 0; i < src->inputs.size(); ++i) {
+        Value *in = src->inputs[i];
+        auto it = in ? copies.find(in) : copies.end();
+        Value *use = it != copies.end() ? it->second : in;
+        if (!sibling.empty() && in && in->kind == Value::Kind::Param)
+          if (Value *own = params_.restoreIn(sibling, *in))
+            use = own;
+        c->inputs.push_back(use);
+        if (use)
+          use->uses.push_back({c, i});
+      }
+      for (unsigned i = 0; i < src->outputs.size(); ++i) {
+        const Value *o = src->outputs[i];
+        if (!o) {
+          c->outputs.push_back(nullptr);
+          continue;
+        }
+        bool main = src == &producer && i == v.resultIndex;
+        Value *co = g_.createValue(freshName(g_, main ? name.str() : o->name + "." + name.str()),
+                                   Value::Kind::NodeOutput);
+        co->type = o->type;
+        co->device = o->device;
+        co->requiresGrad = o->requiresGrad;
+        co->memoryFormat = o->memoryFormat;
+        co->producer = c;
+        co->resultIndex = i;
+        c->outputs.push_back(co);
+        copies[o] = co;
+      }
+      out.push_back(c);
+    }
+    return out;  // the producer's copy last: the others are what it reads
+  }
+
+  std::string freshNodeName(std::string name) {
+    std::string base = name;
+    for (unsigned i = 2; !nodeNames_.insert(name).second; ++i)
+      name = base + "." + std::to_string(i);
+    return name;
+  }
+
+  Graph &g_;
+  ParamMerges &params_;
+  llvm::StringMap<std::vector<Node *>> byFxNode_;
+  llvm::StringSet<> nodeNames_;
+  unsigned originalCount_ = 0;
+};
+
+}  // namespace
+
+void restoreDynamoMerges(Model &m) {
+  if (!m.graph)
+    return;
+  ParamMerges params(m);
+  params.run();
+  NodeMerges(*m.graph, params).run();
+}
+
+}  // namespace graphlint::onnxio
