@@ -84,7 +84,10 @@ void markDynamoParams(Model &m);
 /// whose name no value carries, read through a value of another FX node of
 /// the same op that is also read under its own name, is computed again (a
 /// copy of that FX node's nodes) just before its first reader. Both carry
-/// kMergedInto. Runs last: the copies take the types shape inference gave.
+/// kMergedInto. A torch.cat of one tensor and empty ones, which the
+/// optimizer removes and eager copies, is a one-input Concat again
+/// (kRestoredCopy). Runs last: the copies take the types shape inference
+/// gave.
 void restoreDynamoMerges(Model &m);
 
 /// A node the exporter's optimizer made (a Split for SplitToSequence +

@@ -2,6 +2,9 @@
 // (DynamoFacts.h, restoreDynamoMerges).
 #include "DynamoFacts.h"
 
+#include "graphlint/ir/OpRegistry.h"
+#include "graphlint/ir/ValueFacts.h"
+
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/DenseSet.h>
 #include <llvm/ADT/SmallPtrSet.h>
@@ -195,7 +198,7 @@ private:
 // their equal weights were merged). Eager runs both.
 class NodeMerges {
 public:
-  NodeMerges(Graph &g, ParamMerges &params) : g_(g), params_(params) {
+  NodeMerges(Graph &g, ParamMerges &params, int64_t opset) : g_(g), params_(params), opset_(opset) {
     for (const auto &np : g_.nodes())
       nodeNames_.insert(np->name);
     for (const auto &np : g_.nodes())
@@ -214,6 +217,7 @@ public:
         continue;
       llvm::StringRef own = fxNodeName(*fx);
       llvm::SmallVector<llvm::StringRef, 8> args = fxNodeArgs(*fx);
+      noteLostCat(*np, own, args);
       for (llvm::StringRef a : args) {
         if (isPlaceholder(a) || g_.findLocal(a) || byFxNode_.count(a))
           continue;  // a value of the file (under its name, or renamed)
@@ -244,10 +248,12 @@ public:
         entry.second.push_back({np.get(), operand});
       }
     }
-    if (lost.empty())
+    if (lost.empty() && lostCats_.empty())
       return;
+    if (originalCount_ == 0)
+      originalCount_ = static_cast<unsigned>(g_.nodes().size());
     // Clone each merged computation before its first lost reader.
-    llvm::DenseMap<const Node *, std::vector<Node *>> before;
+    llvm::DenseMap<const Node *, std::vector<Node *>> before, after;
     for (auto &[name, entry] : lost) {
       auto &[into, readers] = entry;
       std::vector<Node *> clones = cloneComputation(*into, name);
@@ -262,6 +268,18 @@ public:
         replaceUse(*u.user, u.operand, copy);
       auto &slot = before[first];
       slot.insert(slot.end(), clones.begin(), clones.end());
+    }
+    // Each removed cat's copy right after what it copied, where eager
+    // makes it (the operand, a temporary of the cat's statement, dies there).
+    for (auto &[name, reads] : lostCats_) {
+      Value *into = catSource(reads);
+      if (!into)
+        continue;
+      Node *copy = copyOf(*into, name);
+      for (const auto &[v, u] : reads)
+        if (v == into)
+          replaceUse(*u.user, u.operand, copy->outputs[0]);
+      after[into->producer].push_back(copy);
     }
     // The new order: each node after the clones scheduled before it.
     auto &nodes = g_.mutableNodes();
@@ -278,13 +296,127 @@ public:
       if (it != before.end())
         for (Node *c : it->second)
           order.push_back(std::move(owned[c]));
+      const Node *self = np.get();
       order.push_back(std::move(np));
+      auto next = after.find(self);
+      if (next != after.end())
+        for (Node *c : next->second)
+          order.push_back(std::move(owned[c]));
     }
     nodes = std::move(order);
     g_.renumber();
   }
 
 private:
+  // torch.cat of one tensor and empty ones (Phi-3's `cat([q_embed,
+  // q_pass])` with nothing left to pass): the optimizer removes the Concat,
+  // eager's cat allocates a copy. A node whose FX node read one `cat` the
+  // file lost, and exactly one operand no FX node it read computed, read
+  // that cat's copy of it. Lost views (a reshape the optimizer folded into
+  // another) copy nothing: an operand a view op produced is theirs.
+  void noteLostCat(Node &n, llvm::StringRef own, llvm::ArrayRef<llvm::StringRef> args) {
+    static const llvm::StringSet<> kViews = {"view", "_unsafe_view", "reshape", "expand", "unsqueeze", "squeeze",
+                                            "transpose", "permute", "slice", "select", "alias", "t", "detach"};
+    static const llvm::StringSet<> kViewNodes = {"Reshape", "Expand", "Unsqueeze", "Squeeze", "Transpose",
+                                                "Slice", "Identity", "Flatten"};
+    llvm::StringRef cat;
+    bool lostViews = false;
+    for (llvm::StringRef a : args) {
+      if (isPlaceholder(a) || g_.findLocal(a) || byFxNode_.count(a))
+        continue;
+      llvm::StringRef base = fxOpBase(a);
+      if (kViews.count(base)) {
+        lostViews = true;
+        continue;
+      }
+      if (base != "cat" || !cat.empty())
+        return;  // another lost value, or two cats: which operand is which is not known
+      cat = a;
+    }
+    if (cat.empty())
+      return;
+    Value *into = nullptr;
+    unsigned operand = 0;
+    for (unsigned i = 0; i < n.inputs.size(); ++i) {
+      Value *in = n.inputs[i];
+      const std::string *producerFx =
+          in && in->kind == Value::Kind::NodeOutput && in->producer ? fxNodeOf(*in->producer) : nullptr;
+      llvm::StringRef z = producerFx ? fxNodeName(*producerFx) : llvm::StringRef();
+      // Another call of the reader's op: the optimizer shared part of its
+      // decomposition (one mask for every layer's attention).
+      if (z.empty() || z == own || llvm::is_contained(args, z) || fxOpBase(z) == fxOpBase(own))
+        continue;
+      if (lostViews && isDefaultDomain(in->producer->domain) && kViewNodes.count(in->producer->opType))
+        continue;
+      if (into && in != into)
+        return;  // two unexplained operands
+      into = in;
+      operand = i;
+    }
+    if (!into || !into->producer->subgraphs().empty())
+      return;
+    lostCats_[cat.str()].push_back({into, {&n, operand}});
+  }
+
+  // The value a lost cat copied, from the operands its readers read in its
+  // place. Readers that read it beside a lost view (Phi-3's mask at batch 8,
+  // expanded from a bool) can name another value: a bool one is the view's
+  // source, not the query the cat made. Null when no one value is left.
+  static Value *catSource(const std::vector<std::pair<Value *, Use>> &reads) {
+    for (bool strict : {true, false}) {
+      llvm::SmallPtrSet<Value *, 2> values;
+      for (const auto &read : reads)
+        if (!strict || read.first->type.dtype != DType::Bool)
+          values.insert(read.first);
+      if (!values.empty())
+        return values.size() == 1 ? *values.begin() : nullptr;
+    }
+    return nullptr;
+  }
+
+  // A one-input Concat copying `v`, named after the lost cat, in the
+  // producer's module and statement; the Python local the producer's output
+  // was held in (`q_embed = torch.cat(...)`) is the copy's.
+  Node *copyOf(Value &v, llvm::StringRef name) {
+    Node &producer = *v.producer;
+    Node *c = g_.createNode();
+    c->name = freshNodeName("node_" + name.str());
+    c->opType = "Concat";
+    c->opsetVersion = opset_;
+    c->op = OpRegistry::instance().lookup("", "Concat", opset_);
+    Attribute axis;
+    axis.name = "axis";
+    axis.kind = AttrKind::Int;
+    axis.i = 0;
+    c->attributes.push_back(axis);
+    c->loc = producer.loc;
+    c->modulePath = producer.modulePath;
+    std::string held = "held." + std::to_string(v.resultIndex);
+    for (auto it = producer.metadata.begin(); it != producer.metadata.end();) {
+      if (it->first == held) {
+        c->metadata.emplace_back("held.0", it->second);
+        it = producer.metadata.erase(it);
+        continue;
+      }
+      if (it->first != "pkg.torch.onnx.fx_node" && !llvm::StringRef(it->first).startswith("held."))
+        c->metadata.push_back(*it);
+      ++it;
+    }
+    c->metadata.emplace_back("pkg.torch.onnx.fx_node",
+                             "%" + name.str() + " : [num_users=1] = call_function[target=torch.ops.aten.cat.default]"
+                             "(args = ([%" + fxNodeName(*fxNodeOf(producer)).str() + "],), kwargs = {})");
+    c->metadata.emplace_back(kRestoredCopy, v.name);
+    c->inputs.push_back(&v);
+    v.uses.push_back({c, 0});
+    Value *out = g_.createValue(freshName(g_, name.str()), Value::Kind::NodeOutput);
+    out->type = v.type;
+    out->device = v.device;
+    out->requiresGrad = v.requiresGrad;
+    out->producer = c;
+    c->outputs.push_back(out);
+    return c;
+  }
+
   static bool readUnderItsName(const Value &v) {
     llvm::StringRef z = fxNodeName(*fxNodeOf(*v.producer));
     return llvm::any_of(v.uses, [&](const Use &u) {
@@ -388,9 +520,11 @@ private:
 
   Graph &g_;
   ParamMerges &params_;
+  int64_t opset_;
   llvm::StringMap<std::vector<Node *>> byFxNode_;
   llvm::StringSet<> nodeNames_;
   unsigned originalCount_ = 0;
+  std::map<std::string, std::vector<std::pair<Value *, Use>>> lostCats_;  // per lost cat: (operand, reader)
 };
 
 }  // namespace
@@ -400,7 +534,7 @@ void restoreDynamoMerges(Model &m) {
     return;
   ParamMerges params(m);
   params.run();
-  NodeMerges(*m.graph, params).run();
+  NodeMerges(*m.graph, params, m.opsetVersion("")).run();
 }
 
 }  // namespace graphlint::onnxio

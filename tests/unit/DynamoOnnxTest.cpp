@@ -297,6 +297,36 @@ TEST(DynamoOnnx, WhatTheOptimizerMergedEagerKeepsApart) {
   }
 }
 
+// dynamo_merges_model.py's EmptyCat (eval, batch 2): `torch.cat([q_rot * 2
+// + 1, q_pass])` with an empty q_pass, which the optimizer removes. Eager's
+// cat copies the rotated query into a contiguous tensor, so the attention's
+// output is contiguous and its transpose back copies. Measured with
+// tools/memory_matrix.py's measure() on torch 2.13: 5,120 bytes beyond the
+// resident states (4,100 predicted before the cat was restored; the 4 more
+// are a folded scalar).
+TEST(DynamoOnnx, ACatTheOptimizerRemovedStillCopies) {
+  auto m = importModelFile(sourcePath("tests/fixtures/dynamo/dynamo_empty_cat.onnx"), {});
+  ASSERT_TRUE(static_cast<bool>(m)) << llvm::toString(m.takeError());
+  const Graph &g = *(*m)->graph;
+  const Node *cat = nullptr;
+  for (const auto &n : g.nodes())
+    if (n->metadataValue(kRestoredCopy))
+      cat = n.get();
+  ASSERT_NE(cat, nullptr);
+  EXPECT_EQ(cat->opType, "Concat");
+  ASSERT_EQ(cat->inputs.size(), 1u);
+  EXPECT_EQ(cat->inputs[0]->producer->opType, "Add") << "q_rot * 2 + 1";
+  EXPECT_EQ(cat->inputs[0]->uses.size(), 1u) << "the sum is a temporary of the cat's statement";
+  EXPECT_EQ(cat->index, cat->inputs[0]->producer->index + 1);
+  EXPECT_EQ(cat->outputs[0]->name, "cat");
+  EXPECT_GE(cat->outputs[0]->uses.size(), 1u);
+  graphlint::Setup setup;
+  setup.kernels = Kernels::Cpu;
+  AnalysisContext ctx(**m, setup);
+  const MemorySummary &sum = ctx.get<MemoryPlan>().summary();
+  EXPECT_EQ(sum.peakAllocatedBytes - sum.paramsBytes - sum.inputsBytes, 5124u);
+}
+
 
 // dynamo_bert_mask_b{2,8}.onnx (make_dynamo.py --masks): a one-layer
 // transformers BertModel called without a padding mask. Eager's mask helper

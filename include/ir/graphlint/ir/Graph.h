@@ -113,6 +113,11 @@ inline constexpr const char *kFoldedParameter = "graphlint.folded_parameter";
 /// it was merged into.
 inline constexpr const char *kMergedInto = "graphlint.merged_into";
 
+/// Metadata key of a node graphlint restored where torch.onnx's optimizer
+/// removed a copy eager makes (a torch.cat of one tensor and empty ones):
+/// the name of the value it copies.
+inline constexpr const char *kRestoredCopy = "graphlint.restored_copy";
+
 enum class AttrKind : uint8_t {
   Undefined, Float, Int, String, Tensor, Graph, SparseTensor, TypeProto,
   Floats, Ints, Strings, Tensors, Graphs, SparseTensors, TypeProtos
