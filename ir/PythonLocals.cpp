@@ -15,6 +15,8 @@ namespace graphlint {
 namespace {
 
 constexpr int64_t kAfterGraph = std::numeric_limits<int64_t>::max();
+
+std::string calledFunction(llvm::StringRef code);  // below
 constexpr size_t kMaxAlignedModules = 256;  // module stacks paired with a strict trace's frames
 
 // Values one assignment bound, and the names it bound them to. Which value
@@ -152,9 +154,80 @@ private:
         if (!b->values.empty())
           c.bindings.push_back(std::move(*b));
     }
+    holdHelperLayoutCopies(c);
     c.produced.clear();
     c.calleeUnread.clear();
     c.calledModule = false;
+  }
+
+  // A statement that called a function the trace has no frame of (a
+  // non-strict trace's `attn_output, attn_weights = attention_interface(
+  // ...)`): the function's locals are not seen, but it returns at the
+  // statement's end. What it made of one of its arguments by views and
+  // copies only (repeat_kv's `key_states`: the key unsqueezed, expanded and
+  // reshaped into a copy) is a preparation Python binds to a name
+  // (`key_states = repeat_kv(key, n)`), so it is held until the statement
+  // ends. Arithmetic results (the scores) may be temporaries and are left to
+  // their reads; a view held only holds its base.
+  void holdHelperLayoutCopies(const OpenCall &c) {
+    if (c.calledModule || c.produced.empty() || calledFunction(c.statement->code).empty())
+      return;
+    llvm::DenseSet<const Value *> local(c.produced.begin(), c.produced.end());
+    for (const Value *v : c.produced) {
+      if (!v->producer || readAfter(v, c.statementLast))
+        continue;
+      // Back through the layout ops to a value from outside the statement;
+      // the chain copies where it reshapes an expand, or clones.
+      bool copies = false, reshaped = false;
+      const Value *at = v;
+      for (size_t steps = 0; at && local.count(at) && steps <= local.size(); ++steps) {
+        const Node *p = at->producer;
+        if (!p || !layoutOnly(*p)) {
+          at = nullptr;
+          break;
+        }
+        std::string aten = p->atenName();
+        llvm::StringRef op = aten.empty() ? llvm::StringRef(p->opType) : llvm::StringRef(aten);
+        if (op == "clone" || op == "contiguous")
+          copies = true;
+        else if (op == "Reshape" || op == "Flatten" || op == "reshape" || op == "view" || op == "_unsafe_view" ||
+                 op == "flatten")
+          reshaped = true;
+        else if ((op == "Expand" || op == "expand") && reshaped)
+          copies = true;
+        at = soleTensorInput(*p);
+      }
+      if (!at || !copies)
+        continue;  // arithmetic on the way, or views only: its base is the caller's
+      auto [it, inserted] = heldUntil_.try_emplace(v, c.statementLast);
+      if (!inserted)
+        it->second = std::max(it->second, c.statementLast);
+    }
+  }
+
+  // A node that only moves or copies its one tensor operand's elements.
+  static bool layoutOnly(const Node &n) {
+    static const llvm::StringSet<> kOnnx = {"Reshape", "Expand", "Unsqueeze", "Squeeze", "Transpose",
+                                           "Slice", "Flatten", "Identity"};
+    static const llvm::StringSet<> kAten = {"view", "_unsafe_view", "reshape", "expand", "unsqueeze", "squeeze",
+                                           "transpose", "permute", "slice", "select", "clone", "contiguous",
+                                           "alias", "t", "flatten"};
+    std::string aten = n.atenName();
+    return isViewOp(n) || (aten.empty() ? kOnnx.count(n.opType) > 0 : kAten.count(aten) > 0);
+  }
+
+  // The one tensor a view or copy reads (an ONNX Reshape's shape operand is
+  // a constant, not a second input); null when it reads more.
+  static const Value *soleTensorInput(const Node &n) {
+    const Value *only = nullptr;
+    for (const Value *in : n.inputs) {
+      if (!in || isFoldedConstant(in))
+        continue;
+      if (only)
+        return nullptr;
+      only = in;
+    }
+    return only;
   }
 
   // The values a statement returned that nothing reads after it, for `want`
@@ -181,24 +254,11 @@ private:
         take(o);
     for (const Value *v : c.calleeUnread)
       take(v);
-    // The one tensor a view or copy reads (an ONNX Reshape's shape operand
-    // is a constant, not a second input).
-    auto soleInput = [](const Node *p) -> const Value * {
-      const Value *only = nullptr;
-      for (const Value *in : p->inputs) {
-        if (!in || isFoldedConstant(in))
-          continue;
-        if (only)
-          return nullptr;
-        only = in;
-      }
-      return only;
-    };
     for (const Value *v : c.calledModule ? std::vector<const Value *>() : read) {
       const Node *p = v->producer;
       // At most one step per local value: a cyclic graph must not loop.
       for (size_t steps = 0; steps < local.size(); ++steps) {
-        const Value *in = soleInput(p);
+        const Value *in = soleTensorInput(*p);
         if (!in || !in->producer || !local.count(in))
           break;
         p = in->producer;
