@@ -1,5 +1,7 @@
-// The merges of torch.onnx's optimizer undone where eager keeps two tensors
-// (DynamoFacts.h, restoreDynamoMerges).
+// What torch.onnx's optimizer merged or removed, restored where eager keeps
+// the tensors apart: deduplicated parameters, nodes computed once for two,
+// the copy a torch.cat of one tensor makes (DynamoFacts.h,
+// restoreDynamoMerges).
 #include "DynamoFacts.h"
 
 #include "graphlint/ir/OpRegistry.h"
