@@ -15,9 +15,9 @@ namespace graphlint {
 namespace {
 
 constexpr int64_t kAfterGraph = std::numeric_limits<int64_t>::max();
+constexpr size_t kMaxAlignedModules = 256;  // module stacks paired with a strict trace's frames
 
 std::string calledFunction(llvm::StringRef code);  // below
-constexpr size_t kMaxAlignedModules = 256;  // module stacks paired with a strict trace's frames
 
 // Values one assignment bound, and the names it bound them to. Which value
 // went to which name is not known ("q, k, v = x.split(...)" then views of
@@ -207,13 +207,9 @@ private:
 
   // A node that only moves or copies its one tensor operand's elements.
   static bool layoutOnly(const Node &n) {
-    static const llvm::StringSet<> kOnnx = {"Reshape", "Expand", "Unsqueeze", "Squeeze", "Transpose",
-                                           "Slice", "Flatten", "Identity"};
-    static const llvm::StringSet<> kAten = {"view", "_unsafe_view", "reshape", "expand", "unsqueeze", "squeeze",
-                                           "transpose", "permute", "slice", "select", "clone", "contiguous",
-                                           "alias", "t", "flatten"};
     std::string aten = n.atenName();
-    return isViewOp(n) || (aten.empty() ? kOnnx.count(n.opType) > 0 : kAten.count(aten) > 0);
+    return isViewOp(n) || isLayoutOpName(aten.empty() ? llvm::StringRef(n.opType) : llvm::StringRef(aten)) ||
+           aten == "clone" || aten == "contiguous";
   }
 
   // The one tensor a view or copy reads (an ONNX Reshape's shape operand is

@@ -1,6 +1,8 @@
 // Value-level facts shared by every consumer (include/graphlint/ir/ValueFacts.h).
 #include "graphlint/ir/ValueFacts.h"
 
+#include <llvm/ADT/StringSet.h>
+
 #include "graphlint/ir/Graph.h"
 #include "graphlint/ir/OpRegistry.h"
 
@@ -17,6 +19,14 @@ const Value *captureOrigin(const Value *v) {
 }
 
 bool isViewOp(const Node &n) { return n.op && n.op->viewOfInput0; }
+
+bool isLayoutOpName(llvm::StringRef op) {
+  static const llvm::StringSet<> kLayout = {
+      "Reshape", "Expand",  "Unsqueeze", "Squeeze", "Transpose", "Slice",  "Flatten", "Identity",
+      "view",    "_unsafe_view", "reshape", "expand", "unsqueeze", "squeeze", "transpose", "permute",
+      "slice",   "select",  "alias",     "t",       "detach",    "flatten"};
+  return kLayout.count(op) > 0;
+}
 
 bool isFreeView(const Node &n) { return isViewOp(n) && n.op->kind == OpKind::ShapeOnly; }
 

@@ -22,6 +22,13 @@ namespace {
 
 const std::string *fxNodeOf(const Node &n) { return n.metadataValue("pkg.torch.onnx.fx_node"); }
 
+// The name of the FX node that computed `v` (its producer's); empty for a
+// graph input, an initializer or a node without one.
+llvm::StringRef producerFxName(const Value *v) {
+  const std::string *fx = v && v->kind == Value::Kind::NodeOutput && v->producer ? fxNodeOf(*v->producer) : nullptr;
+  return fx ? fxNodeName(*fx) : llvm::StringRef();
+}
+
 // "layer_norm_12" -> "layer_norm": torch.fx names the nodes of one op `op`,
 // `op_1`, `op_2`, ...
 llvm::StringRef fxOpBase(llvm::StringRef name) {
@@ -221,17 +228,15 @@ public:
       llvm::SmallVector<llvm::StringRef, 8> args = fxNodeArgs(*fx);
       noteLostCat(*np, own, args);
       for (llvm::StringRef a : args) {
-        if (isPlaceholder(a) || g_.findLocal(a) || byFxNode_.count(a))
-          continue;  // a value of the file (under its name, or renamed)
+        if (inFile(a))
+          continue;
         // The operand computed by another FX node of a's op, which the node
         // does not read by its own name.
         Value *into = nullptr;
         unsigned operand = 0, found = 0;
         for (unsigned i = 0; i < np->inputs.size(); ++i) {
           Value *in = np->inputs[i];
-          const std::string *producerFx =
-              in && in->kind == Value::Kind::NodeOutput && in->producer ? fxNodeOf(*in->producer) : nullptr;
-          llvm::StringRef z = producerFx ? fxNodeName(*producerFx) : llvm::StringRef();
+          llvm::StringRef z = producerFxName(in);
           if (z.empty() || z == own || llvm::is_contained(args, z) || fxOpBase(z) != fxOpBase(a))
             continue;
           if (in != into)
@@ -317,17 +322,13 @@ private:
   // that cat's copy of it. Lost views (a reshape the optimizer folded into
   // another) copy nothing: an operand a view op produced is theirs.
   void noteLostCat(Node &n, llvm::StringRef own, llvm::ArrayRef<llvm::StringRef> args) {
-    static const llvm::StringSet<> kViews = {"view", "_unsafe_view", "reshape", "expand", "unsqueeze", "squeeze",
-                                            "transpose", "permute", "slice", "select", "alias", "t", "detach"};
-    static const llvm::StringSet<> kViewNodes = {"Reshape", "Expand", "Unsqueeze", "Squeeze", "Transpose",
-                                                "Slice", "Identity", "Flatten"};
     llvm::StringRef cat;
     bool lostViews = false;
     for (llvm::StringRef a : args) {
-      if (isPlaceholder(a) || g_.findLocal(a) || byFxNode_.count(a))
+      if (inFile(a))
         continue;
       llvm::StringRef base = fxOpBase(a);
-      if (kViews.count(base)) {
+      if (isLayoutOpName(base)) {
         lostViews = true;
         continue;
       }
@@ -341,14 +342,12 @@ private:
     unsigned operand = 0;
     for (unsigned i = 0; i < n.inputs.size(); ++i) {
       Value *in = n.inputs[i];
-      const std::string *producerFx =
-          in && in->kind == Value::Kind::NodeOutput && in->producer ? fxNodeOf(*in->producer) : nullptr;
-      llvm::StringRef z = producerFx ? fxNodeName(*producerFx) : llvm::StringRef();
+      llvm::StringRef z = producerFxName(in);
       // Another call of the reader's op: the optimizer shared part of its
       // decomposition (one mask for every layer's attention).
       if (z.empty() || z == own || llvm::is_contained(args, z) || fxOpBase(z) == fxOpBase(own))
         continue;
-      if (lostViews && isDefaultDomain(in->producer->domain) && kViewNodes.count(in->producer->opType))
+      if (lostViews && isDefaultDomain(in->producer->domain) && isLayoutOpName(in->producer->opType))
         continue;
       if (into && in != into)
         return;  // two unexplained operands
@@ -406,7 +405,7 @@ private:
     }
     c->metadata.emplace_back("pkg.torch.onnx.fx_node",
                              "%" + name.str() + " : [num_users=1] = call_function[target=torch.ops.aten.cat.default]"
-                             "(args = ([%" + fxNodeName(*fxNodeOf(producer)).str() + "],), kwargs = {})");
+                             "(args = ([%" + producerFxName(&v).str() + "],), kwargs = {})");
     c->metadata.emplace_back(kRestoredCopy, v.name);
     c->inputs.push_back(&v);
     v.uses.push_back({c, 0});
@@ -419,8 +418,14 @@ private:
     return c;
   }
 
+  // An FX argument the file still has: a placeholder, a value under its
+  // name, or a node that carries that FX node (its value renamed).
+  bool inFile(llvm::StringRef arg) const {
+    return isPlaceholder(arg) || g_.findLocal(arg) || byFxNode_.count(arg);
+  }
+
   static bool readUnderItsName(const Value &v) {
-    llvm::StringRef z = fxNodeName(*fxNodeOf(*v.producer));
+    llvm::StringRef z = producerFxName(&v);
     return llvm::any_of(v.uses, [&](const Use &u) {
       const std::string *fx = fxNodeOf(*u.user);
       return fx && llvm::is_contained(fxNodeArgs(*fx), z);
@@ -431,7 +436,7 @@ private:
   // last one computes the copy of `v`. Empty when they hold a subgraph.
   std::vector<Node *> cloneComputation(const Value &v, llvm::StringRef name) {
     const Node &producer = *v.producer;
-    llvm::StringRef z = fxNodeName(*fxNodeOf(producer));
+    llvm::StringRef z = producerFxName(&v);
     const std::vector<Node *> &group = byFxNode_[z];
     llvm::SmallPtrSet<const Node *, 8> needed{&producer};
     for (auto it = group.rbegin(); it != group.rend(); ++it)
@@ -532,7 +537,8 @@ private:
 }  // namespace
 
 void restoreDynamoMerges(Model &m) {
-  if (!m.graph)
+  // Only the dynamo exporter records FX nodes: any other file costs one scan.
+  if (!m.graph || llvm::none_of(m.graph->nodes(), [](const auto &np) { return fxNodeOf(*np) != nullptr; }))
     return;
   ParamMerges params(m);
   params.run();

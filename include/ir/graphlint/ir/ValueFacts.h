@@ -30,6 +30,15 @@ const Value *captureOrigin(const Value *v);
 /// Reshape, Flatten, Squeeze, Unsqueeze, Identity, BitCast, aten view/expand/...).
 bool isViewOp(const Node &n);
 
+/// An op, by its ONNX op type or its aten name (an FX node's, without
+/// overload or number), that only re-lays out its one tensor operand's
+/// elements and makes no copy of its own: ONNX's Reshape, Expand, Unsqueeze,
+/// Squeeze, Transpose, Slice, Flatten, Identity; aten's view, _unsafe_view,
+/// reshape, expand, unsqueeze, squeeze, transpose, permute, slice, select,
+/// alias, t, detach, flatten. (A reshape may still copy where strides
+/// cannot be viewed.)
+bool isLayoutOpName(llvm::StringRef op);
+
 /// A PyTorch op recorded for a dtype conversion of input 0 (`_to_copy`,
 /// `to`, `type_as`, `float`, `half`, `bfloat16`, `double`: the registry's
 /// ConversionKind::Convert); like the calls it records, it may also move the
