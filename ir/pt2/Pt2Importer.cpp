@@ -1,6 +1,7 @@
 #include "graphlint/ir/Pt2Importer.h"
 #include "graphlint/ir/MessageText.h"
 
+#include "AutocastPolicy.h"
 #include "Pt2Schema.h"
 #include "graphlint/ir/ModuleContainers.h"
 #include "graphlint/ir/PythonLocals.h"
@@ -12,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include <llvm/ADT/DenseMap.h>
+#include <llvm/ADT/STLExtras.h>
 #include <llvm/ADT/StringMap.h>
 #include <llvm/ADT/StringSet.h>
 #include <llvm/Support/JSON.h>
@@ -75,6 +78,7 @@ public:
       tensorValues_ = object(g->get("tensor_values"), "graph_module.graph.tensor_values");
       readSymbols(*root, *g, *sig);
       readSignatureInputs(*sig);
+      collectMainNames(*g);
       readNodes(*g);
       readOutputs(*g, *sig);
       recordModuleContainers(*model_, calledModules_);
@@ -307,13 +311,34 @@ private:
 
   Value *defineValue(const std::string &graphName, const std::string &irName, Value::Kind kind,
                      const std::string &where) {
-    if (values_.count(graphName)) {
+    llvm::StringMap<Value *> &scope = scopes_.empty() ? values_ : scopes_.back().values;
+    if (scope.count(graphName)) {
       error(where, fmt::format("'{}' is defined twice", graphName));
       return nullptr;
     }
-    Value *v = model_->graph->createValue(irName, kind);
-    values_[graphName] = v;
+    Value *v = model_->graph->createValue(scopes_.empty() ? irName : uniqueName(irName), kind);
+    scope[graphName] = v;
     return v;
+  }
+
+  /// The value a name means here: the innermost body being inlined first.
+  Value *lookup(llvm::StringRef name) const {
+    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)
+      if (Value *v = it->values.lookup(name))
+        return v;
+    return values_.lookup(name);
+  }
+
+  /// A body's value under its own name unless the main graph or an earlier
+  /// body has it (a higher-order op's body names its values apart from the
+  /// main graph: both may have a `getitem`), then under "submod_1.getitem".
+  std::string uniqueName(const std::string &name) {
+    if (!mainNames_.count(name) && !model_->graph->findLocal(name))
+      return name;
+    std::string base = scopes_.back().name + "." + name, out = base;
+    for (unsigned i = 1; model_->graph->findLocal(out); ++i)
+      out = fmt::format("{}_{}", base, i);
+    return out;
   }
 
   void readSignatureInputs(const json::Object &sig) {
@@ -380,6 +405,21 @@ private:
 
   // --- nodes ---
 
+  // The names of the main graph's nodes and values, which a higher-order
+  // op's body may use for its own.
+  void collectMainNames(const json::Object &g) {
+    if (const json::Array *nodes = g.getArray("nodes"))
+      for (const json::Value &nv : *nodes)
+        if (const json::Object *n = nv.getAsObject()) {
+          if (auto name = n->getString("name"))
+            mainNames_.insert(*name);
+          if (const json::Array *outs = n->getArray("outputs"))
+            for (const json::Value &out : *outs)
+              for (const std::string &t : tensorNames(out))
+                mainNames_.insert(t);
+        }
+  }
+
   void readNodes(const json::Object &g) {
     const json::Array *nodes = array(g.get("nodes"), "graph_module.graph.nodes");
     for (size_t i = 0; nodes && i < nodes->size() && error_.empty(); ++i) {
@@ -405,6 +445,8 @@ private:
       // sizes they compute are already in the dims as expressions.
       return;
     }
+    if (domain == "higher_order" && (op == "wrap_with_autocast" || op == "wrap_with_set_grad_enabled"))
+      return inlineRegion(o, where, op, outs);
     Node *n = model_->graph->createNode();
     n->name = o.getString("name").getValueOr("").str();
     n->domain = domain.str();
@@ -416,8 +458,14 @@ private:
     readArgs(o, where, *n);
     for (size_t i = 0; outs && i < outs->size() && error_.empty(); ++i)
       readOutput((*outs)[i], fmt::format("{}.outputs[{}]", where, i), *n);
-    if (n->name.empty() && !n->outputs.empty())
-      n->name = n->outputs[0]->name;
+    if ((n->name.empty() || !scopes_.empty()) && !n->outputs.empty())
+      n->name = n->outputs[0]->name;  // in a body: the output's name, apart from the main graph's
+    else if (!scopes_.empty())
+      n->name = uniqueName(n->name);
+    if (!gradEnabled_.empty() && !gradEnabled_.back())
+      n->metadata.emplace_back(kGradDisabled, "true");
+    if (!autocast_.empty() && autocast_.back().enabled)
+      addAutocastCasts(*n);
     // In-place variants (add_, relu_) write input 0 and return it; views alias it.
     bool inplace = isInplaceOp(*n);
     if (inplace && !n->inputs.empty() && n->inputs[0])
@@ -434,6 +482,212 @@ private:
       n->hostSync = true;
     }
     readMetadata(o, *n);
+  }
+
+  // torch.export's scoping higher-order ops: `with torch.autocast(...)` and
+  // `with torch.no_grad()` (or enable_grad) inside forward become one node
+  // whose body graph holds the region's ops. Neither is control flow: the
+  // body runs once, in line, so it is imported in place of the node, its
+  // inputs bound to the node's operands and the node's outputs to its
+  // outputs. Autocast's casts, which the body does not record, are added
+  // (addAutocastCasts); a region without grad marks its nodes
+  // (kGradDisabled).
+  void inlineRegion(const json::Object &o, const std::string &where, llvm::StringRef op, const json::Array *outs) {
+    const json::Array *args = array(o.get("inputs"), where + ".inputs");
+    if (!args)
+      return;
+    const json::Object *body = nullptr;
+    std::string bodyName, bodyAt;
+    std::vector<const json::Object *> scalars, operands;
+    for (size_t i = 0; i < args->size(); ++i) {
+      std::string at = fmt::format("{}.inputs[{}]", where, i);
+      const json::Object *a = object(&(*args)[i], at);
+      const json::Object *arg = a ? object(a->get("arg"), at + ".arg") : nullptr;
+      if (!arg || arg->empty())
+        return;
+      if (const json::Object *sub = arg->getObject("as_graph")) {
+        body = object(sub->get("graph"), at + ".arg.as_graph.graph");
+        bodyName = sub->getString("name").getValueOr("body").str();
+        bodyAt = at + ".arg.as_graph.graph";
+        if (!body)
+          return;
+        continue;
+      }
+      (body ? operands : scalars).push_back(arg);
+    }
+    if (!body)
+      return error(where + ".inputs", fmt::format("{} has no body graph", op));
+    const json::Array *formals = array(body->get("inputs"), bodyAt + ".inputs");
+    const json::Array *nodes = array(body->get("nodes"), bodyAt + ".nodes");
+    const json::Array *results = array(body->get("outputs"), bodyAt + ".outputs");
+    if (!formals || !nodes || !results)
+      return;
+    if (formals->size() != operands.size())
+      return error(bodyAt + ".inputs", fmt::format("{} inputs for {} operands", formals->size(), operands.size()));
+    // The region's state: autocast(device, dtype, enabled, cache_enabled) or set_grad_enabled(enabled).
+    auto scalar = [&](size_t i, llvm::StringRef kind) -> const json::Value * {
+      return i < scalars.size() ? scalars[i]->get(kind) : nullptr;
+    };
+    bool autocast = op == "wrap_with_autocast";
+    if (autocast) {
+      const json::Value *device = scalar(0, "as_string"), *dtype = scalar(1, "as_scalar_type");
+      const json::Value *enabled = scalar(2, "as_bool");
+      AutocastRegion r;
+      r.device = device && device->getAsString() ? device->getAsString()->str() : "";
+      std::optional<DType> dt = dtype && dtype->getAsInteger() ? dtypeFromScalarType(*dtype->getAsInteger())
+                                                                : std::nullopt;
+      if (r.device.empty() || !dt || !enabled || !enabled->getAsBoolean())
+        return error(where + ".inputs", "wrap_with_autocast: expected (device, dtype, enabled, cache_enabled, body, ...)");
+      r.dtype = *dt;
+      r.enabled = *enabled->getAsBoolean();
+      autocast_.push_back(r);
+    } else {
+      const json::Value *enabled = scalar(0, "as_bool");
+      if (!enabled || !enabled->getAsBoolean())
+        return error(where + ".inputs", "wrap_with_set_grad_enabled: expected (enabled, body, ...)");
+      gradEnabled_.push_back(*enabled->getAsBoolean());
+    }
+    scopes_.push_back({bodyName, {}});
+    for (size_t i = 0; i < formals->size() && error_.empty(); ++i) {
+      std::vector<std::string> formal = tensorNames((*formals)[i]), actual = tensorNames(operands[i]);
+      if (formal.size() != actual.size())
+        error(fmt::format("{}.inputs[{}]", bodyAt, i), "does not match its operand");
+      for (size_t j = 0; j < formal.size() && j < actual.size() && error_.empty(); ++j) {
+        Value *v = lookup(actual[j]);
+        if (!v)
+          error(fmt::format("{}.inputs[{}]", where, i), fmt::format("'{}' is not defined before this node", actual[j]));
+        scopes_.back().values[formal[j]] = v;
+      }
+    }
+    const json::Object *outerValues = tensorValues_;
+    tensorValues_ = object(body->get("tensor_values"), bodyAt + ".tensor_values");
+    for (size_t i = 0; i < nodes->size() && error_.empty(); ++i) {
+      std::string at = fmt::format("{}.nodes[{}]", bodyAt, i);
+      if (const json::Object *n = object(&(*nodes)[i], at))
+        readNode(*n, at);
+    }
+    std::vector<Value *> produced;
+    for (size_t i = 0; i < results->size() && error_.empty(); ++i)
+      for (const std::string &t : tensorNames((*results)[i])) {
+        produced.push_back(lookup(t));
+        if (!produced.back())
+          error(fmt::format("{}.outputs[{}]", bodyAt, i), fmt::format("'{}' is not defined", t));
+      }
+    tensorValues_ = outerValues;
+    scopes_.pop_back();
+    if (autocast) {
+      autocast_.pop_back();
+      if (autocast_.empty())
+        releaseCastCache();
+    } else {
+      gradEnabled_.pop_back();
+    }
+    size_t k = 0;
+    for (size_t i = 0; outs && i < outs->size() && error_.empty(); ++i)
+      for (const std::string &t : tensorNames((*outs)[i])) {
+        if (k >= produced.size())
+          return error(fmt::format("{}.outputs[{}]", where, i), "more outputs than its body returns");
+        (scopes_.empty() ? values_ : scopes_.back().values)[t] = produced[k++];
+      }
+  }
+
+  // The casts autocast makes for an op of its lists (AutocastPolicy.h), which
+  // a region's body does not record: an `aten._to_copy` per cast argument,
+  // just before the op, where the op's recorded output dtype is the one the
+  // policy gives (an integer matmul is not cast). With the cast cache on
+  // (torch.autocast's default; torch.export records the flag its tracer
+  // sets, off), a trainable parameter is cast once per outermost region and
+  // the cache holds the copy until that region ends.
+  void addAutocastCasts(Node &n) {
+    const AutocastRegion &r = autocast_.back();
+    if (n.domain != "aten" || n.outputs.empty() || !n.outputs[0] || !n.outputs[0]->type.isTensor())
+      return;
+    AutocastPolicy policy = autocastPolicy(r.device, n.opType);
+    if (policy == AutocastPolicy::None)
+      return;
+    auto eligible = [](const Value *v) {
+      return v && v->type.isTensor() && isFloating(v->type.dtype) && v->type.dtype != DType::Double;
+    };
+    DType to = policy == AutocastPolicy::Fp32 ? DType::Float : r.dtype;
+    if (policy == AutocastPolicy::Promote)
+      for (const Value *in : n.inputs)
+        if (eligible(in) && in->type.dtype == DType::Float)
+          to = DType::Float;
+    if (n.outputs[0]->type.dtype != to)
+      return;
+    std::vector<Node *> casts;
+    for (unsigned i = 0; i < n.inputs.size(); ++i) {
+      Value *in = n.inputs[i];
+      if (!eligible(in) || in->type.dtype == to)
+        continue;
+      bool cached = policy == AutocastPolicy::LowerPrecision && in->kind == Value::Kind::Param && in->param &&
+                    !in->param->buffer && in->requiresGrad && in->type.dtype == DType::Float;
+      Value *copy = cached ? castCache_.lookup(in) : nullptr;
+      if (!copy) {
+        copy = castOf(*in, to, n);
+        casts.push_back(copy->producer);
+        if (cached) {
+          castCache_[in] = copy;
+          cachedCasts_.push_back(copy->producer);
+        }
+      }
+      auto use = llvm::find_if(in->uses, [&](const Use &u) { return u.user == &n && u.operand == i; });
+      if (use != in->uses.end())
+        in->uses.erase(use);
+      copy->uses.push_back({&n, i});
+      n.inputs[i] = copy;
+    }
+    if (casts.empty())
+      return;
+    // The casts were created after the op: move the op behind them.
+    auto &all = model_->graph->mutableNodes();
+    size_t at = all.size() - casts.size() - 1;
+    std::rotate(all.begin() + static_cast<std::ptrdiff_t>(at), all.begin() + static_cast<std::ptrdiff_t>(at) + 1,
+                all.end());
+    for (size_t j = at; j < all.size(); ++j)
+      all[j]->index = static_cast<unsigned>(j);
+  }
+
+  Value *castOf(Value &in, DType to, const Node &reader) {
+    Node *c = model_->graph->createNode();
+    c->domain = "aten";
+    c->opType = "_to_copy";
+    c->opsetVersion = 1;
+    c->op = OpRegistry::instance().lookup(c->domain, c->opType, c->opsetVersion);
+    Attribute dtype;
+    dtype.name = "dtype";
+    dtype.kind = AttrKind::String;
+    dtype.s = torchDtypeName(to);
+    c->attributes.push_back(std::move(dtype));
+    c->loc = reader.loc;
+    c->modulePath = reader.modulePath;
+    c->metadata.emplace_back(kAutocastCast, autocast_.back().device);
+    if (!gradEnabled_.empty() && !gradEnabled_.back())
+      c->metadata.emplace_back(kGradDisabled, "true");
+    std::string base = fmt::format("{}_{}", in.name, torchDtypeName(to)), name = base;
+    for (unsigned k = 1; mainNames_.count(name) || model_->graph->findLocal(name); ++k)
+      name = fmt::format("{}_{}", base, k);
+    c->name = name;
+    Value *v = model_->graph->createValue(name, Value::Kind::NodeOutput);
+    v->type = Type::tensor(to, in.type.shape);
+    v->requiresGrad = in.requiresGrad;
+    v->device = in.device;
+    v->producer = c;
+    in.uses.push_back({c, 0});
+    c->inputs.push_back(&in);
+    c->outputs.push_back(v);
+    return v;
+  }
+
+  // The outermost autocast region ended: its cache let go of the parameters'
+  // copies, which lived until its last node.
+  void releaseCastCache() {
+    const auto &all = model_->graph->nodes();
+    for (Node *c : cachedCasts_)
+      if (!all.empty() && all.back().get() != c)
+        c->metadata.emplace_back("held.0", all.back()->name);
+    cachedCasts_.clear();
+    castCache_.clear();
   }
 
   // aten.reshape and flatten view their input where its strides allow and
@@ -518,11 +772,11 @@ private:
   }
 
   void addInput(Node &n, const std::string &name, const std::string &where) {
-    auto it = values_.find(name);
-    if (it == values_.end())
+    Value *v = lookup(name);
+    if (!v)
       return error(where, fmt::format("'{}' is not defined before this node", name));
-    it->second->uses.push_back({&n, static_cast<unsigned>(n.inputs.size())});
-    n.inputs.push_back(it->second);
+    v->uses.push_back({&n, static_cast<unsigned>(n.inputs.size())});
+    n.inputs.push_back(v);
   }
 
   void readArgs(const json::Object &o, const std::string &where, Node &n) {
@@ -567,7 +821,7 @@ private:
             return std::nullopt;
           if (auto i = xo->getInteger("as_int"))
             return *i;
-          if (auto name = xo->getString("as_name"); name && values_.count(*name))
+          if (auto name = xo->getString("as_name"); name && lookup(*name))
             addInput(n, name->str(), at);
           return std::nullopt;
         };
@@ -748,6 +1002,16 @@ private:
       model_->metadata.emplace_back("tied_parameters", std::to_string(tiedParams_));
   }
 
+  struct Scope {
+    std::string name;                   // the body's submodule ("submod_1")
+    llvm::StringMap<Value *> values;    // its names -> values
+  };
+  struct AutocastRegion {
+    std::string device;                 // "cpu", "cuda"
+    DType dtype = DType::BFloat16;
+    bool enabled = true;
+  };
+
   std::string path_, entry_;
   SymbolBinder binder_;
   std::unique_ptr<Model> model_;
@@ -762,6 +1026,12 @@ private:
   std::vector<CallSite> sites_;                    // nodes with a stack trace and a module stack
   unsigned tiedParams_ = 0;
   bool prepass_ = false;
+  std::vector<Scope> scopes_;                      // the higher-order ops' bodies being inlined, innermost last
+  llvm::StringSet<> mainNames_;                    // every name the main graph defines
+  std::vector<AutocastRegion> autocast_;           // the autocast regions around the node being read
+  std::vector<bool> gradEnabled_;                  // the set_grad_enabled regions around it
+  llvm::DenseMap<const Value *, Value *> castCache_;  // parameter -> its copy in the region's dtype
+  std::vector<Node *> cachedCasts_;                // the cache's copies, held until the region ends
 };
 
 }  // namespace

@@ -138,7 +138,7 @@ void PlanBuilder::computeNeedsGrad() {
     bool any = false;
     for (const Value *in : n->inputs)
       any |= in && needsGrad_.count(in);
-    if (!any)
+    if (!any || n->metadataValue(kGradDisabled))
       continue;
     for (const Value *o : n->outputs)
       if (o && o->type.isTensor() && isFloating(o->type.dtype))

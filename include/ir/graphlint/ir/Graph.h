@@ -118,6 +118,16 @@ inline constexpr const char *kMergedInto = "graphlint.merged_into";
 /// the name of the value it copies.
 inline constexpr const char *kRestoredCopy = "graphlint.restored_copy";
 
+/// Node metadata key of a node that ran with autograd off (a `torch.no_grad()`
+/// region of a .pt2 program, torch.export's wrap_with_set_grad_enabled): its
+/// outputs need no gradient, and it saves nothing for backward.
+inline constexpr const char *kGradDisabled = "graphlint.grad_disabled";
+
+/// Node metadata key of a cast graphlint added where torch.autocast casts an
+/// op's argument at run time and the file does not record it (a .pt2
+/// program's wrap_with_autocast region): the region's device type.
+inline constexpr const char *kAutocastCast = "graphlint.autocast_cast";
+
 enum class AttrKind : uint8_t {
   Undefined, Float, Int, String, Tensor, Graph, SparseTensor, TypeProto,
   Floats, Ints, Strings, Tensors, Graphs, SparseTensors, TypeProtos
