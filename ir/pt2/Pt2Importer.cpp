@@ -464,6 +464,8 @@ private:
       n->name = uniqueName(n->name);
     if (!gradEnabled_.empty() && !gradEnabled_.back())
       n->metadata.emplace_back(kGradDisabled, "true");
+    if (!autocast_.empty())
+      followEagerDtypes(*n);
     if (!autocast_.empty() && autocast_.back().enabled)
       addAutocastCasts(*n);
     // In-place variants (add_, relu_) write input 0 and return it; views alias it.
@@ -589,6 +591,64 @@ private:
           return error(fmt::format("{}.outputs[{}]", where, i), "more outputs than its body returns");
         (scopes_.empty() ? values_ : scopes_.back().values)[t] = produced[k++];
       }
+  }
+
+  // Eager skips the add of an all-pass attention mask, which transformers
+  // builds only under a tracer (docs/memory.md, "An attention mask eager
+  // skips"). In an autocast region the traced add also promoted the
+  // lower-precision scores to the float32 mask's dtype, so the ops after it
+  // ran in float32 in the trace and in the scores' dtype in eager (softmax,
+  // dropout; no cast before the next matmul). The add's output takes the
+  // scores' dtype, and an op that follows its inputs' dtypes (its recorded
+  // output dtype is their promotion; no dtype argument, no conversion)
+  // follows the ones eager gives them.
+  void followEagerDtypes(Node &n) {
+    if (n.domain != "aten" || n.outputs.empty() || !n.outputs[0] || !n.outputs[0]->type.isTensor())
+      return;
+    Value *out = n.outputs[0];
+    auto floating = [](const Value *v) { return v && v->type.isTensor() && isFloating(v->type.dtype); };
+    if (n.atenName() == "add" && n.inputs.size() == 2 && floating(n.inputs[0]) && floating(n.inputs[1])) {
+      for (unsigned k = 0; k < 2; ++k) {
+        const Value *mask = n.inputs[k], *kept = n.inputs[1 - k];
+        if (kept->type.dtype != out->type.dtype && mask->type.dtype == out->type.dtype &&
+            kept->type.shape == out->type.shape && isAllPassMask(mask)) {
+          retype(*out, kept->type.dtype);
+          return;
+        }
+      }
+    }
+    bool follows = llvm::any_of(n.inputs, [&](const Value *in) { return in && eagerDtype_.count(in); });
+    if (!follows || n.attr("dtype") || (n.op && n.op->conversion != ConversionKind::None) ||
+        autocastPolicy(autocast_.back().device, n.opType) != AutocastPolicy::None)
+      return;
+    std::optional<DType> traced, eager;
+    for (const Value *in : n.inputs)
+      if (floating(in) && in->type.shape.rankKnown && !in->type.shape.dims.empty()) {
+        auto it = eagerDtype_.find(in);
+        traced = promoteFloating(traced, it == eagerDtype_.end() ? in->type.dtype : it->second);
+        eager = promoteFloating(eager, in->type.dtype);
+      }
+    if (!traced || !eager || *traced == *eager)
+      return;
+    for (Value *o : n.outputs)
+      if (floating(o) && o->type.dtype == *traced)
+        retype(*o, *eager);
+  }
+
+  void retype(Value &v, DType to) {
+    eagerDtype_.try_emplace(&v, v.type.dtype);  // the traced dtype
+    v.type.dtype = to;
+  }
+
+  // torch's promotion of two floating dtypes: the wider; bfloat16 with
+  // float16 is float32.
+  static DType promoteFloating(std::optional<DType> a, DType b) {
+    if (!a || *a == b)
+      return b;
+    auto rank = [](DType t) { return t == DType::Double ? 3 : t == DType::Float ? 2 : 1; };
+    if (rank(*a) != rank(b))
+      return rank(*a) > rank(b) ? *a : b;
+    return DType::Float;  // bfloat16 and float16
   }
 
   // The casts autocast makes for an op of its lists (AutocastPolicy.h), which
@@ -1032,6 +1092,7 @@ private:
   std::vector<bool> gradEnabled_;                  // the set_grad_enabled regions around it
   llvm::DenseMap<const Value *, Value *> castCache_;  // parameter -> its copy in the region's dtype
   std::vector<Node *> cachedCasts_;                // the cache's copies, held until the region ends
+  llvm::DenseMap<const Value *, DType> eagerDtype_;  // values retyped to eager's dtype -> their traced dtype
 };
 
 }  // namespace

@@ -698,7 +698,7 @@ void PlanBuilder::backward() {
     if (hasGrad) {
       llvm::SmallVector<uint32_t, 2> temps;
       gatherZero3(n, temps);
-      if (const Value *like = backwardTemporaryLike(n))
+      for (const Value *like : backwardTemporariesLike(n))
         temps.push_back(t_.alloc(bytesOf(like, true), MemoryKind::Temporary, like, &n));
       uint32_t outGrad = n.outputs.empty() || !n.outputs[0] || !pending.count(n.outputs[0])
                              ? kNone

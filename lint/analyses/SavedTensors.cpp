@@ -261,14 +261,30 @@ SavedForBackward savedForBackward(const Node &n, llvm::ArrayRef<bool> needsGrad)
   return s;
 }
 
-const Value *backwardTemporaryLike(const Node &n) {
+llvm::SmallVector<const Value *, 2> backwardTemporariesLike(const Node &n) {
   if (const Value *convOut = fusedBatchNormOutput(n))
-    return convOut;  // the batch norm's gradient of its input
-  return ruleName(n) == "SoftmaxCrossEntropyLoss" && !n.inputs.empty() ? n.inputs[0] : nullptr;
+    return {convOut};  // the batch norm's gradient of its input
+  llvm::StringRef rule = ruleName(n);
+  if (rule == "SoftmaxCrossEntropyLoss" && !n.inputs.empty() && n.inputs[0])
+    return {n.inputs[0]};
+  // pow(x, c) of a scalar c (RMSNorm's x.pow(2)): autograd's pow_backward is
+  // grad * (c * x.pow(c - 1)), two x-sized temporaries live while the
+  // gradient is made.
+  if (rule == "Pow" && !n.inputs.empty() && n.inputs[0] && n.inputs[0]->type.isTensor() && n.inputs[0]->type.shape.rankKnown) {
+    const Value *e = n.inputs.size() > 1 ? n.inputs[1] : nullptr;
+    std::optional<int64_t> en = e ? e->type.shape.numElements() : std::optional<int64_t>(1);
+    if (en == 1 && n.inputs[0]->type.shape.numElements() != std::optional<int64_t>(1))
+      return {n.inputs[0], n.inputs[0]};
+  }
+  return {};
 }
 
 bool gradPassesThrough(const Node &n, unsigned input) {
   if (input >= n.inputs.size() || !n.inputs[input] || n.outputs.empty() || !n.outputs[0])
+    return false;
+  // Autograd casts a gradient to its input's dtype (the engine's
+  // validate_outputs): a bfloat16 operand of a promoting add gets a new buffer.
+  if (n.inputs[input]->type.dtype != n.outputs[0]->type.dtype)
     return false;
   auto sameSize = [&] {
     auto a = n.inputs[input]->type.shape.numElements();

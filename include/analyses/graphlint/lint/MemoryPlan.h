@@ -51,12 +51,13 @@ struct SavedForBackward {
 };
 SavedForBackward savedForBackward(const Node &n, llvm::ArrayRef<bool> needsGrad);
 
-/// A buffer the backward of `n` makes besides its input gradients and frees
-/// when it returns, sized like the returned value (the activation policy
-/// applies), or nullptr: cross_entropy's backward is nll_loss_backward, a
-/// gradient of the log-probabilities the size of the logits, then
-/// log_softmax_backward.
-const Value *backwardTemporaryLike(const Node &n);
+/// The buffers the backward of `n` makes besides its input gradients and
+/// frees when it returns, each sized like the returned value (the activation
+/// policy applies): cross_entropy's backward is nll_loss_backward, a gradient
+/// of the log-probabilities the size of the logits, then
+/// log_softmax_backward; pow(x, c) of a scalar c makes x.pow(c - 1) and its
+/// product with c before the gradient.
+llvm::SmallVector<const Value *, 2> backwardTemporariesLike(const Node &n);
 
 /// The output whose shape an output PyTorch's kernel for `n` allocates, and
 /// the graph leaves out, has: F.max_pool2d and F.max_pool3d run
