@@ -124,6 +124,15 @@ Value *Graph::findLocal(llvm::StringRef n) const {
   return it == byName_.end() ? nullptr : it->second;
 }
 
+void Graph::renameValue(Value &v, std::string name) {
+  auto it = byName_.find(v.name);
+  if (it != byName_.end() && it->second == &v)
+    byName_.erase(it);
+  v.name = std::move(name);
+  if (!v.name.empty())
+    byName_.try_emplace(v.name, &v);
+}
+
 unsigned Graph::depth() const {
   unsigned d = 0;
   for (const Graph *g = parentGraph; g; g = g->parentGraph)

@@ -89,6 +89,13 @@ std::vector<TraceFrame> parseTraceFrames(llvm::StringRef trace, size_t maxFrames
     llvm::StringRef line = raw.trim();
     SourceLoc loc;
     if (parsePythonFrame(line, loc)) {
+      // Generated code (an FX GraphModule's "<eval_with_key>.28", "<string>")
+      // binds no local of the user's: its forward drops each value after its
+      // last read (`a = b = None`).
+      if (llvm::StringRef(loc.file).startswith("<")) {
+        codeNext = false;
+        continue;
+      }
       if (frames.size() == maxFrames)
         break;
       frames.push_back({std::move(loc.file), loc.line, std::move(loc.function), {}});

@@ -322,6 +322,13 @@ bool isNoopConversion(const Node &n) {
   return in.isTensor() && out.isTensor() && in.dtype != DType::Undefined && in.dtype == out.dtype;
 }
 
+bool isPromotionCast(const Node &n) {
+  if (!isDefaultDomain(n.domain) || n.opType != "Cast")
+    return false;
+  const std::string *fx = n.metadataValue("pkg.torch.onnx.fx_node");
+  return fx && llvm::StringRef(*fx).contains("target=torch.ops.prims.convert_element_type.");
+}
+
 bool isIdentityDropout(const Node &n) {
   if (n.domain != "aten")
     return false;

@@ -534,12 +534,121 @@ private:
   std::map<std::string, std::vector<std::pair<Value *, Use>>> lostCats_;  // per lost cat: (operand, reader)
 };
 
+// A cast of a parameter the optimizer folded: autocast's bfloat16 copy of a
+// weight (the FX graph's `aten._to_copy`), folded with the transpose the
+// exporter adds for MatMul into one initializer of the lower precision that
+// stands for the parameter. Eager keeps the parameter, float32 (the dtype
+// autocast casts from), and makes the copy in the forward, where linear saves
+// it for backward. The initializer becomes the parameter again, float32 and
+// named after it, and a Cast just before its first reader makes the copy its
+// readers read (kRestoredCopy: the parameter). In the layout of the fold.
+void restoreFoldedCasts(Model &m, int64_t opset) {
+  Graph &g = *m.graph;
+  llvm::StringMap<std::string> params;  // target -> placeholder
+  for (const auto &[target, kind] : signatureInputs(m))
+    if (kind == "PARAMETER")
+      params.try_emplace(target, "p_" + placeholderSuffix(target));
+  std::vector<std::pair<Param *, std::string>> casts;  // (initializer, its `_to_copy` FX node)
+  for (const auto &p : g.params()) {
+    Value *v = p->value;
+    if (!v || v->uses.empty() || (v->type.dtype != DType::BFloat16 && v->type.dtype != DType::Float16))
+      continue;
+    std::string param, cast = fxOpBase(v->name) == "_to_copy" ? v->name : "";  // the fold is the cast's value
+    unsigned others = 0;
+    for (const std::string &name : foldedFrom(*p)) {
+      if (params.count(name))
+        others += !param.empty(), param = name;
+      else if (fxOpBase(name) == "_to_copy")
+        cast = name;
+      else if (!llvm::StringRef(name).startswith("val_"))
+        ++others;  // an FX node that computes, or a buffer
+    }
+    if (!param.empty() && !cast.empty() && !others)
+      casts.emplace_back(p.get(), param);
+  }
+  if (casts.empty())
+    return;
+  llvm::DenseMap<const Node *, std::vector<Node *>> before;
+  for (auto &[p, target] : casts) {
+    Value *weight = p->value;
+    const DType low = weight->type.dtype;
+    const Node *first = nullptr;
+    for (const Use &u : weight->uses)
+      if (u.user && (!first || u.user->index < first->index))
+        first = u.user;
+    std::string castName = freshName(g, weight->name);  // the name its readers knew, once the parameter has its own
+    g.renameValue(*weight, freshName(g, target));
+    weight->type.dtype = DType::Float;
+    p->tensor.name = weight->name;
+    p->tensor.dtype = DType::Float;
+    p->tensor.byteSize = weight->type.byteSize().value_or(0);
+    p->tensor.storage = TensorLiteral::Storage::Empty;  // its payload is the copy's, not the parameter's
+    p->tensor.data = {};
+    // The parameter itself now, trained, allocated before the step: not the
+    // computed fold markDynamoParams took it for.
+    p->trained = true;
+    p->computed = p->heldByCaller = false;
+    llvm::erase_if(p->metadata, [](const auto &kv) { return kv.first == "pkg.onnxscript.optimizer.folded_from"; });
+    llvm::erase_if(m.metadata, [&](const auto &kv) { return kv.first == kFoldedParameter && kv.second == target; });
+    Node *c = g.createNode();
+    c->name = "node_" + castName;
+    c->opType = "Cast";
+    c->opsetVersion = opset;
+    c->op = OpRegistry::instance().lookup("", "Cast", opset);
+    Attribute to;
+    to.name = "to";
+    to.kind = AttrKind::Int;
+    to.i = static_cast<int64_t>(low);  // DType values are ONNX's TensorProto codes
+    c->attributes.push_back(to);
+    if (first) {
+      c->loc = first->loc;
+      c->modulePath = first->modulePath;
+    }
+    c->metadata.emplace_back(kRestoredCopy, target);
+    Value *copy = g.createValue(g.findLocal(castName) ? freshName(g, castName) : castName, Value::Kind::NodeOutput);
+    copy->type = weight->type;
+    copy->type.dtype = low;
+    copy->device = weight->device;
+    copy->requiresGrad = weight->requiresGrad;
+    copy->producer = c;
+    c->outputs.push_back(copy);
+    std::vector<Use> readers(weight->uses.begin(), weight->uses.end());
+    for (const Use &u : readers)
+      replaceUse(*u.user, u.operand, copy);
+    c->inputs.push_back(weight);
+    weight->uses.push_back({c, 0});
+    if (first)
+      before[first].push_back(c);
+  }
+  auto &nodes = g.mutableNodes();
+  llvm::DenseMap<const Node *, std::unique_ptr<Node>> owned;
+  std::vector<std::unique_ptr<Node>> order;
+  order.reserve(nodes.size());
+  for (auto &[reader, cs] : before)
+    for (Node *c : cs)
+      owned.try_emplace(c, nullptr);
+  for (auto &np : nodes)
+    if (owned.count(np.get()))
+      owned[np.get()] = std::move(np);
+  for (auto &np : nodes) {
+    if (!np)
+      continue;
+    if (auto it = before.find(np.get()); it != before.end())
+      for (Node *c : it->second)
+        order.push_back(std::move(owned[c]));
+    order.push_back(std::move(np));
+  }
+  nodes = std::move(order);
+  g.renumber();
+}
+
 }  // namespace
 
 void restoreDynamoMerges(Model &m) {
   // Only the dynamo exporter records FX nodes: any other file costs one scan.
   if (!m.graph || llvm::none_of(m.graph->nodes(), [](const auto &np) { return fxNodeOf(*np) != nullptr; }))
     return;
+  restoreFoldedCasts(m, m.opsetVersion(""));
   ParamMerges params(m);
   params.run();
   NodeMerges(*m.graph, params, m.opsetVersion("")).run();

@@ -258,6 +258,8 @@ public:
 
   /// A value defined in this graph (not the enclosing ones).
   Value *findLocal(llvm::StringRef n) const;
+  /// Gives a value of this graph another name (findLocal follows).
+  void renameValue(Value &v, std::string name);
   /// Depth of nesting: 0 for the main graph.
   unsigned depth() const;
   /// "main", "main/loop_node:body", ... identifies the graph in diagnostics.

@@ -166,6 +166,14 @@ bool attentionDropsOut(const Node &n);
 /// the tensor itself unless copy=True.
 bool isNoopConversion(const Node &n);
 
+/// A Cast torch.onnx's dynamo exporter inserted for type promotion (its FX
+/// node is `prims.convert_element_type`, which the exporter's type-promotion
+/// pass adds before an op of mixed dtypes: the bfloat16 scores an autocast
+/// region adds to a float32 mask). Eager's kernel promotes as it reads and
+/// never makes the converted tensor; `.to()` and autocast's casts are
+/// `aten._to_copy` and copy.
+bool isPromotionCast(const Node &n);
+
 /// Writes input 0 in place (the registry's fact: PyTorch's `relu_`, `copy_`, `index_put_`).
 bool isInplaceOp(const Node &n);
 
