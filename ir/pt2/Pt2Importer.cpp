@@ -17,6 +17,7 @@
 #include <llvm/ADT/STLExtras.h>
 #include <llvm/ADT/StringMap.h>
 #include <llvm/ADT/StringSet.h>
+#include <llvm/ADT/StringSwitch.h>
 #include <llvm/Support/JSON.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
@@ -628,11 +629,26 @@ private:
         traced = promoteFloating(traced, it == eagerDtype_.end() ? in->type.dtype : it->second);
         eager = promoteFloating(eager, in->type.dtype);
       }
+    // Norms and lookups keep their input's dtype (a bfloat16 layer_norm
+    // with float32 weights is bfloat16 on the CPU), whatever their weights'.
+    if (followsFirstInput(n.opType) && floating(n.inputs.empty() ? nullptr : n.inputs[0])) {
+      auto it = eagerDtype_.find(n.inputs[0]);
+      traced = it == eagerDtype_.end() ? n.inputs[0]->type.dtype : it->second;
+      eager = n.inputs[0]->type.dtype;
+    }
     if (!traced || !eager || *traced == *eager)
       return;
     for (Value *o : n.outputs)
       if (floating(o) && o->type.dtype == *traced)
         retype(*o, *eager);
+  }
+
+  static bool followsFirstInput(llvm::StringRef op) {
+    return llvm::StringSwitch<bool>(op)
+        .Cases("layer_norm", "native_layer_norm", "group_norm", "native_group_norm", "batch_norm", true)
+        .Cases("native_batch_norm", "_native_batch_norm_legit", "_native_batch_norm_legit_no_training", true)
+        .Cases("instance_norm", "rms_norm", "embedding", true)
+        .Default(false);
   }
 
   void retype(Value &v, DType to) {
@@ -673,8 +689,14 @@ private:
       for (const Value *in : n.inputs)
         if (eligible(in) && in->type.dtype == DType::Float)
           to = DType::Float;
-    if (n.outputs[0]->type.dtype != to)
-      return;
+    if (llvm::none_of(n.inputs, [&](const Value *in) { return eligible(in); }))
+      return;  // an integer matmul: autocast casts nothing
+    // A strict (dynamo) export records the region's tensors as if autocast
+    // were off (a linear of float32 inputs float32): eager's dtype is the
+    // policy's, and what follows follows it (followEagerDtypes).
+    for (Value *o : n.outputs)
+      if (o && o->type.isTensor() && isFloating(o->type.dtype) && o->type.dtype != to)
+        retype(*o, to);
     std::vector<Node *> casts;
     for (unsigned i = 0; i < n.inputs.size(); ++i) {
       Value *in = n.inputs[i];
