@@ -465,10 +465,6 @@ private:
       n->name = uniqueName(n->name);
     if (!gradEnabled_.empty() && !gradEnabled_.back())
       n->metadata.emplace_back(kGradDisabled, "true");
-    if (!autocast_.empty())
-      followEagerDtypes(*n);
-    if (!autocast_.empty() && autocast_.back().enabled)
-      addAutocastCasts(*n);
     // In-place variants (add_, relu_) write input 0 and return it; views alias it.
     bool inplace = isInplaceOp(*n);
     if (inplace && !n->inputs.empty() && n->inputs[0])
@@ -485,6 +481,10 @@ private:
       n->hostSync = true;
     }
     readMetadata(o, *n);
+    if (!autocast_.empty())
+      followEagerDtypes(*n);
+    if (!autocast_.empty() && autocast_.back().enabled)
+      addAutocastCasts(*n);  // at the op's source line and module
   }
 
   // torch.export's scoping higher-order ops: `with torch.autocast(...)` and
