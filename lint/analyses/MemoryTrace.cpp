@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <llvm/ADT/MapVector.h>
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/DenseSet.h>
 #include <llvm/ADT/StringMap.h>
@@ -672,17 +673,26 @@ void PlanBuilder::backward() {
   // Recomputed saved tensors per segment, rebuilt before its backward.
   int currentSegment = -1;
   std::map<int64_t, std::vector<uint32_t>> rebuilt;  // node -> storages to free at its backward
+  // A storage the recompute saves once however many nodes save it (the
+  // normed input the q, k and v projections all read) or views of it, until
+  // the backward of the first of them in forward order.
   auto rebuildSegment = [&](int seg) {
+    llvm::MapVector<uint32_t, std::pair<uint32_t, int64_t>> once;  // forward storage -> (recomputed, first saver)
     for (size_t i = segStart_[seg]; i < nodes.size() && segment_[i] == seg; ++i) {
       const Node &n = *nodes[i];
       Saved sv = savedOf(n);
       for (const Value *v : sv.values)
         if (v && v->producer && segment_[v->producer->index] == seg && storageOf_.count(v) &&
-            t_.storages[storageOf_[v]].kind == MemoryKind::Activation)
-          rebuilt[n.index].push_back(t_.alloc(bytesOf(v, true), MemoryKind::Saved, v));
+            t_.storages[storageOf_[v]].kind == MemoryKind::Activation) {
+          uint32_t st = storageOf_[v];
+          if (once.find(st) == once.end())
+            once[st] = {t_.alloc(t_.storages[st].bytes, MemoryKind::Saved, v), static_cast<int64_t>(n.index)};
+        }
       if (sv.extraBytes)
         rebuilt[n.index].push_back(t_.alloc(sv.extraBytes, MemoryKind::Saved, nullptr, &n));
     }
+    for (const auto &[st, r] : once)
+      rebuilt[r.second].push_back(r.first);
   };
 
   for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
