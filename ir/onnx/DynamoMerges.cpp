@@ -642,6 +642,50 @@ void restoreFoldedCasts(Model &m, int64_t opset) {
   g.renumber();
 }
 
+// An all-pass attention mask, which eager never builds nor adds (docs/
+// memory.md, "An attention mask eager skips"), added to lower-precision
+// scores through the Cast the exporter's type promotion inserted: in eager
+// the scores keep their dtype, and so do the softmax and dropout after them,
+// and autocast's cast before the next matmul copies nothing. Those values
+// take the scores' dtype (a Cast to it is then a no-op, a view).
+void followEagerDtypesAfterSkippedMasks(Graph &g) {
+  auto keepsDtype = [](const Node &u) {
+    return isDefaultDomain(u.domain) && (u.opType == "Softmax" || u.opType == "Dropout" || u.opType == "Identity" ||
+                                         u.opType == "Reshape" || u.opType == "Transpose");
+  };
+  for (const auto &np : g.nodes()) {
+    Node &n = *np;
+    if (!isDefaultDomain(n.domain) || n.opType != "Add" || n.inputs.size() != 2 || n.outputs.empty() ||
+        !n.outputs[0])
+      continue;
+    for (unsigned k = 0; k < 2; ++k) {
+      Value *cast = n.inputs[k];
+      const Value *mask = n.inputs[1 - k];
+      if (!cast || !mask || !cast->producer || !isPromotionCast(*cast->producer) ||
+          cast->producer->inputs.empty() || !cast->producer->inputs[0])
+        continue;
+      const Value *scores = cast->producer->inputs[0];
+      const DType traced = n.outputs[0]->type.dtype, eager = scores->type.dtype;
+      if (eager == traced || !isFloating(eager) || !(scores->type.shape == n.outputs[0]->type.shape) ||
+          !isAllPassMask(mask))
+        continue;
+      cast->type.dtype = eager;
+      std::vector<Value *> work{n.outputs[0]};
+      while (!work.empty()) {
+        Value *v = work.back();
+        work.pop_back();
+        if (v->type.dtype != traced)
+          continue;
+        v->type.dtype = eager;
+        for (const Use &u : v->uses)
+          if (u.user && u.operand == 0 && keepsDtype(*u.user) && !u.user->outputs.empty() && u.user->outputs[0])
+            work.push_back(u.user->outputs[0]);
+      }
+      break;
+    }
+  }
+}
+
 }  // namespace
 
 void restoreDynamoMerges(Model &m) {
@@ -652,6 +696,7 @@ void restoreDynamoMerges(Model &m) {
   ParamMerges params(m);
   params.run();
   NodeMerges(*m.graph, params, m.opsetVersion("")).run();
+  followEagerDtypesAfterSkippedMasks(*m.graph);
 }
 
 }  // namespace graphlint::onnxio
