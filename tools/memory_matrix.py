@@ -258,28 +258,42 @@ def run_case(a, exp, tmp, name, batch, mode, truth, layers_truth=None):
         add("fx --recompute layer", via_recompute, layers_truth)
     # The TorchScript export is the same file for both modes; the dynamo
     # export of a training step is of the train() module.
+    # bf16 (torch 2.x): the dynamo export of the train() autocast module,
+    # whose casts the exporter records.
     for frontend, suffix, wanted in ((ONNX_FRONTEND, "", a.onnx),
                                      ("onnx dynamo frames", ".frames", a.onnx and a.frames and DYNAMO)):
-        if not wanted or mode not in ("inference", "train"):
+        if not wanted or mode not in ("inference", "train") + (("bf16",) if DYNAMO else ()):
             continue
-        path = os.path.join(tmp, "%s_b%d%s%s.onnx" % (name, batch, "_train" if DYNAMO and train else "", suffix))
+        kind = "_bf16" if mode == "bf16" else "_train" if DYNAMO and train else ""
+        path = os.path.join(tmp, "%s_b%d%s%s.onnx" % (name, batch, kind, suffix))
 
         def via_onnx(path=path, suffix=suffix):
             if not os.path.exists(path):
-                onnx_export(*variant(name, batch, "inference"), path, train, frames=suffix == ".frames")
+                onnx_export(*variant(name, batch, "bf16" if mode == "bf16" else "inference"), path, train,
+                            frames=suffix == ".frames")
             return predict(a.graphlint, path, TRAIN if train else [])
         add(frontend, via_onnx)
+    # bf16: the export of the autocast module (torch.export records the
+    # region, docs/pt2.md "Autocast regions"); ckpt: the plain export with
+    # `--recompute layer` (an export records no checkpoint), against the
+    # whole-block checkpoint it models, as `fx --recompute layer`.
     for frontend, suffix, wanted in ((".pt2", "", a.pt2), (".pt2 strict", ".strict", a.pt2_strict),
                                      (".pt2 frames", ".frames", a.pt2 and a.frames)):
-        if not wanted or mode not in ("inference", "train"):
+        if not wanted or (mode == "ckpt" and suffix):
             continue
-        path = os.path.join(tmp, "%s_b%d%s.pt2" % (name, batch, suffix))
+        bf16 = mode == "bf16"
+        path = os.path.join(tmp, "%s_b%d%s%s.pt2" % (name, batch, "_bf16" if bf16 else "", suffix))
 
-        def via_pt2(path=path, suffix=suffix):
+        def via_pt2(path=path, suffix=suffix, bf16=bf16):
             if not os.path.exists(path):
-                pt2_export(*variant(name, batch, "inference"), path, suffix == ".strict", suffix == ".frames")
-            return predict(a.graphlint, path, TRAIN if train else [])
-        add(frontend, via_pt2)
+                pt2_export(*variant(name, batch, "bf16" if bf16 else "inference"), path, suffix == ".strict",
+                           suffix == ".frames")
+            return predict(a.graphlint, path, (TRAIN + (["--recompute", "layer"] if mode == "ckpt" else []))
+                           if train else [])
+        if mode == "ckpt":
+            add(".pt2 --recompute layer", via_pt2, layers_truth)
+        else:
+            add(frontend, via_pt2)
     return out
 
 
@@ -323,7 +337,7 @@ def summary_table(cases):
     """docs/validation.md's form: one row per model and mode, one column per
     frontend, the case's worst error at each batch size (bold: outside 3%)."""
     fronts = [f for f in ("fx", "onnx", "onnx dynamo", "onnx dynamo frames", ".pt2", ".pt2 strict", ".pt2 frames",
-                          "fx --recompute layer")
+                          "fx --recompute layer", ".pt2 --recompute layer")
               if any(c["frontend"] == f for c in cases)]
     batches = sorted({c["batch"] for c in cases})
     cell, rows = {}, []
