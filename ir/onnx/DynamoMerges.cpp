@@ -44,6 +44,23 @@ void replaceUse(Node &user, unsigned operand, Value *to) {
   to->uses.push_back({&user, operand});
 }
 
+// A node of ONNX op `op` at `opset` with one integer attribute, that the
+// file does not have.
+Node *addOnnxNode(Graph &g, std::string name, llvm::StringRef op, int64_t opset, const char *attribute,
+                  int64_t value) {
+  Node *c = g.createNode();
+  c->name = std::move(name);
+  c->opType = op.str();
+  c->opsetVersion = opset;
+  c->op = OpRegistry::instance().lookup("", op, opset);
+  Attribute a;
+  a.name = attribute;
+  a.kind = AttrKind::Int;
+  a.i = value;
+  c->attributes.push_back(std::move(a));
+  return c;
+}
+
 std::string freshName(const Graph &g, std::string name) {
   std::string base = name;
   for (unsigned i = 2; g.findLocal(name); ++i)
@@ -380,16 +397,7 @@ private:
   // was held in (`q_embed = torch.cat(...)`) is the copy's.
   Node *copyOf(Value &v, llvm::StringRef name) {
     Node &producer = *v.producer;
-    Node *c = g_.createNode();
-    c->name = freshNodeName("node_" + name.str());
-    c->opType = "Concat";
-    c->opsetVersion = opset_;
-    c->op = OpRegistry::instance().lookup("", "Concat", opset_);
-    Attribute axis;
-    axis.name = "axis";
-    axis.kind = AttrKind::Int;
-    axis.i = 0;
-    c->attributes.push_back(axis);
+    Node *c = addOnnxNode(g_, freshNodeName("node_" + name.str()), "Concat", opset_, "axis", 0);
     c->loc = producer.loc;
     c->modulePath = producer.modulePath;
     std::string held = "held." + std::to_string(v.resultIndex);
@@ -590,16 +598,8 @@ void restoreFoldedCasts(Model &m, int64_t opset) {
     p->computed = p->heldByCaller = false;
     llvm::erase_if(p->metadata, [](const auto &kv) { return kv.first == "pkg.onnxscript.optimizer.folded_from"; });
     llvm::erase_if(m.metadata, [&](const auto &kv) { return kv.first == kFoldedParameter && kv.second == target; });
-    Node *c = g.createNode();
-    c->name = "node_" + castName;
-    c->opType = "Cast";
-    c->opsetVersion = opset;
-    c->op = OpRegistry::instance().lookup("", "Cast", opset);
-    Attribute to;
-    to.name = "to";
-    to.kind = AttrKind::Int;
-    to.i = static_cast<int64_t>(low);  // DType values are ONNX's TensorProto codes
-    c->attributes.push_back(to);
+    // DType values are ONNX's TensorProto codes.
+    Node *c = addOnnxNode(g, "node_" + castName, "Cast", opset, "to", static_cast<int64_t>(low));
     if (first) {
       c->loc = first->loc;
       c->modulePath = first->modulePath;
