@@ -125,6 +125,29 @@ void PlanBuilder::classifyParams() {
   for (const Value *in : g_.inputs)
     if (in->requiresGrad)
       needsGrad_.insert(in);
+  // What a graph output depends on, from the last node back.
+  llvm::DenseSet<const Value *> reaches(g_.outputs.begin(), g_.outputs.end());
+  const auto &nodes = g_.nodes();
+  for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+    const Node &n = **it;
+    // An in-place op's result is its mutated input, which later nodes read.
+    bool read = llvm::any_of(n.outputs, [&](const Value *o) { return o && reaches.count(o); }) ||
+                llvm::any_of(n.mutatedInputs, [&](unsigned i) { return i < n.inputs.size() && reaches.count(n.inputs[i]); });
+    if (read)
+      for (const Value *in : n.inputs)
+        if (in)
+          reaches.insert(in);
+  }
+  // Only where every edge is in the file: a joint graph's outputs are the
+  // gradients themselves, and graphlint-export leaves out an argument it
+  // could not trace (`"self": null`), whose producer would look unread.
+  // A body graph's reads of outer values are not its node's inputs.
+  bool edgesComplete = (m_.format == ModelFormat::Onnx || m_.producerName == "torch.export") &&
+                       llvm::none_of(nodes, [](const auto &np) { return !np->subgraphs().empty(); });
+  if (edgesComplete && !g_.hasBackward())
+    for (const Value *p : trainableOrder_)
+      if (!reaches.count(p))
+        gradless_.insert(p);
 }
 
 void PlanBuilder::computeNeedsGrad() {
@@ -784,6 +807,8 @@ void PlanBuilder::optimizerStep() {
   if (s_.optimizer == Optimizer::Adam || s_.optimizer == Optimizer::AdamW) {
     unsigned width = precisionPolicy(s_.precision).momentBytes;
     for (const Value *p : trainableOrder_) {
+      if (gradless_.count(p))
+        continue;
       auto numel = bytesOf(p, false) * 8 / std::max(1u, dtypeBits(p->type.dtype));
       uint64_t b = numel * width / shards(s_.zero >= 1);
       uint32_t sq = t_.alloc(b, MemoryKind::Temporary, p);
@@ -852,7 +877,7 @@ Trace PlanBuilder::build(MemorySummary &sum) {
       b /= shards(s_.zero >= 3);
     storageOf_[v] = t_.alloc(b, MemoryKind::Param, v);
     sum.paramsBytes += b;
-    if (!training || !train)
+    if (!training || !train || gradless_.count(v))
       continue;
     auto state = static_cast<uint64_t>(static_cast<double>(numel) * optimizerBytesPerElement()) /
                  shards(s_.zero >= 1);

@@ -242,6 +242,10 @@ private:
   llvm::DenseSet<const Value *> trainable_;
   llvm::DenseSet<const Value *> needsGrad_;
   std::vector<const Value *> trainableOrder_;
+  // Trainable parameters no graph output depends on (a pooler whose output
+  // nothing reads): no gradient reaches them, so Adam keeps no state for
+  // them and steps over them (its `if p.grad is None: continue`).
+  llvm::DenseSet<const Value *> gradless_;
   // Forward release points: node index after which a storage is freed.
   std::vector<int64_t> lastUse_;
   // Training: storages held for backward, released at that node's backward.
