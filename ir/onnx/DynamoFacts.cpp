@@ -333,21 +333,29 @@ void recordDynamoModuleContainers(Model &m) {
     recordModuleContainers(m, called);
 }
 
-std::vector<std::string> holdDynamoPythonLocals(Graph &g) {
+std::vector<std::string> holdDynamoPythonLocals(Model &m) {
+  Graph &g = *m.graph;
   std::vector<CallSite> sites;
+  unsigned unscoped = 0;  // nodes with an FX node but no frame of the model nor a module scope
   for (const auto &np : g.nodes()) {
     const std::string *trace = np->metadataValue("pkg.torch.onnx.stack_trace");
     std::optional<std::vector<std::string>> scopes = trace ? dynamoModuleScopes(*np) : std::nullopt;
+    std::vector<TraceFrame> frames = trace ? parseTraceFrames(*trace, kMaxFrames) : std::vector<TraceFrame>{};
+    if (trace && frames.empty() && np->metadataValue("pkg.torch.onnx.fx_node") &&
+        (!scopes || llvm::all_of(*scopes, [](const std::string &s) { return s.empty(); })))
+      ++unscoped;  // only the generated code's frame, in the root module
     if (!scopes)
       continue;
     CallSite site;
     site.node = np.get();
-    site.frames = parseTraceFrames(*trace, kMaxFrames);
+    site.frames = std::move(frames);
     site.modules = std::move(*scopes);
     site.moduleTypes = dynamoModuleClasses(*np);
     if (!site.frames.empty() && !site.modules.empty())
       sites.push_back(std::move(site));
   }
+  if (unscoped)
+    m.metadata.emplace_back(kUnscopedNodes, std::to_string(unscoped));
   return sites.empty() ? std::vector<std::string>{} : holdPythonLocals(g, sites);
 }
 

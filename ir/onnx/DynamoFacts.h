@@ -113,6 +113,8 @@ void recordDynamoModuleContainers(Model &m);
 /// (graphlint/ir/PythonLocals.h): values a module's forward keeps in a local
 /// past their last read in the graph are held until it returns. Returns the
 /// helper calls whose locals the traces cannot show (unseenHelperCalls).
-std::vector<std::string> holdDynamoPythonLocals(Graph &g);
+/// Records in `m` how many nodes carry an FX node but neither a frame of the
+/// model nor a module scope (kUnscopedNodes).
+std::vector<std::string> holdDynamoPythonLocals(Model &m);
 
 }  // namespace graphlint::onnxio

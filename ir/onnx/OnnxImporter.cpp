@@ -133,7 +133,7 @@ public:
     onnxio::inferDynamoScopes(*m.graph);
     onnxio::holdFoldsSharedAcrossCalls(*m.graph);
     onnxio::recordDynamoModuleContainers(m);
-    for (std::string &call : onnxio::holdDynamoPythonLocals(*m.graph))
+    for (std::string &call : onnxio::holdDynamoPythonLocals(m))
       m.metadata.emplace_back(kUnseenHelperCall, std::move(call));
     importFunctionBodies(builder);
     checkFunctionCycles();

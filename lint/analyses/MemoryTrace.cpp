@@ -935,8 +935,11 @@ Trace PlanBuilder::build(MemorySummary &sum) {
   // Python locals the file's stack traces cannot show (PythonLocals.h), each
   // "FILE:LINE: CODE", named by the file's base name.
   std::vector<std::string> unseen, folded;
+  std::string unscoped;
   for (const auto &[key, value] : m_.metadata)
-    if (key == kUnseenHelperCall) {
+    if (key == kUnscopedNodes) {
+      unscoped = value;
+    } else if (key == kUnseenHelperCall) {
       auto [where, code] = llvm::StringRef(value).split(": ");
       unseen.push_back(fmt::format("{} `{}`", llvm::sys::path::filename(where), code));
     } else if (key == kFoldedParameter) {
@@ -949,6 +952,14 @@ Trace PlanBuilder::build(MemorySummary &sum) {
         "higher than shown; export under graphlint.record_python_frames() or with strict=True to record them "
         "(docs/pt2.md)",
         firstFew(unseen)));
+  if (!unscoped.empty())
+    sum.caveats.push_back(fmt::format(
+        "{} node{} of this file carry neither a frame of the model's Python nor a module scope (torch.onnx's dynamo "
+        "exporter drops both for the ops of a torch.autocast or torch.no_grad region in forward): eager's Python "
+        "locals and module arguments "
+        "there are not held, so the peak can be higher than shown; a .pt2 export (torch.export.save) keeps them "
+        "(docs/memory.md)",
+        unscoped, unscoped == "1" ? "" : "s"));
   // Parameters the exporter's optimizer folded away (DynamoFacts.h).
   if (!folded.empty())
     sum.caveats.push_back(fmt::format(

@@ -55,6 +55,13 @@ std::vector<std::string> unseenHelperCalls(const std::vector<CallSite> &sites);
 /// one entry per call.
 inline constexpr const char *kUnseenHelperCall = "graphlint.unseen_helper_call";
 
+/// The model metadata key under which the ONNX importer records how many
+/// nodes of a torch.onnx dynamo export carry an FX node but neither a frame
+/// of the model's Python nor a module scope (the exporter drops them for the
+/// ops of a torch.autocast or torch.no_grad region): no Python local or
+/// module argument of theirs is held.
+inline constexpr const char *kUnscopedNodes = "graphlint.unscoped_nodes";
+
 /// A site's frames as the tracker walks them: torch's own frames dropped
 /// (a torch.nn module's `forward` kept), each frame keyed by the module whose
 /// call it runs in (its own for a module forward, else the innermost module
