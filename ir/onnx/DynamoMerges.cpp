@@ -577,7 +577,9 @@ void restoreFoldedCasts(Model &m, int64_t opset) {
   if (casts.empty())
     return;
   llvm::DenseMap<const Node *, std::vector<Node *>> before;
-  for (auto &[p, target] : casts) {
+  for (auto &cast : casts) {
+    Param *p = cast.first;
+    const std::string &target = cast.second;  // named: a lambda below reads it
     Value *weight = p->value;
     const DType low = weight->type.dtype;
     const Node *first = nullptr;
