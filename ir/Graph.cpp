@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include <llvm/ADT/STLExtras.h>
+
 #include <fmt/format.h>
 
 namespace graphlint {
@@ -131,6 +133,42 @@ void Graph::renameValue(Value &v, std::string name) {
   v.name = std::move(name);
   if (!v.name.empty())
     byName_.try_emplace(v.name, &v);
+}
+
+void Graph::replaceInput(Node &user, unsigned operand, Value *to) {
+  Value *from = user.inputs[operand];
+  if (from)
+    llvm::erase_if(from->uses, [&](const Use &u) { return u.user == &user && u.operand == operand; });
+  user.inputs[operand] = to;
+  to->uses.push_back({&user, operand});
+}
+
+void Graph::placeNodes(const llvm::DenseMap<const Node *, std::vector<Node *>> &before,
+                       const llvm::DenseMap<const Node *, std::vector<Node *>> &after) {
+  llvm::DenseMap<const Node *, std::unique_ptr<Node>> placed;
+  for (const auto *m : {&before, &after})
+    for (const auto &[at, list] : *m)
+      for (Node *c : list)
+        placed.try_emplace(c, nullptr);
+  for (auto &np : nodes_)
+    if (auto it = placed.find(np.get()); it != placed.end())
+      it->second = std::move(np);
+  std::vector<std::unique_ptr<Node>> order;
+  order.reserve(nodes_.size());
+  for (auto &np : nodes_) {
+    if (!np)
+      continue;
+    const Node *self = np.get();
+    if (auto it = before.find(self); it != before.end())
+      for (Node *c : it->second)
+        order.push_back(std::move(placed[c]));
+    order.push_back(std::move(np));
+    if (auto it = after.find(self); it != after.end())
+      for (Node *c : it->second)
+        order.push_back(std::move(placed[c]));
+  }
+  nodes_ = std::move(order);
+  renumber();
 }
 
 unsigned Graph::depth() const {

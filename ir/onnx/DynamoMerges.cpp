@@ -36,14 +36,6 @@ llvm::StringRef fxOpBase(llvm::StringRef name) {
   return !number.empty() && number != name && llvm::all_of(number, llvm::isDigit) ? base : name;
 }
 
-void replaceUse(Node &user, unsigned operand, Value *to) {
-  Value *from = user.inputs[operand];
-  if (from)
-    llvm::erase_if(from->uses, [&](const Use &u) { return u.user == &user && u.operand == operand; });
-  user.inputs[operand] = to;
-  to->uses.push_back({&user, operand});
-}
-
 // A node of ONNX op `op` at `opset` with one integer attribute, that the
 // file does not have.
 Node *addOnnxNode(Graph &g, std::string name, llvm::StringRef op, int64_t opset, const char *attribute,
@@ -127,7 +119,7 @@ public:
       if (merged.empty() || merged.size() != into.size())
         continue;
       for (size_t k = 0; k < merged.size(); ++k)
-        replaceUse(*np, into[k], restored(merged[k], *np->inputs[into[k]]));
+        Graph::replaceInput(*np, into[k], restored(merged[k], *np->inputs[into[k]]));
     }
   }
 
@@ -274,8 +266,6 @@ public:
     }
     if (lost.empty() && lostCats_.empty())
       return;
-    if (originalCount_ == 0)
-      originalCount_ = static_cast<unsigned>(g_.nodes().size());
     // Clone each merged computation before its first lost reader.
     llvm::DenseMap<const Node *, std::vector<Node *>> before, after;
     for (auto &[name, entry] : lost) {
@@ -289,7 +279,7 @@ public:
           first = u.user;
       Value *copy = clones.back()->outputs[into->resultIndex];
       for (const Use &u : readers)
-        replaceUse(*u.user, u.operand, copy);
+        Graph::replaceInput(*u.user, u.operand, copy);
       auto &slot = before[first];
       slot.insert(slot.end(), clones.begin(), clones.end());
     }
@@ -302,33 +292,10 @@ public:
       Node *copy = copyOf(*into, name);
       for (const auto &[v, u] : reads)
         if (v == into)
-          replaceUse(*u.user, u.operand, copy->outputs[0]);
+          Graph::replaceInput(*u.user, u.operand, copy->outputs[0]);
       after[into->producer].push_back(copy);
     }
-    // The new order: each node after the clones scheduled before it.
-    auto &nodes = g_.mutableNodes();
-    llvm::DenseMap<const Node *, std::unique_ptr<Node>> owned;
-    std::vector<std::unique_ptr<Node>> order;
-    order.reserve(nodes.size());
-    for (auto &np : nodes)
-      if (np->index >= originalCount_)
-        owned.try_emplace(np.get(), std::move(np));
-    for (auto &np : nodes) {
-      if (!np)
-        continue;
-      auto it = before.find(np.get());
-      if (it != before.end())
-        for (Node *c : it->second)
-          order.push_back(std::move(owned[c]));
-      const Node *self = np.get();
-      order.push_back(std::move(np));
-      auto next = after.find(self);
-      if (next != after.end())
-        for (Node *c : next->second)
-          order.push_back(std::move(owned[c]));
-    }
-    nodes = std::move(order);
-    g_.renumber();
+    g_.placeNodes(before, after);
   }
 
 private:
@@ -459,8 +426,6 @@ private:
           return {};
         sources.push_back(n);
       }
-    if (originalCount_ == 0)
-      originalCount_ = static_cast<unsigned>(g_.nodes().size());
     llvm::DenseMap<const Value *, Value *> copies;
     std::vector<Node *> out;
     for (const Node *src : sources) {
@@ -538,7 +503,6 @@ private:
   int64_t opset_;
   llvm::StringMap<std::vector<Node *>> byFxNode_;
   llvm::StringSet<> nodeNames_;
-  unsigned originalCount_ = 0;
   std::map<std::string, std::vector<std::pair<Value *, Use>>> lostCats_;  // per lost cat: (operand, reader)
 };
 
@@ -616,32 +580,13 @@ void restoreFoldedCasts(Model &m, int64_t opset) {
     c->outputs.push_back(copy);
     std::vector<Use> readers(weight->uses.begin(), weight->uses.end());
     for (const Use &u : readers)
-      replaceUse(*u.user, u.operand, copy);
+      Graph::replaceInput(*u.user, u.operand, copy);
     c->inputs.push_back(weight);
     weight->uses.push_back({c, 0});
     if (first)
       before[first].push_back(c);
   }
-  auto &nodes = g.mutableNodes();
-  llvm::DenseMap<const Node *, std::unique_ptr<Node>> owned;
-  std::vector<std::unique_ptr<Node>> order;
-  order.reserve(nodes.size());
-  for (auto &[reader, cs] : before)
-    for (Node *c : cs)
-      owned.try_emplace(c, nullptr);
-  for (auto &np : nodes)
-    if (owned.count(np.get()))
-      owned[np.get()] = std::move(np);
-  for (auto &np : nodes) {
-    if (!np)
-      continue;
-    if (auto it = before.find(np.get()); it != before.end())
-      for (Node *c : it->second)
-        order.push_back(std::move(owned[c]));
-    order.push_back(std::move(np));
-  }
-  nodes = std::move(order);
-  g.renumber();
+  g.placeNodes(before);
 }
 
 // An all-pass attention mask, which eager never builds nor adds (docs/

@@ -334,10 +334,18 @@ private:
   /// body has it (a higher-order op's body names its values apart from the
   /// main graph: both may have a `getitem`), then under "submod_1.getitem".
   std::string uniqueName(const std::string &name) {
-    if (!mainNames_.count(name) && !model_->graph->findLocal(name))
-      return name;
-    std::string base = scopes_.back().name + "." + name, out = base;
-    for (unsigned i = 1; model_->graph->findLocal(out); ++i)
+    return isFreeName(name) ? name : freeName(scopes_.back().name + "." + name);
+  }
+
+  bool isFreeName(const std::string &name) const {
+    return !mainNames_.count(name) && !model_->graph->findLocal(name);
+  }
+
+  /// `base`, or `base_1`, `base_2`, ...: the first name neither the main
+  /// graph nor a value made so far has.
+  std::string freeName(const std::string &base) const {
+    std::string out = base;
+    for (unsigned i = 1; !isFreeName(out); ++i)
       out = fmt::format("{}_{}", base, i);
     return out;
   }
@@ -669,8 +677,8 @@ private:
 
   // The casts autocast makes for an op of its lists (AutocastPolicy.h), which
   // a region's body does not record: an `aten._to_copy` per cast argument,
-  // just before the op, where the op's recorded output dtype is the one the
-  // policy gives (an integer matmul is not cast). With the cast cache on
+  // just before the op, for an op with a floating argument (an integer
+  // matmul is not cast). With the cast cache on
   // (torch.autocast's default; torch.export records the flag its tracer
   // sets, off), a trainable parameter is cast once per outermost region and
   // the cache holds the copy until that region ends.
@@ -713,11 +721,7 @@ private:
           cachedCasts_.push_back(copy->producer);
         }
       }
-      auto use = llvm::find_if(in->uses, [&](const Use &u) { return u.user == &n && u.operand == i; });
-      if (use != in->uses.end())
-        in->uses.erase(use);
-      copy->uses.push_back({&n, i});
-      n.inputs[i] = copy;
+      Graph::replaceInput(n, i, copy);
     }
     if (casts.empty())
       return;
@@ -746,9 +750,7 @@ private:
     c->metadata.emplace_back(kAutocastCast, autocast_.back().device);
     if (!gradEnabled_.empty() && !gradEnabled_.back())
       c->metadata.emplace_back(kGradDisabled, "true");
-    std::string base = fmt::format("{}_{}", in.name, torchDtypeName(to)), name = base;
-    for (unsigned k = 1; mainNames_.count(name) || model_->graph->findLocal(name); ++k)
-      name = fmt::format("{}_{}", base, k);
+    std::string name = freeName(fmt::format("{}_{}", in.name, torchDtypeName(to)));
     c->name = name;
     Value *v = model_->graph->createValue(name, Value::Kind::NodeOutput);
     v->type = Type::tensor(to, in.type.shape);

@@ -6,6 +6,7 @@
 
 #include "graphlint/ir/Type.h"
 
+#include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/ADT/ArrayRef.h>
 #include <llvm/ADT/StringMap.h>
@@ -260,6 +261,13 @@ public:
   Value *findLocal(llvm::StringRef n) const;
   /// Gives a value of this graph another name (findLocal follows).
   void renameValue(Value &v, std::string name);
+  /// Makes `user` read `to` as its input `operand` (both values' uses follow).
+  static void replaceInput(Node &user, unsigned operand, Value *to);
+  /// Puts nodes an importer created (at the end of the node list) in their
+  /// places: each list of `before` just before its node, each of `after` just
+  /// after it, then renumbers.
+  void placeNodes(const llvm::DenseMap<const Node *, std::vector<Node *>> &before,
+                  const llvm::DenseMap<const Node *, std::vector<Node *>> &after = {});
   /// Depth of nesting: 0 for the main graph.
   unsigned depth() const;
   /// "main", "main/loop_node:body", ... identifies the graph in diagnostics.
