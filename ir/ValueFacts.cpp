@@ -312,11 +312,12 @@ bool isTrainingOnnxDropout(const Node &n) {
 }
 
 bool isNoopConversion(const Node &n) {
-  if (n.domain != "aten" || n.opType != "to" || n.inputs.empty() || !n.inputs[0] || n.outputs.size() != 1 ||
-      !n.outputs[0])
+  bool onnxCast = isDefaultDomain(n.domain) && n.opType == "Cast";
+  if ((!onnxCast && (n.domain != "aten" || n.opType != "to")) || n.inputs.empty() || !n.inputs[0] ||
+      n.outputs.size() != 1 || !n.outputs[0])
     return false;
   const std::string *overload = n.metadataValue("overload");
-  if (!overload || *overload != "dtype" || n.attrInt("copy").value_or(0) != 0)
+  if (!onnxCast && (!overload || *overload != "dtype" || n.attrInt("copy").value_or(0) != 0))
     return false;
   const Type &in = n.inputs[0]->type, &out = n.outputs[0]->type;
   return in.isTensor() && out.isTensor() && in.dtype != DType::Undefined && in.dtype == out.dtype;

@@ -204,9 +204,7 @@ TorchView torchViewOf(const Node &n, unsigned oi) {
     v.base = from(static_cast<unsigned>(n.outputAliasesInput[oi]));  // the FX exporter's alias fact
   } else if (oi == 0 && (n.opType == "Squeeze" || n.opType == "Unsqueeze" || n.opType == "Identity" ||
                          (n.opType == "Dropout" && (n.outputs.size() < 2 || !n.outputs[1]) && !isTrainingOnnxDropout(n)) ||
-                         isIdentityDropout(n) || isNoopConversion(n) || isPromotionCast(n) ||
-                         (n.opType == "Cast" && isDefaultDomain(n.domain) && from(0) && n.outputs[0] &&
-                          from(0)->type.dtype == n.outputs[0]->type.dtype))) {
+                         isIdentityDropout(n) || isNoopConversion(n) || isPromotionCast(n))) {
     v.base = from(0);
   } else if (oi == 0 && isViewOp(n)) {
     v.base = from(0);

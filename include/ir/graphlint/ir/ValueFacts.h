@@ -162,8 +162,9 @@ const std::string *decomposedAttentionCall(const Node &n);
 bool attentionDropsOut(const Node &n);
 
 /// `Tensor.to(dtype)` to the dtype the tensor already has (torch.export's
-/// aten.to.dtype, T5's `hidden_states.to(torch.float32)`): PyTorch returns
-/// the tensor itself unless copy=True.
+/// aten.to.dtype, T5's `hidden_states.to(torch.float32)`), or an ONNX Cast
+/// to its input's dtype (autocast's cast of a tensor already in bfloat16):
+/// PyTorch returns the tensor itself unless copy=True.
 bool isNoopConversion(const Node &n);
 
 /// A Cast torch.onnx's dynamo exporter inserted for type promotion (its FX
