@@ -125,9 +125,18 @@ void PlanBuilder::classifyParams() {
   for (const Value *in : g_.inputs)
     if (in->requiresGrad)
       needsGrad_.insert(in);
+  // Trainable parameters no graph output depends on, only where every edge
+  // is in the file: a joint graph's outputs are the gradients themselves,
+  // graphlint-export leaves out an argument it could not trace (`"self":
+  // null`), whose producer would look unread, and a body graph's reads of
+  // outer values are not its node's inputs.
+  const auto &nodes = g_.nodes();
+  bool edgesComplete = (m_.format == ModelFormat::Onnx || m_.producerName == "torch.export") &&
+                       llvm::none_of(nodes, [](const auto &np) { return !np->subgraphs().empty(); });
+  if (!s_.train || !edgesComplete || g_.hasBackward() || trainableOrder_.empty())
+    return;
   // What a graph output depends on, from the last node back.
   llvm::DenseSet<const Value *> reaches(g_.outputs.begin(), g_.outputs.end());
-  const auto &nodes = g_.nodes();
   for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
     const Node &n = **it;
     // An in-place op's result is its mutated input, which later nodes read.
@@ -138,16 +147,9 @@ void PlanBuilder::classifyParams() {
         if (in)
           reaches.insert(in);
   }
-  // Only where every edge is in the file: a joint graph's outputs are the
-  // gradients themselves, and graphlint-export leaves out an argument it
-  // could not trace (`"self": null`), whose producer would look unread.
-  // A body graph's reads of outer values are not its node's inputs.
-  bool edgesComplete = (m_.format == ModelFormat::Onnx || m_.producerName == "torch.export") &&
-                       llvm::none_of(nodes, [](const auto &np) { return !np->subgraphs().empty(); });
-  if (edgesComplete && !g_.hasBackward())
-    for (const Value *p : trainableOrder_)
-      if (!reaches.count(p))
-        gradless_.insert(p);
+  for (const Value *p : trainableOrder_)
+    if (!reaches.count(p))
+      gradless_.insert(p);
 }
 
 void PlanBuilder::computeNeedsGrad() {
