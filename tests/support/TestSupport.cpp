@@ -9,6 +9,7 @@
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Program.h>
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <iostream>
@@ -113,6 +114,14 @@ std::vector<const Diagnostic *> withCode(const FileReport &r, const std::string 
     if (d.code == code)
       out.push_back(&d);
   return out;
+}
+
+uint64_t forwardBackwardPeak(const MemorySummary &m) {
+  uint64_t peak = 0;
+  for (const MemorySummary::Point &p : m.timeline)
+    if (p.phase != "optimizer")
+      peak = std::max(peak, p.liveBytes);
+  return peak;
 }
 
 std::string dumpDiagnostics(const FileReport &r) {

@@ -29,6 +29,10 @@ FileReport lintText(const std::string &text, const LintOptions &opts = {});
 std::vector<const Diagnostic *> withCode(const FileReport &r, const std::string &code);
 /// "CODE node: message" per line, for assertion messages.
 std::string dumpDiagnostics(const FileReport &r);
+/// A training plan's peak before the optimizer step: the highest point of
+/// the forward and backward (Adam's temporaries can set the step's peak and
+/// hide the activations).
+uint64_t forwardBackwardPeak(const MemorySummary &m);
 
 /// Compares `actual` with tests/golden/NAME, or rewrites the golden when
 /// GRAPHLINT_UPDATE_GOLDENS is set (review the diff afterwards).

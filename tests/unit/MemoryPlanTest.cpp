@@ -387,10 +387,7 @@ double compareWithMeasured(const std::string &dir, double tolerance) {
       o.setup.optimizer = Optimizer::Adam;
       FileReport r = lintFile(m.onnx, o);
       EXPECT_FALSE(r.fatal) << m.onnx << ": " << r.fatalMessage;
-      uint64_t beforeStep = 0;  // the predicted peak of forward and backward
-      for (const MemorySummary::Point &p : r.memory.timeline)
-        if (p.phase != "optimizer")
-          beforeStep = std::max(beforeStep, p.liveBytes);
+      uint64_t beforeStep = test::forwardBackwardPeak(r.memory);
       struct Row { const char *mode; uint64_t truth, predicted; };
       std::vector<Row> rows;
       if (!train)

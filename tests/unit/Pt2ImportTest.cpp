@@ -636,10 +636,7 @@ TEST(Pt2Import, ARecomputedLayerSavesASharedTensorOnce) {
     opts.setup.recompute = recompute;
     FileReport r = lintModel(*m, opts);
     uint64_t resident = r.memory.paramsBytes + r.memory.inputsBytes + r.memory.optimizerBytes;
-    uint64_t fwdBwd = 0;
-    for (const auto &step : r.memory.timeline)
-      if (step.phase != "optimizer")
-        fwdBwd = std::max(fwdBwd, step.liveBytes);
+    uint64_t fwdBwd = test::forwardBackwardPeak(r.memory);
     double measured = recompute == Recompute::None ? 156928.0 : 111872.0;
     double err = (static_cast<double>(fwdBwd - resident) - measured) / measured;
     EXPECT_LT(std::abs(err), recompute == Recompute::None ? 0.001 : 0.04) << fwdBwd - resident;
