@@ -143,8 +143,7 @@ void Graph::replaceInput(Node &user, unsigned operand, Value *to) {
   to->uses.push_back({&user, operand});
 }
 
-void Graph::placeNodes(const llvm::DenseMap<const Node *, std::vector<Node *>> &before,
-                       const llvm::DenseMap<const Node *, std::vector<Node *>> &after) {
+void Graph::placeNodes(const Placement &before, const Placement &after) {
   llvm::DenseMap<const Node *, std::unique_ptr<Node>> placed;
   for (const auto *m : {&before, &after})
     for (const auto &[at, list] : *m)

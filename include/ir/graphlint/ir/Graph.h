@@ -266,8 +266,8 @@ public:
   /// Puts nodes an importer created (at the end of the node list) in their
   /// places: each list of `before` just before its node, each of `after` just
   /// after it, then renumbers.
-  void placeNodes(const llvm::DenseMap<const Node *, std::vector<Node *>> &before,
-                  const llvm::DenseMap<const Node *, std::vector<Node *>> &after = {});
+  using Placement = llvm::DenseMap<const Node *, std::vector<Node *>>;
+  void placeNodes(const Placement &before, const Placement &after = Placement());
   /// Depth of nesting: 0 for the main graph.
   unsigned depth() const;
   /// "main", "main/loop_node:body", ... identifies the graph in diagnostics.
