@@ -208,11 +208,14 @@ SavedForBackward savedForBackward(const Node &n, llvm::ArrayRef<bool> needsGrad)
     s.outputs.push_back(0);
     break;
   case Keeps::Input0:
-    keepIn(0);
     // An in-place variant overwrites what its derivative reads: autograd
-    // saves a copy of the original (hardswish_, silu_; relu_ reads its result).
+    // saves a copy of the original (hardswish_, silu_; relu_ reads its
+    // result) and not the tensor itself, whose storage, the result now, lives
+    // only as long as what reads the result keeps it.
     if (n.op && n.op->inplace && !n.inputs.empty() && n.inputs[0])
       s.extraBytes += bytesOfStatic(n.inputs[0], std::max(1u, dtypeBits(n.inputs[0]->type.dtype) / 8));
+    else
+      keepIn(0);
     break;
   case Keeps::OtherOperand:
   case Keeps::Contraction: {
