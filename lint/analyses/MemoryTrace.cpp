@@ -710,6 +710,12 @@ void PlanBuilder::backward() {
         if (v && v->producer && segment_[v->producer->index] == seg && storageOf_.count(v) &&
             t_.storages[storageOf_[v]].kind == MemoryKind::Activation) {
           uint32_t st = storageOf_[v];
+          // A view of what the segment reads (Llama's `x.to(float32)` of the
+          // layer's input, the rotary table's unsqueeze) is that tensor, kept
+          // as the checkpoint's input: the recompute allocates nothing for it.
+          const Value *base = t_.storages[st].value;
+          if (base && base->producer && segment_[base->producer->index] != seg)
+            continue;
           if (once.find(st) == once.end())
             once[st] = {t_.alloc(t_.storages[st].bytes, MemoryKind::Saved, v), static_cast<int64_t>(n.index)};
         }
