@@ -698,32 +698,61 @@ void PlanBuilder::backward() {
   // Recomputed saved tensors per segment, rebuilt before its backward.
   int currentSegment = -1;
   std::map<int64_t, std::vector<uint32_t>> rebuilt;  // node -> storages to free at its backward
-  // A storage the recompute saves once however many nodes save it (the
-  // normed input the q, k and v projections all read) or views of it, until
-  // the backward of the first of them in forward order.
+  // The recompute runs the segment's forward again, as
+  // torch.utils.checkpoint(use_reentrant=False) does before the backward of
+  // its last node: each node's output is allocated in order; what the
+  // backward saves is kept until the backward of its first saver in forward
+  // order (a storage several nodes save, as the normed input the q, k and v
+  // projections all read, once), the rest freed after its last reader; it
+  // stops after the last node that saves something (checkpoint's early stop).
   auto rebuildSegment = [&](int seg) {
-    llvm::MapVector<uint32_t, std::pair<uint32_t, int64_t>> once;  // forward storage -> (recomputed, first saver)
-    for (size_t i = segStart_[seg]; i < nodes.size() && segment_[i] == seg; ++i) {
-      const Node &n = *nodes[i];
-      Saved sv = savedOf(n);
-      for (const Value *v : sv.values)
-        if (v && v->producer && segment_[v->producer->index] == seg && storageOf_.count(v) &&
-            t_.storages[storageOf_[v]].kind == MemoryKind::Activation) {
-          uint32_t st = storageOf_[v];
-          // A view of what the segment reads (Llama's `x.to(float32)` of the
-          // layer's input, the rotary table's unsqueeze) is that tensor, kept
-          // as the checkpoint's input: the recompute allocates nothing for it.
-          const Value *base = t_.storages[st].value;
-          if (base && base->producer && segment_[base->producer->index] != seg)
-            continue;
-          if (once.find(st) == once.end())
-            once[st] = {t_.alloc(t_.storages[st].bytes, MemoryKind::Saved, v), static_cast<int64_t>(n.index)};
-        }
+    llvm::DenseMap<uint32_t, int64_t> firstSaver;  // forward storage -> node
+    int64_t lastSaver = -1;
+    size_t first = segStart_[seg];
+    for (size_t i = first; i < nodes.size() && segment_[i] == seg; ++i) {
+      Saved sv = savedOf(*nodes[i]);
       if (sv.extraBytes)
-        rebuilt[n.index].push_back(t_.alloc(sv.extraBytes, MemoryKind::Saved, nullptr, &n));
+        lastSaver = static_cast<int64_t>(i);
+      for (const Value *v : sv.values) {
+        auto it = v && v->producer && segment_[v->producer->index] == seg ? storageOf_.find(v) : storageOf_.end();
+        if (it == storageOf_.end() || t_.storages[it->second].kind != MemoryKind::Activation)
+          continue;
+        // A view of what the segment reads (Llama's `x.to(float32)` of the
+        // layer's input, the rotary table's unsqueeze) is that tensor, kept
+        // as the checkpoint's input: the recompute allocates nothing for it.
+        const Value *base = t_.storages[it->second].value;
+        if (base && base->producer && segment_[base->producer->index] != seg)
+          continue;
+        firstSaver.try_emplace(it->second, static_cast<int64_t>(i));
+        lastSaver = static_cast<int64_t>(i);
+      }
     }
-    for (const auto &[st, r] : once)
-      rebuilt[r.second].push_back(r.first);
+    std::map<int64_t, std::vector<uint32_t>> transient;  // node -> recomputed outputs freed after it
+    for (int64_t i = static_cast<int64_t>(first); i <= lastSaver; ++i) {
+      const Node &n = *nodes[i];
+      for (const Value *o : n.outputs) {
+        auto it = o ? storageOf_.find(o) : storageOf_.end();
+        if (it == storageOf_.end() || t_.storages[it->second].value != o ||
+            t_.storages[it->second].kind != MemoryKind::Activation || t_.storages[it->second].bytes == 0)
+          continue;  // a view, or not the forward's own
+        auto saver = firstSaver.find(it->second);
+        bool saved = saver != firstSaver.end();
+        uint32_t st = t_.alloc(t_.storages[it->second].bytes, saved ? MemoryKind::Saved : MemoryKind::Activation, o);
+        if (saved)
+          rebuilt[saver->second].push_back(st);
+        else
+          transient[std::min(it->second < lastUse_.size() ? std::max(lastUse_[it->second], i) : i, lastSaver)]
+              .push_back(st);
+      }
+      if (uint64_t extra = savedOf(n).extraBytes)
+        rebuilt[n.index].push_back(t_.alloc(extra, MemoryKind::Saved, nullptr, &n));
+      t_.mark(&n, nodeLabel(n) + " (recompute)", MemoryPhase::Backward);
+      if (auto tr = transient.find(i); tr != transient.end()) {
+        for (uint32_t st : tr->second)
+          t_.release(st);
+        transient.erase(tr);
+      }
+    }
   };
 
   for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
