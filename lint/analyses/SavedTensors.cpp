@@ -298,8 +298,11 @@ bool gradPassesThrough(const Node &n, unsigned input) {
   if (rule == "Add" || (rule == "Sub" && input == 0))
     return sameSize();
   // The input's gradient is a view (or a slice) of the output's. ONNX's
-  // inference Dropout only: a training dropout's backward multiplies by the mask.
-  if (input == 0 && (isViewOp(n) || rule == "Transpose" || (n.opType == "Dropout" && !isTrainingOnnxDropout(n))))
+  // inference Dropout only: a training dropout's backward multiplies by the
+  // mask; a PyTorch dropout that returns its input itself (p = 0) records no
+  // autograd node, so the gradient reaching its output is its input's.
+  if (input == 0 && (isViewOp(n) || rule == "Transpose" || (n.opType == "Dropout" && !isTrainingOnnxDropout(n)) ||
+                     isIdentityDropout(n)))
     return true;
   return rule == "Concat";
 }
