@@ -102,12 +102,14 @@ def variant(name, batch, mode):
     return model, inputs
 
 
-def measure(model, inputs, mode):
+def measure(model, inputs, mode, live=None):
+    """The truth of one case; `live`: the LiveStorages (or subclass) instance
+    to measure with, which keeps its samples (a fresh one when None)."""
     gc.collect()
+    live = LiveStorages() if live is None else live
     if mode == "inference":
         model.eval()
         with torch.no_grad():
-            live = LiveStorages()
             live.track(list(model.parameters()) + list(model.buffers()) + list(inputs))
             live.sample("start")
             with live:
@@ -130,7 +132,6 @@ def measure(model, inputs, mode):
     step()   # allocates the optimizer state
     gc.collect()
     state = [t for s in opt.state.values() for t in s.values() if isinstance(t, torch.Tensor)]
-    live = LiveStorages()
     live.track(list(model.parameters()) + list(model.buffers()) + list(inputs) + state)
     live.sample("start")
     with live:

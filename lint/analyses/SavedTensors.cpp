@@ -297,12 +297,15 @@ bool gradPassesThrough(const Node &n, unsigned input) {
   llvm::StringRef rule = ruleName(n);
   if (rule == "Add" || (rule == "Sub" && input == 0))
     return sameSize();
-  // The input's gradient is a view (or a slice) of the output's. ONNX's
-  // inference Dropout only: a training dropout's backward multiplies by the
-  // mask; a PyTorch dropout that returns its input itself (p = 0) records no
-  // autograd node, so the gradient reaching its output is its input's.
-  if (input == 0 && (isViewOp(n) || rule == "Transpose" || (n.opType == "Dropout" && !isTrainingOnnxDropout(n)) ||
-                     isIdentityDropout(n)))
+  // The input's gradient is a view (or a slice) of the output's: a view of
+  // as many elements (a select, slice or narrow of fewer has a backward that
+  // makes an input-sized buffer of zeros, an expand's sums into a new one).
+  // ONNX's inference Dropout only: a training dropout's backward multiplies
+  // by the mask; a PyTorch dropout that returns its input itself (p = 0)
+  // records no autograd node, so the gradient reaching its output is its
+  // input's.
+  if (input == 0 && (((isViewOp(n) || rule == "Transpose") && sameSize()) ||
+                     (n.opType == "Dropout" && !isTrainingOnnxDropout(n)) || isIdentityDropout(n)))
     return true;
   return rule == "Concat";
 }
