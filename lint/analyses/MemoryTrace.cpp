@@ -730,7 +730,18 @@ void PlanBuilder::backward() {
     std::map<int64_t, std::vector<uint32_t>> transient;  // node -> recomputed outputs freed after it
     for (int64_t i = static_cast<int64_t>(first); i <= lastSaver; ++i) {
       const Node &n = *nodes[i];
-      for (const Value *o : n.outputs) {
+      // Autograd saves an op's inputs before its kernel runs and its outputs
+      // after: the early stop, raised as the last saved tensor is packed,
+      // leaves the outputs of a last node that keeps only inputs unmade (a
+      // linear keeping its input; the CPU dropout's `input * noise`, whose
+      // noise exists before the multiply).
+      Saved sv = savedOf(n);
+      bool cpuDropout = s_.kernels == Kernels::Cpu &&
+                        ((n.domain == "aten" && n.atenName() == "dropout") || isTrainingOnnxDropout(n));
+      bool keepsOutput = llvm::any_of(sv.values, [&](const Value *v) { return llvm::is_contained(n.outputs, v); }) ||
+                         (sv.extraBytes && !cpuDropout);
+      bool stopsBeforeKernel = i == lastSaver && !keepsOutput;
+      for (const Value *o : stopsBeforeKernel ? llvm::ArrayRef<Value *>() : llvm::ArrayRef<Value *>(n.outputs)) {
         auto it = o ? storageOf_.find(o) : storageOf_.end();
         if (it == storageOf_.end() || t_.storages[it->second].value != o ||
             t_.storages[it->second].kind != MemoryKind::Activation || t_.storages[it->second].bytes == 0)
@@ -744,8 +755,8 @@ void PlanBuilder::backward() {
           transient[std::min(it->second < lastUse_.size() ? std::max(lastUse_[it->second], i) : i, lastSaver)]
               .push_back(st);
       }
-      if (uint64_t extra = savedOf(n).extraBytes)
-        rebuilt[n.index].push_back(t_.alloc(extra, MemoryKind::Saved, nullptr, &n));
+      if (sv.extraBytes)
+        rebuilt[n.index].push_back(t_.alloc(sv.extraBytes, MemoryKind::Saved, nullptr, &n));
       t_.mark(&n, nodeLabel(n) + " (recompute)", MemoryPhase::Backward);
       if (auto tr = transient.find(i); tr != transient.end()) {
         for (uint32_t st : tr->second)
