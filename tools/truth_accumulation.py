@@ -67,10 +67,8 @@ def measure_case(name, batch, mode):
     import os
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, here)
-    argv, sys.argv = sys.argv, sys.argv[:1]
     import memory_matrix as mx
     from validate_memory import LiveStorages
-    sys.argv = argv
 
     class Live(LiveStorages):
         backward = False

@@ -8,7 +8,6 @@
 
 #include <fmt/format.h>
 
-#include <llvm/ADT/MapVector.h>
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/DenseSet.h>
 #include <llvm/ADT/StringMap.h>
@@ -381,11 +380,14 @@ PlanBuilder::Saved PlanBuilder::savedOf(const Node &n) {
   // aten's dropout on the CPU is `input * noise`, the noise a tensor of the
   // input's dtype that MulBackward keeps (torchStorageOf), not CUDA's
   // one-byte mask.
-  if (sv.extraBytes && s_.kernels == Kernels::Cpu &&
-      ((n.domain == "aten" && n.atenName() == "dropout") || isTrainingOnnxDropout(n)) && !n.outputs.empty() &&
-      n.outputs[0])
+  if (sv.extraBytes && isCpuDropout(n) && !n.outputs.empty() && n.outputs[0])
     out.extraBytes = outputBytes(n, 0);
   return out;
+}
+
+bool PlanBuilder::isCpuDropout(const Node &n) const {
+  return s_.kernels == Kernels::Cpu &&
+         ((n.domain == "aten" && n.atenName() == "dropout") || isTrainingOnnxDropout(n));
 }
 
 /// Inference: an activation whose input dies here overwrites it, as the
@@ -709,8 +711,9 @@ void PlanBuilder::backward() {
     llvm::DenseMap<uint32_t, int64_t> firstSaver;  // forward storage -> node
     int64_t lastSaver = -1;
     size_t first = segStart_[seg];
+    std::vector<Saved> savedBy;  // by node, from `first`
     for (size_t i = first; i < nodes.size() && segment_[i] == seg; ++i) {
-      Saved sv = savedOf(*nodes[i]);
+      const Saved &sv = savedBy.emplace_back(savedOf(*nodes[i]));
       if (sv.extraBytes)
         lastSaver = static_cast<int64_t>(i);
       for (const Value *v : sv.values) {
@@ -735,11 +738,9 @@ void PlanBuilder::backward() {
       // leaves the outputs of a last node that keeps only inputs unmade (a
       // linear keeping its input; the CPU dropout's `input * noise`, whose
       // noise exists before the multiply).
-      Saved sv = savedOf(n);
-      bool cpuDropout = s_.kernels == Kernels::Cpu &&
-                        ((n.domain == "aten" && n.atenName() == "dropout") || isTrainingOnnxDropout(n));
+      const Saved &sv = savedBy[static_cast<size_t>(i) - first];
       bool keepsOutput = llvm::any_of(sv.values, [&](const Value *v) { return llvm::is_contained(n.outputs, v); }) ||
-                         (sv.extraBytes && !cpuDropout);
+                         (sv.extraBytes && !isCpuDropout(n));
       bool stopsBeforeKernel = i == lastSaver && !keepsOutput;
       for (const Value *o : stopsBeforeKernel ? llvm::ArrayRef<Value *>() : llvm::ArrayRef<Value *>(n.outputs)) {
         auto it = o ? storageOf_.find(o) : storageOf_.end();
@@ -749,11 +750,13 @@ void PlanBuilder::backward() {
         auto saver = firstSaver.find(it->second);
         bool saved = saver != firstSaver.end();
         uint32_t st = t_.alloc(t_.storages[it->second].bytes, saved ? MemoryKind::Saved : MemoryKind::Activation, o);
-        if (saved)
+        if (saved) {
           rebuilt[saver->second].push_back(st);
-        else
-          transient[std::min(it->second < lastUse_.size() ? std::max(lastUse_[it->second], i) : i, lastSaver)]
-              .push_back(st);
+        } else {
+          // Freed after its last reader, or when the recompute stops.
+          int64_t lastRead = it->second < lastUse_.size() ? std::max(lastUse_[it->second], i) : i;
+          transient[std::min(lastRead, lastSaver)].push_back(st);
+        }
       }
       if (sv.extraBytes)
         rebuilt[n.index].push_back(t_.alloc(sv.extraBytes, MemoryKind::Saved, nullptr, &n));

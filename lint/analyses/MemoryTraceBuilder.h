@@ -171,6 +171,9 @@ private:
     uint64_t extraBytes = 0;
   };
   Saved savedOf(const Node &n);
+  /// aten's dropout, or a training ai.onnx Dropout, run by the CPU's kernel
+  /// (`input * noise`; --kernels cpu).
+  bool isCpuDropout(const Node &n) const;
 
   const Model &m_;
   const Setup &s_;
