@@ -21,7 +21,24 @@ without a mode runs it (in place: no new buffer): the forward+backward peak
 beyond the resident states both ways. Eager adds in place only into a
 buffer it alone holds, so the second figure is the lowest the accumulations
 allow; graphlint's plan applies that condition to each.
+
+  PY tools/truth_accumulation.py --against tests/fixtures/memory/matrix-torch2.14.json [--only NAME ...]
+
+--against measures every training case of a truth file again without any
+dispatch mode: one forward+backward, after the truth's warm-up step, under
+torch.profiler with profile_memory, its allocator events summed and sampled
+at the end of every aten op the mode would see (not CompositeImplicitAutograd,
+not called from inside another such op's kernel), and prints it beside the
+truth's figure. Where they differ: eager's in-place accumulations (lower);
+torch.utils.checkpoint's saved CPU RNG state (torch.get_rng_state(), 5,056 B
+per checkpointed call, which no aten op makes, so the mode never sees it:
+higher); and one blind spot of the profiler's samples, a checkpoint's early
+stop, which raises inside the last recomputed op's autograd kernel, so its
+output is freed before that op's end is sampled (lower: the mode samples it).
 """
+import gc
+import json
+import os
 import sys
 
 import torch
@@ -62,12 +79,93 @@ def accumulation_ops():
     return [n for n in names[names.index("aten::select_backward"):] if n != "aten::select_backward"]
 
 
+def matrix():
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import memory_matrix
+    return memory_matrix
+
+
+def composite(name, known={}):
+    """Whether an aten op decomposes above the dispatch modes (they see its parts, not it)."""
+    if name not in known:
+        try:
+            known[name] = torch._C._dispatch_has_kernel_for_dispatch_key(name, "CompositeImplicitAutograd")
+        except RuntimeError:
+            known[name] = False
+    return known[name]
+
+
+def eager_forward_backward(name, batch, mode):
+    """(forward+backward peak beyond what was live before it, the op there) of a
+    matrix case run without a dispatch mode: the allocator's events under the
+    profiler, sampled at the end of every op a mode would see."""
+    mx = matrix()
+    model, inputs = mx.variant(name, batch, mode)
+    model.train()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-4, foreach=False)
+
+    def forward_backward():
+        out = model(*inputs)
+        out.backward(torch.ones_like(out))
+
+    forward_backward()  # the truth's warm-up step: the optimizer state exists
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+    gc.collect()
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        forward_backward()
+    # The profiler's own events, in integer nanoseconds (torch 1.13: microseconds).
+    events = prof.profiler.kineto_results.events()
+    if hasattr(events[0], "start_ns"):
+        begin, length = (lambda e: e.start_ns()), (lambda e: e.duration_ns())
+    else:
+        begin, length = (lambda e: e.start_us()), (lambda e: e.duration_us())
+    allocs = sorted((begin(e), e.nbytes()) for e in events if e.name() == "[memory]")
+    # What a mode's __torch_dispatch__ would have been called for: an aten op
+    # that is not CompositeImplicitAutograd and runs inside no other such op
+    # (nesting per thread, from the intervals).
+    ops = sorted(((e.start_thread_id(), begin(e), -(begin(e) + length(e)), e.name()) for e in events
+                  if e.name().startswith("aten::")))
+    ends, open_ops, thread = [], [], None
+    for tid, t0, neg_end, name in ops:
+        if tid != thread:
+            open_ops, thread = [], tid
+        while open_ops and open_ops[-1][0] <= t0:
+            open_ops.pop()
+        kernel = not composite(name)
+        if kernel and not any(k for _, k in open_ops):
+            ends.append((-neg_end, name[len("aten::"):]))
+        open_ops.append((-neg_end, kernel))
+    ends.sort()
+    live = peak = 0
+    peak_op, i = None, 0
+    for t, op in ends:
+        while i < len(allocs) and allocs[i][0] <= t:
+            live += allocs[i][1]
+            i += 1
+        if live > peak:
+            peak, peak_op = live, op
+    return peak, peak_op
+
+
+def against(path, only):
+    """Every training case of a truth file measured again without a mode."""
+    with open(path) as f:
+        cases = json.load(f)["cases"]
+    print("torch %s, %s: forward+backward peak beyond the resident states" % (torch.__version__, os.path.basename(path)))
+    print("%-36s %12s %12s %8s  %s" % ("case", "truth", "eager", "diff", "eager's peak op"))
+    for key, v in sorted(cases.items()):
+        name, batch, mode = key.split("/")
+        if "fwd_bwd_peak" not in v or (only and name not in only):
+            continue
+        truth = v["fwd_bwd_peak"] - v["resident"]
+        eager, op = eager_forward_backward(name, int(batch[1:]), mode)
+        print("%-36s %12d %12d %+7.2f%%  %s" % (key, truth, eager, 100.0 * (eager - truth) / truth, op), flush=True)
+
+
 def measure_case(name, batch, mode):
     """(truth's fwd+bwd peak beyond the resident states, the same with in-place accumulation, accumulations)."""
-    import os
-    here = os.path.dirname(os.path.abspath(__file__))
-    sys.path.insert(0, here)
-    import memory_matrix as mx
+    mx = matrix()
     from validate_memory import LiveStorages
 
     class Live(LiveStorages):
@@ -104,8 +202,14 @@ def main():
     if len(sys.argv) == 5 and sys.argv[1] == "--case":
         name, batch, mode = sys.argv[2], int(sys.argv[3]), sys.argv[4]
         truth, inplace, n = measure_case(name, batch, mode)
+        eager, _ = eager_forward_backward(name, batch, mode)
         print("%s b%d %s, torch %s: forward+backward peak beyond the resident states %d B as measured, "
-              "%d B with its %d accumulations in place" % (name, batch, mode, torch.__version__, truth, inplace, n))
+              "%d B with its %d accumulations in place, %d B measured without a mode"
+              % (name, batch, mode, torch.__version__, truth, inplace, n, eager))
+        return 0
+    if len(sys.argv) >= 3 and sys.argv[1] == "--against":
+        only = sys.argv[4:] if len(sys.argv) > 3 and sys.argv[3] == "--only" else []
+        against(sys.argv[2], only)
         return 0
     plain = accumulation_ops()
     with PassThrough():
