@@ -96,11 +96,15 @@ def composite(name, known={}):
 
 
 def eager_forward_backward(name, batch, mode):
-    """(forward+backward peak beyond what was live before it, the op there) of a
-    matrix case run without a dispatch mode: the allocator's events under the
+    """eager_peak of a matrix case."""
+    return eager_peak(*matrix().variant(name, batch, mode))
+
+
+def eager_peak(model, inputs):
+    """(forward+backward peak beyond what was live before it, the op there) of
+    one training step of `model` run without a dispatch mode, as the matrix's
+    truth runs it (a warm-up step, Adam): the allocator's events under the
     profiler, sampled at the end of every op a mode would see."""
-    mx = matrix()
-    model, inputs = mx.variant(name, batch, mode)
     model.train()
     opt = torch.optim.Adam(model.parameters(), lr=1e-4, foreach=False)
 

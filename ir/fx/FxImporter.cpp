@@ -410,6 +410,8 @@ private:
       else
         n->metadata.emplace_back("apply_rest", std::to_string(*rest));
     }
+    if (llvm::Optional<bool> acc = o.getBoolean("accumulates"); acc && *acc)
+      n->metadata.emplace_back("accumulates", "true");  // also read by JointTrace.cpp
     readNodeInputs(o, where, *n);
     readNodeOutputs(o, where, *n);
     readAttributes(o, where, *n);

@@ -70,6 +70,11 @@ void PlanBuilder::joint() {
     if (segments[static_cast<size_t>(seg)].recomputeAt >= 0)
       recomputeAt[segments[static_cast<size_t>(seg)].recomputeAt].push_back(seg);
 
+  // The trace ran under graphlint-export's dispatch mode, so its gradient
+  // sums are out of place; eager on torch 2.x adds into a buffer it alone
+  // holds, torch 1.x always sums into a new one.
+  const bool inPlaceSums = training && !tracedByTorch1();
+
   // A lifetime extended past the value's last reader (module arguments,
   // Python locals) ends at a node that does not read it: free it there.
   std::vector<std::vector<uint32_t>> dueAt(static_cast<size_t>(end) + 1);
@@ -104,6 +109,8 @@ void PlanBuilder::joint() {
         continue;
       bool paramGrad = n.backwardPhase && o->isGraphOutput();
       uint32_t st = viewStorage(n, oi);
+      if (st == kNone && oi == 0 && inPlaceSums)
+        st = accumulatedInto(n, idx);
       if (st == kNone) {
         MemoryKind kind = paramGrad ? MemoryKind::Grad : n.backwardPhase ? MemoryKind::Gradient : MemoryKind::Activation;
         // An activation's gradient is that activation's (as in a synthesised
@@ -189,12 +196,8 @@ std::vector<PlanBuilder::Checkpoint> PlanBuilder::checkpoints(llvm::DenseMap<con
     }
   }
   // torch 1.x reruns the whole segment; 2.x stops after its last saved
-  // tensor (checkpoint's early stop). The graph says which torch traced it.
-  bool earlyStop = true;
-  for (const auto &kv : m_.metadata)
-    if (kv.first == "torch" && llvm::StringRef(kv.second).startswith("1."))
-      earlyStop = false;
-  if (!earlyStop)
+  // tensor (checkpoint's early stop).
+  if (tracedByTorch1())
     for (size_t i = 0; i < nodes.size(); ++i)
       if (int seg = segment_[i]; seg >= 0 && out[static_cast<size_t>(seg)].backwardEnd >= 0)
         out[static_cast<size_t>(seg)].replayEnd = static_cast<int64_t>(i);
@@ -220,6 +223,32 @@ std::vector<PlanBuilder::Checkpoint> PlanBuilder::checkpoints(llvm::DenseMap<con
       }
   }
   return out;
+}
+
+bool PlanBuilder::tracedByTorch1() const {
+  for (const auto &kv : m_.metadata)
+    if (kv.first == "torch" && llvm::StringRef(kv.second).startswith("1."))
+      return true;
+  return false;
+}
+
+uint32_t PlanBuilder::accumulatedInto(const Node &n, int64_t idx) {
+  if (n.inputs.size() < 2 || n.outputs.empty() || !n.outputs[0] || !n.metadataValue("accumulates"))
+    return kNone;
+  uint32_t operand[2] = {kNone, kNone};
+  for (unsigned k = 0; k < 2; ++k)
+    if (auto it = n.inputs[k] ? storageOf_.find(captureOrigin(n.inputs[k])) : storageOf_.end(); it != storageOf_.end())
+      operand[k] = it->second;
+  // InputBuffer::accumulate tries the buffer it already held first.
+  for (unsigned k = 0; k < 2; ++k) {
+    uint32_t st = operand[k];
+    if (st == kNone || st == operand[1 - k] || st >= lastUse_.size())
+      continue;
+    const Trace::Storage &buf = t_.storages[st];
+    if (buf.live && buf.kind == MemoryKind::Gradient && lastUse_[st] == idx && buf.bytes == outputBytes(n, 0))
+      return st;
+  }
+  return kNone;
 }
 
 void PlanBuilder::recompute(int seg, const Checkpoint &c, int64_t at,

@@ -121,6 +121,14 @@ private:
   void optimizerStep();
   /// The storage `o` (output `oi` of `n`) shares, or kNone when it is new.
   uint32_t viewStorage(const Node &n, unsigned oi);
+  /// A joint graph's gradient accumulation (graphlint-export's
+  /// `accumulates`: autograd's InputBuffer summing two gradients of one
+  /// tensor, node `idx`): the operand's storage eager adds the other into,
+  /// one the buffer alone holds (a backward buffer nothing reads after the
+  /// sum, as large as it); kNone when neither is, and the sum is new.
+  uint32_t accumulatedInto(const Node &n, int64_t idx);
+  /// The joint graph was traced by torch 1.x (the model's `torch` metadata).
+  bool tracedByTorch1() const;
   /// The strides PyTorch's tensor for `v` has: a view's as tracked, a
   /// storage of its own contiguous; nullopt when not known.
   std::optional<Ints> stridesOf(const Value *v);

@@ -118,6 +118,18 @@ class Capture(unittest.TestCase):
         self.assertLess(took, 120, f"{took:.1f} s")
         self.assertTrue(any(n["op"] == "aten::mm" and n["phase"] == "backward" for n in doc["nodes"]))
 
+    def test_gradient_sums_are_marked(self):
+        # The three selects of one projection hand it three gradients: the
+        # engine sums them between applies (two adds, marked `accumulates`);
+        # the forward's own adds and the backward's ops are not marked.
+        doc, _, _ = export(["packed_projection.py", "--train"])
+        marked = [n for n in doc["nodes"] if n.get("accumulates")]
+        self.assertEqual([(n["op"], n["phase"]) for n in marked], [("aten::add", "backward")] * 2)
+        produced = value_producers(doc)
+        for n in marked:
+            self.assertEqual(sorted(produced[i][0]["op"] for i in n["inputs"])[-1], "aten::select_backward")
+        self.assertEqual(sum(1 for n in doc["nodes"] if n["op"] == "aten::add" and n["phase"] == "forward"), 2)
+
     def test_training_semantics_tied_buffers_frozen_dropout(self):
         doc, _, _ = export(["training.py", "--train"])
         self.assertEqual(doc["mode"], "train")

@@ -33,6 +33,20 @@ std::unique_ptr<Model> importFixture(const std::string &rel) {
   return m ? std::move(*m) : nullptr;
 }
 
+// A fixture with the first `from` in its text replaced by `to`, imported
+// from a copy named `name` in the test's temporary folder.
+llvm::Expected<std::unique_ptr<Model>> importEdited(const std::string &rel, const std::string &from,
+                                                    const std::string &to, const std::string &name) {
+  std::string text = readFile(sourcePath(rel));
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos)
+    text.replace(at, from.size(), to);
+  std::string path = tempDir() + "/" + name;
+  writeFile(path, text);
+  return importModelFile(path, {});
+}
+
 graphlint::Setup adam(Precision p = Precision::FP32) {
   graphlint::Setup s;
   s.train = true;
@@ -84,6 +98,39 @@ TEST(JointGraph, CostedAsItIsAgainstTheMeasuredStep) {
   EXPECT_EQ(m.gradsBytes, m.paramsBytes);
 }
 
+// tests/fixtures/fx/packed_projection.py: three selects of one projection,
+// whose gradients autograd's InputBuffer sums. The trace ran under
+// graphlint-export's dispatch mode, so its sums are out of place; the
+// exporter marks them (`accumulates`) and the plan adds in place where eager
+// on torch 2.x does, into a buffer it alone holds: the peak measured without
+// a mode. Traced by torch 1.x, whose autograd always sums into a new buffer,
+// the same graph keeps the sums apart: the peak a dispatch mode measures.
+TEST(JointGraph, GradientSumsAreInPlaceOnTorch2AndApartOnTorch1) {
+  auto buf = llvm::MemoryBuffer::getFile(sourcePath("tests/fixtures/fx/packed_projection.measured.json"));
+  ASSERT_TRUE(static_cast<bool>(buf));
+  auto truth = llvm::json::parse((*buf)->getBuffer());
+  ASSERT_TRUE(static_cast<bool>(truth));
+  auto measured = [&](llvm::StringRef key) { return static_cast<uint64_t>(*truth->getAsObject()->getNumber(key)); };
+  auto beyondResident = [](const Model &m) {
+    graphlint::Setup s = adam();
+    s.kernels = Kernels::Cpu;
+    const MemorySummary &sum = AnalysisContext(m, s).get<MemoryPlan>().summary();
+    return forwardBackwardPeak(sum) - (sum.paramsBytes + sum.inputsBytes + sum.optimizerBytes);
+  };
+  auto torch2 = importFixture("tests/fixtures/fx/packed_projection.train.fx.json");
+  ASSERT_TRUE(torch2);
+  unsigned marked = 0;
+  for (const auto &n : torch2->graph->nodes())
+    marked += n->metadataValue("accumulates") != nullptr;
+  EXPECT_EQ(marked, 2u);  // q's and k's gradients, then v's
+  EXPECT_EQ(beyondResident(*torch2), measured("in_place"));
+
+  auto torch1 = importEdited("tests/fixtures/fx/packed_projection.train.fx.json", "\"torch\":\"2.",
+                             "\"torch\":\"1.", "packed_projection_torch1.fx.json");
+  ASSERT_TRUE(static_cast<bool>(torch1)) << llvm::toString(torch1.takeError());
+  EXPECT_EQ(beyondResident(**torch1), measured("summed_apart"));
+}
+
 // graphlint-export records which backward tensor is the gradient of which
 // forward activation (`grad_of`): the memory plan then names an
 // activation's gradient after it and attributes it to its producer, as for
@@ -117,13 +164,8 @@ TEST(JointGraph, ActivationGradientsBelongToTheirActivation) {
   EXPECT_GT(gradients, 0u) << "an activation gradient is live at the backward peak";
 
   // A name that is not a forward value is an import error naming the field.
-  std::string text = readFile(sourcePath("tests/fixtures/fx/joint_mlp.train.fx.json"));
-  size_t at = text.find("\"grad_of\":[\"relu\"]");
-  ASSERT_NE(at, std::string::npos);
-  text.replace(at, 18, "\"grad_of\":[\"mm\"]");
-  std::string bad = tempDir() + "/bad_grad_of.fx.json";
-  writeFile(bad, text);
-  auto m = importModelFile(bad, {});
+  auto m = importEdited("tests/fixtures/fx/joint_mlp.train.fx.json", "\"grad_of\":[\"relu\"]", "\"grad_of\":[\"mm\"]",
+                        "bad_grad_of.fx.json");
   ASSERT_FALSE(static_cast<bool>(m));
   std::string err = llvm::toString(m.takeError());
   EXPECT_NE(err.find("grad_of[0]"), std::string::npos) << err;

@@ -284,6 +284,8 @@ class Writer:
             node["held"] = held
         if self.apply_rest.get(n):
             node["apply_rest"] = self.apply_rest[n]
+        if n.meta.get("graphlint", {}).get("accumulates"):
+            node["accumulates"] = True
         dropout = self.dropout_marks(n, len(vals))
         if any(p is not None for p in dropout):
             node["dropout"] = dropout

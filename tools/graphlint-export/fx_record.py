@@ -182,6 +182,13 @@ def _patched_create_proxy(orig):
             }
             if rec.phase == "backward" and rec.autograd_node is not None and not rec.recomputing:
                 proxy.node.meta["graphlint"]["autograd_node"] = rec.autograd_node
+            elif rec.phase == "backward" and rec.autograd_count and not rec.recomputing and \
+                    target is torch.ops.aten.add.Tensor:
+                # Between two applies: the engine's InputBuffer summing two
+                # gradients of one tensor. The trace's own dispatch mode makes
+                # it out of place; eager on torch 2.x adds into a buffer it
+                # alone holds (the memory plan decides, JointTrace.cpp).
+                proxy.node.meta["graphlint"]["accumulates"] = True
         return proxy
     return create_proxy
 
