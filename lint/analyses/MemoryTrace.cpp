@@ -779,6 +779,10 @@ void PlanBuilder::backward() {
     bool hasGrad = false;
     for (const Value *o : n.outputs)
       hasGrad |= o && pending.count(o);
+    // The apply's outputs: the engine accumulates them into their
+    // consumers' buffers after the apply returns (below).
+    llvm::SmallVector<std::pair<const Value *, uint32_t>, 4> arrivals;
+    auto arrive = [&](const Value *v, uint32_t g) { arrivals.push_back({v, g}); };
     if (hasGrad) {
       llvm::SmallVector<uint32_t, 2> temps;
       gatherZero3(n, temps);
@@ -792,12 +796,12 @@ void PlanBuilder::backward() {
       if (auto f = fusedAttention_.find(&n); f != fusedAttention_.end()) {
         for (const Value *in : f->second)
           if (needsGrad_.count(in))
-            deliver(in, newGrad(bytesOf(in, true), in));
+            arrive(in, newGrad(bytesOf(in, true), in));
       }
       if (mathAttention_.count(&n))
         mathAttentionBackward(n, [&](const Value *in) {
           if (needsGrad_.count(in))
-            deliver(in, newGrad(bytesOf(in, true), in));
+            arrive(in, newGrad(bytesOf(in, true), in));
         });
       for (unsigned i = 0; i < n.inputs.size() && !compositeInner_.count(&n) && !fusedAttention_.count(&n) &&
                            !mathAttention_.count(&n);
@@ -806,7 +810,7 @@ void PlanBuilder::backward() {
         if (composite != compositeInput_.end()) {
           if (i > 0 || !needsGrad_.count(composite->second))
             break;
-          deliver(composite->second, newGrad(bytesOf(composite->second, true), composite->second));
+          arrive(composite->second, newGrad(bytesOf(composite->second, true), composite->second));
           break;
         }
         if (!in || !needsGrad_.count(in))
@@ -818,7 +822,7 @@ void PlanBuilder::backward() {
         } else {
           g = newGrad(bytesOf(in, true), in);
         }
-        deliver(in, g);
+        arrive(in, g);
       }
       // AccumulateGrad of a fused batch norm's weight and bias.
       if (uint64_t elems = fusedNormStates(n).trainedElements)
@@ -841,6 +845,9 @@ void PlanBuilder::backward() {
         t_.release(st);
       rebuilt.erase(r);
     }
+    // After the apply has released its incoming gradient and saved tensors.
+    for (auto &[v, g] : arrivals)
+      deliver(v, g);
   }
   // The step is over: the caller drops the outputs; leftovers go.
   for (auto &[v, st] : pending)

@@ -636,8 +636,11 @@ TEST(Pt2Import, AutocastAndNoGradRegionsAreInlinedWithTheirCasts) {
 // tools/memory_matrix.py's measure() on torch 2.13, forward+backward beyond
 // the resident states: 156,928 bytes; with torch.utils.checkpoint around each
 // block 111,872. `--recompute layer` rebuilds a block's saved tensors before
-// its backward, the shared one once: 107,776 (-3.7%; 132,352, +18.3%, when
-// it was rebuilt once per saving projection).
+// its backward, the shared one once (132,352, +18.3%, when it was rebuilt
+// once per saving projection), and the peak is inside the MLP's backward,
+// whose input gradient and weight gradient are both live before the engine
+// adds the former into the residual's gradient: 112,000 (107,776, -3.7%,
+// when a gradient added in place was freed as its node allocated it).
 TEST(Pt2Import, ARecomputedLayerSavesASharedTensorOnce) {
   auto m = importPt2("two_blocks.pt2");
   ASSERT_TRUE(m);
@@ -645,7 +648,7 @@ TEST(Pt2Import, ARecomputedLayerSavesASharedTensorOnce) {
     uint64_t predicted = trainingPeakBeyondResident(*m, recompute);
     double measured = recompute == Recompute::None ? 156928.0 : 111872.0;
     double err = (static_cast<double>(predicted) - measured) / measured;
-    EXPECT_LT(std::abs(err), recompute == Recompute::None ? 0.001 : 0.04) << predicted;
+    EXPECT_LT(std::abs(err), 0.002) << predicted;
   }
 }
 

@@ -717,9 +717,10 @@ TEST(SynthesisedStep, TrainingModeOnnxDropoutKeepsAMask) {
   auto train = build(1), eval = build(0);
   EXPECT_EQ(activations(train->model(), s), 2 * kMiB + kMiB / 4);  // out, d, CUDA's bool mask
   EXPECT_EQ(activations(eval->model(), s), 2 * kMiB);              // out, d (a view of h)
-  // At d's backward: out (the caller holds it), the seed, d's gradient, the
-  // mask and h's new gradient; the mask goes when d's backward returns.
-  EXPECT_EQ(liveAtBackward(train->model(), s, "d"), 4 * kMiB + kMiB / 4);
+  // At out's backward: out (the caller holds it), the seed, the d it saved,
+  // the mask d's backward will read, and d's two gradients (out = d * d),
+  // which the engine sums once the apply has returned.
+  EXPECT_EQ(liveAtBackward(train->model(), s, "out"), 5 * kMiB + kMiB / 4);
   s.kernels = Kernels::Cpu;  // the CPU's dropout keeps fp32 noise
   EXPECT_EQ(activations(train->model(), s), 3 * kMiB);
 }
