@@ -114,7 +114,8 @@ TEST(JointGraph, GradientSumsAreInPlaceOnTorch2AndApartOnTorch1) {
   auto beyondResident = [](const Model &m) {
     graphlint::Setup s = adam();
     s.kernels = Kernels::Cpu;
-    const MemorySummary &sum = AnalysisContext(m, s).get<MemoryPlan>().summary();
+    AnalysisContext ctx(m, s);
+    const MemorySummary &sum = ctx.get<MemoryPlan>().summary();
     return forwardBackwardPeak(sum) - (sum.paramsBytes + sum.inputsBytes + sum.optimizerBytes);
   };
   auto torch2 = importFixture("tests/fixtures/fx/packed_projection.train.fx.json");
