@@ -226,6 +226,9 @@ std::vector<PlanBuilder::Checkpoint> PlanBuilder::checkpoints(llvm::DenseMap<con
 }
 
 bool PlanBuilder::tracedByTorch1() const {
+  // An ONNX file torch.onnx.export wrote names the torch that exported it.
+  if (m_.producerName == "pytorch" && llvm::StringRef(m_.producerVersion).startswith("1."))
+    return true;
   for (const auto &kv : m_.metadata)
     if (kv.first == "torch" && llvm::StringRef(kv.second).startswith("1."))
       return true;

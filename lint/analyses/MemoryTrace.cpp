@@ -644,6 +644,7 @@ void PlanBuilder::backward() {
     if (st < refs.size() && refs[st] > 0 && --refs[st] == 0)
       t_.release(st);
   };
+  const bool torch1 = tracedByTorch1();
   auto deliver = [&](const Value *v, uint32_t incoming) {
     if (trainable_.count(v)) {
       auto it = paramGrad_.find(v);
@@ -666,15 +667,18 @@ void PlanBuilder::backward() {
       return;
     }
     uint32_t old = it->second;
-    // InputBuffer::accumulate adds into whichever buffer it alone holds.
-    if (refs[old] == 1 && old != incoming) {
-      unref(incoming);
-      return;
-    }
-    if (refs[incoming] == 1 && old != incoming) {
-      unref(old);
-      it->second = incoming;
-      return;
+    // InputBuffer::accumulate adds into whichever buffer it alone holds
+    // (torch 2.x; torch 1.x always sums into a new one).
+    if (!torch1 && old != incoming) {
+      if (refs[old] == 1) {
+        unref(incoming);
+        return;
+      }
+      if (refs[incoming] == 1) {
+        unref(old);
+        it->second = incoming;
+        return;
+      }
     }
     uint32_t sum = newGrad(bytesOf(v, true), v);  // the value's size: incoming may be a view of a larger gradient
     unref(old);

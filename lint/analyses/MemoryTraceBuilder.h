@@ -127,7 +127,8 @@ private:
   /// one the buffer alone holds (a backward buffer nothing reads after the
   /// sum, as large as it); kNone when neither is, and the sum is new.
   uint32_t accumulatedInto(const Node &n, int64_t idx);
-  /// The joint graph was traced by torch 1.x (the model's `torch` metadata).
+  /// The graph was traced or exported by torch 1.x (an FX file's `torch`,
+  /// an ONNX file's producer), whose autograd sums gradients into new buffers.
   bool tracedByTorch1() const;
   /// The strides PyTorch's tensor for `v` has: a view's as tracked, a
   /// storage of its own contiguous; nullopt when not known.

@@ -130,6 +130,16 @@ TEST(JointGraph, GradientSumsAreInPlaceOnTorch2AndApartOnTorch1) {
                              "\"torch\":\"1.", "packed_projection_torch1.fx.json");
   ASSERT_TRUE(static_cast<bool>(torch1)) << llvm::toString(torch1.takeError());
   EXPECT_EQ(beyondResident(**torch1), measured("summed_apart"));
+
+  // The training step synthesised from the forward export sums the same way,
+  // by the torch that exported it (an ONNX file: its producer).
+  auto forward2 = importFixture("tests/fixtures/fx/packed_projection.fx.json");
+  ASSERT_TRUE(forward2);
+  EXPECT_EQ(beyondResident(*forward2), measured("in_place"));
+  auto forward1 = importEdited("tests/fixtures/fx/packed_projection.fx.json", "\"torch\":\"2.", "\"torch\":\"1.",
+                               "packed_projection_forward_torch1.fx.json");
+  ASSERT_TRUE(static_cast<bool>(forward1)) << llvm::toString(forward1.takeError());
+  EXPECT_EQ(beyondResident(**forward1), measured("summed_apart"));
 }
 
 // graphlint-export records which backward tensor is the gradient of which
