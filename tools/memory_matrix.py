@@ -102,6 +102,21 @@ def variant(name, batch, mode):
     return model, inputs
 
 
+def training_step(model, inputs):
+    """The matrix's training step, as (forward_backward, optimizer): train(),
+    `out.backward(ones_like(out))` (the output dropped when it returns), and
+    single-tensor Adam, whose step and zero_grad(set_to_none=True) the
+    caller runs."""
+    model.train()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-4, foreach=False)
+
+    def forward_backward():
+        out = model(*inputs)
+        out.backward(torch.ones_like(out))
+
+    return forward_backward, opt
+
+
 def measure(model, inputs, mode, live=None):
     """The truth of one case; `live`: the LiveStorages (or subclass) instance
     to measure with, which keeps its samples (a fresh one when None)."""
@@ -116,13 +131,10 @@ def measure(model, inputs, mode, live=None):
                 out = model(*inputs)
             del out
         return {"peak": live.peak, "resident": live.samples[0][1], "peak_op": live.peak_op, "ops": len(live.samples)}
-    model.train()
-    opt = torch.optim.Adam(model.parameters(), lr=1e-4, foreach=False)
+    forward_backward, opt = training_step(model, inputs)
 
     def step(live=None):
-        out = model(*inputs)
-        out.backward(torch.ones_like(out))
-        del out
+        forward_backward()
         if live is not None:
             live.sample("backward-end")
             live.backward_end = len(live.samples)

@@ -36,6 +36,7 @@ higher); and one blind spot of the profiler's samples, a checkpoint's early
 stop, which raises inside the last recomputed op's autograd kernel, so its
 output is freed before that op's end is sampled (lower: the mode samples it).
 """
+import functools
 import gc
 import json
 import os
@@ -85,14 +86,13 @@ def matrix():
     return memory_matrix
 
 
-def composite(name, known={}):
+@functools.lru_cache(maxsize=None)
+def composite(name):
     """Whether an aten op decomposes above the dispatch modes (they see its parts, not it)."""
-    if name not in known:
-        try:
-            known[name] = torch._C._dispatch_has_kernel_for_dispatch_key(name, "CompositeImplicitAutograd")
-        except RuntimeError:
-            known[name] = False
-    return known[name]
+    try:
+        return torch._C._dispatch_has_kernel_for_dispatch_key(name, "CompositeImplicitAutograd")
+    except RuntimeError:
+        return False
 
 
 def eager_forward_backward(name, batch, mode):
@@ -105,13 +105,7 @@ def eager_peak(model, inputs):
     one training step of `model` run without a dispatch mode, as the matrix's
     truth runs it (a warm-up step, Adam): the allocator's events under the
     profiler, sampled at the end of every op a mode would see."""
-    model.train()
-    opt = torch.optim.Adam(model.parameters(), lr=1e-4, foreach=False)
-
-    def forward_backward():
-        out = model(*inputs)
-        out.backward(torch.ones_like(out))
-
+    forward_backward, opt = matrix().training_step(model, inputs)
     forward_backward()  # the truth's warm-up step: the optimizer state exists
     opt.step()
     opt.zero_grad(set_to_none=True)
