@@ -2,7 +2,7 @@
 // small model's findings (matching, budgets, stale entries).
 #include "FuzzTargets.h"
 
-#include "graphlint/lint/Baseline.h"
+#include "graphlint/engine/Baseline.h"
 
 #include <onnx/defs/parser.h>
 

@@ -3,7 +3,7 @@
 // over a small model's findings with the config's globs.
 #include "FuzzTargets.h"
 
-#include "graphlint/lint/Config.h"
+#include "graphlint/engine/Config.h"
 
 #include <onnx/defs/parser.h>
 

@@ -6,8 +6,8 @@
 // fuzz/regressions/ through it in the normal build.
 #pragma once
 
-#include "graphlint/lint/Driver.h"
-#include "graphlint/lint/Reporters.h"
+#include "graphlint/engine/Driver.h"
+#include "graphlint/report/Reporters.h"
 
 #include <llvm/Support/raw_ostream.h>
 

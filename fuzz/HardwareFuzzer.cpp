@@ -2,7 +2,7 @@
 // profile and interconnect readers -> a catalog merge and lookups.
 #include "FuzzTargets.h"
 
-#include "graphlint/lint/HardwareProfile.h"
+#include "graphlint/base/HardwareProfile.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   using namespace graphlint;

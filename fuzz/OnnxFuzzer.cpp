@@ -2,7 +2,7 @@
 // GraphBuilder, checker, shape completion) -> all rules and analyses.
 #include "FuzzTargets.h"
 
-#include "graphlint/ir/Importer.h"
+#include "graphlint/import/Importer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   using namespace graphlint;

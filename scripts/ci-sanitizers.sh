@@ -4,7 +4,7 @@
 # assertions on, line tables only, the library instrumented for libFuzzer as
 # well), built once for both parts:
 #   1. the unit, CLI and corpus suite, with LeakSanitizer on: sanitizer builds
-#      tear every Model down (lint/Driver.cpp), so a leak report is a real
+#      tear every Model down (src/engine/Driver.cpp), so a leak report is a real
 #      leak;
 #   2. a bounded smoke run of every libFuzzer target (scripts/fuzz.sh
 #      --no-build on that tree), failing on any crash, leak, timeout or OOM.

@@ -4,7 +4,7 @@ operator torch declares, from torch's own schema list
 (torch._C._jit_get_all_schemas(), i.e. native_functions.yaml and the ops
 registered beside it) of each Python given, merged by name.
 
-The reviewed table in ir/OpRegistry.cpp stays authoritative; this one makes
+The reviewed table in src/ir/OpRegistry.cpp stays authoritative; this one makes
 every other standard op known (GL002 is then for custom ops only) with a kind
 read off its schema and name:
 

@@ -2,16 +2,16 @@
 """Creates every piece of a new graphlint rule at once (as clang-tidy's
 add_new_check.py and ruff's add_rule.py do):
 
-  rules/<Class>.cpp                          the rule: RuleInfo, checkNode(), its options
+  src/rules/<Class>.cpp                      the rule: RuleInfo, checkNode(), its options
                                              struct and table (with --option), and the
                                              GRAPHLINT_DEFINE_RULE line
   docs/rules/<CODE>-<name>.md                its page (embedded into the binary), with an
                                              Options table (with --option)
   tests/fixtures/rules/<CODE>-<name>.onnxtxt a fixture with `# expect:` markers, run by
                                              RuleCatalog.OnnxTextFixtures...
-  rules/Rules.def                            its line in the sorted list
+  src/rules/Rules.def                        its line in the sorted list
   docs/configuration.md                      a row per option (with --option)
-  rules/CMakeLists.txt                       the source file, in the rules layer's list
+  src/rules/CMakeLists.txt                   the source file, in the rules layer's list
 
 Usage: scripts/new_rule.py GL143 wide-reduction "a reduction over ... " [--severity warning]
        [--probe-op ReduceSum] [--option NAME DEFAULT MIN MAX HELP]... [--root DIR]
@@ -59,7 +59,7 @@ def shown(value):
 RULE_CPP = """// {code} {name}: {summary}.
 // What the rule reads and why, in a line or two (docs/rules/{code}-{name}.md).
 #include "graphlint/ir/Display.h"
-#include "graphlint/lint/Rule.h"
+#include "graphlint/rules/Rule.h"
 
 #include <fmt/format.h>
 
@@ -77,7 +77,7 @@ public:
   bool perNode() const override {{ return true; }}
 
   void checkNode(const Node &n, const Model &, AnalysisContext &{ctx}, DiagnosticSink &sink) const override {{
-    // Read shared facts through ctx.get<...>() and ir/ValueFacts.h; never recompute them here.
+    // Read shared facts through ctx.get<...>() and graphlint/ir/ValueFacts.h; never recompute them here.
 {read_options}    if (!fires(n))
       return;
     sink.report(n, fmt::format("{{}}: {summary}{message_options}", nodeWithOp(n){message_args}))
@@ -184,9 +184,9 @@ def main():
         fail(f"name '{a.name}': expected kebab-case (lower-case words joined by '-')")
     if '"' in a.summary or "\\" in a.summary or "\n" in a.summary:
         fail("summary: one line, without quotes or backslashes")
-    registry = root / "rules" / "Rules.def"
+    registry = root / "src" / "rules" / "Rules.def"
     config_doc = root / "docs" / "configuration.md"
-    cmake = root / "rules" / "CMakeLists.txt"
+    cmake = root / "src" / "rules" / "CMakeLists.txt"
     for f in (registry, root / "docs" / "rules") + ((config_doc,) if a.option else ()):
         if not f.exists():
             fail(f"{f}: not found (is --root a graphlint checkout?)")
@@ -201,7 +201,7 @@ def main():
                   summary_cap=a.summary[:1].upper() + a.summary[1:], probe_op=a.probe_op)
     fields.update(option_fields(a, cls))
     fields["fixture"] = FIXTURE.format(**fields)
-    rule_cpp = root / "rules" / f"{cls}.cpp"
+    rule_cpp = root / "src" / "rules" / f"{cls}.cpp"
     doc = root / "docs" / "rules" / f"{a.code}-{a.name}.md"
     fixture = root / "tests" / "fixtures" / "rules" / f"{a.code}-{a.name}.onnxtxt"
     for f in (rule_cpp, doc, fixture):

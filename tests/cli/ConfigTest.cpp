@@ -5,8 +5,8 @@
 // baseline round trip (weights change: nothing new; a bad node: one new).
 #include "TestSupport.h"
 
-#include "graphlint/lint/Config.h"
-#include "graphlint/lint/Rule.h"
+#include "graphlint/engine/Config.h"
+#include "graphlint/rules/Rule.h"
 
 #include <gtest/gtest.h>
 

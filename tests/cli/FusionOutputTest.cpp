@@ -4,7 +4,7 @@
 // (checked with `dot -Tsvg` when Graphviz is installed).
 #include "TestSupport.h"
 
-#include "graphlint/lint/Reporters.h"
+#include "graphlint/report/Reporters.h"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
 // What graphlint says when a rule could not run or the input is not a model
 // at all (issue 16), and which source files the text reporter may read for
-// its snippets (lint/SourceLines.cpp).
+// its snippets (src/engine/SourceLines.cpp).
 #include "TestSupport.h"
 
-#include "graphlint/lint/SourceLines.h"
+#include "graphlint/engine/SourceLines.h"
 
 #include <gtest/gtest.h>
 

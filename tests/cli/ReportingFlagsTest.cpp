@@ -3,8 +3,8 @@
 // SARIF 2.1.0 schema (../shared/schemas) with Debian's python3-jsonschema.
 #include "TestSupport.h"
 
-#include "graphlint/lint/Reporters.h"
-#include "graphlint/lint/Rule.h"
+#include "graphlint/report/Reporters.h"
+#include "graphlint/rules/Rule.h"
 
 #include <gtest/gtest.h>
 

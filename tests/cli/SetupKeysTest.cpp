@@ -1,11 +1,11 @@
-// The setup-key table (lint/SetupKeys.cpp) drives the config file, the
+// The setup-key table (src/base/SetupKeys.cpp) drives the config file, the
 // command line, the merge and --dump: every key must round-trip through all
 // of them, and a new key without a working example fails here.
 #include "TestSupport.h"
 
-#include "graphlint/lint/Config.h"
-#include "graphlint/lint/HardwareProfile.h"
-#include "graphlint/lint/SetupKeys.h"
+#include "graphlint/engine/Config.h"
+#include "graphlint/base/HardwareProfile.h"
+#include "graphlint/base/SetupKeys.h"
 
 #include <gtest/gtest.h>
 

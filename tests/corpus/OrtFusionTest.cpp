@@ -11,7 +11,7 @@
 // the model file are excluded, each with its reason (docs/validation.md).
 #include "TestSupport.h"
 
-#include "graphlint/lint/FusionPlan.h"
+#include "graphlint/analyses/FusionPlan.h"
 
 #include <gtest/gtest.h>
 

@@ -7,7 +7,7 @@
 //   git diff tests/golden/
 #include "TestSupport.h"
 
-#include "graphlint/lint/Reporters.h"
+#include "graphlint/report/Reporters.h"
 
 #include <gtest/gtest.h>
 

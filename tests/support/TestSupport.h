@@ -2,8 +2,8 @@
 // textual syntax, running the CLI and linting in-memory models.
 #pragma once
 
-#include "graphlint/ir/Importer.h"
-#include "graphlint/lint/Driver.h"
+#include "graphlint/import/Importer.h"
+#include "graphlint/engine/Driver.h"
 
 #include <set>
 #include <string>

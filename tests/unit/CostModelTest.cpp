@@ -5,10 +5,10 @@
 #include "IrBuilder.h"
 #include "TestSupport.h"
 
-#include "graphlint/lint/Collectives.h"
-#include "graphlint/lint/ComputeModel.h"
-#include "graphlint/lint/Reporters.h"
-#include "graphlint/lint/StepTimeline.h"
+#include "graphlint/analyses/Collectives.h"
+#include "graphlint/analyses/ComputeModel.h"
+#include "graphlint/report/Reporters.h"
+#include "graphlint/analyses/StepTimeline.h"
 
 #include <fmt/format.h>
 

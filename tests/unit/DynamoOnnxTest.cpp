@@ -10,13 +10,13 @@
 // (torch 2.13).
 #include "TestSupport.h"
 
-#include "graphlint/ir/Importer.h"
+#include "graphlint/import/Importer.h"
 #include "graphlint/ir/ValueFacts.h"
-#include "graphlint/lint/Driver.h"
-#include "graphlint/lint/Liveness.h"
-#include "graphlint/lint/MemoryPlan.h"
-#include "graphlint/lint/TrainableParams.h"
-#include "ir/onnx/SourceInfo.h"
+#include "graphlint/engine/Driver.h"
+#include "graphlint/analyses/Liveness.h"
+#include "graphlint/analyses/MemoryPlan.h"
+#include "graphlint/analyses/TrainableParams.h"
+#include "src/onnx/SourceInfo.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

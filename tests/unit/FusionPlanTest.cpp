@@ -3,7 +3,7 @@
 // and a group graph without cycles (a kernel order exists).
 #include "TestSupport.h"
 
-#include "graphlint/lint/FusionPlan.h"
+#include "graphlint/analyses/FusionPlan.h"
 
 #include <gtest/gtest.h>
 

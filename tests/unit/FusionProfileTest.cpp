@@ -3,8 +3,8 @@
 // docs/validation.md#fusion-against-the-compilers).
 #include "TestSupport.h"
 
-#include "graphlint/ir/Importer.h"
-#include "graphlint/lint/FusionPlan.h"
+#include "graphlint/import/Importer.h"
+#include "graphlint/analyses/FusionPlan.h"
 
 #include <gtest/gtest.h>
 

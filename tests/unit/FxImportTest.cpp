@@ -6,10 +6,10 @@
 // written next to the code that triggers them: `# expect: GL131`.
 #include "TestSupport.h"
 
-#include "graphlint/ir/Importer.h"
+#include "graphlint/import/Importer.h"
 #include "graphlint/ir/OpRegistry.h"
-#include "graphlint/lint/Driver.h"
-#include "graphlint/lint/FusionPlan.h"
+#include "graphlint/engine/Driver.h"
+#include "graphlint/analyses/FusionPlan.h"
 
 #include <gtest/gtest.h>
 

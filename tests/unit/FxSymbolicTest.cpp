@@ -6,9 +6,9 @@
 // lines of symbolic_v2.py.
 #include "TestSupport.h"
 
-#include "graphlint/ir/Importer.h"
-#include "graphlint/lint/Driver.h"
-#include "graphlint/lint/Reporters.h"
+#include "graphlint/import/Importer.h"
+#include "graphlint/engine/Driver.h"
+#include "graphlint/report/Reporters.h"
 
 #include <gtest/gtest.h>
 

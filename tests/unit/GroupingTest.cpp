@@ -1,8 +1,8 @@
 // The grouping pass, fingerprints and long-message splitting
-// (lint/Grouping.cpp, lint/Diagnostic.cpp): what a user reads as "one
+// (src/engine/Grouping.cpp, src/base/Diagnostic.cpp): what a user reads as "one
 // finding per cause" and what a baseline keeps matched across re-exports.
-#include "graphlint/lint/Grouping.h"
-#include "graphlint/lint/Reporters.h"
+#include "graphlint/engine/Grouping.h"
+#include "graphlint/report/Reporters.h"
 
 #include <gtest/gtest.h>
 

@@ -29,7 +29,7 @@ TEST(Importer, TextualModelImportsWithShapes) {
 // A valid model with a custom op feeding a standard op must not be reported
 // as invalid: the custom op's output type is unknown (GL002 says so), which is
 // not a schema violation of its consumer. Disabled until shape completion
-// (ir/onnx/ShapeCompletion.cpp) stops turning "input has no type" inference
+// (src/onnx/ShapeCompletion.cpp) stops turning "input has no type" inference
 // errors downstream of opaque ops into GL001.
 TEST(Importer, ConsumerOfCustomOpIsNotInvalid) {
   FileReport r = lintText(R"(

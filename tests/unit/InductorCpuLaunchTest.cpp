@@ -1,4 +1,4 @@
-// inductor-cpu's launch model (lint/analyses/InductorCpuLaunches.cpp): the
+// inductor-cpu's launch model (src/analyses/InductorCpuLaunches.cpp): the
 // channels-last copies Inductor's CPU lowering adds in front of convolutions,
 // one C++ function per run of loop nests between library calls, and the
 // schedule its peak-memory pass picks. Each kernel count is what torch 2.14's
@@ -6,9 +6,9 @@
 // (bench/fusion_compare/launch_cases.py prints them; docs/fusion.md#inductor-cpu-launches).
 #include "TestSupport.h"
 
-#include "graphlint/ir/Importer.h"
-#include "graphlint/lint/FusionPlan.h"
-#include "lint/analyses/InductorCpuLaunches.h"
+#include "graphlint/import/Importer.h"
+#include "graphlint/analyses/FusionPlan.h"
+#include "src/analyses/InductorCpuLaunches.h"
 
 #include <gtest/gtest.h>
 

@@ -5,9 +5,9 @@
 
 #include "graphlint/ir/InputFile.h"
 #include "graphlint/ir/MessageText.h"
-#include "graphlint/lint/Config.h"
-#include "graphlint/lint/Glob.h"
-#include "graphlint/lint/OutputFiles.h"
+#include "graphlint/engine/Config.h"
+#include "graphlint/engine/Glob.h"
+#include "graphlint/engine/OutputFiles.h"
 
 #include <gtest/gtest.h>
 

@@ -266,7 +266,7 @@ TEST(Verifier, ChecksNestedGraphsToo) {
 }  // namespace
 
 // What every element of a tensor is, proved from how the graph builds it
-// (ValueFacts.h, ir/ElementFacts.cpp). The mask is transformers' as
+// (ValueFacts.h, src/ir/ElementFacts.cpp). The mask is transformers' as
 // torch.export records it for a bidirectional model without a padding mask:
 // where(expand(arange(64) + 0 >= 0), zeros(), min): every element 0.
 namespace {

@@ -3,10 +3,10 @@
 // memory format from its recorded strides, and the compute model charges a
 // read and a write of every NCHW operand and result of a convolution that
 // runs on tensor cores, as kernels of their own.
-#include "graphlint/ir/Importer.h"
-#include "graphlint/lint/Analysis.h"
-#include "graphlint/lint/ComputeModel.h"
-#include "graphlint/lint/Setup.h"
+#include "graphlint/import/Importer.h"
+#include "graphlint/analyses/Analysis.h"
+#include "graphlint/analyses/ComputeModel.h"
+#include "graphlint/base/Setup.h"
 
 #include <gtest/gtest.h>
 

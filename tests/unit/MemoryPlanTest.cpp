@@ -6,9 +6,9 @@
 #include "IrBuilder.h"
 #include "TestSupport.h"
 
-#include "graphlint/lint/CachingAllocator.h"
-#include "graphlint/lint/MemoryPlan.h"
-#include "graphlint/lint/Reporters.h"
+#include "graphlint/analyses/CachingAllocator.h"
+#include "graphlint/analyses/MemoryPlan.h"
+#include "graphlint/report/Reporters.h"
 
 #include <llvm/Support/JSON.h>
 

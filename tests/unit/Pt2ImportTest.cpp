@@ -5,11 +5,11 @@
 // markers), and one-line errors for archives that are not what they claim.
 #include "TestSupport.h"
 
-#include "graphlint/ir/Importer.h"
-#include "graphlint/lint/Driver.h"
-#include "graphlint/lint/MemoryPlan.h"
-#include "ir/pt2/Pt2Archive.h"
-#include "graphlint/ir/Pt2Importer.h"
+#include "graphlint/import/Importer.h"
+#include "graphlint/engine/Driver.h"
+#include "graphlint/analyses/MemoryPlan.h"
+#include "src/pt2/Pt2Archive.h"
+#include "graphlint/pt2/Pt2Importer.h"
 #include "graphlint/ir/PythonLocals.h"
 #include "graphlint/ir/ValueFacts.h"
 

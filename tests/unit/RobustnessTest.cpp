@@ -7,9 +7,9 @@
 #include "TestSupport.h"
 
 #include "graphlint/ir/CheckedMath.h"
-#include "graphlint/ir/Importer.h"
+#include "graphlint/import/Importer.h"
 #include "graphlint/ir/MessageText.h"
-#include "graphlint/lint/Reporters.h"
+#include "graphlint/report/Reporters.h"
 
 #include <fmt/format.h>
 #include <onnx/onnx_pb.h>

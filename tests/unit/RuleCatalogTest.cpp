@@ -9,7 +9,7 @@
 // fixtures' do.
 #include "TestSupport.h"
 
-#include "graphlint/lint/Rule.h"
+#include "graphlint/rules/Rule.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

@@ -2,11 +2,11 @@
 // they read (built-in table, data/hardware.yaml, roofline-lite estimates).
 #include "TestSupport.h"
 
-#include "graphlint/ir/Importer.h"
-#include "graphlint/lint/FusionPlan.h"
-#include "graphlint/lint/HardwareProfile.h"
-#include "graphlint/lint/ComputeModel.h"
-#include "graphlint/lint/OpFlops.h"
+#include "graphlint/import/Importer.h"
+#include "graphlint/analyses/FusionPlan.h"
+#include "graphlint/base/HardwareProfile.h"
+#include "graphlint/analyses/ComputeModel.h"
+#include "graphlint/analyses/OpFlops.h"
 
 #include <gtest/gtest.h>
 

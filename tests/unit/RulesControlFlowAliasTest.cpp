@@ -6,8 +6,8 @@
 #include "IrBuilder.h"
 #include "TestSupport.h"
 
-#include "graphlint/lint/DataDependence.h"
-#include "graphlint/lint/FusionPlan.h"
+#include "graphlint/analyses/DataDependence.h"
+#include "graphlint/analyses/FusionPlan.h"
 
 #include <gtest/gtest.h>
 

@@ -6,7 +6,7 @@
 #include "IrBuilder.h"
 #include "TestSupport.h"
 
-#include "graphlint/lint/FusionPlan.h"
+#include "graphlint/analyses/FusionPlan.h"
 
 #include <gtest/gtest.h>
 

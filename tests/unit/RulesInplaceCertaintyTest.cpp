@@ -8,7 +8,7 @@
 #include "IrBuilder.h"
 #include "TestSupport.h"
 
-#include "graphlint/ir/Importer.h"
+#include "graphlint/import/Importer.h"
 #include "graphlint/ir/OpRegistry.h"
 
 #include <gtest/gtest.h>

@@ -2,7 +2,7 @@
 // or a forward-only FX export linted with --train): derivatives.yaml's save
 // rules, the same as for the ONNX op each follows.
 #include "IrBuilder.h"
-#include "graphlint/lint/MemoryPlan.h"
+#include "graphlint/analyses/MemoryPlan.h"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 // installed ONNX, so these tests write it as a raw unknown field).
 #include "TestSupport.h"
 
-#include "ir/onnx/SourceInfo.h"
+#include "src/onnx/SourceInfo.h"
 #include "IrBuilder.h"
 #include "graphlint/ir/PythonLocals.h"
 #include "graphlint/ir/StackTrace.h"

@@ -7,9 +7,9 @@
 // are StepTimeCalibration's (tools/calibrate_step_time.py).
 #include "TestSupport.h"
 
-#include "graphlint/lint/ComputeModel.h"
-#include "graphlint/lint/HardwareProfile.h"
-#include "graphlint/lint/StepTimeline.h"
+#include "graphlint/analyses/ComputeModel.h"
+#include "graphlint/base/HardwareProfile.h"
+#include "graphlint/analyses/StepTimeline.h"
 
 #include <gtest/gtest.h>
 

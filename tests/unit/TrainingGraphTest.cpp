@@ -6,10 +6,10 @@
 #include "IrBuilder.h"
 #include "TestSupport.h"
 
-#include "graphlint/lint/ComputeModel.h"
-#include "graphlint/lint/MemoryPlan.h"
-#include "graphlint/lint/OpFlops.h"
-#include "graphlint/lint/Reporters.h"
+#include "graphlint/analyses/ComputeModel.h"
+#include "graphlint/analyses/MemoryPlan.h"
+#include "graphlint/analyses/OpFlops.h"
+#include "graphlint/report/Reporters.h"
 
 #include <fmt/format.h>
 #include <llvm/Support/JSON.h>

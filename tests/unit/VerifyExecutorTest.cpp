@@ -5,8 +5,8 @@
 #include "IrBuilder.h"
 #include "TestSupport.h"
 
-#include "graphlint/lint/Liveness.h"
-#include "graphlint/lint/MemoryPlan.h"
+#include "graphlint/analyses/Liveness.h"
+#include "graphlint/analyses/MemoryPlan.h"
 #include "graphlint/verify/Comparison.h"
 
 #include <gtest/gtest.h>

@@ -3,7 +3,7 @@
 #include "SetupFlags.h"
 #include "Shared.h"
 
-#include "graphlint/lint/Session.h"
+#include "graphlint/engine/Session.h"
 
 namespace graphlint::cli {
 

@@ -5,8 +5,8 @@
 #include "Shared.h"
 
 #include "graphlint/ir/Printer.h"
-#include "graphlint/lint/FusionPlan.h"
-#include "graphlint/lint/Reporters.h"
+#include "graphlint/analyses/FusionPlan.h"
+#include "graphlint/report/Reporters.h"
 
 #include <llvm/Support/FormatVariadic.h>
 

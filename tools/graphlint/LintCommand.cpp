@@ -5,9 +5,9 @@
 #include "SetupFlags.h"
 #include "Shared.h"
 
-#include "graphlint/lint/OutputFiles.h"
-#include "graphlint/lint/Reporters.h"
-#include "graphlint/lint/Session.h"
+#include "graphlint/engine/OutputFiles.h"
+#include "graphlint/report/Reporters.h"
+#include "graphlint/engine/Session.h"
 
 #include <llvm/Support/Process.h>
 #include <llvm/Support/Threading.h>

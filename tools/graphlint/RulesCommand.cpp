@@ -2,7 +2,7 @@
 // graphlint rule CODE|NAME: one rule's documentation.
 #include "Command.h"
 
-#include "graphlint/lint/Rule.h"
+#include "graphlint/rules/Rule.h"
 
 #include <llvm/Support/FormatVariadic.h>
 #include <llvm/Support/JSON.h>

@@ -1,7 +1,7 @@
 #include "SetupFlags.h"
 
-#include "graphlint/lint/Rule.h"
-#include "graphlint/lint/SetupKeys.h"
+#include "graphlint/rules/Rule.h"
+#include "graphlint/base/SetupKeys.h"
 
 #include <llvm/ADT/SmallVector.h>
 

@@ -7,7 +7,7 @@
 
 #include "Command.h"
 
-#include "graphlint/lint/Config.h"
+#include "graphlint/engine/Config.h"
 
 #include <optional>
 #include <string>

@@ -1,7 +1,7 @@
 #include "Shared.h"
 
-#include "graphlint/ir/Importer.h"
-#include "graphlint/lint/OutputFiles.h"
+#include "graphlint/import/Importer.h"
+#include "graphlint/engine/OutputFiles.h"
 
 #include <llvm/Support/Path.h>
 

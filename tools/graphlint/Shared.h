@@ -6,7 +6,7 @@
 #include "SetupFlags.h"
 
 #include "graphlint/ir/Graph.h"
-#include "graphlint/lint/Session.h"
+#include "graphlint/engine/Session.h"
 
 #include <llvm/ADT/STLFunctionalExtras.h>
 #include <llvm/Support/raw_ostream.h>

@@ -5,7 +5,7 @@
 #include "SetupFlags.h"
 #include "Shared.h"
 
-#include "graphlint/lint/OutputFiles.h"
+#include "graphlint/engine/OutputFiles.h"
 #include "graphlint/verify/Comparison.h"
 
 #include <llvm/Support/FormatVariadic.h>

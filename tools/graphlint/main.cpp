@@ -1,10 +1,10 @@
 // The graphlint command line: dispatch only. Each subcommand (lint, inspect,
 // rules, rule, config, verify) is one file in this folder with its own
-// llvm::cl options (Command.h); linting goes through lint/Session.
+// llvm::cl options (Command.h); linting goes through the engine's LintSession (src/engine/Session.cpp).
 #include "Command.h"
 
-#include "graphlint/ir/Importer.h"
-#include "graphlint/lint/HardwareProfile.h"
+#include "graphlint/import/Importer.h"
+#include "graphlint/base/HardwareProfile.h"
 
 #include <llvm/Support/raw_ostream.h>
 

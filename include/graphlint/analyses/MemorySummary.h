@@ -1,0 +1,74 @@
+// A plain-data copy of a model's MemoryPlan (docs/memory.md), taken by the
+// driver while the model is alive and carried in the FileReport to the
+// reporters: the JSON `memory` section, the `--memory` text table and the
+// `--memory-plot` SVG chart render this, never the plan or the model.
+#pragma once
+
+#include "graphlint/analyses/Provenance.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace graphlint {
+
+struct MemorySummary {
+  /// One point of the timeline: the bytes allocated while a step runs (its
+  /// own peak), a step being one node of the forward pass, one node's
+  /// backward, or the optimizer step.
+  struct Point {
+    std::string node;             // node label; "optimizer.step" for the optimizer
+    std::string phase;            // "forward", "backward", "optimizer"
+    uint64_t liveBytes = 0;
+  };
+  /// One storage live at the peak.
+  struct Contributor {
+    std::string tensor;           // value name ("" for synthetic buffers)
+    std::string node;             // producer label, or "" for params/inputs
+    std::string kind;             // memoryKindName
+    uint64_t bytes = 0;
+  };
+
+  bool present = false;           // false for fatal files or when not requested
+  std::string mode;               // "inference" or "training"
+  // The setup the prediction assumes.
+  std::string optimizer, precision, recompute, target;
+  unsigned zero = 0, worldSize = 1;
+
+  uint64_t paramsBytes = 0;       // per rank, after ZeRO-3 sharding
+  uint64_t gradsBytes = 0;        // per rank (0 in inference)
+  uint64_t optimizerBytes = 0;    // per rank: moments and fp32 master weights
+  uint64_t inputsBytes = 0;       // graph inputs
+  uint64_t activationsBytes = 0;  // training: saved for backward at the start of
+                                  // backward; inference: peak live activations
+  uint64_t peakAllocatedBytes = 0;
+  uint64_t peakReservedBytes = 0; // the caching-allocator replay
+  uint64_t allocatorPeakAllocatedBytes = 0;  // same replay, 512 B-rounded blocks
+  uint64_t segments = 0;          // segments the replay reserved at its end
+  std::string peakNode;
+  std::string peakPhase;
+  double capacityBytes = 0;       // the target's memory, 0 when unknown
+  /// At most kMaxTimelinePoints points: on larger graphs consecutive steps of
+  /// one phase are merged into one point, the step with the most live bytes
+  /// (so the peak is always a point). timelineSteps counts the steps.
+  std::vector<Point> timeline;
+  uint64_t timelineSteps = 0;
+  static constexpr size_t kMaxTimelinePoints = 2000;
+  std::vector<Contributor> topAtPeak;  // largest first, at most 10
+  /// Sizes the user did not bind: "seq=128" from the exporter's hint, then
+  /// "batch=1" for symbols with neither -D nor a hint (taken as 1).
+  std::vector<std::string> assumedDims;
+  /// What the figures cannot include, one sentence each: helper functions
+  /// whose Python locals a non-strict torch.export's traces do not show.
+  std::vector<std::string> caveats;
+  uint64_t unsizedTensors = 0;    // tensors whose size is unknown (counted as 0)
+  uint64_t tensors = 0;           // tensors the plan sized (main graph values and params)
+  /// More than a few percent of the tensors have no size (Provenance.h):
+  /// every figure is a lower bound (reporters say so; GL201 says "at least").
+  bool lowerBound() const { return isLowerBound(unsizedTensors, tensors); }
+
+  /// (peak reserved - peak allocated in blocks) / peak reserved.
+  double fragmentation() const;
+};
+
+}  // namespace graphlint

@@ -1,0 +1,81 @@
+// A plain-data copy of a model's compute model and step timeline, taken by the
+// driver while the model is alive and carried in the FileReport to the
+// reporters: the JSON `compute` and `communication` sections and the `--cost`
+// text table render this, never the analyses (docs/output-formats.md).
+#pragma once
+
+#include "graphlint/analyses/Provenance.h"
+
+#include <string>
+#include <vector>
+
+namespace graphlint {
+
+class Model;
+class AnalysisContext;
+
+struct CostSummary {
+  struct Group {
+    unsigned id = 0;             // FusionGroup id
+    std::string kind;            // groupKindName
+    std::string node;            // its first node's label
+    unsigned kernels = 0;
+    bool known = false;          // every size static, every op with a formula
+    double flopsForward = 0, flopsBackward = 0;
+    double bytesForward = 0, bytesBackward = 0;
+    double secondsForward = 0, secondsBackward = 0;
+  };
+  struct Collective {            // one kind of call, summed
+    std::string kind;            // all_reduce, reduce_scatter, all_gather
+    std::string algorithm;       // of the largest call
+    std::string phase;           // forward, backward, after optimizer
+    double bytes = 0;            // sum of the buffers
+    unsigned count = 0;
+    double seconds = 0;
+  };
+  struct Bucket {
+    unsigned index = 0;
+    unsigned params = 0;
+    double bytes = 0;
+    double ready = 0, start = 0, end = 0;
+  };
+
+  bool present = false;          // false for fatal files or when not requested
+  std::string target;            // hardware profile ("" when unknown)
+  std::string precision;         // --precision
+  std::string matmulMath;        // fp32, bf16, ...
+  bool train = false;
+  double params = 0;             // trainable parameter elements
+  double flopsForward = 0, flopsBackward = 0;
+  double matmulFlopsForward = 0, matmulFlopsBackward = 0;
+  double bytesForward = 0, bytesBackward = 0;
+  double secondsForward = 0, secondsBackward = 0;
+  unsigned kernelsForward = 0, kernelsBackward = 0;
+  unsigned unknownGroups = 0;
+  unsigned scheduledGroups = 0;  // main-graph kernels (and control-flow nodes) in the schedule
+  /// More than a few percent of the kernels have unknown cost (Provenance.h):
+  /// times and FLOPs are lower bounds.
+  bool lowerBound() const { return isLowerBound(unknownGroups, scheduledGroups); }
+  std::vector<Group> groups;     // main-graph kernels in execution order
+
+  struct Communication {
+    bool present = false;        // a training step was modelled
+    std::string strategy;        // single, ddp, zero1, zero2, zero3
+    unsigned worldSize = 1, gpusPerNode = 8;
+    std::string intra, inter;    // interconnect names
+    double elementBytes = 4;
+    double bytesPerRank = 0;
+    std::vector<Collective> collectives;
+    std::vector<Bucket> buckets;
+    double commSeconds = 0, exposedSeconds = 0, overlapRatio = 0;
+    double forwardSeconds = 0, backwardSeconds = 0, optimizerSeconds = 0, stepSeconds = 0;
+    double modelFlops = 0, mfu = 0;
+    std::vector<std::string> notes;
+  } communication;
+};
+
+/// Copies the model's ComputeModel and StepTimeline (computing them in `ctx`
+/// if no rule did) into plain data.
+CostSummary summariseCost(const Model &m, AnalysisContext &ctx);
+
+}  // namespace graphlint

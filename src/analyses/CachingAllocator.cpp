@@ -1,0 +1,115 @@
+#include "graphlint/analyses/CachingAllocator.h"
+
+#include <algorithm>
+
+namespace graphlint {
+
+uint64_t AllocatorSim::roundSize(uint64_t bytes) {
+  if (bytes < kMinBlockSize)
+    return kMinBlockSize;
+  return kMinBlockSize * ((bytes + kMinBlockSize - 1) / kMinBlockSize);
+}
+
+uint64_t AllocatorSim::segmentSize(uint64_t rounded) {
+  if (rounded <= kSmallSize)
+    return kSmallBuffer;
+  if (rounded < kMinLargeAlloc)
+    return kLargeBuffer;
+  return kRoundLarge * ((rounded + kRoundLarge - 1) / kRoundLarge);
+}
+
+void AllocatorSim::insertFree(int b) {
+  const Block &k = blocks_[b];
+  poolOf(k).insert({k.size, k.segment, k.offset, b});
+}
+
+void AllocatorSim::eraseFree(int b) {
+  const Block &k = blocks_[b];
+  poolOf(k).erase({k.size, k.segment, k.offset, b});
+}
+
+void AllocatorSim::allocate(uint64_t id, uint64_t bytes) {
+  if (live_.count(id))
+    return;
+  uint64_t size = roundSize(bytes);
+  bool small = size <= kSmallSize;
+  FreeSet &pool = small ? small_ : large_;
+  auto newBlock = [&](const Block &k) {
+    if (!spare_.empty()) {
+      int i = spare_.back();
+      spare_.pop_back();
+      blocks_[i] = k;
+      return i;
+    }
+    blocks_.push_back(k);
+    return static_cast<int>(blocks_.size() - 1);
+  };
+  int b;
+  auto it = pool.lower_bound({size, 0, 0, -1});
+  if (it != pool.end()) {
+    b = std::get<3>(*it);
+    pool.erase(it);
+  } else {
+    // No cached block fits: a new segment (cudaMalloc).
+    Block k;
+    k.segment = segments_++;
+    k.size = segmentSize(size);
+    k.small = small;
+    b = newBlock(k);
+    reserved_ += k.size;
+    peakReserved_ = std::max(peakReserved_, reserved_);
+  }
+  uint64_t rest = blocks_[b].size - size;
+  if (small ? rest >= kMinBlockSize : rest > kSmallSize) {
+    Block tail = blocks_[b];
+    tail.offset += size;
+    tail.size = rest;
+    tail.prev = b;
+    tail.used = false;
+    int t = newBlock(tail);
+    if (blocks_[t].next >= 0)
+      blocks_[blocks_[t].next].prev = t;
+    blocks_[b].next = t;
+    blocks_[b].size = size;
+    insertFree(t);
+  }
+  blocks_[b].used = true;
+  live_[id] = b;
+  allocated_ += blocks_[b].size;
+  peakAllocated_ = std::max(peakAllocated_, allocated_);
+}
+
+void AllocatorSim::release(uint64_t id) {
+  auto it = live_.find(id);
+  if (it == live_.end())
+    return;
+  int b = it->second;
+  live_.erase(it);
+  allocated_ -= blocks_[b].size;
+  blocks_[b].used = false;
+  // Merge with free neighbours of the same segment.
+  auto absorb = [&](int into, int from) {
+    eraseFree(from);
+    Block &a = blocks_[into];
+    const Block &f = blocks_[from];
+    a.offset = std::min(a.offset, f.offset);
+    a.size += f.size;
+    if (f.prev == into) {
+      a.next = f.next;
+      if (f.next >= 0)
+        blocks_[f.next].prev = into;
+    } else {
+      a.prev = f.prev;
+      if (f.prev >= 0)
+        blocks_[f.prev].next = into;
+    }
+    spare_.push_back(from);
+  };
+  if (int n = blocks_[b].next; n >= 0 && !blocks_[n].used)
+    absorb(b, n);
+  if (int p = blocks_[b].prev; p >= 0 && !blocks_[p].used)
+    absorb(b, p);
+  insertFree(b);
+}
+
+}  // namespace graphlint

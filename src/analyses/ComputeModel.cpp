@@ -1,0 +1,331 @@
+// The compute roofline per fusion group (docs/cost-model.md "Compute"). Only
+// static shapes are used: a group touching a tensor of unknown size, or an op
+// without a FLOP formula, has an unknown cost and is left out of the totals.
+#include "graphlint/analyses/ComputeModel.h"
+
+#include "graphlint/ir/OpRegistry.h"
+#include "graphlint/analyses/MemoryPlan.h"
+#include "graphlint/analyses/OpFlops.h"
+#include "graphlint/analyses/TrainableParams.h"
+
+#include <llvm/ADT/DenseMap.h>
+#include <llvm/ADT/DenseSet.h>
+
+#include <algorithm>
+
+namespace graphlint {
+namespace {
+
+bool sixteenBit(Precision p) { return precisionPolicy(p).sixteenBitActivations; }
+
+// Bytes of a tensor as the run stores it: under --precision *-mixed or bf16,
+// fp32 activations and weights are moved as 16-bit values.
+std::optional<double> storedBytes(const Value &v, Precision p) {
+  auto b = v.type.byteSize();
+  if (!b)
+    return std::nullopt;
+  double bytes = static_cast<double>(*b);
+  return v.type.dtype == DType::Float && sixteenBit(p) ? bytes / 2 : bytes;
+}
+
+bool isConvolution(const Node &n) {
+  std::string aten = n.atenName();
+  if (!aten.empty())
+    return aten == "convolution" || aten == "_convolution" || aten == "convolution_backward" ||
+           aten == "cudnn_convolution" || aten == "conv2d";
+  return n.domain.empty() && (n.opType == "Conv" || n.opType == "ConvTranspose");
+}
+
+MathPrecision contractionPrecision(const Node &n, Precision p) {
+  if (p == Precision::FP16Mixed)
+    return MathPrecision::FP16;
+  if (p == Precision::BF16Mixed || p == Precision::BF16)
+    return MathPrecision::BF16;
+  // fp32 matmuls count at the CUDA-core rate (PyTorch's default since 1.12:
+  // torch.backends.cuda.matmul.allow_tf32 = False), fp32 convolutions at the
+  // TF32 rate (torch.backends.cudnn.allow_tf32 = True by default); --precision
+  // tf32 runs both on TF32 tensor cores. Hardware without TF32 falls back to
+  // the fp32 peak (timeKernel).
+  const Value *a = n.inputs.empty() ? nullptr : n.inputs[0];
+  auto m = a ? mathPrecisionOf(a->type.dtype) : std::nullopt;
+  if (m == MathPrecision::FP32 && (p == Precision::TF32 || isConvolution(n)))
+    return MathPrecision::TF32;
+  return m.value_or(MathPrecision::FP32);
+}
+
+
+// Batch norm in training reduces over N x H x W, far more than one block
+// holds: cuDNN's and PyTorch's kernels read the input once for the
+// statistics and again to normalise; the backward reads x and dy once for
+// the two reductions and again for dx. Inputs read twice: forward x; backward
+// dy and x.
+unsigned readPasses(const Node &n, unsigned input, bool train) {
+  std::string aten = n.atenName();
+  if (aten == "native_batch_norm_backward" || aten == "cudnn_batch_norm_backward")
+    return input <= 1 ? 2 : 1;
+  bool forward = aten == "_native_batch_norm_legit" || aten == "native_batch_norm" || aten == "cudnn_batch_norm" ||
+                 aten == "_native_batch_norm_legit_functional" ||
+                 (aten.empty() && n.domain.empty() && n.opType == "BatchNormalization" && train);
+  return forward && input == 0 ? 2 : 1;
+}
+
+// cuDNN runs tensor-core convolutions in NHWC: an NCHW (contiguous) operand
+// or result is transformed by a kernel of its own, which reads and writes it
+// once (cuDNN developer guide, "Tensor Transformations"). The graph knows the
+// layout only where the exporter recorded strides (FX); elsewhere none.
+unsigned nchwTensors(const Node &n, llvm::SmallVectorImpl<const Value *> &out) {
+  unsigned count = 0;
+  auto note = [&](const Value *v) {
+    if (v && v->memoryFormat == Value::MemoryFormat::Contiguous && isFloating(v->type.dtype)) {
+      out.push_back(v);
+      ++count;
+    }
+  };
+  for (const Value *v : n.inputs)
+    note(v);
+  for (const Value *v : n.outputs)
+    note(v);
+  return count;
+}
+
+bool onTensorCores(MathPrecision p, const HardwareProfile *hw) {
+  return hw && hw->supports(p) && p != MathPrecision::FP32 && p != MathPrecision::FP64;
+}
+
+void add(KernelTime &into, const KernelTime &k) {
+  into.flops += k.flops;
+  into.matmulFlops += k.matmulFlops;
+  into.bytes += k.bytes;
+  into.layoutBytes += k.layoutBytes;
+  into.kernels += k.kernels;
+  into.gpuSeconds += k.gpuSeconds;
+  into.seconds += k.seconds;
+}
+
+}  // namespace
+
+void timeKernel(KernelTime &k, const HardwareProfile &hw, MathPrecision matmul) {
+  MathPrecision run = hw.supports(matmul) ? matmul : MathPrecision::FP32;
+  double matmulPeak = hw.peakFor(run) * hw.efficiencyFor(run);
+  double scalarPeak = hw.peakFor(MathPrecision::FP32) * hw.computeEfficiency;
+  double math = (matmulPeak > 0 ? k.matmulFlops / matmulPeak : 0) +
+                (scalarPeak > 0 ? (k.flops - k.matmulFlops) / scalarPeak : 0);
+  double bw = hw.memoryBandwidth * hw.memoryEfficiency;
+  double memory = bw > 0 ? (k.bytes - k.layoutBytes) / bw : 0;
+  double transforms = bw > 0 ? k.layoutBytes / bw : 0;  // serial to the kernel they serve
+  k.gpuSeconds = std::max(math, memory) + transforms;
+  // Launches are asynchronous: the host queues kernel i+1 while kernel i runs,
+  // so the stream is held up by launches only when kernels are shorter.
+  k.seconds = std::max(k.gpuSeconds, hw.launchOverhead * k.kernels);
+}
+
+ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
+  const Setup &setup = ctx.setup();
+  hw_ = setup.targetProfile();  // resolved with the configuration
+  const FusionPlan &plan = ctx.get<FusionPlan>();
+  const Graph &main = *m.graph;
+  if (sixteenBit(setup.precision))
+    matmulPrecision_ = setup.precision == Precision::FP16Mixed ? MathPrecision::FP16 : MathPrecision::BF16;
+  // A joint graph carries its backward: cost those nodes as they are.
+  const bool hasBackward = main.hasBackward();
+  joint_ = hasBackward && setup.train;
+
+  // Trainable parameters: the memory plan's (TrainableParams.h).
+  llvm::DenseSet<const Value *> needsGrad;
+  for (const Value *v : trainableParams(main)) {
+    auto elements = v->type.shape.numElements();
+    if (!elements)
+      continue;
+    needsGrad.insert(v);
+    params_.push_back({v, static_cast<double>(*elements), static_cast<unsigned>(params_.size()), -1});
+    paramElements_ += static_cast<double>(*elements);
+  }
+  // Gradients flow back through every floating value computed from a parameter.
+  if (setup.train && !hasBackward)
+    for (const auto &n : main.nodes()) {
+      bool any = std::any_of(n->inputs.begin(), n->inputs.end(), [&](const Value *v) { return needsGrad.count(v); });
+      for (const Value *o : n->outputs)
+        if (any && o && isFloating(o->type.dtype))
+          needsGrad.insert(o);
+    }
+  auto grad = [&](const Value *v) { return v && needsGrad.count(v) > 0; };
+
+  // The nodes --recompute layer checkpoints (MemoryPlan.h).
+  std::vector<llvm::StringRef> layers;
+  if (setup.recompute == Recompute::Layer)
+    layers = checkpointLayers(main);
+  groups_.resize(plan.groups().size());
+  for (size_t gi = 0; gi < plan.groups().size(); ++gi) {
+    const FusionGroup &g = plan.groups()[gi];
+    GroupCost &c = groups_[gi];
+    c.group = &g;
+    c.known = true;
+    llvm::DenseSet<const Node *> members(g.nodes.begin(), g.nodes.end());
+    llvm::DenseSet<const Value *> counted, written;
+    auto addBytes = [&](const Value *v, unsigned passes = 1) {
+      auto b = storedBytes(*v, setup.precision);
+      c.known &= b.has_value();
+      c.forward.bytes += passes * b.value_or(0);
+    };
+    std::optional<MathPrecision> precision;
+    bool backward = false;
+    unsigned gradOperands = 1;
+    double layoutBytes = 0;
+    unsigned layoutKernels = 0;
+    for (const Node *n : g.nodes) {
+      if (isConvolution(*n)) {
+        llvm::SmallVector<const Value *, 4> nchw;
+        layoutKernels += nchwTensors(*n, nchw);
+        for (const Value *v : nchw)
+          layoutBytes += 2 * storedBytes(*v, setup.precision).value_or(0);
+      }
+      for (unsigned i = 0; i < n->inputs.size(); ++i) {
+        const Value *v = n->inputs[i];
+        if (v && !(v->kind == Value::Kind::NodeOutput && members.count(v->producer)) && counted.insert(v).second)
+          addBytes(v, readPasses(*n, i, setup.train));
+      }
+      for (const Value *v : n->outputs) {
+        if (!v)
+          continue;
+        bool leaves = v->isGraphOutput();
+        for (const Use &u : v->uses)
+          leaves |= !members.count(u.user);
+        // A view writes nothing: what leaves through it is the storage it
+        // views, written once by the group's kernel (or not at all, when the
+        // viewed tensor comes from outside the group).
+        // At most one step per member: a cyclic graph (GL001, a node reading
+        // its own output) must not loop.
+        const Value *stored = v;
+        for (size_t steps = 0; steps <= members.size() && stored && stored->producer &&
+                               members.count(stored->producer) && stored->producer->op &&
+                               stored->producer->op->viewOfInput0 && !stored->producer->inputs.empty();
+             ++steps)
+          stored = stored->producer->inputs[0];
+        bool inside = stored && stored->kind == Value::Kind::NodeOutput && members.count(stored->producer);
+        if (leaves && inside && written.insert(stored).second)
+          addBytes(stored);
+      }
+      auto f = nodeFlops(*n);
+      c.known &= f.has_value();
+      double fwd = f.value_or(0);
+      // A joint graph's backward nodes are backward work, whichever group
+      // (a fusion may cross the phase boundary) they are in.
+      KernelTime &phase = hasBackward && n->backwardPhase ? c.backward : c.forward;
+      phase.flops += fwd;
+      if (n->op && n->op->kind == OpKind::Contraction) {
+        phase.matmulFlops += fwd;
+        if (!precision)
+          precision = contractionPrecision(*n, setup.precision);
+      }
+      if (setup.train && !hasBackward) {
+        double bwd = backwardFlops(*n, fwd, grad);
+        c.backward.flops += bwd;
+        if (n->op && n->op->kind == OpKind::Contraction && fwd > 0) {
+          c.backward.matmulFlops += bwd;
+          gradOperands = std::max(gradOperands, static_cast<unsigned>(bwd / fwd + 0.5));
+        }
+        // Data movement (transposes, gathers, concats) has no FLOPs but its
+        // backward still moves the gradients.
+        backward |= bwd > 0 || std::any_of(n->inputs.begin(), n->inputs.end(), grad);
+      }
+    }
+    c.precision = precision.value_or(MathPrecision::FP32);
+    if (!onTensorCores(c.precision, hw_)) {  // CUDA-core kernels read NCHW as it is
+      layoutBytes = 0;
+      layoutKernels = 0;
+    }
+    c.forward.bytes += layoutBytes;
+    c.forward.layoutBytes = layoutBytes;
+    c.forward.kernels = g.kernels + layoutKernels;
+    if (backward) {
+      // Backward reads each output's gradient and the saved inputs and writes
+      // each input's gradient: about twice the forward traffic; a contraction
+      // launches one kernel per operand gradient (dX, dW).
+      c.backward.bytes = 2 * c.forward.bytes;
+      c.backward.layoutBytes = 2 * c.forward.layoutBytes;
+      c.backward.kernels = g.kernels * gradOperands + 2 * layoutKernels;
+      const Node &lead = *g.nodes.front();
+      bool recomputed = setup.recompute == Recompute::Sqrt ||
+                        (lead.graph == &main && lead.index < layers.size() && !layers[lead.index].empty());
+      if (recomputed) {  // the checkpointed forward runs again first
+        c.recomputedFlops = c.forward.flops;
+        c.backward.flops += c.forward.flops;
+        c.backward.matmulFlops += c.forward.matmulFlops;
+        c.backward.bytes += c.forward.bytes;
+        c.backward.layoutBytes += c.forward.layoutBytes;
+        c.backward.kernels += c.forward.kernels;
+      }
+    }
+    bool backwardGroup = hasBackward && !g.nodes.empty() && g.nodes.front()->backwardPhase;
+    if (backwardGroup) {  // led by a backward node: its traffic and launches are the backward's
+      std::swap(c.forward.bytes, c.backward.bytes);
+      std::swap(c.forward.layoutBytes, c.backward.layoutBytes);
+      std::swap(c.forward.kernels, c.backward.kernels);
+    }
+    if (hw_) {
+      timeKernel(c.forward, *hw_, c.precision);
+      timeKernel(c.backward, *hw_, c.precision);
+    }
+    // Control-flow nodes stay in the schedule (as unknown cost) so the totals
+    // say that something was left out.
+    // Without --train a joint graph's backward does not run.
+    if (g.graph == &main && !g.nodes.empty() && (g.kernels > 0 || g.kind == GroupKind::ControlFlow) &&
+        (setup.train || !backwardGroup))
+      schedule_.push_back(static_cast<unsigned>(gi));
+  }
+  std::stable_sort(schedule_.begin(), schedule_.end(), [&](unsigned a, unsigned b) {
+    const Node *x = plan.groups()[a].nodes.front(), *y = plan.groups()[b].nodes.front();
+    if (joint_ && x->backwardPhase != y->backwardPhase)
+      return !x->backwardPhase;  // forward groups first (a fused group may start earlier)
+    return x->index < y->index;
+  });
+  backwardStart_ = schedule_.size();
+  if (joint_)
+    for (size_t i = 0; i < schedule_.size(); ++i)
+      if (plan.groups()[schedule_[i]].nodes.front()->backwardPhase) {
+        backwardStart_ = i;
+        break;
+      }
+
+  llvm::DenseMap<unsigned, int> position;  // group index -> place in the schedule
+  bool precisionSeen = sixteenBit(setup.precision);
+  for (size_t i = 0; i < schedule_.size(); ++i) {
+    position[schedule_[i]] = static_cast<int>(i);
+    const GroupCost &c = groups_[schedule_[i]];
+    if (!precisionSeen && c.forward.matmulFlops > 0) {
+      matmulPrecision_ = c.precision;  // the graph's first contraction
+      precisionSeen = true;
+    }
+    if (!c.known) {
+      ++unknownGroups_;
+      continue;
+    }
+    add(forward_, c.forward);
+    add(backward_, c.backward);
+    recomputedFlops_ += c.recomputedFlops;
+  }
+  // A joint graph's parameter gradients: the backward graph outputs, in the
+  // exporter's order (the forward outputs, then one gradient per trainable
+  // parameter in parameter order).
+  if (joint_) {
+    std::vector<const Value *> grads;
+    for (const Value *o : main.outputs)
+      if (o && o->producer && o->producer->backwardPhase)
+        grads.push_back(o);
+    if (grads.size() >= params_.size())
+      for (size_t i = 0; i < params_.size(); ++i) {
+        auto it = position.find(static_cast<unsigned>(&plan.groupOf(*grads[i]->producer) - plan.groups().data()));
+        auto n = grads[i]->type.shape.numElements();
+        if (it != position.end() && n && static_cast<double>(*n) == params_[i].elements)
+          params_[i].gradGroup = it->second;
+      }
+  }
+  for (TrainableParam &p : params_)
+    for (const Use &u : p.value->uses) {
+      auto it = position.find(static_cast<unsigned>(&plan.groupOf(*u.user) - plan.groups().data()));
+      if (it != position.end() && (p.firstGroup < 0 || it->second < p.firstGroup))
+        p.firstGroup = it->second;
+    }
+}
+
+}  // namespace graphlint

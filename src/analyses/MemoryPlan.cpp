@@ -1,0 +1,176 @@
+// The memory plan (docs/memory.md): replays the alloc/free trace of
+// MemoryTrace.cpp for the live-byte timeline, the peak and what is live
+// there, and through AllocatorSim for the reserved bytes.
+#include "graphlint/analyses/MemoryPlan.h"
+
+#include "MemoryTrace.h"
+
+#include "graphlint/analyses/CachingAllocator.h"
+#include "graphlint/base/HardwareProfile.h"
+
+#include <algorithm>
+
+namespace graphlint {
+
+std::string_view memoryKindName(MemoryKind k) {
+  switch (k) {
+  case MemoryKind::Param: return "param";
+  case MemoryKind::Grad: return "grad";
+  case MemoryKind::OptimizerState: return "optimizer_state";
+  case MemoryKind::Input: return "input";
+  case MemoryKind::Activation: return "activation";
+  case MemoryKind::Saved: return "saved";
+  case MemoryKind::Gradient: return "activation_grad";
+  case MemoryKind::Temporary: return "temporary";
+  }
+  return "?";
+}
+
+double MemorySummary::fragmentation() const {
+  if (peakReservedBytes == 0)
+    return 0;
+  uint64_t used = std::min(allocatorPeakAllocatedBytes, peakReservedBytes);
+  return static_cast<double>(peakReservedBytes - used) / static_cast<double>(peakReservedBytes);
+}
+
+namespace {
+
+using memory::Trace;
+using memory::nodeLabel;
+
+std::string_view phaseName(MemoryPhase p) {
+  switch (p) {
+  case MemoryPhase::Forward: return "forward";
+  case MemoryPhase::Backward: return "backward";
+  case MemoryPhase::Optimizer: return "optimizer";
+  }
+  return "?";
+}
+
+// Merges runs of consecutive points of one phase so that at most about
+// `limit` remain (a phase boundary always starts a new point), keeping the
+// point with the most live bytes of each run: the peak survives, and the
+// JSON and the SVG stay small on million-node graphs.
+void downsampleTimeline(std::vector<MemorySummary::Point> &points, size_t limit) {
+  if (points.size() <= limit)
+    return;
+  size_t stride = (points.size() + limit - 1) / limit;
+  std::vector<MemorySummary::Point> out;
+  out.reserve(limit + 4);
+  size_t inRun = 0;
+  for (MemorySummary::Point &p : points) {
+    if (!out.empty() && inRun < stride && out.back().phase == p.phase) {
+      ++inRun;
+      if (p.liveBytes > out.back().liveBytes)
+        out.back() = std::move(p);
+      continue;
+    }
+    out.push_back(std::move(p));
+    inRun = 1;
+  }
+  points = std::move(out);
+}
+
+}  // namespace
+
+MemoryPlan::MemoryPlan(const Model &m, AnalysisContext &ctx) {
+  const Setup &s = ctx.setup();
+  MemorySummary &sum = summary_;
+  sum.present = true;
+  sum.mode = s.train ? "training" : "inference";
+  sum.optimizer = std::string(optimizerName(s.optimizer));
+  sum.precision = std::string(precisionName(s.precision));
+  sum.recompute = std::string(recomputeName(s.recompute));
+  sum.zero = s.zero;
+  sum.worldSize = s.worldSize;
+  sum.target = s.target;
+  if (const HardwareProfile *hw = s.targetProfile()) {
+    sum.target = hw->name;  // the profile's spelling, as compute.target has it
+    sum.capacityBytes = hw->memoryBytes;
+  }
+  if (!m.graph)
+    return;
+  Trace t = memory::buildTrace(m, s, sum);
+  if (!s.train) {
+    sum.gradsBytes = 0;
+    sum.optimizerBytes = 0;
+  }
+
+  // Replay: live bytes, each step's own peak, the global peak's event.
+  AllocatorSim alloc;
+  uint64_t live = 0, stepPeak = 0, peak = 0;
+  size_t peakEvent = 0;
+  int peakStep = -1;
+  bool peakPending = false;
+  for (size_t e = 0; e < t.events.size(); ++e) {
+    const Trace::Event &ev = t.events[e];
+    const Trace::Storage *st = ev.op == Trace::Op::Mark ? nullptr : &t.storages[ev.id];
+    switch (ev.op) {
+    case Trace::Op::Alloc:
+      live += st->bytes;
+      alloc.allocate(ev.id, st->bytes);
+      stepPeak = std::max(stepPeak, live);
+      if (live > peak) {
+        peak = live;
+        peakEvent = e;
+        peakPending = true;
+      }
+      break;
+    case Trace::Op::Free:
+      live -= st->bytes;
+      alloc.release(ev.id);
+      break;
+    case Trace::Op::Mark: {
+      const Trace::Step &step = t.steps[ev.id];
+      sum.timeline.push_back({step.label, std::string(phaseName(step.phase)), stepPeak});
+      if (peakPending) {
+        peakStep = static_cast<int>(ev.id);
+        peakPending = false;
+      }
+      stepPeak = live;
+      break;
+    }
+    }
+  }
+  sum.timelineSteps = sum.timeline.size();
+  downsampleTimeline(sum.timeline, MemorySummary::kMaxTimelinePoints);
+  sum.peakAllocatedBytes = peak;
+  sum.peakReservedBytes = alloc.peakReserved();
+  sum.allocatorPeakAllocatedBytes = alloc.peakAllocated();
+  sum.segments = alloc.segments();
+  if (peakStep >= 0) {
+    const Trace::Step &step = t.steps[peakStep];
+    peakNode_ = step.node;
+    sum.peakNode = step.label;
+    sum.peakPhase = std::string(phaseName(step.phase));
+  }
+
+  // What is live at the peak.
+  std::vector<bool> liveAt(t.storages.size(), false);
+  for (size_t e = 0; e <= peakEvent && e < t.events.size(); ++e) {
+    const Trace::Event &ev = t.events[e];
+    if (ev.op != Trace::Op::Mark)
+      liveAt[ev.id] = ev.op == Trace::Op::Alloc;
+  }
+  uint64_t resident = 0;
+  for (size_t i = 0; i < t.storages.size(); ++i) {
+    if (!liveAt[i] || t.storages[i].bytes == 0)
+      continue;
+    const Trace::Storage &st = t.storages[i];
+    if (st.kind == MemoryKind::Param || st.kind == MemoryKind::Input)
+      resident += st.bytes;
+    atPeak_.push_back({st.value, st.value ? st.value->producer : st.owner, st.kind, st.bytes});
+  }
+  std::stable_sort(atPeak_.begin(), atPeak_.end(),
+                   [](const Contributor &a, const Contributor &b) { return a.bytes > b.bytes; });
+  if (!s.train)
+    sum.activationsBytes = peak > resident ? peak - resident : 0;
+  for (size_t i = 0; i < atPeak_.size() && i < 10; ++i) {
+    const Contributor &c = atPeak_[i];
+    sum.topAtPeak.push_back({c.value ? c.value->name : std::string(), c.producer ? nodeLabel(*c.producer) : "",
+                             std::string(memoryKindName(c.kind)), c.bytes});
+  }
+}
+
+
+}  // namespace graphlint

@@ -1,0 +1,75 @@
+// The memory plan's alloc/free trace (docs/memory.md) and the builder that
+// writes it for one model under one Setup: resident model states, forward
+// liveness, training's saved tensors, backward gradients and the optimizer
+// step. Private to src/analyses: MemoryPlan.cpp replays it.
+#pragma once
+
+#include "graphlint/ir/Display.h"
+#include "graphlint/analyses/MemoryPlan.h"
+
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
+namespace graphlint::memory {
+
+using graphlint::nodeLabel;
+
+/// The alloc/free trace: storages, events, and step marks.
+class Trace {
+public:
+  struct Storage {
+    uint64_t bytes = 0;
+    MemoryKind kind = MemoryKind::Activation;
+    const Value *value = nullptr;
+    bool live = false;
+    /// The node a value-less storage belongs to (state an op saves for
+    /// backward beyond its tensors, e.g. BatchNorm's batch statistics).
+    const Node *owner = nullptr;
+  };
+  struct Step {
+    const Node *node = nullptr;
+    std::string label;
+    MemoryPhase phase;
+  };
+  enum class Op : uint8_t { Alloc, Free, Mark };
+  struct Event {
+    Op op;
+    uint32_t id;  // storage, or step for Mark
+  };
+
+  uint32_t alloc(uint64_t bytes, MemoryKind kind, const Value *v, const Node *owner = nullptr) {
+    auto id = static_cast<uint32_t>(storages.size());
+    storages.push_back({bytes, kind, v, true, owner});
+    events.push_back({Op::Alloc, id});
+    return id;
+  }
+  void release(uint32_t id) {
+    if (id < storages.size() && storages[id].live) {
+      storages[id].live = false;
+      events.push_back({Op::Free, id});
+    }
+  }
+  void mark(const Node *n, std::string label, MemoryPhase phase) {
+    events.push_back({Op::Mark, static_cast<uint32_t>(steps.size())});
+    steps.push_back({n, std::move(label), phase});
+  }
+  uint64_t liveBytes(std::initializer_list<MemoryKind> kinds) const {
+    uint64_t b = 0;
+    for (const Storage &s : storages)
+      if (s.live && std::find(kinds.begin(), kinds.end(), s.kind) != kinds.end())
+        b += s.bytes;
+    return b;
+  }
+
+  std::vector<Storage> storages;
+  std::vector<Event> events;
+  std::vector<Step> steps;
+};
+
+/// Writes the trace of one inference pass or training step of `m` under `s`,
+/// filling the model-state fields of `sum`.
+Trace buildTrace(const Model &m, const Setup &s, MemorySummary &sum);
+
+}  // namespace graphlint::memory

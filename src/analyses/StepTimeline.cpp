@@ -1,0 +1,372 @@
+// The step timeline: a two-stream simulation (compute, communication) of one
+// training step. Compute runs the forward kernels, then the backward kernels
+// in reverse; collectives run one at a time in issue order (FIFO) on the
+// communication stream, each once its data is ready, and a kernel that needs
+// a collective's result (ZeRO-3 parameters) waits for it.
+#include "graphlint/analyses/StepTimeline.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+namespace graphlint {
+
+std::string_view strategyName(ParallelStrategy s) {
+  switch (s) {
+  case ParallelStrategy::Single: return "single";
+  case ParallelStrategy::DDP: return "ddp";
+  case ParallelStrategy::ZeRO1: return "zero1";
+  case ParallelStrategy::ZeRO2: return "zero2";
+  case ParallelStrategy::ZeRO3: return "zero3";
+  }
+  return "single";
+}
+
+std::vector<std::vector<unsigned>> assignBuckets(const std::vector<double> &bytes, const std::vector<int> &keys,
+                                                 const std::vector<double> &limits) {
+  struct Open {
+    std::vector<unsigned> tensors;
+    double size = 0;
+    size_t limit = 0;  // index into limits
+  };
+  std::vector<std::vector<unsigned>> out;
+  std::vector<int> keyOrder;
+  std::map<int, Open> open;
+  for (unsigned i = 0; i < bytes.size(); ++i) {
+    int key = i < keys.size() ? keys[i] : 0;
+    if (!open.count(key))
+      keyOrder.push_back(key);
+    Open &b = open[key];
+    b.tensors.push_back(i);
+    b.size += bytes[i];
+    if (!limits.empty() && b.size >= limits[b.limit]) {
+      out.push_back(std::move(b.tensors));
+      b.tensors.clear();
+      b.size = 0;
+      b.limit = std::min(b.limit + 1, limits.size() - 1);
+    }
+  }
+  for (int key : keyOrder)
+    if (!open[key].tensors.empty())
+      out.push_back(std::move(open[key].tensors));
+  return out;
+}
+
+namespace {
+
+struct Interval {
+  double start, end;
+};
+
+// Length of the intersection of two sorted lists of disjoint intervals.
+double overlapLength(const std::vector<Interval> &a, const std::vector<Interval> &b) {
+  double total = 0;
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    double lo = std::max(a[i].start, b[j].start), hi = std::min(a[i].end, b[j].end);
+    if (hi > lo)
+      total += hi - lo;
+    (a[i].end < b[j].end ? i : j)++;
+  }
+  return total;
+}
+
+// A collective waiting to be issued: released at the start or end of compute
+// segment `segment` (-1: at time 0), and, when `gates` >= 0, needed before
+// that segment may start.
+struct Pending {
+  CollectiveCall call;
+  int segment = -1;
+  bool atEnd = true;
+  int gates = -1;
+  int bucket = -1;  // index into buckets_
+};
+
+// Optimizer state words read or written per parameter: SGD reads the weight
+// and gradient and writes the weight; momentum adds its buffer (read, write);
+// Adam adds two moments.
+double optimizerWords(Optimizer o) {
+  switch (o) {
+  case Optimizer::SGD: return 3;
+  case Optimizer::Momentum: return 5;
+  case Optimizer::Adam:
+  case Optimizer::AdamW: return 7;
+  }
+  return 7;
+}
+
+}  // namespace
+
+StepTimeline::StepTimeline(const Model &, AnalysisContext &ctx) {
+  const Setup &setup = ctx.setup();
+  const ComputeModel &cm = ctx.get<ComputeModel>();
+  const HardwareProfile *hw = cm.hardware();
+  if (!setup.train || !hw)
+    return;
+  active_ = true;
+
+  // Topology: the named interconnects, or the target's defaults.
+  const HardwareCatalog &catalog = HardwareCatalog::instance();
+  auto linkFor = [&](const Interconnect *resolved, const std::string &asked, const std::string &fallback,
+                     const char *what) {
+    // Resolved with the configuration; a Setup built in code resolves here.
+    const Interconnect *l = resolved && resolved->name == asked ? resolved
+                            : asked.empty()                     ? nullptr
+                                                                : catalog.findInterconnect(asked);
+    if (!asked.empty() && !l)
+      notes_.push_back(fmt::format("unknown {} interconnect '{}': using {}'s default '{}'", what, asked, hw->name, fallback));
+    if (!l)
+      l = catalog.findInterconnect(fallback);
+    Interconnect none;
+    none.name = fallback;
+    none.bandwidth = 1e9;  // a profile naming a missing link: 1 GB/s, visibly slow
+    return l ? *l : none;
+  };
+  topo_.ranks = std::max(1u, setup.worldSize);
+  topo_.perNode = std::max(1u, setup.gpusPerNode);
+  topo_.intra = linkFor(setup.intraLink, setup.intra, hw->intraNode, "intra-node");
+  topo_.inter = linkFor(setup.interLink, setup.inter, hw->interNode, "inter-node");
+  unsigned n = topo_.ranks;
+  if (n > 1)
+    strategy_ = setup.zero == 0 ? ParallelStrategy::DDP
+                : setup.zero == 1 ? ParallelStrategy::ZeRO1
+                : setup.zero == 2 ? ParallelStrategy::ZeRO2
+                                  : ParallelStrategy::ZeRO3;
+  // The precision policy the memory plan uses too: mixed precision keeps and
+  // communicates 16-bit gradients (and, under ZeRO-3, gathers 16-bit weights).
+  commElement_ = precisionPolicy(setup.precision).gradBytes;
+
+  // Compute segments: forward kernels, then backward kernels in reverse.
+  // A joint graph's backward groups are its own, in their execution order.
+  const std::vector<unsigned> &sched = cm.schedule();
+  const bool joint = cm.joint();
+  const int F = static_cast<int>(joint ? cm.backwardStart() : sched.size());
+  std::vector<double> duration;
+  for (int i = 0; i < F; ++i)
+    duration.push_back(cm.groups()[sched[i]].known ? cm.groups()[sched[i]].forward.seconds : 0);
+  if (joint)
+    for (size_t i = cm.backwardStart(); i < sched.size(); ++i)
+      duration.push_back(cm.groups()[sched[i]].known ? cm.groups()[sched[i]].backward.seconds : 0);
+  else
+    for (int i = F - 1; i >= 0; --i)
+      duration.push_back(cm.groups()[sched[i]].known ? cm.groups()[sched[i]].backward.seconds : 0);
+  const int S = static_cast<int>(duration.size());
+  // The backward segment that differentiates the forward group at forwardPos:
+  // the mirror image, or for a joint graph its proportional place in the
+  // graph's own backward.
+  auto backwardSegment = [&](int forwardPos) {
+    if (forwardPos < 0 || S == F)
+      return S - 1;
+    if (!joint)
+      return 2 * F - 1 - forwardPos;
+    long mirrored = static_cast<long>(F - 1 - forwardPos) * (S - F) / std::max(F, 1);
+    return F + static_cast<int>(std::min<long>(mirrored, S - F - 1));
+  };
+  // When a parameter's gradient is ready: the backward group producing it.
+  auto gradReady = [&](const TrainableParam &p) { return p.gradGroup >= 0 ? p.gradGroup : backwardSegment(p.firstGroup); };
+
+  const std::vector<TrainableParam> &params = cm.params();
+  std::vector<Pending> pending;
+  auto bucketBytes = [&](const std::vector<unsigned> &ps) {
+    double b = 0;
+    for (unsigned p : ps)
+      b += params[p].elements * commElement_;
+    return b;
+  };
+  auto newBucket = [&](std::vector<unsigned> ps) {
+    ParamBucket b;
+    b.index = static_cast<unsigned>(buckets_.size());
+    b.bytes = bucketBytes(ps);
+    b.params = std::move(ps);
+    buckets_.push_back(std::move(b));
+    return static_cast<int>(buckets_.size() - 1);
+  };
+  auto collective = [&](CollectiveKind k, double bytes, const char *phase) {
+    CollectiveCall c;
+    c.kind = k;
+    c.bytes = bytes;
+    c.phase = phase;
+    CollectiveTime t = collectiveSeconds(k, bytes, topo_);
+    c.algo = t.algo;
+    c.endSeconds = t.seconds;  // the duration until scheduled
+    return c;
+  };
+
+  if (strategy_ == ParallelStrategy::DDP || strategy_ == ParallelStrategy::ZeRO1 ||
+      strategy_ == ParallelStrategy::ZeRO2) {
+    // Gradient buckets over the parameters in reverse model.parameters()
+    // (initializer) order, as DDP builds them after its first iteration.
+    std::vector<double> sizes;
+    std::vector<int> keys;
+    std::vector<unsigned> order;
+    for (size_t i = params.size(); i-- > 0;) {
+      order.push_back(static_cast<unsigned>(i));
+      sizes.push_back(params[i].elements * commElement_);
+      keys.push_back(static_cast<int>(params[i].value->type.dtype));
+    }
+    CollectiveKind kind = strategy_ == ParallelStrategy::DDP ? CollectiveKind::AllReduce : CollectiveKind::ReduceScatter;
+    for (const auto &members : assignBuckets(sizes, keys, {kFirstBucketBytes, kBucketBytes})) {
+      std::vector<unsigned> ps;
+      int ready = -1;
+      for (unsigned m : members) {
+        ps.push_back(order[m]);
+        ready = std::max(ready, gradReady(params[order[m]]));
+      }
+      int b = newBucket(std::move(ps));
+      pending.push_back({collective(kind, buckets_[b].bytes, "backward"), ready, true, -1, b});
+    }
+  } else if (strategy_ == ParallelStrategy::ZeRO3) {
+    // Units: parameters in the order the forward first reads them, cut at the
+    // bucket size (a size-based wrap). Each unit is all-gathered before its
+    // forward and its backward, the next unit prefetched when one starts, and
+    // its gradients reduce-scattered when its backward is done.
+    std::vector<unsigned> byUse(params.size());
+    for (unsigned i = 0; i < byUse.size(); ++i)
+      byUse[i] = i;
+    auto useKey = [&](unsigned p) { return params[p].firstGroup < 0 ? F : params[p].firstGroup; };
+    std::stable_sort(byUse.begin(), byUse.end(), [&](unsigned a, unsigned b) { return useKey(a) < useKey(b); });
+    std::vector<double> sizes;
+    for (unsigned p : byUse)
+      sizes.push_back(params[p].elements * commElement_);
+    std::vector<int> units, first, last;
+    for (const auto &members : assignBuckets(sizes, {}, {kBucketBytes})) {
+      std::vector<unsigned> ps;
+      for (unsigned m : members)
+        ps.push_back(byUse[m]);
+      first.push_back(std::min(useKey(ps.front()), std::max(F - 1, 0)));
+      last.push_back(std::min(useKey(ps.back()), std::max(F - 1, 0)));
+      units.push_back(newBucket(std::move(ps)));
+    }
+    const int U = static_cast<int>(units.size());
+    for (int u = 0; u < U; ++u)  // forward all-gathers, prefetching one ahead
+      pending.push_back({collective(CollectiveKind::AllGather, buckets_[units[u]].bytes, "forward"),
+                         u == 0 ? -1 : first[u - 1], false, first[u], -1});
+    // Backward: units in reverse. The next unit's gather is issued before this
+    // unit's reduce-scatter (FSDP's backward prefetch), so it hides behind
+    // this unit's backward.
+    auto backwardGather = [&](int k, int release, bool atEnd) {
+      int u = U - 1 - k;
+      pending.push_back({collective(CollectiveKind::AllGather, buckets_[units[u]].bytes, "backward"), release, atEnd,
+                         backwardSegment(last[u]), -1});
+    };
+    if (U > 0)
+      backwardGather(0, F - 1, true);
+    for (int k = 0; k < U; ++k) {
+      int u = U - 1 - k;
+      if (k + 1 < U)
+        backwardGather(k + 1, backwardSegment(last[u]), false);
+      pending.push_back({collective(CollectiveKind::ReduceScatter, buckets_[units[u]].bytes, "backward"),
+                         backwardSegment(first[u]), true, -1, units[u]});
+    }
+  }
+
+  // The simulation. Release times become known as segments start and end.
+  std::vector<double> segStart(S, 0), segEnd(S, 0);
+  std::vector<bool> started(S, false), ended(S, false);
+  double t = 0, commFree = 0;
+  size_t next = 0;
+  auto releaseTime = [&](const Pending &p) -> std::optional<double> {
+    if (p.segment < 0)
+      return 0.0;
+    if (p.atEnd ? ended[p.segment] : started[p.segment])
+      return p.atEnd ? segEnd[p.segment] : segStart[p.segment];
+    return std::nullopt;
+  };
+  auto issue = [&](Pending &p, double release) {
+    double d = p.call.endSeconds;
+    p.call.releaseSeconds = release;
+    p.call.startSeconds = std::max(commFree, release);
+    p.call.endSeconds = p.call.startSeconds + d;
+    commFree = p.call.endSeconds;
+  };
+  auto issueReleased = [&] {
+    for (; next < pending.size(); ++next) {
+      auto r = releaseTime(pending[next]);
+      if (!r)
+        break;
+      issue(pending[next], *r);
+    }
+  };
+  std::vector<std::vector<size_t>> gatedBy(S);  // segment -> the collectives it waits for
+  for (size_t c = 0; c < pending.size(); ++c)
+    if (pending[c].gates >= 0 && pending[c].gates < S)
+      gatedBy[pending[c].gates].push_back(c);
+  for (int j = 0; j < S; ++j) {
+    issueReleased();
+    double ready = t;
+    for (size_t c : gatedBy[j]) {
+      while (next <= c)  // a gating collective stuck behind unreleased ones: issue now
+        issue(pending[next++], t);
+      ready = std::max(ready, pending[c].call.endSeconds);
+    }
+    segStart[j] = ready;
+    started[j] = true;
+    issueReleased();
+    segEnd[j] = ready + duration[j];
+    ended[j] = true;
+    t = segEnd[j];
+  }
+  issueReleased();
+  while (next < pending.size())
+    issue(pending[next++], t);
+
+  forward_ = F > 0 ? segEnd[F - 1] : 0;
+  backward_ = S > F ? segEnd[S - 1] - segEnd[F - 1] : 0;
+  double states = cm.paramElements() / (strategy_ == ParallelStrategy::DDP || n <= 1 ? 1 : n);
+  double element = precisionPolicy(setup.precision).momentBytes;
+  optimizer_ = states * optimizerWords(setup.optimizer) * element / (hw->memoryBandwidth * hw->memoryEfficiency);
+  double optStart = std::max(t, commFree);
+  double optEnd = optStart + optimizer_;
+  step_ = optEnd;
+  for (Pending &p : pending)
+    calls_.push_back(p.call);
+  if (strategy_ == ParallelStrategy::ZeRO1 || strategy_ == ParallelStrategy::ZeRO2) {
+    // Each rank updated its shard; the new parameters are all-gathered before
+    // the next forward, nothing left to hide them behind.
+    commFree = optEnd;
+    for (const ParamBucket &b : buckets_) {
+      Pending p{collective(CollectiveKind::AllGather, b.bytes, "after optimizer")};
+      issue(p, optEnd);
+      calls_.push_back(p.call);
+    }
+    step_ = std::max(step_, commFree);
+  }
+  for (const Pending &p : pending)
+    if (p.bucket >= 0) {
+      ParamBucket &b = buckets_[p.bucket];
+      b.readySeconds = p.call.releaseSeconds;
+      b.startSeconds = p.call.startSeconds;
+      b.endSeconds = p.call.endSeconds;
+    }
+
+  // Overlap: compute busy intervals against the communication stream's.
+  std::vector<Interval> compute, comm;
+  for (int j = 0; j < S; ++j)
+    if (segEnd[j] > segStart[j])
+      compute.push_back({segStart[j], segEnd[j]});
+  if (optEnd > optStart)
+    compute.push_back({optStart, optEnd});
+  double computeBusy = 0;
+  for (const Interval &i : compute)
+    computeBusy += i.end - i.start;
+  for (const CollectiveCall &c : calls_) {
+    if (c.endSeconds > c.startSeconds)
+      comm.push_back({c.startSeconds, c.endSeconds});
+    comm_ += c.endSeconds - c.startSeconds;
+    bytesPerRank_ += graphlint::bytesPerRank(c.kind, c.bytes, n);
+  }
+  double both = overlapLength(compute, comm);
+  exposed_ = comm_ - both;
+  double longer = std::max(computeBusy, comm_);
+  overlap_ = longer > 0 && comm_ > 0 ? both / longer : 0;
+
+  KernelTime fwd = cm.forwardTotal(), bwd = cm.backwardTotal();
+  modelFlops_ = fwd.flops + bwd.flops - cm.recomputedFlops();
+  MathPrecision p = cm.matmulPrecision();
+  double peak = hw->supports(p) ? hw->peakFor(p) : hw->peakFor(MathPrecision::FP32);
+  mfu_ = step_ > 0 && peak > 0 ? modelFlops_ / (step_ * peak) : 0;
+}
+
+}  // namespace graphlint

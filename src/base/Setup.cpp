@@ -1,0 +1,99 @@
+#include "graphlint/base/Setup.h"
+
+#include "graphlint/base/EnumNames.h"
+#include "graphlint/base/HardwareProfile.h"
+
+namespace graphlint {
+
+namespace {
+
+const EnumName<Optimizer> kOptimizers[] = {
+    {Optimizer::SGD, "sgd"}, {Optimizer::Momentum, "momentum"}, {Optimizer::Adam, "adam"}, {Optimizer::AdamW, "adamw"}};
+const EnumName<Precision> kPrecisions[] = {{Precision::FP32, "fp32"},
+                                           {Precision::FP16Mixed, "fp16-mixed"},
+                                           {Precision::BF16Mixed, "bf16-mixed"},
+                                           {Precision::BF16, "bf16"},
+                                           {Precision::TF32, "tf32"}};
+// `full` as Megatron's --recompute-granularity full.
+const EnumName<Recompute> kRecomputes[] = {
+    {Recompute::None, "none"}, {Recompute::Layer, "layer", {"full"}}, {Recompute::Sqrt, "sqrt"}};
+
+const EnumName<Kernels> kKernels[] = {{Kernels::Cuda, "cuda"}, {Kernels::Cpu, "cpu"}};
+
+}  // namespace
+
+std::string_view optimizerName(Optimizer o) { return nameOf(kOptimizers, o); }
+std::optional<Optimizer> optimizerFromName(std::string_view s) { return fromName(kOptimizers, s); }
+std::string_view precisionName(Precision p) { return nameOf(kPrecisions, p); }
+std::optional<Precision> precisionFromName(std::string_view s) { return fromName(kPrecisions, s); }
+
+PrecisionPolicy precisionPolicy(Precision p) {
+  switch (p) {
+  case Precision::FP32:
+  case Precision::TF32: return {4, 4, 0, 4, false};
+  case Precision::FP16Mixed:
+  case Precision::BF16Mixed: return {2, 2, 4, 4, true};
+  case Precision::BF16: return {2, 2, 0, 2, true};
+  }
+  return {};
+}
+
+std::string_view recomputeName(Recompute r) { return nameOf(kRecomputes, r); }
+std::optional<Recompute> recomputeFromName(std::string_view s) { return fromName(kRecomputes, s); }
+
+const char *recomputeChoices() { return "none, layer (alias full), sqrt"; }
+
+std::string_view kernelsName(Kernels k) { return nameOf(kKernels, k); }
+std::optional<Kernels> kernelsFromName(std::string_view s) { return fromName(kKernels, s); }
+
+void Setup::resolveHardware() {
+  const HardwareCatalog &c = HardwareCatalog::instance();
+  hardware = c.find(target);
+  intraLink = intra.empty() ? nullptr : c.findInterconnect(intra);
+  interLink = inter.empty() ? nullptr : c.findInterconnect(inter);
+}
+
+const HardwareProfile *Setup::targetProfile() const {
+  if (hardware && hardware->name == target)
+    return hardware;
+  return HardwareCatalog::instance().find(target);
+}
+
+double Setup::ruleOption(std::string_view code, std::string_view option, double fallback) const {
+  auto r = ruleOptions.find(std::string(code));
+  if (r == ruleOptions.end())
+    return fallback;
+  auto o = r->second.find(std::string(option));
+  return o == r->second.end() ? fallback : o->second;
+}
+
+// Backend profile names and their aliases, as users write them on the command
+// line and in the config (docs/fusion.md); one table for both.
+std::string_view fusionBackendName(FusionBackend b) {
+  switch (b) {
+  case FusionBackend::Inductor: return "inductor";
+  case FusionBackend::InductorCpu: return "inductor-cpu";
+  case FusionBackend::TensorRT: return "tensorrt";
+  case FusionBackend::OrtCpu: return "ort-cpu";
+  case FusionBackend::OrtCuda: return "ort-cuda";
+  case FusionBackend::Eager: return "eager";
+  }
+  return "inductor";
+}
+
+// The one list of backend names and aliases (docs/fusion.md#backend-profiles):
+// `ort` was one profile for both execution providers; it now names the CPU
+// one, the one the comparison harness validates.
+std::optional<FusionBackend> fusionBackendFromName(std::string_view s) {
+  if (s == "inductor" || s == "inductor-cuda") return FusionBackend::Inductor;
+  if (s == "inductor-cpu") return FusionBackend::InductorCpu;
+  if (s == "tensorrt" || s == "trt") return FusionBackend::TensorRT;
+  if (s == "ort-cpu" || s == "ort" || s == "onnxruntime") return FusionBackend::OrtCpu;
+  if (s == "ort-cuda") return FusionBackend::OrtCuda;
+  if (s == "eager" || s == "none") return FusionBackend::Eager;
+  return std::nullopt;
+}
+
+const char *fusionBackendChoices() { return "inductor, inductor-cpu, tensorrt, ort-cpu (ort), ort-cuda, eager"; }
+
+}  // namespace graphlint

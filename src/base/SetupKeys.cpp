@@ -1,0 +1,234 @@
+// The setup-key table (SetupKeys.h): each row says how one setup value is
+// written, checked, stored, dumped and explained.
+#include "graphlint/base/SetupKeys.h"
+
+#include "graphlint/ir/MessageText.h"
+#include "graphlint/base/HardwareProfile.h"
+
+#include <fmt/format.h>
+
+#include <llvm/ADT/StringExtras.h>
+
+#include <cstdint>
+
+namespace graphlint {
+
+namespace {
+
+using Checked = SetupKey::Checked;
+
+// `--zero` on the command line, `'zero'` in a config file.
+std::string named(const SetupKey &k, SetupSyntax syntax) {
+  return syntax == SetupSyntax::CommandLine ? std::string("--") + k.flagName() : fmt::format("'{}'", k.key);
+}
+
+Checked ok(std::string v) { return {std::move(v), {}}; }
+Checked refused(std::string why) { return {std::nullopt, oneLine(why)}; }
+
+const SetupKey &row(llvm::StringRef key);
+
+template <typename E, std::optional<E> (*FromName)(std::string_view), std::string_view (*Name)(E)>
+Checked choice(const char *key, llvm::StringRef text, SetupSyntax syntax, const char *allowed) {
+  if (auto e = FromName(std::string_view(text.data(), text.size())))
+    return ok(std::string(Name(*e)));
+  return refused(fmt::format("{} must be one of {}, got '{}'", named(row(key), syntax), allowed,
+                             escapedForMessage(text.str())));
+}
+
+Checked integer(const char *key, llvm::StringRef text, SetupSyntax syntax, int64_t lo, int64_t hi) {
+  int64_t x = 0;
+  if (text.getAsInteger(10, x) || x < lo || x > hi)
+    return refused(fmt::format("{} expects an integer from {} to {}, got '{}'", named(row(key), syntax), lo, hi,
+                               escapedForMessage(text.str())));
+  return ok(std::to_string(x));
+}
+
+Checked boolean(const char *key, llvm::StringRef text, SetupSyntax syntax) {
+  std::string s = text.lower();
+  if (s == "true" || s == "yes" || s == "on")
+    return ok("true");
+  if (s == "false" || s == "no" || s == "off")
+    return ok("false");
+  return refused(fmt::format("{} expects true or false, got '{}'", named(row(key), syntax), escapedForMessage(text.str())));
+}
+
+// An interconnect name; empty means the target's default.
+Checked link(const char *key, llvm::StringRef text, SetupSyntax syntax) {
+  if (text.empty())
+    return ok("");
+  if (auto l = resolveInterconnect(std::string_view(text.data(), text.size())); !l)
+    return refused(named(row(key), syntax) + ": " + llvm::toString(l.takeError()));
+  return ok(text.str());
+}
+
+unsigned asUnsigned(const std::string &v) { return static_cast<unsigned>(std::stoul(v)); }
+
+std::string linkDump(const std::string &name) {
+  return " " + yamlQuoted(name) + (name.empty() ? "  # the target's default" : "");
+}
+
+const std::vector<SetupKey> &table() {
+  static const std::vector<SetupKey> keys = {
+      {"target", nullptr, "GPU",
+       "hardware profile for GL141/GL142 and the memory\n"
+       "capacity of GL201 (default H100-SXM):\n"
+       "V100, A100-40GB, A100-80GB, H100-SXM, H200, L4,\n"
+       "RTX-4090, or one from hardware.yaml (docs/hardware.md)",
+       nullptr, nullptr, nullptr, true, "a100-80g", " A100-80GB",
+       [](llvm::StringRef t, SetupSyntax syntax) {
+         auto hw = resolveHardwareTarget(std::string_view(t.data(), t.size()));
+         if (!hw)
+           return refused(named(row("target"), syntax) + ": " + llvm::toString(hw.takeError()));
+         return ok(hw->name);  // canonical: "a100-80g" reports as A100-80GB everywhere
+       },
+       [](Setup &s, const std::string &v) { s.target = v; }, [](const Setup &s) { return " " + s.target; }},
+      {"kernels", nullptr, "cuda|cpu",
+       "whose PyTorch kernels the memory plan assumes where the\n"
+       "CPU's keep other tensors than CUDA's (dropout: a bool mask\n"
+       "on CUDA, an input-sized noise tensor on the CPU); default\n"
+       "cuda, the GPU the prediction is for; cpu compares with a\n"
+       "measurement on the CPU (docs/memory.md)",
+       nullptr, nullptr, nullptr, true, "cpu", " cpu",
+       [](llvm::StringRef t, SetupSyntax syntax) {
+         return choice<Kernels, kernelsFromName, kernelsName>("kernels", t, syntax, "cuda, cpu");
+       },
+       [](Setup &s, const std::string &v) { s.kernels = *kernelsFromName(v); },
+       [](const Setup &s) { return " " + std::string(kernelsName(s.kernels)); }},
+      {"backend", nullptr, "inductor|inductor-cpu|tensorrt|ort-cpu|ort-cuda|eager",
+       "fusion legality the planner applies (default inductor;\n"
+       "ort = ort-cpu); docs/fusion.md describes each backend",
+       nullptr, nullptr, nullptr, true, "ort", " ort-cpu",
+       [](llvm::StringRef t, SetupSyntax syntax) {
+         return choice<FusionBackend, fusionBackendFromName, fusionBackendName>("backend", t, syntax,
+                                                                                 fusionBackendChoices());
+       },
+       [](Setup &s, const std::string &v) { s.backend = *fusionBackendFromName(v); },
+       [](const Setup &s) { return " " + std::string(fusionBackendName(s.backend)); }},
+      {"dims", "dim", "NAME=SIZE",
+       "bind a symbolic dimension (repeatable), e.g. -D batch=8;\n"
+       "size expressions over it (batch*seq) are rescaled. A NAME\n"
+       "that binds nothing in a file is a warning on stderr\n"
+       "(`FILE: warning: -D NAME=N binds nothing: ...`) naming the\n"
+       "file's size symbols and inputs; the lint goes on",
+       "D", nullptr, nullptr, true, "batch=8", "\n    \"batch\": 8",
+       [](llvm::StringRef spec, SetupSyntax syntax) {
+         auto [name, val] = spec.split('=');
+         if (syntax == SetupSyntax::CommandLine) {
+           if (name.size() == spec.size() || name.empty())
+             return refused(fmt::format("--dim expects NAME=SIZE, got '{}'", escapedForMessage(spec.str())));
+           int64_t v = 0;
+           if (val.getAsInteger(10, v) || v < 0)
+             return refused(fmt::format("--dim {}: '{}' is not a non-negative integer", escapedForMessage(name.str()),
+                                        escapedForMessage(val.str())));
+           return ok(fmt::format("{}={}", name.str(), v));
+         }
+         int64_t v = 0;
+         if (val.getAsInteger(10, v) || v < 0)
+           return refused(fmt::format("'dims: {}' expects an integer from 0 to {}, got '{}'",
+                                      escapedForMessage(name.str()), INT64_MAX, escapedForMessage(val.str())));
+         return ok(fmt::format("{}={}", name.str(), v));
+       },
+       [](Setup &s, const std::string &v) {
+         auto [name, size] = llvm::StringRef(v).rsplit('=');
+         int64_t n = 0;
+         size.getAsInteger(10, n);
+         s.dims[name.str()] = n;  // merged name by name
+       },
+       [](const Setup &s) {
+         std::string out = s.dims.empty() ? " {}" : "";
+         for (const auto &[name, v] : s.dims)
+           out += fmt::format("\n    {}: {}", yamlQuoted(name), v);
+         return out;
+       }},
+      {"train", nullptr, "", "a training step (forward, backward, optimizer)", nullptr, nullptr, nullptr, false,
+       "true", " true", [](llvm::StringRef t, SetupSyntax syntax) { return boolean("train", t, syntax); },
+       [](Setup &s, const std::string &v) { s.train = v == "true"; },
+       [](const Setup &s) { return std::string(s.train ? " true" : " false"); }},
+      {"optimizer", nullptr, "sgd|momentum|adam|adamw", "(default adam)", nullptr, nullptr, nullptr, false, "sgd",
+       " sgd",
+       [](llvm::StringRef t, SetupSyntax syntax) {
+         return choice<Optimizer, optimizerFromName, optimizerName>("optimizer", t, syntax,
+                                                                    "sgd, momentum, adam, adamw");
+       },
+       [](Setup &s, const std::string &v) { s.optimizer = *optimizerFromName(v); },
+       [](const Setup &s) { return " " + std::string(optimizerName(s.optimizer)); }},
+      {"precision", nullptr, "fp32|tf32|fp16-mixed|bf16-mixed|bf16", "(default fp32)", nullptr, nullptr, nullptr, false,
+       "bf16-mixed", " bf16-mixed",
+       [](llvm::StringRef t, SetupSyntax syntax) {
+         return choice<Precision, precisionFromName, precisionName>("precision", t, syntax,
+                                                                    "fp32, tf32, fp16-mixed, bf16-mixed, bf16");
+       },
+       [](Setup &s, const std::string &v) { s.precision = *precisionFromName(v); },
+       [](const Setup &s) { return " " + std::string(precisionName(s.precision)); }},
+      {"zero", nullptr, "0|1|2|3", "ZeRO stage (default 0); --fsdp is --zero 3", nullptr, "fsdp", "3", false, "2",
+       " 2", [](llvm::StringRef t, SetupSyntax syntax) { return integer("zero", t, syntax, 0, 3); },
+       [](Setup &s, const std::string &v) { s.zero = asUnsigned(v); },
+       [](const Setup &s) { return " " + std::to_string(s.zero); }},
+      {"world-size", nullptr, "N", "data-parallel ranks (default 1)", nullptr, nullptr, nullptr, false, "64", " 64",
+       [](llvm::StringRef t, SetupSyntax syntax) { return integer("world-size", t, syntax, 1, 1 << 20); },
+       [](Setup &s, const std::string &v) { s.worldSize = asUnsigned(v); },
+       [](const Setup &s) { return " " + std::to_string(s.worldSize); }},
+      {"recompute", nullptr, "none|layer|sqrt",
+       "activation checkpointing (default none): layer\n"
+       "(alias full) checkpoints each repeated layer, as\n"
+       "torch.utils.checkpoint around every block; sqrt\n"
+       "cuts the graph into ~sqrt(n) segments",
+       nullptr, nullptr, nullptr, false, "full", " layer",
+       [](llvm::StringRef t, SetupSyntax syntax) {
+         return choice<Recompute, recomputeFromName, recomputeName>("recompute", t, syntax, recomputeChoices());
+       },
+       [](Setup &s, const std::string &v) { s.recompute = *recomputeFromName(v); },
+       [](const Setup &s) { return " " + std::string(recomputeName(s.recompute)); }},
+      {"gpus-per-node", nullptr, "G", "ranks per node (default 8)", nullptr, nullptr, nullptr, false, "4", " 4",
+       [](llvm::StringRef t, SetupSyntax syntax) { return integer("gpus-per-node", t, syntax, 1, 1024); },
+       [](Setup &s, const std::string &v) { s.gpusPerNode = asUnsigned(v); },
+       [](const Setup &s) { return " " + std::to_string(s.gpusPerNode); }},
+      {"intra", nullptr, "NAME", "interconnect inside a node (default: the target's; docs/hardware.md)", nullptr,
+       nullptr, nullptr, false, "pcie5", " \"pcie5\"",
+       [](llvm::StringRef t, SetupSyntax syntax) { return link("intra", t, syntax); },
+       [](Setup &s, const std::string &v) { s.intra = v; }, [](const Setup &s) { return linkDump(s.intra); }},
+      {"inter", nullptr, "NAME", "interconnect between nodes (default: the target's; docs/hardware.md)", nullptr,
+       nullptr, nullptr, false, "ndr", " \"ndr\"",
+       [](llvm::StringRef t, SetupSyntax syntax) { return link("inter", t, syntax); },
+       [](Setup &s, const std::string &v) { s.inter = v; }, [](const Setup &s) { return linkDump(s.inter); }},
+  };
+  return keys;
+}
+
+const SetupKey &row(llvm::StringRef key) { return *findSetupKey(key); }
+
+}  // namespace
+
+const std::vector<SetupKey> &setupKeys() { return table(); }
+
+const SetupKey *findSetupKey(llvm::StringRef key) {
+  for (const SetupKey &k : table())
+    if (key == k.key || key == k.flagName())
+      return &k;
+  return nullptr;
+}
+
+std::string yamlQuoted(const std::string &s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\')
+      out += '\\';
+    out += ch;
+  }
+  return out + "\"";
+}
+
+std::string setupKeyNames() {
+  std::string out;
+  for (const SetupKey &k : table())
+    out += (out.empty() ? "" : ", ") + std::string(k.key);
+  return out;
+}
+
+void applySetup(Setup &s, const std::vector<SetupSetting> &settings) {
+  for (const SetupSetting &x : settings)
+    x.key->apply(s, x.value);
+  s.resolveHardware();
+}
+
+}  // namespace graphlint

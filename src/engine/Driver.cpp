@@ -1,0 +1,147 @@
+#include "graphlint/engine/Driver.h"
+
+#include "graphlint/ir/MessageText.h"
+#include "graphlint/analyses/FusionPlan.h"
+#include "graphlint/engine/Grouping.h"
+#include "graphlint/analyses/MemoryPlan.h"
+#include "graphlint/rules/Rule.h"
+#include "graphlint/engine/SourceLines.h"
+
+#include <llvm/Support/ThreadPool.h>
+
+#include <algorithm>
+#include <mutex>
+
+#if defined(__SANITIZE_ADDRESS__)  // gcc -fsanitize=address
+#define GRAPHLINT_SANITIZER_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)  // clang
+#define GRAPHLINT_SANITIZER_BUILD 1
+#endif
+#endif
+
+namespace graphlint {
+
+#ifdef GRAPHLINT_SANITIZER_BUILD
+constexpr bool kSanitizerBuild = true;
+#else
+constexpr bool kSanitizerBuild = false;
+#endif
+
+ImportOptions importOptionsFor(const LintOptions &opts) {
+  ImportOptions io;
+  io.dims = opts.setup.dims;
+  return io;
+}
+
+FileStats statsOf(const Model &m) {
+  FileStats s;
+  forEachGraph(*m.graph, [&](const Graph &g) {
+    ++s.graphs;
+    s.nodes += g.nodes().size();
+    s.values += g.values().size();
+    s.params += g.params().size();
+    for (const auto &p : g.params())
+      s.paramBytes += p->tensor.byteSize;
+  });
+  return s;
+}
+
+FileReport lintModel(const Model &m, const LintOptions &opts) {
+  FileReport r;
+  r.path = m.path;
+  makeValidUtf8(r.path);  // reports are UTF-8; a file name is bytes
+  r.stats = statsOf(m);
+  r.symbols = m.symbols;
+  r.setupWarnings = m.setupWarnings;
+  AnalysisContext ctx(m, opts.setup);
+  DiagnosticSink sink(m.path, r.diagnostics);
+  std::vector<const Rule *> perNode;
+  for (const Rule *rule : allRules()) {
+    const RuleInfo &info = rule->info();
+    if (!opts.policy.isEnabled(std::string(info.code)))
+      continue;
+    if (rule->perNode()) {
+      perNode.push_back(rule);
+      continue;
+    }
+    sink.setRule(std::string(info.code), std::string(info.name), info.severity);
+    rule->check(m, ctx, sink);
+  }
+  // One traversal for every per-node rule; the sort below restores the order.
+  if (!perNode.empty())
+    forEachGraph(*m.graph, [&](const Graph &g) {
+      for (const auto &n : g.nodes())
+        for (const Rule *rule : perNode) {
+          const RuleInfo &info = rule->info();
+          sink.setRule(std::string(info.code), std::string(info.name), info.severity);
+          rule->checkNode(*n, m, ctx, sink);
+        }
+    });
+  std::stable_sort(r.diagnostics.begin(), r.diagnostics.end(), diagnosticLess);
+  r.suppressed = applyRulePolicy(m, opts.policy, r.diagnostics, r.usedIgnores);
+  if (opts.group)
+    groupDiagnostics(r.diagnostics);
+  if (opts.shortenMessages)
+    splitLongMessages(r.diagnostics);
+  if (opts.sourceLines)
+    attachSourceLines(r);
+  r.hints = coverageHints(m, opts.policy);
+  // The same cached plan the rules read: computed once per model.
+  if (opts.fusionSummary)
+    r.fusion = summariseFusion(m, ctx.get<FusionPlan>(), opts.fusionEdges);
+  if (opts.costSummary)
+    r.cost = summariseCost(m, ctx);
+  if (opts.memorySummary)
+    r.memory = ctx.get<MemoryPlan>().summary();
+  return r;
+}
+
+FileReport lintFile(const std::string &path, const LintOptions &opts) {
+  auto model = importModelFile(path, importOptionsFor(opts));
+  if (!model) {
+    FileReport r;
+    r.path = path;
+    makeValidUtf8(r.path);
+    r.fatal = true;
+    r.fatalMessage = llvm::toString(model.takeError());
+    return r;
+  }
+  FileReport r = lintModel(**model, opts);
+  // Freeing millions of IR objects one by one costs more than the lint; the
+  // OS reclaims them at exit. Sanitizer builds free them anyway so that
+  // LeakSanitizer keeps reporting real leaks (docs/robustness.md).
+  if (opts.skipModelTeardown && !kSanitizerBuild)
+    (void)model->release();
+  return r;
+}
+
+std::vector<FileReport> lintFiles(const std::vector<std::string> &paths, const LintOptions &opts, unsigned jobs) {
+  return lintFiles(paths, std::vector<LintOptions>(paths.size(), opts), jobs);
+}
+
+std::vector<FileReport> lintFiles(const std::vector<std::string> &paths, const std::vector<LintOptions> &opts,
+                                  unsigned jobs, const ProgressFn &progress) {
+  std::vector<FileReport> out(paths.size());
+  std::mutex mu;
+  size_t done = 0;
+  auto one = [&](size_t i) {
+    out[i] = lintFile(paths[i], opts[i]);
+    if (progress) {
+      std::lock_guard<std::mutex> lock(mu);
+      progress(++done, paths.size(), paths[i]);
+    }
+  };
+  if (paths.size() <= 1 || jobs <= 1) {
+    for (size_t i = 0; i < paths.size(); ++i)
+      one(i);
+    return out;
+  }
+  llvm::ThreadPool pool(llvm::hardware_concurrency(jobs));
+  for (size_t i = 0; i < paths.size(); ++i)
+    pool.async([&, i] { one(i); });
+  pool.wait();
+  return out;
+}
+
+}  // namespace graphlint

@@ -1,0 +1,64 @@
+// `--cost` in the text format: one model's predicted training (or inference)
+// step as a table -- forward, backward, optimizer, communication, step --
+// then the collectives and gradient buckets (docs/output-formats.md).
+#include "graphlint/ir/Display.h"
+#include "graphlint/report/Reporters.h"
+
+#include <fmt/format.h>
+
+namespace graphlint {
+namespace {
+
+std::string ms(double s) { return fmt::format("{:.3f}", s * 1e3); }
+
+}  // namespace
+
+void renderCostText(const CostSummary &s, const std::string &title, llvm::raw_ostream &os) {
+  if (!s.present)
+    return;
+  os << fmt::format("cost of {} on {} (precision {}, contractions in {}; {:.2f} M parameters):\n", title,
+                    s.target.empty() ? "an unknown target" : s.target, s.precision, s.matmulMath, s.params / 1e6);
+  os << fmt::format("  {:<14} {:>8} {:>12} {:>10} {:>11}\n", "phase", "kernels", "GFLOP", "GB", "time (ms)");
+  auto row = [&](const char *phase, unsigned kernels, double flops, double bytes, double seconds) {
+    os << fmt::format("  {:<14} {:>8} {:>12.3f} {:>10.3f} {:>11}\n", phase, kernels, flops / 1e9, bytes / 1e9,
+                      ms(seconds));
+  };
+  const CostSummary::Communication &c = s.communication;
+  row("forward", s.kernelsForward, s.flopsForward, s.bytesForward, c.present ? c.forwardSeconds : s.secondsForward);
+  if (s.train) {
+    row("backward", s.kernelsBackward, s.flopsBackward, s.bytesBackward,
+        c.present ? c.backwardSeconds : s.secondsBackward);
+    os << fmt::format("  {:<14} {:>8} {:>12} {:>10} {:>11}\n", "optimizer", "", "", "", ms(c.optimizerSeconds));
+  }
+  if (c.present && c.strategy != "single")
+    os << fmt::format("  {:<14} {:>8} {:>12} {:>10.3f} {:>11}  ({} busy, {} exposed, overlap {:.2f})\n",
+                      "communication", "", "", c.bytesPerRank / 1e9, ms(c.exposedSeconds), ms(c.commSeconds),
+                      ms(c.exposedSeconds), c.overlapRatio);
+  if (c.present)
+    os << fmt::format("  {:<14} {:>8} {:>12} {:>10} {:>11}  MFU {:.1f}%\n", "step", "", "", "", ms(c.stepSeconds),
+                      c.mfu * 100);
+  os << fmt::format("  provenance: {} of {} kernels of unknown cost{}\n", s.unknownGroups, s.scheduledGroups,
+                    s.unknownGroups ? " left out (a symbolic size: bind it with --dim; an op without a FLOP formula; "
+                                      "control flow)"
+                                    : "");
+  if (s.lowerBound())
+    os << "  LOWER BOUNDS: more than a few percent of the kernels have unknown cost; FLOPs and times above are at "
+          "least the true ones\n";
+  if (!c.present || c.strategy == "single") {
+    for (const std::string &n : c.notes)
+      os << "  note: " << n << "\n";
+    return;
+  }
+  os << fmt::format("  {} on {} ranks ({} per node, {} inside a node, {} between nodes), {}-byte elements\n",
+                    c.strategy, c.worldSize, c.gpusPerNode, c.intra, c.inter, c.elementBytes);
+  for (const CostSummary::Collective &x : c.collectives)
+    os << fmt::format("  {:<8} {} x{} ({}): {} in {} ms\n", x.phase == "after optimizer" ? "step" : x.phase, x.kind,
+                      x.count, x.algorithm, formatBytes(x.bytes), ms(x.seconds));
+  for (const CostSummary::Bucket &b : c.buckets)
+    os << fmt::format("  bucket {:>3}: {:>10}, {:>4} params, ready {} ms, reduced {}-{} ms\n", b.index, formatBytes(b.bytes),
+                      b.params, ms(b.ready), ms(b.start), ms(b.end));
+  for (const std::string &n : c.notes)
+    os << "  note: " << n << "\n";
+}
+
+}  // namespace graphlint

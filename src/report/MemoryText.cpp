@@ -1,0 +1,66 @@
+// `--memory` in the text format (docs/memory.md): the per-GPU memory table of
+// one model and the largest storages live at its peak.
+#include "graphlint/ir/Display.h"
+#include "graphlint/report/Reporters.h"
+
+#include <fmt/format.h>
+
+namespace graphlint {
+
+void renderMemoryText(const MemorySummary &s, const std::string &title, llvm::raw_ostream &os) {
+  if (!s.present)
+    return;
+  std::string setup = s.mode == "training"
+                          ? fmt::format("training, {}, {}, ZeRO-{}, world size {}, recompute {}", s.optimizer,
+                                        s.precision, s.zero, s.worldSize, s.recompute)
+                          : fmt::format("inference, {}", s.precision);
+  os << fmt::format("{}: memory per GPU ({}; target {})\n", title, setup, s.target);
+  auto row = [&](std::string_view what, double bytes, std::string_view note = {}) {
+    os << fmt::format("  {:<20} {:>12}{}{}\n", what, formatBytes(bytes), note.empty() ? "" : "  ", note);
+  };
+  row("params", static_cast<double>(s.paramsBytes));
+  if (s.mode == "training") {
+    row("grads", static_cast<double>(s.gradsBytes));
+    row("optimizer state", static_cast<double>(s.optimizerBytes));
+  }
+  row("inputs", static_cast<double>(s.inputsBytes));
+  row("activations", static_cast<double>(s.activationsBytes),
+      s.mode == "training" ? "saved for backward" : "live at the peak");
+  row("peak allocated", static_cast<double>(s.peakAllocatedBytes),
+      s.peakNode.empty() ? "" : fmt::format("at {} '{}'", s.peakPhase, s.peakNode));
+  row("peak reserved", static_cast<double>(s.peakReservedBytes),
+      fmt::format("caching allocator, {:.1f}% fragmentation", 100 * s.fragmentation()));
+  if (s.capacityBytes > 0) {
+    row("capacity", s.capacityBytes);
+    double head = s.capacityBytes - static_cast<double>(s.peakReservedBytes);
+    os << fmt::format("  {:<20} {:>12}\n", "headroom",
+                      formatBytes(head));
+  }
+  if (!s.assumedDims.empty()) {
+    std::string dims;
+    for (const std::string &d : s.assumedDims)
+      dims += (dims.empty() ? "" : ", ") + d;
+    os << fmt::format("  assumed (bind with --dim): {}\n", dims);
+  }
+  os << fmt::format("  provenance: {} of {} tensors of unknown size (counted as 0 bytes)\n", s.unsizedTensors, s.tensors);
+  for (const std::string &c : s.caveats)
+    os << fmt::format("  caveat: {}\n", c);
+  if (s.lowerBound())
+    os << fmt::format("  LOWER BOUNDS: {:.1f}% of the tensors have no size; every figure above is at least the true "
+                      "one (bind symbolic dims with --dim)\n",
+                      100.0 * static_cast<double>(s.unsizedTensors) / static_cast<double>(s.tensors));
+  if (s.topAtPeak.empty())
+    return;
+  os << "  top at the peak:\n";
+  for (const MemorySummary::Contributor &c : s.topAtPeak) {
+    double share = s.peakAllocatedBytes ? 100.0 * static_cast<double>(c.bytes) / static_cast<double>(s.peakAllocatedBytes)
+                                        : 0;
+    std::string what = !c.tensor.empty() ? c.tensor
+                       : c.kind == "saved"  ? "(state saved for backward)"
+                                            : "(" + c.kind + ")";
+    os << fmt::format("    {:>12} {:5.1f}%  {:<16} {}{}\n", formatBytes(static_cast<double>(c.bytes)), share, c.kind,
+                      what, c.node.empty() ? "" : " from '" + c.node + "'");
+  }
+}
+
+}  // namespace graphlint

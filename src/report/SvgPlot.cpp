@@ -1,0 +1,108 @@
+// `--memory-plot FILE.svg` (docs/memory.md): the memory plan's live bytes over
+// the step as a self-contained SVG line chart, the forward, backward and
+// optimizer phases shaded, the peak and the device capacity marked.
+#include "graphlint/report/Reporters.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace graphlint {
+namespace {
+
+std::string xmlEscape(const std::string &s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+    case '&': out += "&amp;"; break;
+    case '<': out += "&lt;"; break;
+    case '>': out += "&gt;"; break;
+    case '"': out += "&quot;"; break;
+    default: out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void renderMemorySvg(const MemorySummary &s, const std::string &title, llvm::raw_ostream &os) {
+  const double W = 900, H = 420, left = 90, right = 20, top = 40, bottom = 50;
+  const double pw = W - left - right, ph = H - top - bottom;
+  size_t n = s.timeline.size();
+  double ymax = static_cast<double>(s.peakAllocatedBytes);
+  if (s.capacityBytes > 0 && s.capacityBytes < 2 * ymax)
+    ymax = std::max(ymax, s.capacityBytes);
+  ymax = std::max(ymax * 1.08, 1.0);
+  auto x = [&](double i) { return left + (n > 1 ? pw * i / static_cast<double>(n - 1) : pw / 2); };
+  auto y = [&](double b) { return top + ph - ph * b / ymax; };
+
+  os << fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" "
+                    "viewBox=\"0 0 {:.0f} {:.0f}\" font-family=\"sans-serif\" font-size=\"12\">\n",
+                    W, H, W, H);
+  os << fmt::format("<title>{}</title>\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n", xmlEscape(title));
+  os << fmt::format("<text x=\"{:.0f}\" y=\"20\" font-size=\"14\">{} - {} memory per GPU ({})</text>\n", left,
+                    xmlEscape(title), xmlEscape(s.mode), xmlEscape(s.target));
+  // Phase bands.
+  const char *fill[] = {"#e8f0fe", "#fdecea", "#e6f4ea"};
+  for (size_t i = 0; i < n;) {
+    size_t j = i;
+    while (j < n && s.timeline[j].phase == s.timeline[i].phase)
+      ++j;
+    int k = s.timeline[i].phase == "forward" ? 0 : s.timeline[i].phase == "backward" ? 1 : 2;
+    double x0 = x(static_cast<double>(i) - 0.5), x1 = x(static_cast<double>(j) - 0.5);
+    x0 = std::max(x0, left);
+    x1 = std::min(x1, left + pw);
+    os << fmt::format("<rect x=\"{:.1f}\" y=\"{:.0f}\" width=\"{:.1f}\" height=\"{:.0f}\" fill=\"{}\"/>\n", x0, top,
+                      std::max(x1 - x0, 1.0), ph, fill[k]);
+    os << fmt::format("<text x=\"{:.1f}\" y=\"{:.0f}\" fill=\"#555\">{}</text>\n", x0 + 4, top + 14,
+                      xmlEscape(s.timeline[i].phase));
+    i = j;
+  }
+  // Axes and grid.
+  os << fmt::format("<line x1=\"{0:.0f}\" y1=\"{1:.0f}\" x2=\"{0:.0f}\" y2=\"{2:.0f}\" stroke=\"black\"/>\n", left, top,
+                    top + ph);
+  os << fmt::format("<line x1=\"{0:.0f}\" y1=\"{1:.0f}\" x2=\"{2:.0f}\" y2=\"{1:.0f}\" stroke=\"black\"/>\n", left,
+                    top + ph, left + pw);
+  for (int t = 0; t <= 4; ++t) {
+    double b = ymax * t / 4;
+    os << fmt::format("<line x1=\"{0:.0f}\" y1=\"{1:.1f}\" x2=\"{2:.0f}\" y2=\"{1:.1f}\" stroke=\"#ddd\"/>\n", left,
+                      y(b), left + pw);
+    os << fmt::format("<text x=\"{:.0f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", left - 6, y(b) + 4,
+                      formatBytes(b));
+  }
+  os << fmt::format("<text x=\"{:.0f}\" y=\"{:.0f}\" text-anchor=\"middle\">execution step ({} steps)</text>\n",
+                    left + pw / 2, H - 15, n);
+  // The curve.
+  if (n) {
+    os << "<polyline fill=\"none\" stroke=\"#1a73e8\" stroke-width=\"1.5\" points=\"";
+    for (size_t i = 0; i < n; ++i)
+      os << fmt::format("{}{:.1f},{:.1f}", i ? " " : "", x(static_cast<double>(i)),
+                        y(static_cast<double>(s.timeline[i].liveBytes)));
+    os << "\"/>\n";
+  }
+  // Peak and capacity.
+  auto peakIt = std::max_element(s.timeline.begin(), s.timeline.end(),
+                                 [](const auto &a, const auto &b) { return a.liveBytes < b.liveBytes; });
+  if (peakIt != s.timeline.end()) {
+    double px = x(static_cast<double>(peakIt - s.timeline.begin())), py = y(static_cast<double>(peakIt->liveBytes));
+    os << fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"#d93025\"/>\n", px, py);
+    os << fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"#d93025\" text-anchor=\"{}\">peak {} at {}</text>\n",
+                      px, std::max(py - 8, top + 28), px > left + pw / 2 ? "end" : "start",
+                      formatBytes(static_cast<double>(peakIt->liveBytes)), xmlEscape(peakIt->node));
+  }
+  if (s.capacityBytes > 0 && s.capacityBytes <= ymax) {
+    os << fmt::format("<line x1=\"{0:.0f}\" y1=\"{1:.1f}\" x2=\"{2:.0f}\" y2=\"{1:.1f}\" stroke=\"#d93025\" "
+                      "stroke-dasharray=\"6,4\"/>\n",
+                      left, y(s.capacityBytes), left + pw);
+    os << fmt::format("<text x=\"{:.0f}\" y=\"{:.1f}\" fill=\"#d93025\" text-anchor=\"end\">{} capacity {}</text>\n",
+                      left + pw, y(s.capacityBytes) - 4, xmlEscape(s.target), formatBytes(s.capacityBytes));
+  } else if (s.capacityBytes > 0) {
+    os << fmt::format("<text x=\"{:.0f}\" y=\"{:.0f}\" fill=\"#555\" text-anchor=\"end\">{} capacity {} (off "
+                      "scale)</text>\n",
+                      left + pw, top - 4, xmlEscape(s.target), formatBytes(s.capacityBytes));
+  }
+  os << "</svg>\n";
+}
+
+}  // namespace graphlint
