@@ -21,11 +21,13 @@ uint64_t AllocatorSim::segmentSize(uint64_t rounded) {
 void AllocatorSim::insertFree(int b) {
   const Block &k = blocks_[b];
   poolOf(k).insert({k.size, k.segment, k.offset, b});
+  (k.small ? smallFree_ : largeFree_) += k.size;
 }
 
 void AllocatorSim::eraseFree(int b) {
   const Block &k = blocks_[b];
   poolOf(k).erase({k.size, k.segment, k.offset, b});
+  (k.small ? smallFree_ : largeFree_) -= k.size;
 }
 
 void AllocatorSim::allocate(uint64_t id, uint64_t bytes) {
@@ -48,16 +50,27 @@ void AllocatorSim::allocate(uint64_t id, uint64_t bytes) {
   auto it = pool.lower_bound({size, 0, 0, -1});
   if (it != pool.end()) {
     b = std::get<3>(*it);
-    pool.erase(it);
+    eraseFree(b);
   } else {
     // No cached block fits: a new segment (cudaMalloc).
+    uint64_t poolFree = small ? smallFree_ : largeFree_;
+    if (poolFree >= size)
+      fragmentedGrowth_ += segmentSize(size);
+    uint64_t largest = 0;
+    for (const FreeSet *p : {&small_, &large_})
+      if (!p->empty())
+        largest = std::max(largest, std::get<0>(*p->rbegin()));
     Block k;
     k.segment = segments_++;
     k.size = segmentSize(size);
     k.small = small;
     b = newBlock(k);
     reserved_ += k.size;
-    peakReserved_ = std::max(peakReserved_, reserved_);
+    if (reserved_ > peakReserved_) {
+      peakReserved_ = reserved_;
+      freeAtPeak_ = smallFree_ + largeFree_;
+      largestFreeAtPeak_ = largest;
+    }
   }
   uint64_t rest = blocks_[b].size - size;
   if (small ? rest >= kMinBlockSize : rest > kSmallSize) {

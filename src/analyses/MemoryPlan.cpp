@@ -27,10 +27,18 @@ std::string_view memoryKindName(MemoryKind k) {
 }
 
 double MemorySummary::fragmentation() const {
-  if (peakReservedBytes == 0)
+  if (allocatorFreeAtPeakBytes == 0)
     return 0;
-  uint64_t used = std::min(allocatorPeakAllocatedBytes, peakReservedBytes);
-  return static_cast<double>(peakReservedBytes - used) / static_cast<double>(peakReservedBytes);
+  uint64_t largest = std::min(allocatorLargestFreeAtPeakBytes, allocatorFreeAtPeakBytes);
+  return 1 - static_cast<double>(largest) / static_cast<double>(allocatorFreeAtPeakBytes);
+}
+
+uint64_t MemorySummary::reservedOverheadBytes() const {
+  return peakReservedBytes - std::min(allocatorPeakAllocatedBytes, peakReservedBytes);
+}
+
+double MemorySummary::reservedOverhead() const {
+  return peakReservedBytes == 0 ? 0 : static_cast<double>(reservedOverheadBytes()) / static_cast<double>(peakReservedBytes);
 }
 
 namespace {
@@ -138,6 +146,9 @@ MemoryPlan::MemoryPlan(const Model &m, AnalysisContext &ctx) {
   sum.peakReservedBytes = alloc.peakReserved();
   sum.allocatorPeakAllocatedBytes = alloc.peakAllocated();
   sum.segments = alloc.segments();
+  sum.allocatorFreeAtPeakBytes = alloc.freeAtPeak();
+  sum.allocatorLargestFreeAtPeakBytes = alloc.largestFreeAtPeak();
+  sum.fragmentedGrowthBytes = alloc.fragmentedGrowth();
   if (peakStep >= 0) {
     const Trace::Step &step = t.steps[peakStep];
     peakNode_ = step.node;

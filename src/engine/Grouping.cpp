@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <map>
 #include <set>
 #include <tuple>
@@ -81,10 +82,23 @@ void splitLongMessages(std::vector<Diagnostic> &diags, size_t limit) {
       continue;
     // The last clause break ("; " or ": ") that keeps the head within the
     // limit and says something on its own (at least 30 characters), else
-    // the first break after it: a head of 150 beats a line of 300.
+    // the first break after it: a head of 150 beats a line of 300. Only a
+    // break outside brackets and quotes ends a clause: "(body: 6 node(s))"
+    // and "'a: b'" stay whole.
     size_t cut = std::string::npos;
-    for (size_t at = d.message.find_first_of(";:"); at != std::string::npos;
-         at = d.message.find_first_of(";:", at + 1)) {
+    int depth = 0;
+    bool quoted = false;
+    for (size_t at = 0; at < d.message.size(); ++at) {
+      char c = d.message[at];
+      if (c == '\'' && !(at > 0 && std::isalnum(static_cast<unsigned char>(d.message[at - 1])) &&
+                         at + 1 < d.message.size() && std::isalnum(static_cast<unsigned char>(d.message[at + 1]))))
+        quoted = !quoted;  // an apostrophe inside a word (don't) is no quote
+      else if (!quoted && (c == '(' || c == '['))
+        ++depth;
+      else if (!quoted && (c == ')' || c == ']') && depth > 0)
+        --depth;
+      if ((c != ';' && c != ':') || depth > 0 || quoted)
+        continue;
       if (at < 30 || at + 1 >= d.message.size() || d.message[at + 1] != ' ')
         continue;
       if (at > limit && cut != std::string::npos)

@@ -29,7 +29,9 @@ void renderMemoryText(const MemorySummary &s, const std::string &title, llvm::ra
   row("peak allocated", static_cast<double>(s.peakAllocatedBytes),
       s.peakNode.empty() ? "" : fmt::format("at {} '{}'", s.peakPhase, s.peakNode));
   row("peak reserved", static_cast<double>(s.peakReservedBytes),
-      fmt::format("caching allocator, {:.1f}% fragmentation", 100 * s.fragmentation()));
+      fmt::format("caching allocator: {} reserved overhead ({:.1f}%), {:.1f}% fragmentation",
+                  formatBytes(static_cast<double>(s.reservedOverheadBytes())), 100 * s.reservedOverhead(),
+                  100 * s.fragmentation()));
   if (s.capacityBytes > 0) {
     row("capacity", s.capacityBytes);
     double head = s.capacityBytes - static_cast<double>(s.peakReservedBytes);

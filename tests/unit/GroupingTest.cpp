@@ -162,6 +162,23 @@ TEST(Grouping, LongMessagesKeepAShortFirstLine) {
   EXPECT_EQ(diags[1].message.size(), 130u);
 }
 
+// The README's first command: GL121 on a Loop whose sizes are "(body: 6
+// node(s))" printed "(body (dynamic-control-flow)" and a note "6 node(s))".
+TEST(Grouping, LongMessagesAreNeverCutInsideBracketsOrQuotes) {
+  std::vector<Diagnostic> diags(2);
+  diags[0].message = "Loop '/Loop' splits the graph: fusion cannot cross it; it has a dynamic trip count from "
+                     "graph input 'n' (body: 6 node(s))";
+  diags[1].message = "a node named 'x: y; z' and a rank's [shard: 1 of 8] figures, long enough to be split at "
+                     "some point after all of them; here";
+  splitLongMessages(diags);
+  EXPECT_EQ(diags[0].message, "Loop '/Loop' splits the graph: fusion cannot cross it");
+  ASSERT_EQ(diags[0].notes.size(), 1u);
+  EXPECT_EQ(diags[0].notes[0].message, "it has a dynamic trip count from graph input 'n' (body: 6 node(s))");
+  EXPECT_EQ(diags[1].message, "a node named 'x: y; z' and a rank's [shard: 1 of 8] figures, long enough to be "
+                              "split at some point after all of them");
+  EXPECT_EQ(diags[1].notes[0].message, "here");
+}
+
 TEST(TextLayout, GraphLocationNamesTheModuleFirst) {
   Diagnostic d = layerFinding(3);
   EXPECT_EQ(graphLocationText(d.location, true), "blocks.3: node #36 'relu__3' (aten::relu_) in layers.fx.json");

@@ -239,6 +239,41 @@ TEST(CachingAllocator, RoundsAndPicksSegmentsLikePyTorch) {
   EXPECT_EQ(a.reserved(), 38 * kMiB);
 }
 
+// Fragmentation is 1 - largest free block / free bytes as the allocator grows
+// to its peak; reserved overhead from segment rounding is not fragmentation.
+TEST(CachingAllocator, FragmentationIsTheFreeBytesScatteredAtThePeak) {
+  AllocatorSim tiny;
+  tiny.allocate(1, 15 * 1024);  // a 15 KiB model: one 2 MiB segment
+  EXPECT_EQ(tiny.reserved(), 2 * kMiB);
+  EXPECT_EQ(tiny.freeAtPeak(), 0u);  // nothing was cached when it grew
+  EXPECT_EQ(tiny.fragmentedGrowth(), 0u);
+
+  AllocatorSim a;
+  for (uint64_t id = 1; id <= 5; ++id)
+    a.allocate(id, 4 * kMiB);   // one 20 MiB segment in five 4 MiB blocks
+  EXPECT_EQ(a.reserved(), 20 * kMiB);
+  a.release(1);
+  a.release(3);                 // 8 MiB free, in two blocks of 4 MiB
+  a.allocate(6, 6 * kMiB);      // fits the free bytes, not any block: a new segment
+  EXPECT_EQ(a.reserved(), 40 * kMiB);
+  EXPECT_EQ(a.freeAtPeak(), 8 * kMiB);
+  EXPECT_EQ(a.largestFreeAtPeak(), 4 * kMiB);
+  EXPECT_EQ(a.fragmentedGrowth(), 20 * kMiB);
+  a.allocate(7, 30 * kMiB);     // more than is free: growth, not fragmentation
+  EXPECT_EQ(a.fragmentedGrowth(), 20 * kMiB);
+  EXPECT_EQ(a.freeAtPeak(), 8 * kMiB + 14 * kMiB);  // the two holes and the new segment's tail
+  EXPECT_EQ(a.largestFreeAtPeak(), 14 * kMiB);
+
+  MemorySummary s;
+  s.peakReservedBytes = 2 * kMiB;
+  s.allocatorPeakAllocatedBytes = 15 * 1024;
+  EXPECT_EQ(s.fragmentation(), 0);
+  EXPECT_NEAR(s.reservedOverhead(), 1 - 15.0 / 2048, 1e-12);
+  s.allocatorFreeAtPeakBytes = 8 * kMiB;
+  s.allocatorLargestFreeAtPeakBytes = 4 * kMiB;
+  EXPECT_DOUBLE_EQ(s.fragmentation(), 0.5);
+}
+
 TEST(MemoryRules, ExceedsDeviceMemoryOnTheTarget) {
   OneMatMul m;
   LintOptions o;

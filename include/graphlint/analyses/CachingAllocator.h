@@ -6,7 +6,8 @@
 // split when the rest is worth keeping (>= 512 B small, > 1 MiB large); freed
 // blocks merge with free neighbours of the same segment; segments are never
 // returned (no empty_cache). Replaying the memory plan's alloc/free trace
-// gives the peak reserved bytes and the fragmentation (docs/memory.md).
+// gives the peak reserved bytes and the fragmentation at the reserved peak
+// (docs/memory.md#caching-allocator).
 #pragma once
 
 #include <cstdint>
@@ -41,6 +42,15 @@ public:
   uint64_t peakAllocated() const { return peakAllocated_; }
   uint64_t peakReserved() const { return peakReserved_; }
   uint64_t segments() const { return segments_; }
+  /// The cached free bytes, and the largest free block, just before the
+  /// allocator grew to its peak reserved (the last new segment): what it held
+  /// but could not use for that request. Fragmentation is 1 - largest / free.
+  uint64_t freeAtPeak() const { return freeAtPeak_; }
+  uint64_t largestFreeAtPeak() const { return largestFreeAtPeak_; }
+  /// Bytes of segments reserved while the request's pool held enough free
+  /// bytes for it, only split into blocks too small: growth that
+  /// fragmentation alone caused.
+  uint64_t fragmentedGrowth() const { return fragmentedGrowth_; }
 
 private:
   struct Block {
@@ -59,6 +69,8 @@ private:
   FreeSet small_, large_;
   std::unordered_map<uint64_t, int> live_;
   uint64_t allocated_ = 0, reserved_ = 0, peakAllocated_ = 0, peakReserved_ = 0, segments_ = 0;
+  uint64_t smallFree_ = 0, largeFree_ = 0;  // bytes in each pool's free blocks
+  uint64_t freeAtPeak_ = 0, largestFreeAtPeak_ = 0, fragmentedGrowth_ = 0;
 };
 
 }  // namespace graphlint

@@ -45,6 +45,12 @@ struct MemorySummary {
   uint64_t peakReservedBytes = 0; // the caching-allocator replay
   uint64_t allocatorPeakAllocatedBytes = 0;  // same replay, 512 B-rounded blocks
   uint64_t segments = 0;          // segments the replay reserved at its end
+  /// Free bytes cached, and the largest free block, as the replay grew to its
+  /// peak reserved (AllocatorSim::freeAtPeak).
+  uint64_t allocatorFreeAtPeakBytes = 0;
+  uint64_t allocatorLargestFreeAtPeakBytes = 0;
+  /// Segment bytes reserved only because free blocks were split too small.
+  uint64_t fragmentedGrowthBytes = 0;
   std::string peakNode;
   std::string peakPhase;
   double capacityBytes = 0;       // the target's memory, 0 when unknown
@@ -67,8 +73,15 @@ struct MemorySummary {
   /// every figure is a lower bound (reporters say so; GL201 says "at least").
   bool lowerBound() const { return isLowerBound(unsizedTensors, tensors); }
 
-  /// (peak reserved - peak allocated in blocks) / peak reserved.
+  /// The usual definition: 1 - largest free block / free bytes, over the
+  /// blocks the allocator held as it grew to its peak reserved. 0 when
+  /// nothing was free (each segment was needed whole).
   double fragmentation() const;
+  /// Reserved bytes never allocated at once: peak reserved - peak allocated
+  /// in 512 B blocks (segment rounding, small-pool slack, fragmentation).
+  uint64_t reservedOverheadBytes() const;
+  /// reservedOverheadBytes() / peak reserved.
+  double reservedOverhead() const;
 };
 
 }  // namespace graphlint
