@@ -7,6 +7,7 @@
 #include <llvm/Support/Path.h>
 
 #include <map>
+#include <optional>
 
 namespace graphlint {
 
@@ -34,17 +35,25 @@ void attachSourceLines(FileReport &r) {
     return;
   // Only the model's repository, whatever the current directory is: a
   // recorded ".ssh/id_rsa" or a "notes.py -> /etc/passwd" link reads nothing.
-  std::string root = repositoryRootOf(r.path);
+  // A path is tried against the repository's top level, then the model's
+  // folder (which lies inside it).
+  std::vector<std::string> roots{repositoryRootOf(r.path), absoluteDirectoryOf(r.path)};
   std::map<std::string, std::vector<std::string>> files;  // source file -> lines (empty: unreadable)
   auto linesOf = [&](const std::string &file) -> const std::vector<std::string> & {
     auto [it, fresh] = files.emplace(file, std::vector<std::string>());
     if (!fresh)
       return it->second;
-    auto text = readFileUnder(root, file);
-    if (!text) {
-      llvm::consumeError(text.takeError());
-      return it->second;
+    std::optional<std::string> text;
+    for (const std::string &root : roots) {
+      auto t = readFileUnder(root, file);
+      if (t) {
+        text = std::move(*t);
+        break;
+      }
+      llvm::consumeError(t.takeError());
     }
+    if (!text)
+      return it->second;
     llvm::SmallVector<llvm::StringRef, 0> lines;
     llvm::StringRef(*text).split(lines, '\n');
     for (llvm::StringRef l : lines)
