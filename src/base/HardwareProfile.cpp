@@ -391,14 +391,20 @@ double Interconnect::busBandwidth(double chunkBytes) const {
 
 namespace {
 
+bool environmentIgnored = false;
+
 // Only an explicit choice: the built-in table is data/hardware.yaml already.
 std::vector<std::string> dataFileCandidates() {
+  if (environmentIgnored)
+    return {};
   if (auto env = llvm::sys::Process::GetEnv("GRAPHLINT_HARDWARE_FILE"); env && !env->empty())
     return {*env};
   return {};
 }
 
 }  // namespace
+
+void HardwareCatalog::ignoreEnvironment() { environmentIgnored = true; }
 
 const HardwareCatalog &HardwareCatalog::instance() {
   static const HardwareCatalog catalog = [] {

@@ -17,6 +17,8 @@
 
 #include <cmath>
 
+#include <unistd.h>
+
 namespace graphlint {
 
 namespace yaml = llvm::yaml;
@@ -76,7 +78,17 @@ private:
     if (error_.empty())  // one line, whatever the file's strings hold
       error_ = oneLine(fmt::format("{}: {}", where(n), why));
   }
-  static std::string shown(const std::string &userText) { return escapedForMessage(userText); }
+  // What a message may quote of the file: a short name-like token (a key, a
+  // rule, a severity, a glob). Anything else is described by its size, so a
+  // file that is not a config at all (a shadow or key file a symlink or
+  // --config named) never has its content printed (docs/configuration.md).
+  static std::string shown(const std::string &userText) {
+    bool nameLike = !userText.empty() && userText.size() <= 64 &&
+                    llvm::all_of(userText, [](char c) {
+                      return llvm::isAlnum(c) || llvm::StringRef("_.-/*?[]{}!,+@ ").contains(c);
+                    });
+    return nameLike ? userText : fmt::format("<{} bytes, not shown>", userText.size());
+  }
 
   std::optional<std::string> scalar(yaml::Node *n, const std::string &key) {
     if (auto *s = llvm::dyn_cast_or_null<yaml::ScalarNode>(n)) {
@@ -249,7 +261,7 @@ private:
   void parseIgnores(yaml::MappingNode &map, const std::string &key, std::vector<IgnoreEntry> &out) {
     forEachKey(map, [&](const std::string &pattern, yaml::Node *keyNode, yaml::Node *v) {
       if (auto g = Glob::compile(pattern); !g) {
-        fail(keyNode, fmt::format("'{}': bad glob '{}': {}", key, shown(pattern), llvm::toString(g.takeError())));
+        fail(keyNode, fmt::format("'{}': bad glob '{}': {}", shown(key), shown(pattern), llvm::toString(g.takeError())));
         return;
       }
       auto selectors = list(v, key + ": " + pattern);
@@ -325,27 +337,74 @@ llvm::Expected<ConfigLayer> loadConfigFile(const std::string &path) {
   return parseConfigYaml(*text, path);
 }
 
-std::string findConfigFile(const std::string &modelPath) {
+namespace {
+
+// Why a discovered config file is not trusted, or "" when it is: git's
+// safe.directory rule (a file another user controls does not configure this
+// user's run) and no symlink out of the tree it was found in.
+std::string untrustedConfigReason(const std::string &candidate, const std::string &boundary) {
+  llvm::sys::fs::file_status link, st;
+  if (llvm::sys::fs::status(candidate, link, /*Follow=*/false))
+    return "cannot be read";
+  if (link.type() == llvm::sys::fs::file_type::symlink_file) {
+    llvm::SmallString<256> real, realBoundary;
+    if (llvm::sys::fs::real_path(candidate, real) || llvm::sys::fs::real_path(boundary, realBoundary) ||
+        !pathUnder(real, realBoundary))
+      return "it is a symlink that resolves outside '" + escapedForMessage(boundary) + "'";
+  }
+  if (llvm::sys::fs::status(candidate, st) || st.type() != llvm::sys::fs::file_type::regular_file)
+    return "not a regular file";
+  unsigned me = ::geteuid();
+  if (st.getUser() != me && st.getUser() != 0)
+    return fmt::format("owned by another user (uid {})", st.getUser());
+  if (st.permissions() & llvm::sys::fs::others_write)
+    return "writable by every user";
+  llvm::sys::fs::file_status dir;
+  std::string parent = absoluteDirectoryOf(candidate);
+  if (!llvm::sys::fs::status(parent, dir) && (dir.permissions() & llvm::sys::fs::others_write))
+    return "its directory '" + escapedForMessage(parent) + "' is writable by every user";
+  return "";
+}
+
+}  // namespace
+
+ConfigDiscovery discoverConfigFile(const std::string &modelPath) {
+  ConfigDiscovery out;
+  std::optional<std::string> repo = gitTopLevelOf(modelPath);
   llvm::SmallString<256> dir(absoluteDirectoryOf(modelPath));
   while (!dir.empty()) {
     llvm::SmallString<256> candidate(dir);
     llvm::sys::path::append(candidate, kConfigFileName);
-    if (llvm::sys::fs::is_regular_file(candidate)) {
-      // Report the path the way the user wrote the model's: relative when
-      // the model path was relative and the config is under the cwd.
-      llvm::SmallString<256> cwd;
-      if (!llvm::sys::path::is_absolute(modelPath) && !llvm::sys::fs::current_path(cwd))
-        if (auto rel = pathUnder(candidate, cwd))
-          return *rel;
-      return std::string(candidate);
+    llvm::sys::fs::file_status st;
+    if (!llvm::sys::fs::status(candidate, st, /*Follow=*/false) &&
+        st.type() != llvm::sys::fs::file_type::directory_file) {
+      std::string why = untrustedConfigReason(std::string(candidate), repo ? *repo : std::string(dir));
+      if (why.empty()) {
+        // Report the path the way the user wrote the model's: relative when
+        // the model path was relative and the config is under the cwd.
+        llvm::SmallString<256> cwd;
+        if (!llvm::sys::path::is_absolute(modelPath) && !llvm::sys::fs::current_path(cwd))
+          if (auto rel = pathUnder(candidate, cwd)) {
+            out.path = *rel;
+            return out;
+          }
+        out.path = std::string(candidate);
+        return out;
+      }
+      out.ignored.push_back(fmt::format("ignoring config file '{}': {}", escapedForMessage(candidate, 400), why));
     }
+    // The repository's top level is as far as discovery goes.
+    if (repo && dir == *repo)
+      break;
     llvm::StringRef parent = llvm::sys::path::parent_path(dir);
     if (parent == dir)
       break;
     dir.truncate(parent.size());  // parent is a prefix of dir: assigning it would read the buffer it overwrites
   }
-  return {};
+  return out;
 }
+
+std::string findConfigFile(const std::string &modelPath) { return discoverConfigFile(modelPath).path; }
 
 Config resolveConfig(const std::vector<const ConfigLayer *> &layers, const std::string &modelPath) {
   Config c;

@@ -47,6 +47,61 @@ FileStats statsOf(const Model &m) {
   return s;
 }
 
+namespace {
+
+// Every name and message a report renders, made one line without control
+// characters (oneLine, MessageText.h) once, here, so that no reporter, text,
+// gcc, github, DOT, SVG or JSON, can pass a node named "mm\r\x1b[2K" or an
+// exporter message with a newline to a terminal (docs/robustness.md).
+void escapeForDisplay(FileReport &r) {
+  auto esc = [](std::string &s) { s = oneLine(s); };
+  auto loc = [&](Location &l) {
+    for (std::string *s : {&l.graphPath, &l.nodeName, &l.opType, &l.modulePath})
+      esc(*s);
+    esc(l.source.file);
+  };
+  esc(r.fatalMessage);
+  for (std::string &w : r.setupWarnings)
+    esc(w);
+  for (SymbolInfo &sym : r.symbols)
+    esc(sym.name);
+  for (Diagnostic &d : r.diagnostics) {
+    esc(d.message);
+    loc(d.location);
+    for (Location &l : d.alsoAt)
+      loc(l);
+    for (Note &n : d.notes) {
+      esc(n.message);
+      if (n.location)
+        loc(*n.location);
+    }
+  }
+  for (auto &[key, line] : r.sourceLines)
+    line = withoutControls(line);
+  MemorySummary &m = r.memory;
+  esc(m.peakNode);
+  for (MemorySummary::Point &p : m.timeline)
+    esc(p.node);
+  for (MemorySummary::Contributor &c : m.topAtPeak)
+    for (std::string *s : {&c.tensor, &c.node})
+      esc(*s);
+  for (std::string &d : m.assumedDims)
+    esc(d);
+  for (FusionSummary::Graph &g : r.fusion.graphs)
+    esc(g.path);
+  for (FusionSummary::Node &n : r.fusion.nodes)
+    for (std::string *s : {&n.label, &n.name, &n.op})
+      esc(*s);
+  for (FusionSummary::Boundary &b : r.fusion.boundaries)
+    esc(b.value);
+  for (FusionSummary::Edge &e : r.fusion.edges)
+    esc(e.value);
+  for (CostSummary::Group &g : r.cost.groups)
+    esc(g.node);
+}
+
+}  // namespace
+
 FileReport lintModel(const Model &m, const LintOptions &opts) {
   FileReport r;
   r.path = m.path;
@@ -94,6 +149,7 @@ FileReport lintModel(const Model &m, const LintOptions &opts) {
     r.cost = summariseCost(m, ctx);
   if (opts.memorySummary)
     r.memory = ctx.get<MemoryPlan>().summary();
+  escapeForDisplay(r);
   return r;
 }
 
@@ -104,7 +160,7 @@ FileReport lintFile(const std::string &path, const LintOptions &opts) {
     r.path = path;
     makeValidUtf8(r.path);
     r.fatal = true;
-    r.fatalMessage = llvm::toString(model.takeError());
+    r.fatalMessage = oneLine(llvm::toString(model.takeError()));
     return r;
   }
   FileReport r = lintModel(**model, opts);

@@ -1,5 +1,8 @@
 #include "graphlint/engine/OutputFiles.h"
 
+#include "graphlint/engine/Paths.h"
+#include "graphlint/ir/MessageText.h"
+
 #include <fmt/format.h>
 
 #include <llvm/ADT/SmallString.h>
@@ -17,25 +20,55 @@ llvm::Error cannotWrite(const std::string &path, const std::string &why) {
 
 }  // namespace
 
+namespace {
+
+// The absolute path with its folder resolved (symlinks, '..'): two spellings
+// of one file that does not exist yet compare equal.
+std::string normalizedPath(const std::string &path) {
+  std::string abs = absolutePath(path);
+  llvm::SmallString<256> dir(llvm::sys::path::parent_path(abs)), real;
+  if (!llvm::sys::fs::real_path(dir, real))
+    dir = real;
+  llvm::sys::path::append(dir, llvm::sys::path::filename(abs));
+  return std::string(dir);
+}
+
+}  // namespace
+
 void OutputGuard::addInput(const std::string &path, const std::string &role) {
   llvm::sys::fs::UniqueID id;
   if (path.empty() || path == "-" || llvm::sys::fs::getUniqueID(path, id))
     return;
-  inputs_.push_back({path, role, id});
+  inputs_.push_back({path, role, id, normalizedPath(path)});
 }
 
-llvm::Error OutputGuard::check(const std::string &path, llvm::StringRef flag, llvm::StringRef allowedRole) const {
-  llvm::sys::fs::UniqueID id;
-  // getUniqueID follows symlinks: an output that does not exist yet cannot be
-  // an input, and one that is a link to an input resolves to it.
-  if (path.empty() || path == "-" || llvm::sys::fs::getUniqueID(path, id))
+llvm::Error OutputGuard::addOutput(const std::string &path, llvm::StringRef flag, llvm::StringRef allowedRole) {
+  if (path.empty() || path == "-")
     return llvm::Error::success();
-  for (const Input &in : inputs_)
-    if (in.id == id && in.role != allowedRole)
+  // stdout, /dev/null, a FIFO: written in place, nothing is replaced.
+  llvm::sys::fs::file_status st;
+  if (!llvm::sys::fs::status(path, st) && st.type() != llvm::sys::fs::file_type::regular_file)
+    return llvm::Error::success();
+  File out{path, flag.str(), std::nullopt, normalizedPath(path)};
+  // getUniqueID follows symlinks: a link to an input resolves to it.
+  llvm::sys::fs::UniqueID id;
+  if (!llvm::sys::fs::getUniqueID(path, id))
+    out.id = id;
+  auto same = [&](const File &f) { return (out.id && f.id && *out.id == *f.id) || out.normalized == f.normalized; };
+  for (const File &in : inputs_)
+    if (in.role != allowedRole && same(in))
       return llvm::createStringError(
           llvm::inconvertibleErrorCode(),
           "refusing to write %s '%s': it is the %s '%s' this run reads (the output would overwrite it)",
-          flag.str().c_str(), path.c_str(), in.role.c_str(), in.path.c_str());
+          flag.str().c_str(), oneLine(path).c_str(), in.role.c_str(), oneLine(in.path).c_str());
+  for (const File &o : outputs_)
+    if (same(o))
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "refusing to write %s '%s': %s writes the same file '%s' (one output would "
+                                     "replace the other)",
+                                     flag.str().c_str(), oneLine(path).c_str(), o.role.c_str(),
+                                     oneLine(o.path).c_str());
+  outputs_.push_back(std::move(out));
   return llvm::Error::success();
 }
 

@@ -1,6 +1,7 @@
 #include "graphlint/engine/Session.h"
 
 #include "graphlint/base/HardwareProfile.h"
+#include "graphlint/onnx/ExternalData.h"
 
 #include <set>
 
@@ -24,7 +25,14 @@ LintOptions lintOptionsFor(const Config &c, const ReportNeeds &needs, bool group
 LintSession::LintSession(SessionOptions options) : o_(std::move(options)) { o_.commandLine.origin = "command line"; }
 
 llvm::Expected<Config> LintSession::configFor(const std::string &model) {
-  std::string path = o_.configFile.empty() ? findConfigFile(model) : o_.configFile;
+  std::string path = o_.configFile;
+  if (path.empty() && o_.discoverConfigs) {
+    ConfigDiscovery found = discoverConfigFile(model);
+    for (std::string &w : found.ignored)
+      if (warned_.insert(w).second && o_.onWarning)
+        o_.onWarning(w);
+    path = std::move(found.path);
+  }
   std::vector<const ConfigLayer *> layers;
   if (!path.empty()) {
     auto it = loaded_.find(path);
@@ -62,8 +70,11 @@ llvm::Error LintSession::prepare(const std::vector<std::string> &models) {
 
 std::vector<std::pair<std::string, std::string>> LintSession::inputs(const std::vector<std::string> &models) const {
   std::vector<std::pair<std::string, std::string>> in;
-  for (const std::string &m : models)
+  for (const std::string &m : models) {
     in.push_back({m, "model"});
+    for (std::string &data : externalDataFilesOf(m))
+      in.push_back({std::move(data), "external data file"});
+  }
   for (const ConfigLayer *c : order_)
     in.push_back({c->origin, "config file"});
   in.push_back({o_.configFile, "config file"});

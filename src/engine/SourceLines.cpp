@@ -7,32 +7,11 @@
 #include <llvm/Support/Path.h>
 
 #include <map>
+#include <optional>
 
 namespace graphlint {
 
-std::string repositoryRootOf(const std::string &modelPath) {
-  std::string dir = absoluteDirectoryOf(modelPath);
-  for (llvm::StringRef probe = dir; !probe.empty(); probe = llvm::sys::path::parent_path(probe)) {
-    llvm::SmallString<256> git(probe);
-    llvm::sys::path::append(git, ".git");
-    if (llvm::sys::fs::exists(git))
-      return probe.str();
-    if (probe == llvm::sys::path::root_path(probe))
-      break;
-  }
-  return dir;
-}
-
 namespace {
-
-bool safeRelative(llvm::StringRef p) {
-  if (p.empty() || llvm::sys::path::is_absolute(p))
-    return false;
-  for (auto it = llvm::sys::path::begin(p), e = llvm::sys::path::end(p); it != e; ++it)
-    if (*it == "..")
-      return false;
-  return true;
-}
 
 // One line as a terminal shows it: tabs to 4 spaces' stops... kept simple:
 // a tab becomes one space (so caret columns still count characters), and
@@ -54,31 +33,31 @@ std::string printable(llvm::StringRef line) {
 void attachSourceLines(FileReport &r) {
   if (r.fatal || r.diagnostics.empty())
     return;
+  // Only the model's repository, whatever the current directory is: a
+  // recorded ".ssh/id_rsa" or a "notes.py -> /etc/passwd" link reads nothing.
+  // A path is tried against the repository's top level, then the model's
+  // folder (which lies inside it).
   std::vector<std::string> roots{repositoryRootOf(r.path), absoluteDirectoryOf(r.path)};
-  llvm::SmallString<256> cwd;
-  if (!llvm::sys::fs::current_path(cwd))
-    roots.push_back(std::string(cwd));
   std::map<std::string, std::vector<std::string>> files;  // source file -> lines (empty: unreadable)
   auto linesOf = [&](const std::string &file) -> const std::vector<std::string> & {
     auto [it, fresh] = files.emplace(file, std::vector<std::string>());
-    if (!fresh || !safeRelative(file))
+    if (!fresh)
       return it->second;
+    std::optional<std::string> text;
     for (const std::string &root : roots) {
-      llvm::SmallString<256> path(root);
-      llvm::sys::path::append(path, file);
-      if (!llvm::sys::fs::is_regular_file(path))
-        continue;
-      auto text = readInputFile(std::string(path), InputKind::SourceFile);
-      if (!text) {
-        llvm::consumeError(text.takeError());
+      auto t = readFileUnder(root, file);
+      if (t) {
+        text = std::move(*t);
         break;
       }
-      llvm::SmallVector<llvm::StringRef, 0> lines;
-      llvm::StringRef(*text).split(lines, '\n');
-      for (llvm::StringRef l : lines)
-        it->second.push_back(printable(l.rtrim("\r")));
-      break;
+      llvm::consumeError(t.takeError());
     }
+    if (!text)
+      return it->second;
+    llvm::SmallVector<llvm::StringRef, 0> lines;
+    llvm::StringRef(*text).split(lines, '\n');
+    for (llvm::StringRef l : lines)
+      it->second.push_back(printable(l.rtrim("\r")));
     return it->second;
   };
   for (const Diagnostic &d : r.diagnostics) {

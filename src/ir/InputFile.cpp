@@ -43,6 +43,7 @@ uint64_t maxInputBytes(InputKind kind) {
   case InputKind::Baseline: return 256ull << 20;     // ~1M findings
   case InputKind::HardwareFile: return 4ull << 20;   // hundreds of profiles
   case InputKind::SourceFile: return 8ull << 20;     // a Python file a snippet is shown from
+  case InputKind::ResponseFile: return 1ull << 20;   // @FILE: a list of arguments
   case InputKind::Model:
   case InputKind::ExternalData: return 0;            // read through a window
   }
@@ -57,6 +58,7 @@ const char *inputKindSingular(InputKind kind) {
   case InputKind::Baseline: return "baseline";
   case InputKind::HardwareFile: return "hardware file";
   case InputKind::SourceFile: return "source file";
+  case InputKind::ResponseFile: return "response file";
   case InputKind::ExternalData: return "external data file";
   }
   return "input";
@@ -70,6 +72,7 @@ const char *inputKindName(InputKind kind) {
   case InputKind::Baseline: return "baselines";
   case InputKind::HardwareFile: return "hardware files";
   case InputKind::SourceFile: return "source files";
+  case InputKind::ResponseFile: return "response files";
   case InputKind::ExternalData: return "external data files";
   }
   return "inputs";

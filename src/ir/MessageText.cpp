@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 namespace graphlint {
 
 namespace {
@@ -19,24 +21,31 @@ void appendEscaped(std::string &out, unsigned char c) {
   }
 }
 
-// Unicode line breaks that some terminals and editors honour: NEL (U+0085),
-// LINE SEPARATOR (U+2028), PARAGRAPH SEPARATOR (U+2029). Returns the bytes
-// consumed at `s[i]` (0 when none starts there).
-size_t unicodeBreak(llvm::StringRef s, size_t i, std::string &out) {
-  if (s.substr(i).startswith("\xc2\x85")) {
-    out += "\\u0085";
-    return 2;
+// The multi-byte controls a terminal or editor acts on: the C1 controls
+// U+0080-U+009F (NEL U+0085, CSI U+009B, OSC U+009D), the line and paragraph
+// separators U+2028/U+2029 and the bidirectional controls (ALM U+061C,
+// LRM/RLM U+200E/F, LRE..RLO U+202A-E, LRI..PDI U+2066-9: "Trojan Source").
+// Returns the code point at `s[i]` and its length, or length 0 for none.
+std::pair<unsigned, size_t> unicodeControl(llvm::StringRef s, size_t i) {
+  auto b = [&](size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u; };
+  if (b(0) == 0xC2 && b(1) >= 0x80 && b(1) <= 0x9F)
+    return {b(1), 2};
+  if (b(0) == 0xD8 && b(1) == 0x9C)
+    return {0x061C, 2};
+  if (b(0) == 0xE2 && (b(1) == 0x80 || b(1) == 0x81)) {
+    unsigned cp = 0x2000 | ((b(1) & 0x3F) << 6) | (b(2) & 0x3F);
+    bool control = (b(2) & 0xC0) == 0x80 &&
+                   (cp == 0x200E || cp == 0x200F || (cp >= 0x2028 && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069));
+    if (control)
+      return {cp, 3};
   }
-  if (s.substr(i).startswith("\xe2\x80\xa8") || s.substr(i).startswith("\xe2\x80\xa9")) {
-    out += s[i + 2] == '\xa8' ? "\\u2028" : "\\u2029";
-    return 3;
-  }
-  return 0;
+  return {0, 0};
 }
 
 void appendEscaped(std::string &out, llvm::StringRef s, size_t end) {
   for (size_t i = 0; i < end;) {
-    if (size_t n = unicodeBreak(s, i, out)) {
+    if (auto [cp, n] = unicodeControl(s, i); n) {
+      out += fmt::format("\\u{:04x}", cp);
       i += n;
       continue;
     }
@@ -110,6 +119,21 @@ std::string escapedForMessage(llvm::StringRef s, size_t maxBytes) {
   appendEscaped(out, s, shown);
   if (shown < s.size())
     out += fmt::format("...({} bytes)", s.size());
+  return out;
+}
+
+std::string withoutControls(llvm::StringRef s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    if (size_t n = unicodeControl(s, i).second) {
+      i += n;
+      continue;
+    }
+    unsigned char c = static_cast<unsigned char>(s[i++]);
+    if (c >= 0x20 && c != 0x7f)
+      out += static_cast<char>(c);
+  }
   return out;
 }
 

@@ -3,11 +3,18 @@
 #include "graphlint/ir/InputFile.h"
 #include "graphlint/ir/MessageText.h"
 
+#include "WireStripper.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <onnx/onnx_pb.h>
+
 #include <fmt/format.h>
 
 #include <llvm/ADT/SmallString.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
+
+#include <set>
 
 namespace graphlint {
 
@@ -66,6 +73,72 @@ llvm::Expected<std::string> readExternalData(const std::string &modelPath, const
     return refuse(
         fmt::format("external data '{}': {}", escapedForMessage(location), llvm::toString(bytes.takeError())));
   return bytes;
+}
+
+namespace {
+
+// Every external-data location of the tensors in `g` and the graphs nested in
+// its nodes' attributes.
+void collectLocations(const onnx::GraphProto &g, std::set<std::string> &out, unsigned depth) {
+  if (depth > 64)
+    return;
+  auto tensor = [&](const onnx::TensorProto &t) {
+    if (t.data_location() == onnx::TensorProto::EXTERNAL)
+      for (const auto &kv : t.external_data())
+        if (kv.key() == "location")
+          out.insert(kv.value());
+  };
+  for (const auto &t : g.initializer())
+    tensor(t);
+  for (const auto &s : g.sparse_initializer()) {
+    tensor(s.values());
+    tensor(s.indices());
+  }
+  for (const auto &n : g.node())
+    for (const auto &a : n.attribute()) {
+      if (a.has_t())
+        tensor(a.t());
+      for (const auto &t : a.tensors())
+        tensor(t);
+      if (a.has_g())
+        collectLocations(a.g(), out, depth + 1);
+      for (const auto &sub : a.graphs())
+        collectLocations(sub, out, depth + 1);
+    }
+}
+
+}  // namespace
+
+std::vector<std::string> externalDataFilesOf(const std::string &modelPath) {
+  auto file = InputFile::open(modelPath);
+  if (!file) {
+    llvm::consumeError(file.takeError());
+    return {};
+  }
+  onnxio::ByteWindow window(file->fd(), file->size());
+  const uint8_t *head = file->size() ? window.at(0, 1) : nullptr;
+  if (!head || *head == '{' || *head == '[' || *head == 'P')  // FX JSON, a .pt2 zip: no external data
+    return {};
+  onnxio::StripResult stripped = onnxio::stripPayloads(window);
+  if (!stripped.ok)
+    return {};
+  onnx::ModelProto proto;
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t *>(stripped.stripped.data()),
+                                            static_cast<int>(stripped.stripped.size()));
+  in.SetRecursionLimit(400);
+  if (!proto.ParseFromCodedStream(&in))
+    return {};
+  std::set<std::string> locations;
+  collectLocations(proto.graph(), locations, 0);
+  std::vector<std::string> out;
+  for (const std::string &loc : locations) {
+    auto path = resolveExternalData(modelPath, loc);
+    if (path)
+      out.push_back(*path);
+    else
+      llvm::consumeError(path.takeError());  // refused: never opened, so never written over either
+  }
+  return out;
 }
 
 }  // namespace graphlint

@@ -3,6 +3,8 @@
 // optimizer phases shaded, the peak and the device capacity marked.
 #include "graphlint/report/Reporters.h"
 
+#include "graphlint/ir/MessageText.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,9 +12,11 @@
 namespace graphlint {
 namespace {
 
-std::string xmlEscape(const std::string &s) {
+// XML 1.0 cannot hold C0 controls at all (an SVG with one is not
+// well-formed): they are dropped, with the C1 and bidi controls.
+std::string xmlEscape(const std::string &raw) {
   std::string out;
-  for (char c : s) {
+  for (char c : withoutControls(raw)) {
     switch (c) {
     case '&': out += "&amp;"; break;
     case '<': out += "&lt;"; break;

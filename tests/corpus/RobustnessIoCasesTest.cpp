@@ -144,7 +144,7 @@ TEST(RobustnessIoCases, Case24DevZero) {
 
 TEST(RobustnessIoCases, Case25OneLineMessages) {
   expectCase("25-poor-multiline-error-messages",
-             {{{"control_flow.onnx", "--config", "cfg.yaml"}, {}, 2, "unknown key 'sele [ALL]\\nignore'"},
+             {{{"control_flow.onnx", "--config", "cfg.yaml"}, {}, 2, "unknown key '<17 bytes, not shown>'"},
               {{"fx_newline.fx.json", "--format", "json"}, {}, 2, "is not a qualified op name"}});
 }
 

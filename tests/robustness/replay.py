@@ -18,6 +18,17 @@ folder and must:
 
 A root that does not exist is skipped with a message (exit 77 when none
 exists, which CTest reports as skipped).
+
+  replay.py --graphlint build/tools/graphlint --round2 tests/robustness/round2.json \
+            ../shared/robustness/round2/cases
+
+Issue 40's round-2 cases hold a run.sh, not an entry.json: round2.json gives
+each one's setup lines and commands (bash lines naming "$GL") with the proof
+the issue asks for, on top of the checks above: the exit code expected, the
+exit-2 line naming the file, no secret marker of the case in stdout, stderr
+or any file the command wrote, and each command within --timeout seconds and
+--memory-mb MiB. A case whose spec names no command is reported as such. The
+results are printed per case with the branch that owns its fix.
 """
 import argparse
 import hashlib
@@ -183,6 +194,114 @@ def check(argv, env, cwd, timeout, memory_mb):
 
 
 WARNING_LINE = re.compile(r"^\S+: warning: ")
+USAGE_HINT = "Try 'graphlint --help'."
+
+
+def files_under(folder):
+    """{relative path: digest} of the regular files (not symlinks) under folder."""
+    return snapshot(folder)
+
+
+def run_round2_cmd(cmd, work, env, timeout, memory_mb, secrets, allowed_writes):
+    """One round-2 command; returns (problems, seconds)."""
+    before = files_under(work)
+    start = time.monotonic()
+    try:
+        p = subprocess.run(["bash", "-o", "pipefail", "-c", cmd["run"]], cwd=work, env=env, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout,
+                           preexec_fn=limit_memory(memory_mb), start_new_session=True)
+    except subprocess.TimeoutExpired as e:
+        return [f"did not finish within {timeout} s"], timeout
+    elapsed = time.monotonic() - start
+    problems = []
+    out, err = p.stdout, p.stderr
+    text = err.decode("utf-8", "replace")
+    if p.returncode not in cmd.get("exit", [0, 1, 2]):
+        problems.append(f"exit {p.returncode}, want {cmd.get('exit', [0, 1, 2])}: {text[-300:]!r}")
+    for marker in SANITIZER_MARKERS + ("Traceback",):
+        if marker in text:
+            problems.append(f"stderr reports '{marker}'")
+    if p.returncode == 2:
+        # The usage hint follows a usage error; a file the text report
+        # could not lint is its "FILE: fatal: ..." line on stdout.
+        lines = [l for l in text.splitlines() if l.strip() and not WARNING_LINE.match(l) and l != USAGE_HINT]
+        if not lines:
+            lines = [l for l in out.decode("utf-8", "replace").splitlines() if ": fatal: " in l]
+        if len(lines) != 1:
+            problems.append(f"exit 2 with {len(lines)} error lines (want one): {text[:300]!r}")
+        elif cmd.get("names") and cmd["names"] not in lines[0]:
+            problems.append(f"exit 2 message does not name '{cmd['names']}': {lines[0][:200]}")
+    after = files_under(work)
+    written = [f for f, d in after.items() if before.get(f) != d]
+    for f, d in before.items():
+        if after.get(f) != d and f not in allowed_writes:
+            problems.append(f"input {f} was changed or removed")
+    blobs = [("stdout", out), ("stderr", err)]
+    for f in written:
+        with open(os.path.join(work, f), "rb") as fh:
+            blobs.append((f, fh.read(1 << 24)))
+    for marker in secrets:
+        for where, blob in blobs:
+            if marker.encode() in blob:
+                problems.append(f"secret {marker!r} appears in {where}")
+    return problems, elapsed
+
+
+def replay_round2(args, spec_path, roots):
+    with open(spec_path) as f:
+        spec = json.load(f)
+    checkout = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(spec_path))))
+    export = os.path.join(checkout, "tools", "graphlint-export", "graphlint-export")
+    results = {}
+    for root in roots:
+        lib = os.path.join(os.path.dirname(os.path.abspath(root)), "lib")
+        for name in sorted(os.listdir(root)):
+            folder = os.path.join(root, name)
+            if not os.path.isdir(folder) or (args.only and args.only not in name) or name in results:
+                continue
+            case = spec.get(name)
+            if case is None:
+                results[name] = ("?", ["no commands for it in round2.json"], 0)
+                continue
+            if case.get("needs_python") and not (args.python and os.access(args.python, os.X_OK)):
+                results[name] = (case["owner"], None, 0)
+                print(f"SKIP {name}: needs --python (a Python with torch)")
+                continue
+            problems, ran = [], 0
+            with tempfile.TemporaryDirectory(prefix="gl-replay2-") as tmp:
+                os.makedirs(os.path.join(tmp, "cases"))
+                work = os.path.join(tmp, "cases", name)
+                shutil.copytree(folder, work, symlinks=True, ignore=shutil.ignore_patterns("release.txt"))
+                if os.path.isdir(lib):
+                    shutil.copytree(lib, os.path.join(tmp, "lib"))
+                env = dict(os.environ, GL=args.graphlint_abs, GRAPHLINT_CHECKOUT=checkout,
+                           PY=args.python or "/usr/bin/python3",
+                           EXPORT=f"{args.python or '/usr/bin/python3'} {export}")
+                env.pop("GRAPHLINT_HARDWARE_FILE", None)
+                for line in case.get("setup", []):
+                    subprocess.run(["bash", "-c", line], cwd=work, env=env, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL, timeout=300)
+                for cmd in case["cmds"]:
+                    ran += 1
+                    got, seconds = run_round2_cmd(cmd, work, env, args.timeout, args.memory_mb,
+                                                  case.get("secrets", []), set(case.get("writes", [])))
+                    shown = cmd["run"].replace("\n", "\\n")
+                    if got:
+                        problems += [f"`{shown[:120]}`: {g}" for g in got]
+                        print(f"FAIL {name}: {shown[:160]}")
+                        for g in got:
+                            print(f"     {g}")
+                    else:
+                        print(f"ok   {name}: {shown[:160]} ({seconds:.2f} s)")
+            results[name] = (case["owner"], problems, ran)
+    print("\nround 2, per case (owner: the branch fixing it):")
+    failed = 0
+    for name, (owner, problems, ran) in sorted(results.items()):
+        state = "skipped" if problems is None else "ok" if not problems else f"FAIL ({len(problems)})"
+        failed += bool(problems)
+        print(f"  {state:10} {name:42} {owner}")
+    print(f"replay round 2: {len(results)} cases, {failed} failing")
+    return 1 if failed else 0
 
 
 def main():
@@ -194,9 +313,12 @@ def main():
     ap.add_argument("--include-other-branch", action="store_true",
                     help="also run the cases fixed on branch robust-io (see OTHER_BRANCH_CASES)")
     ap.add_argument("--only", default="", help="run only cases whose folder name contains this")
+    ap.add_argument("--round2", metavar="SPEC", help="replay round-2 case folders (run.sh) with this spec (round2.json)")
+    ap.add_argument("--python", help="round 2: a Python with torch, for the exporter and hook cases")
     ap.add_argument("roots", nargs="+", help="folders of case folders")
     args = ap.parse_args()
     binary = os.path.abspath(args.graphlint)
+    args.graphlint_abs = binary
 
     roots = [r for r in args.roots if os.path.isdir(r)]
     for r in args.roots:
@@ -205,6 +327,8 @@ def main():
     if not roots:
         print("replay: no case folder present (../shared absent?); skipped")
         return SKIP_EXIT
+    if args.round2:
+        return replay_round2(args, args.round2, roots)
 
     failures, ran, skipped, slowest = [], 0, 0, (0.0, "")
     for root in roots:

@@ -189,15 +189,38 @@ TEST(OutputGuard, RefusesEveryPathThatResolvesToAnInput) {
   OutputGuard g;
   g.addInput(model, "model");
   for (const std::string &out : {model, dir + "/sub/../m.onnx", dir + "/link.onnx", dir + "/hard.onnx"}) {
-    llvm::Error e = g.check(out, "--output");
+    llvm::Error e = g.addOutput(out, "--output");
     ASSERT_TRUE(bool(e)) << out;
     EXPECT_EQ(llvm::toString(std::move(e)), "refusing to write --output '" + out + "': it is the model '" + model +
                                                  "' this run reads (the output would overwrite it)");
   }
-  EXPECT_FALSE(bool(g.check(dir + "/new.txt", "--output")));
-  EXPECT_FALSE(bool(g.check("-", "--output")));
-  EXPECT_FALSE(bool(g.check(model, "--write-baseline", "model")));
+  EXPECT_FALSE(bool(g.addOutput(dir + "/new.txt", "--output")));
+  EXPECT_FALSE(bool(g.addOutput("-", "--output")));
+  EXPECT_FALSE(bool(g.addOutput(model, "--write-baseline", "model")));
   EXPECT_EQ(readFile(model), "bytes");
+}
+
+// Two outputs of one run naming one file (issue 40, N9): the second is
+// refused whether the file exists (same inode) or not (same absolute path,
+// however it is spelled); stdout and devices are never compared.
+TEST(OutputGuard, RefusesTwoOutputsOfOneRunNamingOneFile) {
+  std::string dir = tempDir();
+  llvm::sys::fs::create_directory(dir + "/sub");
+  OutputGuard g;
+  ASSERT_FALSE(bool(g.addOutput(dir + "/out.txt", "--output")));
+  llvm::Error e = g.addOutput(dir + "/sub/../out.txt", "--emit-dot");
+  ASSERT_TRUE(bool(e));
+  EXPECT_EQ(llvm::toString(std::move(e)), "refusing to write --emit-dot '" + dir + "/sub/../out.txt': --output writes "
+                                          "the same file '" + dir + "/out.txt' (one output would replace the other)");
+  writeFile(dir + "/existing.svg", "old");
+  ASSERT_FALSE(llvm::sys::fs::create_link(dir + "/existing.svg", dir + "/alias.svg"));
+  ASSERT_FALSE(bool(g.addOutput(dir + "/existing.svg", "--memory-plot")));
+  llvm::Error link = g.addOutput(dir + "/alias.svg", "--write-baseline");
+  EXPECT_NE(llvm::toString(std::move(link)).find("--memory-plot writes the same file"), std::string::npos);
+  EXPECT_FALSE(bool(g.addOutput("-", "--output")));
+  EXPECT_FALSE(bool(g.addOutput("/dev/null", "--emit-dot")));
+  EXPECT_FALSE(bool(g.addOutput("/dev/null", "--memory-plot")));
+  EXPECT_EQ(readFile(dir + "/existing.svg"), "old");
 }
 
 TEST(AtomicOutput, TargetIsReplacedOnlyOnCommit) {

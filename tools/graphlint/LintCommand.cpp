@@ -6,6 +6,7 @@
 #include "Shared.h"
 
 #include "graphlint/engine/OutputFiles.h"
+#include "graphlint/ir/MessageText.h"
 #include "graphlint/report/Reporters.h"
 #include "graphlint/engine/Session.h"
 
@@ -235,7 +236,7 @@ int Lint::run() {
   // that machine-readable reports on stdout stay clean.
   for (const FileReport &r : reports)
     for (const std::string &w : r.setupWarnings)
-      llvm::errs() << r.path << ": warning: " << w << "\n";
+      llvm::errs() << oneLine(r.path) << ": warning: " << w << "\n";
   if (!writeBaseline_.empty())
     llvm::errs() << fmt::format("graphlint: wrote {} finding(s) to baseline '{}'\n", result->baselineWritten,
                                 writeBaseline_.getValue());
@@ -243,11 +244,12 @@ int Lint::run() {
     const BaselineEntry &e = s.entry;
     llvm::errs() << fmt::format("graphlint: baseline '{}': stale entry {} {} at {} {}{} ({}): no longer "
                                 "reported; rewrite it with --write-baseline\n",
-                                s.baseline, e.code, e.name, e.file, e.source.empty() ? e.graph : e.source,
-                                !e.module.empty() ? " in " + e.module
+                                oneLine(s.baseline), oneLine(e.code), oneLine(e.name), oneLine(e.file),
+                                oneLine(e.source.empty() ? e.graph : e.source),
+                                !e.module.empty() ? " in " + oneLine(e.module)
                                 : e.node.empty()  ? std::string()
-                                                  : " node '" + e.node + "'",
-                                e.op);
+                                                  : " node '" + oneLine(e.node) + "'",
+                                oneLine(e.op));
   }
 
   bool colored = color == "always" || (color == "auto" && !file && !noColorRequested() && llvm::outs().is_displayed());
@@ -288,7 +290,7 @@ int Lint::run() {
   if (*format != OutputFormat::Text)
     for (const FileReport &r : reports)
       if (r.fatal)
-        llvm::errs() << r.path << ": error: " << r.fatalMessage << "\n";
+        llvm::errs() << oneLine(r.path) << ": error: " << r.fatalMessage << "\n";
   return broken ? 2 : session.exitCode(*result, exitZero_);
 }
 

@@ -43,7 +43,18 @@ SetupFlags::SetupFlags(Command &c)
                 "by walking up from each model file; the command line\n"
                 "overrides the file, the file the defaults",
                 true),
-          "config")) {
+          "config")),
+      noConfig_(c.add<cl::opt<bool>>(
+          entry(kConfigSection, "",
+                "use no config file: no .graphlint.yaml is looked for\n"
+                "(the command line and the defaults only)"),
+          "no-config")),
+      isolated_(c.add<cl::opt<bool>>(
+          entry(kConfigSection, "",
+                "--no-config, and ignore GRAPHLINT_HARDWARE_FILE: the\n"
+                "run depends on the command line alone\n"
+                "(docs/configuration.md)"),
+          "isolated")) {
   for (const SetupKey &k : setupKeys()) {
     const char *section = k.lintSection && llvm::StringRef(c.name()) == "lint" ? kLintSection : kSetupSection;
     cl::Option *o = nullptr;

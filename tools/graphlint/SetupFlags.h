@@ -22,6 +22,9 @@ public:
   /// beats an earlier --fsdp); the message of the first bad value.
   std::optional<std::string> toLayer(ConfigLayer &layer) const;
   const std::string &configFile() const { return configOpt_.getValue(); }
+  /// --no-config or --isolated: no config discovery.
+  bool noConfig() const { return noConfig_ || isolated_; }
+  bool isolated() const { return isolated_; }
 
 private:
   struct Flag {
@@ -31,6 +34,7 @@ private:
   };
   std::vector<Flag> flags_;
   cl::opt<std::string> &configOpt_;
+  cl::opt<bool> &noConfig_, &isolated_;
 };
 
 class PolicyFlags {

@@ -2,6 +2,7 @@
 
 #include "graphlint/import/Importer.h"
 #include "graphlint/engine/OutputFiles.h"
+#include "graphlint/ir/MessageText.h"
 
 #include <llvm/Support/Path.h>
 
@@ -36,7 +37,7 @@ bool outputsAllowed(const std::vector<std::pair<std::string, std::string>> &inpu
   for (const auto &[path, flag] : outputs) {
     // Rewriting the baseline being applied is an update, not a loss: it was
     // read whole before, and the new one replaces it atomically.
-    if (llvm::Error e = g.check(path, flag, std::string(flag) == "--write-baseline" ? "baseline" : "")) {
+    if (llvm::Error e = g.addOutput(path, flag, std::string(flag) == "--write-baseline" ? "baseline" : "")) {
       llvm::errs() << "graphlint: " << llvm::toString(std::move(e)) << "\n";
       return false;
     }
@@ -58,6 +59,10 @@ std::optional<std::string> readSetup(const Command &c, const SetupFlags &setup, 
   if (auto err = setup.toLayer(so.commandLine))
     return err;
   so.configFile = setup.configFile();
+  if (setup.noConfig() && !so.configFile.empty())
+    return std::string("--config cannot be combined with ") + (setup.isolated() ? "--isolated" : "--no-config");
+  so.discoverConfigs = !setup.noConfig();
+  so.onWarning = [](const std::string &w) { llvm::errs() << "graphlint: warning: " << w << "\n"; };
   return std::nullopt;
 }
 
@@ -83,11 +88,11 @@ std::unique_ptr<Model> importConfigured(LintSession &session, const std::string 
   io.dims = config->setup.dims;
   auto model = importModelFile(file, io);
   if (!model) {
-    llvm::errs() << file << ": error: " << llvm::toString(model.takeError()) << "\n";
+    llvm::errs() << oneLine(file) << ": error: " << oneLine(llvm::toString(model.takeError())) << "\n";
     return nullptr;
   }
   for (const std::string &w : (*model)->setupWarnings)
-    llvm::errs() << file << ": warning: " << w << "\n";
+    llvm::errs() << oneLine(file) << ": warning: " << oneLine(w) << "\n";
   return std::move(*model);
 }
 

@@ -100,6 +100,9 @@ public:
   /// Built-ins plus the file GRAPHLINT_HARDWARE_FILE names, if any
   /// (docs/hardware.md). Loaded once.
   static const HardwareCatalog &instance();
+  /// Makes instance() ignore GRAPHLINT_HARDWARE_FILE (graphlint --isolated);
+  /// only effective before instance()'s first call.
+  static void ignoreEnvironment();
 
   /// Case-insensitive lookup by name or alias; nullptr when unknown.
   const HardwareProfile *find(std::string_view nameOrAlias) const;

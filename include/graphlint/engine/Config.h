@@ -85,8 +85,22 @@ struct Config {
 llvm::Expected<ConfigLayer> parseConfigYaml(llvm::StringRef text, const std::string &path);
 /// Reads and parses a config file.
 llvm::Expected<ConfigLayer> loadConfigFile(const std::string &path);
-/// The nearest .graphlint.yaml in the model file's directory or above it;
-/// empty when there is none.
+/// Where discovery found a model's config file, and the candidates it passed
+/// over as untrusted (one warning line each, without a "graphlint:" prefix).
+struct ConfigDiscovery {
+  std::string path;  // empty: none
+  std::vector<std::string> ignored;
+};
+
+/// The nearest trusted .graphlint.yaml in the model file's directory or
+/// above it, up to the repository's top level (the folder holding `.git`;
+/// with no repository, up to `/`). Passed over, with a warning, are files
+/// owned by another user (root excepted), writable by every user or in a
+/// directory writable by every user, and symlinks that resolve outside the
+/// repository (no repository: outside the folder holding the link), as
+/// git's safe.directory does (docs/configuration.md).
+ConfigDiscovery discoverConfigFile(const std::string &modelPath);
+/// discoverConfigFile's path; empty when there is none.
 std::string findConfigFile(const std::string &modelPath);
 
 /// Folds the layers, in order, over the defaults for `modelPath` (matched

@@ -16,9 +16,11 @@
 
 #include <llvm/Support/Error.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,6 +45,11 @@ struct SessionOptions {
   ConfigLayer commandLine;
   /// --config FILE: used for every model instead of discovery.
   std::string configFile;
+  /// false with --no-config / --isolated: no .graphlint.yaml is looked for.
+  bool discoverConfigs = true;
+  /// Told each discovered config file passed over as untrusted, once
+  /// (one line, without a "graphlint:" prefix).
+  std::function<void(const std::string &)> onWarning;
   /// --baseline FILE: findings it accepts are dropped.
   std::string baseline;
   /// --write-baseline FILE: every finding is written there; the run passes.
@@ -83,8 +90,9 @@ public:
   const LintOptions &lintOptions(size_t i) const { return opts_[i]; }
   const Config &config(size_t i) const { return configs_[i]; }
 
-  /// The paths this session reads (models, config files, baseline, the
-  /// hardware file), each with its role, for refusing outputs onto them.
+  /// The paths this session reads (models, the external-data files they
+  /// name, config files, baseline, the hardware file), each with its role,
+  /// for refusing outputs onto them.
   std::vector<std::pair<std::string, std::string>> inputs(const std::vector<std::string> &models) const;
 
   /// Lints the prepared models on `jobs` threads, then applies cross-file
@@ -104,6 +112,7 @@ private:
   std::vector<Config> configs_;
   std::vector<LintOptions> opts_;
   std::optional<Baseline> baseline_;
+  std::set<std::string> warned_;
 };
 
 /// The LintOptions a session gives one model: its configuration, the

@@ -1,9 +1,11 @@
 // The user's source lines a report points at, read after the lint for the
 // text reporter's snippet (rustc/ruff style), so reporters stay pure
-// functions of data. Only files inside the model's repository (the git
-// top-level above the model file, else its folder) or the current directory
-// are read, by a relative path without '..', through the checked input
-// reader: an export cannot make graphlint print lines of arbitrary files.
+// functions of data. Only regular files inside the model's repository (the
+// git top-level above the model file, else its folder) are read, by a
+// relative path without '..' that resolves (symlinks included) inside it,
+// through the checked input reader (readFileUnder, Paths.h), never relative
+// to the current directory: an export cannot make graphlint print lines of
+// arbitrary files.
 #pragma once
 
 #include "graphlint/engine/Driver.h"
@@ -11,10 +13,6 @@
 #include <string>
 
 namespace graphlint {
-
-/// The git top-level directory holding `modelPath` (a folder with `.git`),
-/// else the model's own folder; absolute.
-std::string repositoryRootOf(const std::string &modelPath);
 
 /// Fills r.sourceLines with the text of every primary source line of
 /// r.diagnostics that can be read (tabs expanded, control characters

@@ -1,5 +1,6 @@
 // Every file graphlint reads (models, FX JSON, .graphlint.yaml, baselines,
-// the hardware file, external weight data) is opened through here, so that a
+// the hardware file, external weight data, source snippets, @FILE response
+// files) is opened through here, so that a
 // FIFO, a device or a directory is refused before it can block or stream
 // forever, a file larger than its kind ever needs is refused before it is
 // read whole, and text is checked for nesting that would exhaust a recursive
@@ -16,7 +17,7 @@
 namespace graphlint {
 
 /// What an input is, which sets its size limit and the words of messages.
-enum class InputKind : uint8_t { Model, FxGraph, Config, Baseline, HardwareFile, ExternalData, SourceFile };
+enum class InputKind : uint8_t { Model, FxGraph, Config, Baseline, HardwareFile, ExternalData, SourceFile, ResponseFile };
 
 /// The largest file of `kind` that is read whole (bytes); 0 = no limit
 /// (models and external data are read through a window, never whole).

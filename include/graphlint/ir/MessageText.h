@@ -1,8 +1,11 @@
 // Error messages echo what the user wrote (a config key, an FX op name); this
 // keeps every such message on one line and of bounded length, whatever the
-// input holds: control characters become escapes (\n, \t, \x1b; the Unicode
-// line breaks U+0085, U+2028, U+2029 become \u0085 ...) and a long
-// string is cut with "...(N bytes)".
+// input holds: control characters become escapes (\n, \t, \x1b; the C1
+// controls, the Unicode line breaks and the bidirectional controls become
+// \u0085, \u2028, \u202e ...) and a long string is cut with "...(N bytes)".
+// oneLine is the one escaping function every text-like report uses for
+// names and messages (docs/robustness.md): a node named "mm\r\x1b[2K"
+// cannot erase or recolour a terminal line, nor reorder one in an editor.
 #pragma once
 
 #include <llvm/ADT/StringRef.h>
@@ -17,7 +20,13 @@ namespace graphlint {
 std::string escapedForMessage(llvm::StringRef s, size_t maxBytes = 120);
 
 /// A whole message made one line: control characters escaped; nothing cut.
+/// Idempotent: its output has no control characters left.
 std::string oneLine(llvm::StringRef message);
+
+/// `s` with every control character oneLine would escape dropped instead
+/// (tabs and newlines too): for XML, which cannot hold C0 controls at all,
+/// and for source snippets, whose caret columns count characters.
+std::string withoutControls(llvm::StringRef s);
 
 /// Makes `s` valid UTF-8 in place: every byte that does not belong to a
 /// well-formed sequence (stray continuation bytes, truncated or overlong

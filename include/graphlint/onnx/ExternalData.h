@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace graphlint {
 
@@ -23,5 +24,10 @@ llvm::Expected<std::string> resolveExternalData(const std::string &modelPath, co
 /// without blocking, refusing anything resolveExternalData refuses.
 llvm::Expected<std::string> readExternalData(const std::string &modelPath, const std::string &location,
                                              uint64_t offset, uint64_t length);
+
+/// The external-data files an ONNX model at `modelPath` names, resolved as
+/// above (refused locations left out); empty for a file that is not ONNX or
+/// does not parse. Outputs of a run are compared with them (OutputFiles.h).
+std::vector<std::string> externalDataFilesOf(const std::string &modelPath);
 
 }  // namespace graphlint
