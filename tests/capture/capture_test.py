@@ -633,6 +633,61 @@ class Vision(unittest.TestCase):
         self._check("timm.models:resnet18", 11689512, "timm")
 
 
+class HuggingFace(unittest.TestCase):
+    """transformers causal LMs built from their config as users build them:
+    the default `use_cache=True` and labels given, so the model returns the
+    loss and the logits (issue 41 item 10, issue 42 item 1)."""
+
+    SOURCE = textwrap.dedent("""\
+        from transformers import {cls}Config, {cls}ForCausalLM
+
+
+        def model():
+            return {cls}ForCausalLM({cls}Config(vocab_size=256, hidden_size=64, intermediate_size=128,
+                                               num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                                               max_position_embeddings=128))
+        """)
+
+    def _capture(self, cls, *extra):
+        try:
+            import transformers
+        except ImportError:
+            self.skipTest(f"transformers is not installed for {sys.executable}")
+        cfg = getattr(transformers, f"{cls}Config")()
+        self.assertTrue(cfg.use_cache, f"{cls}Config's default use_cache")   # the case under test
+        path = model_file("capture-hf-", f"{cls.lower()}_default.py", self.SOURCE.format(cls=cls))
+        return export(["--model", f"{cls.lower()}_default:model", "--input", "input_ids:int64[2,16]", *extra],
+                      cwd=os.path.dirname(path))
+
+    def _check(self, cls):
+        doc, err, _ = self._capture(cls, "--input", "labels:int64[2,16]", "--train")
+        self.assertTrue(doc["backward"]["traced"])
+        kinds = [d["kind"] for d in doc.get("diagnostics", [])]
+        self.assertIn("cache-disabled", kinds)
+        note = next(d["message"] for d in doc["diagnostics"] if d["kind"] == "cache-disabled")
+        self.assertIn(f"{cls}Config", note)
+        self.assertIn("use_cache=False", note)
+        self.assertIn("warning: use_cache=True", err)   # also printed, as the exporter's warning
+        # The model returns (loss, logits): loss.backward() alone. A scalar
+        # seed on the loss, none on the [2,16,256] logits.
+        self.assertIn("loss-only", kinds)
+        seeds = [n["outputs"][0]["shape"] for n in doc["nodes"] if n["op"] == "aten::ones_like"]
+        self.assertEqual(seeds, [[]])
+
+    def test_llama_default_config_trains(self):
+        self._check("Llama")
+
+    def test_qwen2_default_config_trains(self):
+        self._check("Qwen2")
+
+    def test_forward_graph_says_it_holds_no_kv_cache(self):
+        doc, _, _ = self._capture("Llama")
+        self.assertEqual(doc["mode"], "forward")
+        note = next(d["message"] for d in doc.get("diagnostics", []) if d["kind"] == "cache-disabled")
+        self.assertIn("holds no KV cache", note)
+        self.assertNotIn("loss-only", [d["kind"] for d in doc["diagnostics"]])
+
+
 def _numel(shape):
     n = 1
     for d in shape:

@@ -102,6 +102,15 @@ def trace_make_fx(module, state, aliases, inputs, train, module_train, fake_mode
             rec.phase = "backward"
             outs = [o for o in pytree.tree_flatten(_plain(out))[0]
                     if isinstance(o, torch.Tensor) and o.requires_grad]
+            loss = _loss_output(out)
+            if loss is not None and len(outs) > 1:
+                # A model that returns its loss (transformers' `loss`, given
+                # labels) trains on it alone: loss.backward(), no seed on the logits.
+                outs = [loss]
+                if not any(d["kind"] == "loss-only" for d in diagnostics):
+                    diagnostics.append({"kind": "loss-only", "message": "the model returns 'loss' and other outputs: "
+                                        "only the loss is back-propagated (loss.backward()); the other outputs are "
+                                        "kept as forward outputs"})
             if not outs:
                 raise ExportError("--train: no output of the model requires grad (nothing to differentiate)")
             _locate_backward(rec, [o.grad_fn for o in outs])
@@ -232,6 +241,15 @@ def _make_fx(step, fake_mode):
         with fake_mode:
             return proxy_tensor.make_fx(step)(*flat)
     return run
+
+
+def _loss_output(out):
+    """The scalar `loss` a model returns beside other outputs (transformers'
+    ModelOutput, or a dict with a "loss" key), or None."""
+    loss = out.get("loss") if isinstance(out, dict) else None
+    if isinstance(loss, torch.Tensor) and loss.requires_grad and loss.dim() == 0:
+        return loss
+    return None
 
 
 def _plain(out):

@@ -54,6 +54,7 @@ class Prepared:
         self.tracer = ""
         self.blocks = None        # fx_blocks: a factory of BlockMarks, for the repeated-block traces
         self._faked = []          # (module, attribute, meta tensor) that _fake replaced, for restore_attributes
+        self.cache_configs = None # [(module path, config class)] whose use_cache _cache_off turned off
 
     def _call(self, fn, what, model_file, real):
         try:
@@ -134,6 +135,7 @@ class Prepared:
         args = self.args
         named = self.dim_names()
         train = args.train or args.module_mode == "train"
+        self._cache_off()
         if self.capture_kind == "export":
             return self._export(named, train)
         if self.capture_kind == "real":
@@ -158,6 +160,31 @@ class Prepared:
                                          f"size it takes the other path", "source": {
                                              "file": display_path(file), "line": line, "col": 0, "function": func}})
         return cap
+
+    def _cache_off(self):
+        """A transformers model built with its default config (`use_cache=True`)
+        returns a DynamicCache, which no tracer can flatten ("argument of type
+        DynamicCache"). The trace runs with the cache off, and a note says so:
+        a training step never reads it; a forward graph then holds no KV cache
+        (the keys and values a generation keeps are not in the file)."""
+        if self.cache_configs is None:
+            self.cache_configs = []
+            seen = set()
+            for path, m in self.module.named_modules():
+                cfg = getattr(m, "config", None)
+                if cfg is None or id(cfg) in seen or getattr(cfg, "use_cache", None) is not True:
+                    continue
+                seen.add(id(cfg))
+                cfg.use_cache = False
+                self.cache_configs.append((path or "the model", type(cfg).__name__))
+        for path, kind in self.cache_configs:
+            where = f"{kind} of {path}" if path != "the model" else f"the model's {kind}"
+            if self.args.train:
+                why = "a training step never reads the KV cache"
+            else:
+                why = "this forward graph holds no KV cache: the keys and values a generation keeps are not in the file"
+            self.diagnostics.append({"kind": "cache-disabled", "message": f"use_cache=True in {where}: traced with "
+                                     f"use_cache=False ({why}; a DynamicCache cannot be traced)"})
 
     def _fake(self, named):
         from torch._subclasses import FakeTensorMode
