@@ -6,6 +6,7 @@
 #include "graphlint/ir/ModuleContainers.h"
 #include "graphlint/ir/PythonLocals.h"
 #include "graphlint/ir/InputFile.h"
+#include "graphlint/ir/JsonInput.h"
 #include "graphlint/ir/OpRegistry.h"
 #include "graphlint/ir/StackTrace.h"
 #include "graphlint/ir/ValueFacts.h"
@@ -50,12 +51,12 @@ public:
         return stringError(fmt::format("extra/graphlint_symbols.json: {}", llvm::toString(names.takeError())));
       names_ = std::move(*names);
     }
-    // llvm::json parses recursively: refuse nesting no program has.
-    if (llvm::Error e = checkNestingDepth(text, TextSyntax::Json, "", kMaxJsonNesting))
-      return stringError(fmt::format("{}: {}", entry_, llvm::toString(std::move(e))));
-    llvm::Expected<json::Value> doc = json::parse(text);
+    // Nesting and the number of values are checked before anything is built.
+    JsonRefusal why;
+    llvm::Expected<json::Value> doc = parseJsonInput(text, "", {kMaxJsonNesting}, &why);
     if (!doc)
-      return stringError(fmt::format("{}: is not valid JSON: {}", entry_, llvm::toString(doc.takeError())));
+      return stringError(fmt::format("{}: {}{}", entry_, why == JsonRefusal::Syntax ? "is not valid JSON: " : "",
+                                     llvm::toString(doc.takeError())));
     const json::Object *root = doc->getAsObject();
     if (!root)
       return stringError(fmt::format("{}: the top level is not an object (not a serialized ExportedProgram)", entry_));
@@ -290,7 +291,7 @@ private:
   void readWeightsConfig(llvm::StringRef text) {
     if (text.empty())
       return;
-    llvm::Expected<json::Value> doc = json::parse(text);
+    llvm::Expected<json::Value> doc = parseJsonInput(text, "");
     if (!doc) {
       llvm::consumeError(doc.takeError());
       return;  // only used to find tied weights: without it each parameter stands alone
