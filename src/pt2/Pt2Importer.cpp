@@ -343,12 +343,17 @@ private:
   }
 
   /// `base`, or `base_1`, `base_2`, ...: the first name neither the main
-  /// graph nor a value made so far has.
-  std::string freeName(const std::string &base) const {
-    std::string out = base;
-    for (unsigned i = 1; !isFreeName(out); ++i)
-      out = fmt::format("{}_{}", base, i);
-    return out;
+  /// graph nor a value made so far has. Names are never given back, so the
+  /// probe resumes where the last one for this base stopped: every taken
+  /// name is probed at most once per base, and K bodies reusing one name
+  /// cost O(K), not O(K^2) probes.
+  std::string freeName(const std::string &base) {
+    unsigned &next = nextSuffix_[base];  // 0: `base` itself
+    for (;; ++next) {
+      std::string out = next == 0 ? base : fmt::format("{}_{}", base, next);
+      if (isFreeName(out))
+        return out;
+    }
   }
 
   void readSignatureInputs(const json::Object &sig) {
@@ -1113,6 +1118,7 @@ private:
   bool prepass_ = false;
   std::vector<Scope> scopes_;                      // the higher-order ops' bodies being inlined, innermost last
   llvm::StringSet<> mainNames_;                    // every name the main graph defines
+  llvm::StringMap<unsigned> nextSuffix_;           // freeName: the next suffix to probe, per base
   std::vector<AutocastRegion> autocast_;           // the autocast regions around the node being read
   std::vector<bool> gradEnabled_;                  // the set_grad_enabled regions around it
   llvm::DenseMap<const Value *, Value *> castCache_;  // parameter -> its copy in the region's dtype
