@@ -62,7 +62,7 @@ def _setup_args(train: bool, optimizer: Optional[str], precision: Optional[str],
 def lint_file(path: PathLike, *setup_args: str) -> Report:
     """Lints one model file with raw command-line arguments (see `graphlint --help`)."""
     path = os.fspath(path)
-    args = [path, *setup_args]
+    args = [path_arg(path), *setup_args]
     proc = run([*args, "--format", "json"])
     try:
         doc = json.loads(proc.stdout)
