@@ -7,7 +7,6 @@
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/SmallString.h>
 
-#include <cerrno>
 #include <cstdlib>
 #include <deque>
 #include <type_traits>
@@ -61,10 +60,7 @@ public:
     if (!value(out))
       return false;
     ws();
-    if (p_ == end_)
-      return true;
-    ++p_;
-    return error("Text after end of document");
+    return p_ == end_ || error("Text after end of document");
   }
 
   std::string message() const { return message_; }
@@ -130,26 +126,18 @@ private:
     }
   }
 
-  // As llvm::json: an int64 when the text is one, else a uint64, else a double.
+  // As llvm::json 14 reads numbers: an int64 when the text is all digits
+  // (clamped to INT64_MIN..INT64_MAX, as strtoll clamps), else a double.
   bool number(json::Value &out) {
     llvm::SmallString<24> s;
     while (p_ != end_ && numberChar(*p_))
       s.push_back(*p_++);
     const char *text = s.c_str();
     char *stop;
-    errno = 0;
     long long i = std::strtoll(text, &stop, 10);
-    if (stop == text + s.size() && errno != ERANGE) {
+    if (stop == text + s.size()) {
       out = static_cast<int64_t>(i);
       return true;
-    }
-    if (s[0] != '-') {
-      errno = 0;
-      unsigned long long u = std::strtoull(text, &stop, 10);
-      if (stop == text + s.size() && errno != ERANGE) {
-        out = static_cast<uint64_t>(u);
-        return true;
-      }
     }
     out = std::strtod(text, &stop);
     return stop == text + s.size() || error("Invalid JSON value (number?)");
