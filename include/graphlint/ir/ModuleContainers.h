@@ -27,6 +27,11 @@ public:
   unsigned insert(llvm::StringRef path);
   /// The node of `path`, if `path` or a longer path was inserted.
   std::optional<unsigned> find(llvm::StringRef path) const;
+  /// The node one `component` below `node`, if any path continues that way.
+  std::optional<unsigned> child(unsigned node, llvm::StringRef component) const {
+    auto it = child_.find({node, component});
+    return it == child_.end() ? std::nullopt : std::optional<unsigned>(it->second);
+  }
   unsigned parent(unsigned node) const { return parent_[node]; }
   unsigned depth(unsigned node) const { return depth_[node]; }
   size_t size() const { return parent_.size(); }
