@@ -219,7 +219,8 @@ TEST(JsonInput, ReadsWhatLlvmJsonReads) {
   ASSERT_TRUE(bool(theirs));
   EXPECT_EQ(*ours, *theirs);
   EXPECT_EQ(ours->getAsObject()->getArray("a")->size(), 7u);
-  EXPECT_EQ(*(*ours->getAsObject()->getArray("a"))[2].getAsUINT64(), 18446744073709551615ull);
+  // llvm::json 14 clamps integers that overflow int64, and so does this reader.
+  EXPECT_EQ((*ours->getAsObject()->getArray("a"))[2].getAsInteger().getValueOr(0), INT64_MAX);
 }
 
 TEST(JsonInput, SyntaxErrorsReadAsLlvmJsonsAndSayWhy) {
@@ -234,7 +235,7 @@ TEST(JsonInput, SyntaxErrorsReadAsLlvmJsonsAndSayWhy) {
   // A repeated key keeps its last value, as llvm::json::parse does.
   auto dup = parseJsonInput("{\"a\": 1, \"a\": 2}", "f.json");
   ASSERT_TRUE(bool(dup));
-  EXPECT_EQ(dup->getAsObject()->getInteger("a"), 2);
+  EXPECT_EQ(dup->getAsObject()->getInteger("a").getValueOr(0), 2);
   EXPECT_NE(jsonError("\"\xff\"").find("Invalid UTF-8"), std::string::npos);
   EXPECT_NE(jsonError("{\"a\": NaN}").find("Invalid JSON value"), std::string::npos);
 }
@@ -264,7 +265,7 @@ TEST(JsonInput, SmallObjectsCostAFewBucketsNotSixtyFour) {
   for (const llvm::json::Value &v : *doc->getAsArray()) {
     const llvm::json::Object *o = v.getAsObject();
     ASSERT_TRUE(o);
-    EXPECT_EQ(o->getInteger("b"), 1);
+    EXPECT_EQ(o->getInteger("b").getValueOr(0), 1);
     EXPECT_EQ(o->size(), 2u);
     using Storage = llvm::DenseMap<llvm::json::ObjectKey, llvm::json::Value, llvm::DenseMapInfo<llvm::StringRef>>;
     EXPECT_LE(reinterpret_cast<const Storage *>(o)->getMemorySize(), 4 * sizeof(Storage::value_type));

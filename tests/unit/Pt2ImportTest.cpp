@@ -462,6 +462,30 @@ TEST(Pt2Import, DimNamesSavedWithTheProgramNameItsSymbols) {
   EXPECT_EQ(err("[1]").rfind("extra/graphlint_symbols.json: expected an object", 0), 0u);
 }
 
+TEST(Pt2Import, SideEntriesGetTheNestingCheckToo) {
+  // Round 2, gap 11: the weights config and the symbol names were parsed
+  // with no nesting check; 200,000 '[' overflowed llvm::json's stack.
+  std::string program;
+  {
+    int fd = ::open(fixture("dynamic_named.pt2").c_str(), O_RDONLY);
+    auto a = pt2::Pt2Archive::open(fd);
+    ::close(fd);
+    ASSERT_TRUE(bool(a)) << llvm::toString(a.takeError());
+    auto json = a->read("dynamic_named/models/model.json", 1 << 20);
+    ASSERT_TRUE(bool(json)) << llvm::toString(json.takeError());
+    program = *json;
+  }
+  std::string deep(200000, '[');
+  auto symbols = pt2::importExportedProgram(program, "", "m.pt2", "m/models/model.json", {}, deep);
+  ASSERT_FALSE(bool(symbols));
+  EXPECT_EQ(llvm::toString(symbols.takeError()),
+            "extra/graphlint_symbols.json: line 1: JSON nested deeper than 64 levels; refused (the parser would "
+            "exhaust its stack)");
+  // The weights config only finds tied weights: one it cannot read is passed over.
+  auto config = pt2::importExportedProgram(program, deep, "m.pt2", "m/models/model.json", {});
+  EXPECT_TRUE(bool(config)) << llvm::toString(config.takeError());
+}
+
 TEST(Pt2Import, UnbackedSizesAreShownByName) {
   auto m = importPt2("data_dependent.pt2");
   ASSERT_TRUE(m);
