@@ -419,6 +419,23 @@ TEST(Pt2Import, SymbolicBatchRescaledByDim) {
 
 // graphlint.save_pt2 keeps the Dim names torch.export.save drops
 // (extra/graphlint_symbols.json): the sizes are read under them, and -D binds them.
+// models/model.json of the fixture archive NAME.pt2 (empty, with a test failure, when unreadable).
+static std::string programOf(const std::string &name) {
+  int fd = ::open(fixture(name + ".pt2").c_str(), O_RDONLY);
+  auto a = pt2::Pt2Archive::open(fd);
+  ::close(fd);
+  if (!a) {
+    ADD_FAILURE() << llvm::toString(a.takeError());
+    return "";
+  }
+  auto json = a->read(name + "/models/model.json", 1 << 20);
+  if (!json) {
+    ADD_FAILURE() << llvm::toString(json.takeError());
+    return "";
+  }
+  return *json;
+}
+
 TEST(Pt2Import, DimNamesSavedWithTheProgramNameItsSymbols) {
   auto hinted = importPt2("dynamic_named.pt2");
   ASSERT_TRUE(hinted);
@@ -441,16 +458,8 @@ TEST(Pt2Import, DimNamesSavedWithTheProgramNameItsSymbols) {
   EXPECT_TRUE(linear);
   EXPECT_EQ(bound->graph->outputs[0]->type.str(), "f32[8,16,48]");
 
-  std::string program;
-  {
-    int fd = ::open(fixture("dynamic_named.pt2").c_str(), O_RDONLY);
-    auto a = pt2::Pt2Archive::open(fd);
-    ::close(fd);
-    ASSERT_TRUE(bool(a)) << llvm::toString(a.takeError());
-    auto json = a->read("dynamic_named/models/model.json", 1 << 20);
-    ASSERT_TRUE(bool(json)) << llvm::toString(json.takeError());
-    program = *json;
-  }
+  std::string program = programOf("dynamic_named");
+  ASSERT_FALSE(program.empty());
   auto err = [&](const std::string &names) {
     auto m = pt2::importExportedProgram(program, "", "m.pt2", "m/models/model.json", {}, names);
     return m ? std::string("imported") : llvm::toString(m.takeError());
@@ -465,16 +474,8 @@ TEST(Pt2Import, DimNamesSavedWithTheProgramNameItsSymbols) {
 TEST(Pt2Import, SideEntriesGetTheNestingCheckToo) {
   // Round 2, gap 11: the weights config and the symbol names were parsed
   // with no nesting check; 200,000 '[' overflowed llvm::json's stack.
-  std::string program;
-  {
-    int fd = ::open(fixture("dynamic_named.pt2").c_str(), O_RDONLY);
-    auto a = pt2::Pt2Archive::open(fd);
-    ::close(fd);
-    ASSERT_TRUE(bool(a)) << llvm::toString(a.takeError());
-    auto json = a->read("dynamic_named/models/model.json", 1 << 20);
-    ASSERT_TRUE(bool(json)) << llvm::toString(json.takeError());
-    program = *json;
-  }
+  std::string program = programOf("dynamic_named");
+  ASSERT_FALSE(program.empty());
   std::string deep(200000, '[');
   auto symbols = pt2::importExportedProgram(program, "", "m.pt2", "m/models/model.json", {}, deep);
   ASSERT_FALSE(bool(symbols));
