@@ -19,10 +19,12 @@
 namespace graphlint {
 
 /// How many JSON values (objects, arrays, strings, numbers, literals) one
-/// document may hold. A torch.export .pt2 spends about 60 values per graph
-/// node and an FX graph about 35, so 64M admits graphs of about 1M nodes;
-/// at about 150 bytes a value (the compact objects) that bounds a document
-/// at about 10 GB, where llvm::json's own objects allowed ~4 KiB per 7 bytes.
+/// document may hold. A torch.export .pt2 spends 60-110 values per graph
+/// node and an FX graph about 35, so 64 Mi admits graphs of about 1M nodes.
+/// A lint costs about 230 bytes per value with the compact objects (the
+/// 16,003-node regions_16000.pt2: 1.7M values, 392 MB), so the limit bounds
+/// a document at about 15 GB, where llvm::json's own objects let 7 bytes of
+/// text (`{"a":0}`) cost 4 KiB.
 constexpr uint64_t kMaxJsonValues = 64ull << 20;
 
 struct JsonLimits {
