@@ -5,9 +5,12 @@
 // their main() renamed (fuzz/CMakeLists.txt), so what runs is exactly what the
 // binary runs.
 //
-// It runs in a scratch directory holding a model, an FX graph, a config and
-// response files, restored before every input; an argument containing '/' is
-// not run, so nothing outside the scratch directory is read or written.
+// Each input runs in a scratch directory holding a model, an FX graph, a
+// config and response files, restored before every input (and the previous
+// directory restored after it); an argument containing '/' is not run, so
+// nothing outside the scratch directory is read or written. A crash inside an
+// input is written where -artifact_prefix says: give it as an absolute path
+// (scripts/fuzz.sh does).
 #include <llvm/Support/CommandLine.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
@@ -18,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <fcntl.h>
 #include <unistd.h>
 #include <vector>
 
@@ -26,6 +30,7 @@ int graphlint_cli_main(int argc, char **argv);
 namespace {
 
 std::string scratch;
+int home = -1;  // the directory libFuzzer runs in: its corpus and artifact paths are relative to it
 std::vector<std::pair<std::string, std::string>> seedFiles;  // name -> content
 
 std::string slurp(const std::string &path) {
@@ -86,9 +91,9 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
       {"a.rsp", "m.fx.json --train --memory -D batch=8\n"},
       {"b.rsp", "@a.rsp --format json\n"},
   };
-  if (::chdir(scratch.c_str()) != 0)
+  home = ::open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (home < 0)
     std::abort();
-  restoreScratch();
   return 0;
 }
 
@@ -110,6 +115,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     args.push_back(cur);
   if (args.size() > 64)
     return 0;
+  if (::chdir(scratch.c_str()) != 0)
+    std::abort();
   restoreScratch();
   std::vector<char *> argv;
   for (std::string &a : args)
@@ -120,5 +127,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   graphlint_cli_main(static_cast<int>(args.size()), argv.data());
   llvm::outs().flush();
   llvm::outs().clear_error();
+  llvm::errs().clear_error();
+  if (::fchdir(home) != 0)
+    std::abort();
   return 0;
 }

@@ -112,7 +112,7 @@ for t in $TARGETS; do
   rc=0
   ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
     nice -n "$NICE" "$bin" -max_total_time="$SECONDS_PER_TARGET" -max_len="${MAXLEN[$t]}" -timeout="$TIMEOUT" \
-    -rss_limit_mb="$RSS_MB" -dict="${DICT[$t]}" -artifact_prefix="$findings/" -print_final_stats=1 \
+    -rss_limit_mb="$RSS_MB" -dict="${DICT[$t]}" -artifact_prefix="$(cd "$findings" && pwd)/" -print_final_stats=1 \
     -reload=0 ${EXTRA[$t]:-} "$corpus" "$B/seeds/$t" "fuzz/regressions/$t" 2>"$log" >/dev/null || rc=$?
   elapsed=$(( $(date +%s) - start ))
   # Minimise the corpus in place: keep only inputs that add coverage.
