@@ -13,6 +13,8 @@
 #include <vector>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+// Optional, as in libFuzzer: a target that sets itself up (argv: its scratch directory).
+extern "C" int LLVMFuzzerInitialize(int *argc, char ***argv) __attribute__((weak));
 
 int main(int argc, char **argv) {
   std::vector<std::string> files;
@@ -31,6 +33,13 @@ int main(int argc, char **argv) {
     }
   }
   std::sort(files.begin(), files.end());
+  for (std::string &f : files) {  // LLVMFuzzerInitialize may change directory
+    llvm::SmallString<256> abs(f);
+    llvm::sys::fs::make_absolute(abs);
+    f = std::string(abs);
+  }
+  if (LLVMFuzzerInitialize)
+    LLVMFuzzerInitialize(&argc, &argv);
   for (const std::string &f : files) {
     auto buf = llvm::MemoryBuffer::getFile(f, /*IsText=*/false, /*RequiresNullTerminator=*/false);
     if (!buf) {

@@ -7,7 +7,7 @@
 #
 #   scripts/fuzz.sh                      build + 60 s per target
 #   scripts/fuzz.sh --seconds 3600       an hour per target
-#   scripts/fuzz.sh --targets "onnx fx"  some targets only (onnx fx config baseline hardware)
+#   scripts/fuzz.sh --targets "onnx fx"  some targets only (onnx fx config baseline hardware pt2 argv)
 #   scripts/fuzz.sh --build-only         just build build-fuzz/
 #   scripts/fuzz.sh --no-build           reuse build-fuzz/ as it is
 #   FUZZ_BUILD_DIR=... FUZZ_NICE=10 FUZZ_RSS_MB=2048 FUZZ_TIMEOUT=10
@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 
 SECONDS_PER_TARGET=60
-TARGETS="onnx fx config baseline hardware"
+TARGETS="onnx fx config baseline hardware pt2 argv"
 BUILD=1
 RUN=1
 while (($#)); do
@@ -68,6 +68,8 @@ seed onnx $(find models tests/fixtures -name '*.onnx' -size -512k)
 seed fx $(find models tests/fixtures -name '*.fx.json' -size -512k)
 seed config $(find . -path './build*' -prune -o \( -name '.graphlint.yaml' -o -path './tests/fixtures/*.yaml' \) -size -64k -print)
 seed hardware data/hardware.yaml
+seed pt2 $(find models tests/fixtures -name '*.pt2' -size -64k)
+seed argv fuzz/regressions/argv/*  # command lines over the scratch files (fuzz/ArgvFuzzer.cpp)
 # The YAML examples of the docs (the full config reference among them).
 for doc in docs/configuration.md docs/hardware.md; do
   awk -v out="$B/seeds/$(basename "$doc" .md)" '/^```yaml/{n++; f=out "-" n ".yaml"; next} /^```/{f=""} f{print > f}' "$doc"
@@ -92,9 +94,12 @@ for m in models/resnet18.onnx models/gpt_tiny.onnx; do
 done
 seed baseline $(find tests/fixtures -name '*baseline*.json')
 
-declare -A MAXLEN=([onnx]=65536 [fx]=65536 [config]=8192 [baseline]=32768 [hardware]=16384)
+declare -A MAXLEN=([onnx]=65536 [fx]=65536 [config]=8192 [baseline]=32768 [hardware]=16384 [pt2]=65536 [argv]=2048)
 declare -A DICT=([onnx]=fuzz/onnx.dict [fx]=fuzz/json.dict [config]=fuzz/yaml.dict [baseline]=fuzz/json.dict
-                 [hardware]=fuzz/yaml.dict)
+                 [hardware]=fuzz/yaml.dict [pt2]=fuzz/json.dict
+                 [argv]=fuzz/argv.dict)
+# argv runs the CLI, which prints: its stdout and stderr go to /dev/null.
+declare -A EXTRA=([argv]=-close_fd_mask=3)
 mkdir -p "$B/logs"
 failed=0
 printf '%-9s %8s %10s %7s %7s %7s  %s\n' target seconds execs cov ft corpus result
@@ -107,8 +112,8 @@ for t in $TARGETS; do
   rc=0
   ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
     nice -n "$NICE" "$bin" -max_total_time="$SECONDS_PER_TARGET" -max_len="${MAXLEN[$t]}" -timeout="$TIMEOUT" \
-    -rss_limit_mb="$RSS_MB" -dict="${DICT[$t]}" -artifact_prefix="$findings/" -print_final_stats=1 \
-    -reload=0 "$corpus" "$B/seeds/$t" "fuzz/regressions/$t" 2>"$log" >/dev/null || rc=$?
+    -rss_limit_mb="$RSS_MB" -dict="${DICT[$t]}" -artifact_prefix="$(cd "$findings" && pwd)/" -print_final_stats=1 \
+    -reload=0 ${EXTRA[$t]:-} "$corpus" "$B/seeds/$t" "fuzz/regressions/$t" 2>"$log" >/dev/null || rc=$?
   elapsed=$(( $(date +%s) - start ))
   # Minimise the corpus in place: keep only inputs that add coverage.
   if ((rc == 0)); then

@@ -21,7 +21,7 @@ import os
 import tempfile
 from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Union
 
-from ._binary import GraphlintError, binary_path, run
+from ._binary import GraphlintError, binary_path, path_arg, run
 from ._pt2 import export_pt2, is_exported_program, record_python_frames, save_pt2
 from ._version import __version__
 from .report import (CostSummary, Diagnostic, FusionPlan, LintFailed, MemorySummary, Report,
@@ -62,7 +62,7 @@ def _setup_args(train: bool, optimizer: Optional[str], precision: Optional[str],
 def lint_file(path: PathLike, *setup_args: str) -> Report:
     """Lints one model file with raw command-line arguments (see `graphlint --help`)."""
     path = os.fspath(path)
-    args = [path, *setup_args]
+    args = [path_arg(path), *setup_args]
     proc = run([*args, "--format", "json"])
     try:
         doc = json.loads(proc.stdout)

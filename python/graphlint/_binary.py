@@ -98,6 +98,22 @@ def run(args: Sequence[str], check_fatal: bool = True,
     """Runs the binary; exit 2 (unreadable input, bad option) raises GraphlintError."""
     proc = subprocess.run([binary_path(), *args], capture_output=True, text=True, cwd=cwd)
     if check_fatal and proc.returncode not in (0, 1):
-        msg = proc.stderr.strip().splitlines()
-        raise GraphlintError(msg[-1] if msg else f"graphlint exited with status {proc.returncode}")
+        raise GraphlintError(fatal_message(proc.stderr, proc.returncode))
     return proc
+
+
+# What usage errors print after their message: a hint for a terminal, not the message.
+_HINTS = ("Try 'graphlint --help'.",)
+
+
+def fatal_message(stderr: str, status: int) -> str:
+    """The binary's own one-line message from a failed run's stderr: the last
+    line that is not the `Try 'graphlint --help'.` hint usage errors end with."""
+    lines = [ln for ln in stderr.strip().splitlines() if ln.strip() and ln.strip() not in _HINTS]
+    return lines[-1] if lines else f"graphlint exited with status {status}"
+
+
+def path_arg(path: str) -> str:
+    """`path` as an argument the binary reads as a file, never an option: a
+    relative path starting with '-' gets a './' in front."""
+    return os.path.join(".", path) if path.startswith("-") else path

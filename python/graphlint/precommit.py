@@ -16,6 +16,11 @@ interpreter and recording the repository files it loaded), lints the fresh
 capture and prints the findings at the user's source lines. Editing model.py
 is linted; a stale *.fx.json can no longer pass. Exit 0 clean, 1 findings,
 2 when an entry point cannot be loaded or captured.
+
+Each entry point is imported and captured in its own interpreter, with a time
+limit (--timeout, default 600 s; GRAPHLINT_MODELS_TIMEOUT): a module that prints,
+exits or sleeps at import, or leaves a thread running, costs one line for that
+entry and exit 2, never a traceback or a hang.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import json
 import os
 import subprocess
 import sys
+import signal
 import tempfile
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence
@@ -67,7 +73,15 @@ def load_entries(root: str) -> List[Entry]:
             doc = tomllib.load(f)
         except tomllib.TOMLDecodeError as e:
             raise ValueError(f"{path}: {e}") from None
-    section = doc.get("tool", {}).get("graphlint", {})
+    tool = doc.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ValueError(f"{path}: [tool] must be a table, not {type(tool).__name__}")
+    section = tool.get("graphlint", {})
+    if not isinstance(section, dict):
+        raise ValueError(f"{path}: [tool.graphlint] must be a table, not {type(section).__name__}")
+    for key in ("models", "model"):
+        if not isinstance(section.get(key, []), list):
+            raise ValueError(f"{path}: tool.graphlint.{key} must be an array, not {type(section[key]).__name__}")
     entries = []
     for i, item in enumerate(section.get("models", [])):
         if not isinstance(item, str) or ":" not in item:
@@ -110,12 +124,14 @@ def _files_under(root: str) -> List[str]:
 
 
 def _child(root: str, entry: Entry, mode: str, out: Optional[str]) -> int:
-    """Runs in a fresh interpreter: prints the entry's repository imports, or captures it."""
+    """Runs in a fresh interpreter: writes the entry's repository imports to
+    `out` (JSON; stdout is the user's module's to print on), or captures it."""
     sys.path.insert(0, root)
     try:
         mod, factory = _resolve(entry.entry)
         if mode == "deps":
-            print(json.dumps(_files_under(root)))
+            with open(out, "w") as f:
+                json.dump(_files_under(root), f)
             return 0
         made = factory()
         if isinstance(made, tuple) and len(made) == 2:
@@ -134,12 +150,31 @@ def _child(root: str, entry: Entry, mode: str, out: Optional[str]) -> int:
         train = "--train" in entry.args
         exp.export_module(module, inputs if isinstance(inputs, (tuple, list)) else (inputs,), out, train=train)
         return 0
-    except Exception as e:  # a broken entry point is the user's error: one line
+    except SystemExit as e:  # sys.exit() at import or in the factory
+        return _fail(f"{entry.entry}: exited (sys.exit({e.code!r})) while being imported or called")
+    except BaseException as e:  # a broken entry point is the user's error: one line
         name = type(e).__name__
         return _fail(f"{entry.entry}: {name}: {str(e).splitlines()[0] if str(e) else ''}")
 
 
-def _run_child(root: str, entry: Entry, mode: str, out: Optional[str] = None) -> subprocess.CompletedProcess:
+def _child_main(root: str, entry: Entry, mode: str, out: Optional[str]) -> None:
+    """The child's exit: output flushed, then os._exit, so a non-daemon thread
+    the user's module started cannot keep the interpreter alive."""
+    code = _child(root, entry, mode, out)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+DEFAULT_TIMEOUT = 600.0
+
+
+class ChildTimeout(Exception):
+    pass
+
+
+def _run_child(root: str, entry: Entry, mode: str, out: Optional[str] = None,
+               timeout: float = DEFAULT_TIMEOUT) -> subprocess.CompletedProcess:
     cmd = [sys.executable, "-m", "graphlint.precommit", "--child", mode, "--root", root,
            "--entry", entry.entry]
     if entry.inputs:
@@ -150,7 +185,36 @@ def _run_child(root: str, entry: Entry, mode: str, out: Optional[str] = None) ->
     env = dict(os.environ)
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = os.pathsep.join([here, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    return subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env)
+    # Its own session: on a timeout the whole group goes, threads and grandchildren
+    # that hold the pipes included.
+    proc = subprocess.Popen(cmd, cwd=root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        proc.communicate()
+        raise ChildTimeout(f"{entry.entry}: {'importing' if mode == 'deps' else 'capturing'} it did not finish "
+                           f"within {timeout:g} s (a module that sleeps or waits at import?); see --timeout") from None
+    return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
+
+
+def _last_line(text: str) -> str:
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    return lines[-1] if lines else ""
+
+
+def _child_error(entry: Entry, proc: subprocess.CompletedProcess, what: str) -> str:
+    """One line for a child that failed: its own message when it printed one."""
+    line = _last_line(proc.stderr)
+    prefix = "graphlint-models: error: "
+    if line.startswith(prefix):
+        return line[len(prefix):]
+    status = f"exit {proc.returncode}" if proc.returncode >= 0 else f"signal {-proc.returncode}"
+    return f"{entry.entry}: {what} ({status}{': ' + line if line else ''})"
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -163,9 +227,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--inputs", help=argparse.SUPPRESS)
     p.add_argument("--out", help=argparse.SUPPRESS)
     p.add_argument("--args", default="[]", help=argparse.SUPPRESS)
+    p.add_argument("--timeout", type=float,
+                   default=float(os.environ.get("GRAPHLINT_MODELS_TIMEOUT", DEFAULT_TIMEOUT) or DEFAULT_TIMEOUT),
+                   help="seconds each entry point may take to import, and again to capture (default 600; "
+                        "GRAPHLINT_MODELS_TIMEOUT)")
     a = p.parse_args(argv)
     if a.child:
-        return _child(a.root, Entry(a.entry, a.inputs, json.loads(a.args)), a.child, a.out)
+        _child_main(a.root, Entry(a.entry, a.inputs, json.loads(a.args)), a.child, a.out)
+    if not a.timeout > 0:
+        return _fail(f"--timeout must be a positive number of seconds, got {a.timeout:g}")
 
     root = repo_root(os.getcwd())
     try:
@@ -177,19 +247,26 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     status = 0
     with tempfile.TemporaryDirectory(prefix="graphlint-models-") as tmp:
         for i, entry in enumerate(entries):
-            if changed and "pyproject.toml" not in changed:
-                deps = _run_child(root, entry, "deps")
-                if deps.returncode != 0:
-                    sys.stderr.write(deps.stderr)
-                    status = 2
-                    continue
-                if not changed.intersection(json.loads(deps.stdout)):
-                    continue
-            out = os.path.join(tmp, f"model{i}.fx.json")
-            cap = _run_child(root, entry, "capture", out)
-            if cap.returncode != 0:
-                sys.stderr.write(cap.stderr.splitlines()[-1] + "\n" if cap.stderr else
-                                 f"graphlint-models: error: {entry.entry}: capture failed\n")
+            try:
+                if changed and "pyproject.toml" not in changed:
+                    deps_out = os.path.join(tmp, f"deps{i}.json")
+                    deps = _run_child(root, entry, "deps", deps_out, a.timeout)
+                    if deps.returncode != 0 or not os.path.isfile(deps_out):
+                        _fail(_child_error(entry, deps, "importing it failed"))
+                        status = 2
+                        continue
+                    with open(deps_out) as f:
+                        imported = json.load(f)
+                    if not changed.intersection(imported):
+                        continue
+                out = os.path.join(tmp, f"model{i}.fx.json")
+                cap = _run_child(root, entry, "capture", out, a.timeout)
+            except ChildTimeout as e:
+                _fail(str(e))
+                status = 2
+                continue
+            if cap.returncode != 0 or not os.path.isfile(out):
+                _fail(_child_error(entry, cap, "capture failed"))
                 status = 2
                 continue
             try:

@@ -1,5 +1,6 @@
 // Liveness over one graph's schedule (include/graphlint/analyses/Liveness.h).
 #include "graphlint/analyses/Liveness.h"
+#include "graphlint/ir/ModuleContainers.h"
 #include "graphlint/ir/ValueFacts.h"
 
 #include <llvm/ADT/StringMap.h>
@@ -72,11 +73,17 @@ void Liveness::holdModuleArguments(const Graph &g, const Model *model) {
   // FX: a path prefix whose module never ran a forward (nn.ModuleList, the
   // exporter's `module_containers`) is a scope that holds nothing: a GPT's
   // embeddings are not held across all of `blocks`, only across `blocks.0`.
-  llvm::StringSet<> containers;
+  // A trie, walked beside each node's path: looking every prefix up as a
+  // string costs O(length^2) for a deep path (round 2, gap 16).
+  ModulePathTrie containers;
+  std::vector<bool> isContainer;
   if (model)
     for (const auto &kv : model->metadata)
-      if (kv.first == "module_container")
-        containers.insert(kv.second);
+      if (kv.first == "module_container") {
+        unsigned node = containers.insert(kv.second);
+        isContainer.resize(containers.size(), false);
+        isContainer[node] = true;
+      }
   std::vector<bool> holds(1, true);  // by scope id
   llvm::SmallVector<llvm::StringRef, 8> prevParts;
   std::vector<unsigned> prevChain;
@@ -102,15 +109,17 @@ void Liveness::holdModuleArguments(const Graph &g, const Model *model) {
     if (!n.modulePath.empty() && !n.backwardPhase)
       llvm::StringRef(n.modulePath).split(parts, '.');
     bool same = true;
+    std::optional<unsigned> container = ModulePathTrie::kRoot;  // this prefix in `containers`
     for (size_t d = 0; d < parts.size(); ++d) {
+      if (container)
+        container = containers.child(*container, parts[d]);
       same = same && d < prevParts.size() && prevParts[d] == parts[d] && d < prevChain.size();
       if (same) {
         out.push_back(prevChain[d]);
       } else {
         out.push_back(static_cast<unsigned>(scopeEnd.size()));
         scopeEnd.push_back(0);
-        size_t len = parts[d].end() - parts[0].begin();
-        holds.push_back(containers.empty() || !containers.count(llvm::StringRef(n.modulePath).substr(0, len)));
+        holds.push_back(!container || !isContainer[*container]);
       }
     }
     prevParts = parts;

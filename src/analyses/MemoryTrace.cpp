@@ -1,6 +1,7 @@
 // Builds the memory plan's alloc/free trace (MemoryTrace.h, docs/memory.md).
 #include "MemoryTraceBuilder.h"
 #include "graphlint/ir/ValueFacts.h"
+#include "graphlint/ir/CheckedMath.h"
 
 #include "graphlint/ir/OpRegistry.h"
 #include "graphlint/ir/PythonLocals.h"
@@ -40,12 +41,12 @@ std::optional<uint64_t> PlanBuilder::elementsOf(const Value *v) {
   uint64_t n = 1;
   for (const Dim &d : v->type.shape.dims) {
     if (d.isStatic()) {
-      n *= static_cast<uint64_t>(std::max<int64_t>(d.value, 0));
+      n = saturatingMul(n, static_cast<uint64_t>(std::max<int64_t>(d.value, 0)));
     } else if (d.isSymbolic()) {
       // Symbols still unbound after import (no -D, no hint) are taken as 1.
       d.expr->collectSymbols(assumed_);
       std::optional<int64_t> e = d.evaluate([](llvm::StringRef) { return std::optional<int64_t>(1); });
-      n *= static_cast<uint64_t>(std::max<int64_t>(e.value_or(1), 0));
+      n = saturatingMul(n, static_cast<uint64_t>(std::max<int64_t>(e.value_or(1), 0)));
     } else {
       return std::nullopt;
     }
@@ -67,7 +68,12 @@ uint64_t PlanBuilder::bytesOfElements(const Value *like, uint64_t elements, bool
   // 16-bit training and inference keep fp32 activations in 16 bits.
   if (activation && precisionPolicy(s_.precision).sixteenBitActivations && like->type.dtype == DType::Float)
     bits = 16;
-  return (elements * bits + 7) / 8;
+  // Saturated, not wrapped: 2^56 fp32 elements once counted as 0 B.
+  uint64_t bytes = saturatingMul(elements, bits) / 8 + (saturatingMul(elements, bits) % 8 != 0);
+  if (bytes <= kMaxTensorBytes)
+    return bytes;
+  saturated_.insert(like);
+  return kMaxTensorBytes;
 }
 
 uint64_t PlanBuilder::logsumexpBytes(const Node &last) {
@@ -1071,6 +1077,7 @@ Trace PlanBuilder::build(MemorySummary &sum) {
                  std::all_of(sh.dims.begin(), sh.dims.end(), [](const Dim &d) { return !d.isUnknown(); });
     sum.unsizedTensors += sized ? 0 : 1;
   }
+  sum.saturatedTensors = saturated_.size();
   return std::move(t_);
 }
 

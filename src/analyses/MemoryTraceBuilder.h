@@ -190,6 +190,7 @@ private:
   Trace t_;
   MemorySummary *sum_ = nullptr;
   std::set<std::string> assumed_;
+  mutable llvm::DenseSet<const Value *> saturated_;  // tensors counted as kMaxTensorBytes
 
   llvm::DenseMap<const Value *, uint32_t> storageOf_;
   llvm::DenseSet<const Value *> nonContiguous_;

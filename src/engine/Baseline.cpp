@@ -1,6 +1,7 @@
 #include "graphlint/engine/Baseline.h"
 
 #include "graphlint/ir/InputFile.h"
+#include "graphlint/ir/JsonInput.h"
 #include "graphlint/ir/MessageText.h"
 #include "graphlint/engine/OutputFiles.h"
 #include "graphlint/engine/Paths.h"
@@ -53,10 +54,11 @@ llvm::Expected<Baseline> Baseline::load(const std::string &path) {
 }
 
 llvm::Expected<Baseline> Baseline::parse(llvm::StringRef text, const std::string &path) {
-  // llvm::json recurses once per level.
-  if (llvm::Error e = checkNestingDepth(text, TextSyntax::Json, path))
-    return std::move(e);
-  auto json = llvm::json::parse(text);
+  // Nesting and the number of values are checked before anything is built.
+  JsonRefusal why;
+  auto json = parseJsonInput(text, path, {}, &why);
+  if (!json && why == JsonRefusal::Limit)
+    return json.takeError();
   if (!json)
     return fail(path, "not a graphlint baseline (invalid JSON: " + oneLine(llvm::toString(json.takeError())) + ")");
   const llvm::json::Object *root = json->getAsObject();

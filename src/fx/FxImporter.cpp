@@ -7,6 +7,7 @@
 // expected an array"), never a crash.
 #include "graphlint/fx/FxImporter.h"
 #include "graphlint/ir/InputFile.h"
+#include "graphlint/ir/JsonInput.h"
 #include "graphlint/ir/MessageText.h"
 #include "graphlint/ir/OpRegistry.h"
 #include "graphlint/ir/SymbolBinder.h"
@@ -89,12 +90,13 @@ public:
   llvm::Expected<std::unique_ptr<Model>> run(llvm::StringRef bytes) {
     if (bytes.trim().empty())
       return stringError("empty file: not an FX graph");
-    // llvm::json parses recursively: refuse nesting no FX graph has.
-    if (llvm::Error e = checkNestingDepth(bytes, TextSyntax::Json, ""))
-      return stringError(fmt::format("is not a graphlint FX graph: {}", llvm::toString(std::move(e))));
-    llvm::Expected<llvm::json::Value> doc = llvm::json::parse(bytes);
+    // Nesting and the number of values are checked before anything is built.
+    JsonRefusal why;
+    llvm::Expected<llvm::json::Value> doc = parseJsonInput(bytes, "", {}, &why);
     if (!doc)
-      return stringError(fmt::format("is not valid JSON: {}", llvm::toString(doc.takeError())));
+      return stringError(fmt::format("{}: {}",
+                                     why == JsonRefusal::Syntax ? "is not valid JSON" : "is not a graphlint FX graph",
+                                     llvm::toString(doc.takeError())));
     const llvm::json::Object *root = doc->getAsObject();
     if (!root)
       return stringError("is a JSON file but not a graphlint FX graph: the top level is not an object");

@@ -237,19 +237,32 @@ private:
       tokenStart_ = !continued;
       lineIndent_ = indent;
       if (!continued) {
+        if (t_[i] == '%' && indent == 0)
+          return llvm::Error::success();  // a directive
+        // A document marker, anchors and tags may stand before the entries
+        // ("--- &a !!seq - - x"): they are stepped over and the entries after
+        // them counted, so no prefix hides compact nesting.
         if ((t_.substr(i).startswith("---") || t_.substr(i).startswith("...")) && blankOrEnd(t_, i + 3)) {
           i += 3;
-        } else if (t_[i] == '%' && indent == 0) {
-          return llvm::Error::success();  // a directive
-        } else {
-          push(indent);
-          // Compact nesting: every "- " or "? " opens one more block level.
-          while (i < end && (t_[i] == '-' || t_[i] == '?') && blankOrEnd(t_, i + 1)) {
+          while (i < end && blank(t_[i]))
+            ++i;
+        }
+        push(indent);
+        for (;;) {
+          if (i < end && (t_[i] == '&' || t_[i] == '!')) {
+            while (i < end && !blankOrEnd(t_, i))
+              ++i;
+            while (i < end && blank(t_[i]))
+              ++i;
+          } else if (i < end && (t_[i] == '-' || t_[i] == '?') && blankOrEnd(t_, i + 1)) {
+            // Compact nesting: every "- " or "? " opens one more block level.
             ++i;
             while (i < end && blank(t_[i]))
               ++i;
             if (i < end && t_[i] != '\r' && t_[i] != '#')
               blocks_.push_back(static_cast<unsigned>(i - begin));
+          } else {
+            break;
           }
         }
         if (llvm::Error e = check())

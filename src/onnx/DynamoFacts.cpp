@@ -63,14 +63,11 @@ bool markFoldedParams(Model &m, const llvm::StringSet<> &read) {
     kindOf.try_emplace(target, kind);
   Graph &g = *m.graph;
   // The modules some node runs in: every prefix of every node's module path.
-  llvm::StringSet<> runs;
+  // A trie: a set of prefix strings costs O(length^2) for a deep path.
+  ModulePathTrie runs;
   for (const auto &np : g.nodes())
-    for (llvm::StringRef path = np->modulePath; !path.empty(); path = path.rsplit('.').first) {
-      if (!runs.insert(path).second)
-        break;
-      if (!path.contains('.'))
-        break;
-    }
+    if (!np->modulePath.empty())
+      runs.insert(np->modulePath);
   llvm::StringSet<> standsFor;  // parameters an initializer stands for
   llvm::StringSet<> foldedInto;  // parameters folded with others or into what the forward computes
   bool recorded = false;
@@ -97,7 +94,7 @@ bool markFoldedParams(Model &m, const llvm::StringSet<> &read) {
       if (it != kindOf.end() && (it->second == "PARAMETER" || it->second == "BUFFER"))
         for (llvm::StringRef path = name; path.contains('.');) {
           path = path.rsplit('.').first;
-          if (runs.count(path))
+          if (runs.find(path))
             break;
           foldedModules.push_back(path);
         }

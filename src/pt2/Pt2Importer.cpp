@@ -6,6 +6,7 @@
 #include "graphlint/ir/ModuleContainers.h"
 #include "graphlint/ir/PythonLocals.h"
 #include "graphlint/ir/InputFile.h"
+#include "graphlint/ir/JsonInput.h"
 #include "graphlint/ir/OpRegistry.h"
 #include "graphlint/ir/StackTrace.h"
 #include "graphlint/ir/ValueFacts.h"
@@ -50,12 +51,12 @@ public:
         return stringError(fmt::format("extra/graphlint_symbols.json: {}", llvm::toString(names.takeError())));
       names_ = std::move(*names);
     }
-    // llvm::json parses recursively: refuse nesting no program has.
-    if (llvm::Error e = checkNestingDepth(text, TextSyntax::Json, "", kMaxJsonNesting))
-      return stringError(fmt::format("{}: {}", entry_, llvm::toString(std::move(e))));
-    llvm::Expected<json::Value> doc = json::parse(text);
+    // Nesting and the number of values are checked before anything is built.
+    JsonRefusal why;
+    llvm::Expected<json::Value> doc = parseJsonInput(text, "", {kMaxJsonNesting}, &why);
     if (!doc)
-      return stringError(fmt::format("{}: is not valid JSON: {}", entry_, llvm::toString(doc.takeError())));
+      return stringError(fmt::format("{}: {}{}", entry_, why == JsonRefusal::Syntax ? "is not valid JSON: " : "",
+                                     llvm::toString(doc.takeError())));
     const json::Object *root = doc->getAsObject();
     if (!root)
       return stringError(fmt::format("{}: the top level is not an object (not a serialized ExportedProgram)", entry_));
@@ -290,7 +291,7 @@ private:
   void readWeightsConfig(llvm::StringRef text) {
     if (text.empty())
       return;
-    llvm::Expected<json::Value> doc = json::parse(text);
+    llvm::Expected<json::Value> doc = parseJsonInput(text, "");
     if (!doc) {
       llvm::consumeError(doc.takeError());
       return;  // only used to find tied weights: without it each parameter stands alone
@@ -342,12 +343,17 @@ private:
   }
 
   /// `base`, or `base_1`, `base_2`, ...: the first name neither the main
-  /// graph nor a value made so far has.
-  std::string freeName(const std::string &base) const {
-    std::string out = base;
-    for (unsigned i = 1; !isFreeName(out); ++i)
-      out = fmt::format("{}_{}", base, i);
-    return out;
+  /// graph nor a value made so far has. Names are never given back, so the
+  /// probe resumes where the last one for this base stopped: every taken
+  /// name is probed at most once per base, and K bodies reusing one name
+  /// cost O(K), not O(K^2) probes.
+  std::string freeName(const std::string &base) {
+    unsigned &next = nextSuffix_[base];  // 0: `base` itself
+    for (;; ++next) {
+      std::string out = next == 0 ? base : fmt::format("{}_{}", base, next);
+      if (isFreeName(out))
+        return out;
+    }
   }
 
   void readSignatureInputs(const json::Object &sig) {
@@ -1112,6 +1118,7 @@ private:
   bool prepass_ = false;
   std::vector<Scope> scopes_;                      // the higher-order ops' bodies being inlined, innermost last
   llvm::StringSet<> mainNames_;                    // every name the main graph defines
+  llvm::StringMap<unsigned> nextSuffix_;           // freeName: the next suffix to probe, per base
   std::vector<AutocastRegion> autocast_;           // the autocast regions around the node being read
   std::vector<bool> gradEnabled_;                  // the set_grad_enabled regions around it
   llvm::DenseMap<const Value *, Value *> castCache_;  // parameter -> its copy in the region's dtype

@@ -1,5 +1,7 @@
 #include "Pt2Schema.h"
 
+#include "graphlint/ir/JsonInput.h"
+
 #include <llvm/ADT/STLExtras.h>
 #include <llvm/Support/JSON.h>
 
@@ -126,9 +128,10 @@ llvm::Expected<SymbolNames> parseSymbolNames(llvm::StringRef text) {
   auto bad = [](std::string msg) {
     return llvm::make_error<llvm::StringError>(std::move(msg), llvm::inconvertibleErrorCode());
   };
-  llvm::Expected<llvm::json::Value> doc = llvm::json::parse(text);
+  JsonRefusal why;
+  llvm::Expected<llvm::json::Value> doc = parseJsonInput(text, "", {}, &why);
   if (!doc)
-    return bad("is not valid JSON: " + llvm::toString(doc.takeError()));
+    return bad((why == JsonRefusal::Syntax ? "is not valid JSON: " : "") + llvm::toString(doc.takeError()));
   const llvm::json::Object *o = doc->getAsObject();
   if (!o)
     return bad("expected an object of torch symbol -> name, e.g. {\"s77\": \"batch\"}");

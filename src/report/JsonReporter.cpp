@@ -219,6 +219,7 @@ json::Value memoryToJson(const MemorySummary &s) {
                  {"assumed_dims", std::move(assumed)},
                  {"caveats", std::move(caveats)},
                  {"unsized_tensors", bytes(s.unsizedTensors)},
+                 {"saturated_tensors", bytes(s.saturatedTensors)},
                  {"tensors", bytes(s.tensors)},
                  {"lower_bound", s.lowerBound()}};
   o["peak_node"] = s.peakNode.empty() ? json::Value(nullptr) : json::Value(s.peakNode);

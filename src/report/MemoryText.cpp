@@ -1,5 +1,6 @@
 // `--memory` in the text format (docs/memory.md): the per-GPU memory table of
 // one model and the largest storages live at its peak.
+#include "graphlint/ir/CheckedMath.h"
 #include "graphlint/ir/Display.h"
 #include "graphlint/report/Reporters.h"
 
@@ -44,7 +45,11 @@ void renderMemoryText(const MemorySummary &s, const std::string &title, llvm::ra
       dims += (dims.empty() ? "" : ", ") + d;
     os << fmt::format("  assumed (bind with --dim): {}\n", dims);
   }
-  os << fmt::format("  provenance: {} of {} tensors of unknown size (counted as 0 bytes)\n", s.unsizedTensors, s.tensors);
+  os << fmt::format("  provenance: {} of {} tensors of unknown size (counted as 0 bytes)", s.unsizedTensors, s.tensors);
+  if (s.saturatedTensors)
+    os << fmt::format(", {} larger than {} (counted as {})", s.saturatedTensors, formatBytes(kMaxTensorBytes),
+                      formatBytes(kMaxTensorBytes));
+  os << "\n";
   for (const std::string &c : s.caveats)
     os << fmt::format("  caveat: {}\n", c);
   if (s.lowerBound())

@@ -10,6 +10,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -44,6 +45,33 @@ std::vector<double> HostTensor::zeros(const std::vector<int64_t> &shape) {
                                         fmt::join(shape, ","), formatBytes(bytes), formatBytes(avail)));
   return std::vector<double>(static_cast<size_t>(n), 0.0);
 }
+
+namespace {
+std::atomic<uint64_t> liveHostBytes{0};
+}  // namespace
+
+HostReservation::HostReservation(const std::vector<int64_t> &shape) {
+  int64_t n = HostTensor::count(shape);
+  if (n < 0)
+    throw std::length_error("the element count of a tensor of shape [" + fmt::format("{}", fmt::join(shape, ",")) +
+                            "] is negative or overflows 64 bits");
+  uint64_t bytes = saturatingMul(static_cast<uint64_t>(n), 8);
+  double avail = hostMemoryBytes();
+  uint64_t held = liveHostBytes.load();
+  if (avail > 0 && static_cast<double>(held) + static_cast<double>(bytes) > avail)
+    throw std::length_error(fmt::format("a tensor of shape [{}] needs {} on the host; with the {} the run's tensors "
+                                        "hold already, that is more than the {} available",
+                                        fmt::join(shape, ","), formatBytes(static_cast<double>(bytes)),
+                                        formatBytes(static_cast<double>(held)), formatBytes(avail)));
+  liveHostBytes += bytes;
+  bytes_ = bytes;
+}
+
+HostReservation::HostReservation(const HostReservation &o) : bytes_(o.bytes_) { liveHostBytes += bytes_; }
+
+HostReservation::~HostReservation() { liveHostBytes -= bytes_; }
+
+uint64_t HostReservation::live() { return liveHostBytes.load(); }
 
 uint64_t HostTensor::deviceBytes() const { return bytesFor(dtype, numel()).value_or(numel() * 8); }
 

@@ -4,6 +4,8 @@
 #include "TestSupport.h"
 
 #include "graphlint/ir/InputFile.h"
+#include "graphlint/ir/JsonInput.h"
+#include "graphlint/ir/ModuleContainers.h"
 #include "graphlint/ir/MessageText.h"
 #include "graphlint/engine/Config.h"
 #include "graphlint/engine/Glob.h"
@@ -42,6 +44,18 @@ TEST(NestingDepth, JsonAtTheLimitPassesOnePastIsRefusedWithItsLine) {
   std::string deep = "{\n\"a\":\n" + repeat("[", 65) + repeat("]", 65) + "}";
   EXPECT_EQ(nestingError(deep, TextSyntax::Json),
             "f:3: JSON nested deeper than 64 levels; refused (the parser would exhaust its stack)");
+}
+
+TEST(NestingDepth, YamlPrefixesDoNotHideCompactNesting) {
+  // Round 2, gap 13: a document marker, an anchor or a tag before "- - -"
+  // hid 40,000 levels from the pre-scan, and llvm::yaml overflowed its stack.
+  for (const char *prefix : {"--- ", "&a ", "!!seq ", "--- &a !!seq "}) {
+    std::string text = std::string(prefix) + repeat("- ", 80) + "x\n";
+    EXPECT_NE(nestingError(text, TextSyntax::Yaml).find("YAML nested deeper than 64 levels"), std::string::npos)
+        << prefix;
+  }
+  // Anchors, tags and markers themselves open nothing.
+  EXPECT_EQ(nestingError("--- &a !!map\nk: &b !!str v\nl:\n  - x\n", TextSyntax::Yaml), "");
 }
 
 TEST(NestingDepth, JsonStringsDoNotCount) {
@@ -163,6 +177,115 @@ TEST(Glob, ManyStarsFinishInstantly) {
   EXPECT_FALSE(globMatch(pattern, text));
   EXPECT_TRUE(globMatch(pattern, repeat("a", 64) + "b"));
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500));
+}
+
+TEST(Glob, OneStarBeforeALongSegmentIsLinear) {
+  // Round 2, gap 15: "*" + 50,000 'a' + "b" against a 400,000-byte name took
+  // 27 s (the two-pointer walk retried the whole segment at every byte).
+  std::string pattern = "*" + repeat("a", 50000) + "b", text = repeat("a", 400000);
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(globMatch(pattern, text));
+  EXPECT_TRUE(globMatch(pattern, text + "b"));
+  // A long segment between two stars: KMP, and bit-parallel with a class.
+  EXPECT_FALSE(globMatch("*" + repeat("a", 50000) + "b*", text));
+  EXPECT_TRUE(globMatch("*" + repeat("a", 50000) + "b*", text + "bc"));
+  EXPECT_FALSE(globMatch("*" + repeat("[a]", 5000) + "b*", text));
+  EXPECT_TRUE(globMatch("*" + repeat("?", 5000) + "b*", text + "b"));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+}
+
+TEST(Glob, SegmentsMatchAtTheirLeftmostPlaceAndTheEndsAreAnchored) {
+  EXPECT_TRUE(globMatch("a*b?d*e", "abxdzzbcde"));
+  EXPECT_FALSE(globMatch("a*b?d*e", "abxdzzbcd"));
+  EXPECT_TRUE(globMatch("*aab*", "xaaab"));  // KMP must fall back after "aa"
+  EXPECT_TRUE(globMatch("*[ab]?c*", "zzbxc"));
+  EXPECT_FALSE(globMatch("ab*ba", "aba"));  // prefix and suffix may not overlap
+  EXPECT_TRUE(globMatch("ab*ba", "abba"));
+}
+
+// ---- JSON values and memory (round 2, N1) ------------------------------------
+
+std::string jsonError(const std::string &text, JsonLimits limits = {}, JsonRefusal *why = nullptr) {
+  auto doc = parseJsonInput(text, "f.json", limits, why);
+  return doc ? "" : llvm::toString(doc.takeError());
+}
+
+TEST(JsonInput, ReadsWhatLlvmJsonReads) {
+  const char *text = R"({"a": [1, -2, 18446744073709551615, 2.5, true, null, "x\u00e9\ud83d\ude00\n"],
+                         "b": {"c": {}}, "d": []})";
+  auto ours = parseJsonInput(text, "f.json");
+  auto theirs = llvm::json::parse(text);
+  ASSERT_TRUE(bool(ours)) << llvm::toString(ours.takeError());
+  ASSERT_TRUE(bool(theirs));
+  EXPECT_EQ(*ours, *theirs);
+  EXPECT_EQ(ours->getAsObject()->getArray("a")->size(), 7u);
+  // llvm::json 14 clamps integers that overflow int64, and so does this reader.
+  EXPECT_EQ((*ours->getAsObject()->getArray("a"))[2].getAsInteger().getValueOr(0), INT64_MAX);
+}
+
+TEST(JsonInput, SyntaxErrorsReadAsLlvmJsonsAndSayWhy) {
+  JsonRefusal why;
+  EXPECT_EQ(jsonError("[1 2]", {}, &why), "[1:4, byte=4]: Expected , or ] after array element");
+  EXPECT_EQ(why, JsonRefusal::Syntax);
+  EXPECT_EQ(jsonError("{\"a\" 1}"), "[1:6, byte=6]: Expected : after object key");
+  EXPECT_EQ(jsonError("{1}"), "[1:2, byte=2]: Expected object key");
+  EXPECT_EQ(jsonError("[1] x"), "[1:4, byte=4]: Text after end of document");
+  EXPECT_EQ(jsonError("\"a\\q\""), "[1:4, byte=4]: Invalid escape sequence");
+  EXPECT_EQ(jsonError("["), "[1:1, byte=1]: Unexpected EOF");
+  // A repeated key keeps its last value, as llvm::json::parse does.
+  auto dup = parseJsonInput("{\"a\": 1, \"a\": 2}", "f.json");
+  ASSERT_TRUE(bool(dup));
+  EXPECT_EQ(dup->getAsObject()->getInteger("a").getValueOr(0), 2);
+  EXPECT_NE(jsonError("\"\xff\"").find("Invalid UTF-8"), std::string::npos);
+  EXPECT_NE(jsonError("{\"a\": NaN}").find("Invalid JSON value"), std::string::npos);
+}
+
+TEST(JsonInput, TooManyValuesAreRefusedBeforeParsingWithTheFileName) {
+  std::string many = "[" + repeat("{\"a\":0},", 999) + "{\"a\":0}]";
+  JsonRefusal why;
+  EXPECT_EQ(jsonError(many, {kMaxNestingDepth, 1000}, &why),
+            "f.json: holds more than 1000 JSON values; refused (each costs memory: a real graph of 1M nodes holds "
+            "about 60M)");
+  EXPECT_EQ(why, JsonRefusal::Limit);
+  EXPECT_EQ(jsonError(many, {kMaxNestingDepth, 2100}), "");
+  // Commas and brackets inside strings are not values.
+  EXPECT_EQ(jsonError("[\"" + repeat(",[{", 5000) + "\"]", {kMaxNestingDepth, 10}), "");
+  JsonRefusal deep;
+  EXPECT_NE(jsonError(repeat("[", 65) + repeat("]", 65), {}, &deep).find("f.json:1: JSON nested deeper"),
+            std::string::npos);
+  EXPECT_EQ(deep, JsonRefusal::Limit);
+}
+
+TEST(JsonInput, SmallObjectsCostAFewBucketsNotSixtyFour) {
+  // llvm::json gives every object 64 buckets (~4 KiB): 300,000 {"a":0} took
+  // 2.2 GB. Objects built here hold tables sized to their members; iterate
+  // one to check the table is a working DenseMap of that size.
+  auto doc = parseJsonInput("[" + repeat("{\"a\":0,\"b\":1},", 9) + "{\"a\":0,\"b\":1}]", "f.json");
+  ASSERT_TRUE(bool(doc));
+  for (const llvm::json::Value &v : *doc->getAsArray()) {
+    const llvm::json::Object *o = v.getAsObject();
+    ASSERT_TRUE(o);
+    EXPECT_EQ(o->getInteger("b").getValueOr(0), 1);
+    EXPECT_EQ(o->size(), 2u);
+    using Storage = llvm::DenseMap<llvm::json::ObjectKey, llvm::json::Value, llvm::DenseMapInfo<llvm::StringRef>>;
+    EXPECT_LE(reinterpret_cast<const Storage *>(o)->getMemorySize(), 4 * sizeof(Storage::value_type));
+  }
+}
+
+// ---- module paths (round 2, gap 16) ----------------------------------------
+
+TEST(ModulePathTrie, DeepPathsCostTheirLengthNotItsSquare) {
+  std::string path = "m";
+  for (int i = 0; i < 50000; ++i)
+    path += ".m" + std::to_string(i % 7);
+  auto start = std::chrono::steady_clock::now();
+  ModulePathTrie trie;
+  trie.insert(path);
+  EXPECT_EQ(trie.size(), 50002u);  // the root and one node per component
+  EXPECT_TRUE(trie.find(llvm::StringRef(path).take_front(path.find(".m3"))));
+  EXPECT_FALSE(trie.find("m.m1"));
+  EXPECT_EQ(trie.path(*trie.find("m.m0.m1")), "m.m0.m1");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
 }
 
 // ---- messages ------------------------------------------------------------------

@@ -419,6 +419,23 @@ TEST(Pt2Import, SymbolicBatchRescaledByDim) {
 
 // graphlint.save_pt2 keeps the Dim names torch.export.save drops
 // (extra/graphlint_symbols.json): the sizes are read under them, and -D binds them.
+// models/model.json of the fixture archive NAME.pt2 (empty, with a test failure, when unreadable).
+static std::string programOf(const std::string &name) {
+  int fd = ::open(fixture(name + ".pt2").c_str(), O_RDONLY);
+  auto a = pt2::Pt2Archive::open(fd);
+  ::close(fd);
+  if (!a) {
+    ADD_FAILURE() << llvm::toString(a.takeError());
+    return "";
+  }
+  auto json = a->read(name + "/models/model.json", 1 << 20);
+  if (!json) {
+    ADD_FAILURE() << llvm::toString(json.takeError());
+    return "";
+  }
+  return *json;
+}
+
 TEST(Pt2Import, DimNamesSavedWithTheProgramNameItsSymbols) {
   auto hinted = importPt2("dynamic_named.pt2");
   ASSERT_TRUE(hinted);
@@ -441,16 +458,8 @@ TEST(Pt2Import, DimNamesSavedWithTheProgramNameItsSymbols) {
   EXPECT_TRUE(linear);
   EXPECT_EQ(bound->graph->outputs[0]->type.str(), "f32[8,16,48]");
 
-  std::string program;
-  {
-    int fd = ::open(fixture("dynamic_named.pt2").c_str(), O_RDONLY);
-    auto a = pt2::Pt2Archive::open(fd);
-    ::close(fd);
-    ASSERT_TRUE(bool(a)) << llvm::toString(a.takeError());
-    auto json = a->read("dynamic_named/models/model.json", 1 << 20);
-    ASSERT_TRUE(bool(json)) << llvm::toString(json.takeError());
-    program = *json;
-  }
+  std::string program = programOf("dynamic_named");
+  ASSERT_FALSE(program.empty());
   auto err = [&](const std::string &names) {
     auto m = pt2::importExportedProgram(program, "", "m.pt2", "m/models/model.json", {}, names);
     return m ? std::string("imported") : llvm::toString(m.takeError());
@@ -460,6 +469,22 @@ TEST(Pt2Import, DimNamesSavedWithTheProgramNameItsSymbols) {
             "extra/graphlint_symbols.json: 's77' is not a size symbol of the program mapped to a name ('not a name')");
   EXPECT_EQ(err(R"({"s77": "b", "s27": "b"})"), "extra/graphlint_symbols.json: 'b' names both s27 and s77");
   EXPECT_EQ(err("[1]").rfind("extra/graphlint_symbols.json: expected an object", 0), 0u);
+}
+
+TEST(Pt2Import, SideEntriesGetTheNestingCheckToo) {
+  // Round 2, gap 11: the weights config and the symbol names were parsed
+  // with no nesting check; 200,000 '[' overflowed llvm::json's stack.
+  std::string program = programOf("dynamic_named");
+  ASSERT_FALSE(program.empty());
+  std::string deep(200000, '[');
+  auto symbols = pt2::importExportedProgram(program, "", "m.pt2", "m/models/model.json", {}, deep);
+  ASSERT_FALSE(bool(symbols));
+  EXPECT_EQ(llvm::toString(symbols.takeError()),
+            "extra/graphlint_symbols.json: line 1: JSON nested deeper than 64 levels; refused (the parser would "
+            "exhaust its stack)");
+  // The weights config only finds tied weights: one it cannot read is passed over.
+  auto config = pt2::importExportedProgram(program, deep, "m.pt2", "m/models/model.json", {});
+  EXPECT_TRUE(bool(config)) << llvm::toString(config.takeError());
 }
 
 TEST(Pt2Import, UnbackedSizesAreShownByName) {

@@ -10,6 +10,7 @@
 #include "graphlint/import/Importer.h"
 #include "graphlint/ir/MessageText.h"
 #include "graphlint/report/Reporters.h"
+#include "graphlint/verify/HostTensor.h"
 
 #include <fmt/format.h>
 #include <onnx/onnx_pb.h>
@@ -466,4 +467,52 @@ TEST(Utf8Text, OnnxNamesThatAreNotUtf8AreGL001AndTheReportStaysStrictJson) {
   os.flush();
   llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(json);
   ASSERT_TRUE(static_cast<bool>(parsed)) << llvm::toString(parsed.takeError());
+}
+
+// Round 2, N5: (elements * bits + 7) / 8 wrapped in uint64, so -D batch=2^56
+// gave `inputs 0 B`, no GL201 and exit 0. Sizes saturate now, are counted as
+// such, and the huge step is still GL201.
+TEST(Robustness, HugeTensorByteCountsSaturateAndStillFireGL201) {
+  for (int64_t batch : {int64_t(1) << 56, int64_t(1) << 60}) {
+    LintOptions opts;
+    opts.setup.dims = {{"batch", batch}};
+    opts.setup.train = true;
+    opts.memorySummary = true;
+    FileReport r = lintFile(sourcePath("tests/fixtures/robustness/cases/r2-memory-bytes-wraparound/sym_batch.fx.json"),
+                            opts);
+    ASSERT_FALSE(r.fatal) << r.fatalMessage;
+    EXPECT_EQ(r.memory.inputsBytes, kMaxTensorBytes) << batch;
+    EXPECT_GE(r.memory.peakAllocatedBytes, kMaxTensorBytes) << batch;
+    EXPECT_GT(r.memory.saturatedTensors, 0u) << batch;
+    EXPECT_TRUE(std::any_of(r.diagnostics.begin(), r.diagnostics.end(),
+                            [](const Diagnostic &d) { return d.code == "GL201"; }))
+        << batch;
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    renderMemoryText(r.memory, "m", os);
+    EXPECT_NE(os.str().find("larger than 16.00 TiB (counted as 16.00 TiB)"), std::string::npos) << os.str();
+  }
+}
+
+// Round 2, gap 20: run-time-shaped tensors were each checked alone against
+// host memory, so several that fit alone were allocated together (4.7 GB from
+// a 249-byte model). Reservations are counted together; none is allocated here.
+TEST(RobustnessVerify, HostReservationsAreCountedTogetherAndReturned) {
+  double avail = verify::hostMemoryBytes();
+  ASSERT_GT(avail, 0);
+  std::vector<int64_t> shape{static_cast<int64_t>(avail * 0.6 / 8)};
+  uint64_t before = verify::HostReservation::live();
+  {
+    verify::HostReservation first(shape);  // fits alone
+    EXPECT_EQ(verify::HostReservation::live() - before, static_cast<uint64_t>(shape[0]) * 8);
+    try {
+      verify::HostReservation second(shape);  // does not fit beside it
+      ADD_FAILURE() << "a second reservation of 60% of host memory was accepted";
+    } catch (const std::length_error &e) {
+      EXPECT_NE(std::string(e.what()).find("the run's tensors hold already"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(verify::HostReservation::live(), before);
+  verify::HostReservation again(shape);  // the first one's bytes were given back
+  EXPECT_THROW(verify::HostReservation({int64_t(1) << 62, 8}), std::length_error);
 }

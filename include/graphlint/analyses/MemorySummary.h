@@ -69,6 +69,9 @@ struct MemorySummary {
   std::vector<std::string> caveats;
   uint64_t unsizedTensors = 0;    // tensors whose size is unknown (counted as 0)
   uint64_t tensors = 0;           // tensors the plan sized (main graph values and params)
+  /// Tensors larger than kMaxTensorBytes (CheckedMath.h), or whose size
+  /// overflows 64 bits: each is counted as kMaxTensorBytes, never wrapped.
+  uint64_t saturatedTensors = 0;
   /// More than a few percent of the tensors have no size (Provenance.h):
   /// every figure is a lower bound (reporters say so; GL201 says "at least").
   bool lowerBound() const { return isLowerBound(unsizedTensors, tensors); }

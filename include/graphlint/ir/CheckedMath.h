@@ -83,4 +83,15 @@ CheckedInt checkedProduct(const Range &values, bool nonNegative = true) {
   return n;
 }
 
+/// The most bytes one tensor is counted as (16 TiB, far above any device):
+/// a larger or overflowing size saturates here, so sums of a million such
+/// tensors still fit in uint64 and never wrap to a small number.
+inline constexpr uint64_t kMaxTensorBytes = uint64_t(1) << 44;
+
+/// a * b, or UINT64_MAX when it overflows (element counts).
+inline uint64_t saturatingMul(uint64_t a, uint64_t b) {
+  uint64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<uint64_t>::max() : r;
+}
+
 }  // namespace graphlint

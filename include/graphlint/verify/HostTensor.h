@@ -10,21 +10,51 @@
 #include <llvm/ADT/StringRef.h>
 #include <llvm/Support/Error.h>
 
+#include <utility>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace graphlint::verify {
 
+/// The host bytes of the HostTensors alive now, across the whole run. A
+/// tensor reserves its bytes when it is made and gives them back when it is
+/// destroyed, so tensors whose shapes are computed at run time (ConstantOfShape
+/// of a computed shape) count against hostMemoryBytes() together, not each
+/// alone: three run-time tensors of 8 GB each no longer pass on a 23 GB host.
+class HostReservation {
+public:
+  HostReservation() = default;
+  /// Reserves 8 bytes an element of `shape`; throws std::length_error,
+  /// before anything is allocated, when the count overflows or the tensors
+  /// alive would then need more than hostMemoryBytes().
+  explicit HostReservation(const std::vector<int64_t> &shape);
+  HostReservation(const HostReservation &o);  // a copy holds its own bytes
+  HostReservation(HostReservation &&o) noexcept : bytes_(o.bytes_) { o.bytes_ = 0; }
+  HostReservation &operator=(HostReservation o) noexcept {
+    std::swap(bytes_, o.bytes_);
+    return *this;
+  }
+  ~HostReservation();
+  /// Bytes reserved by every tensor alive now.
+  static uint64_t live();
+
+private:
+  uint64_t bytes_ = 0;
+};
+
 struct HostTensor {
   DType dtype = DType::Float;
   std::vector<int64_t> shape;
+  HostReservation reservation;  // before `data`: checked before it is allocated
   std::vector<double> data;
 
   HostTensor() = default;
-  /// Throws std::length_error when the shape has a negative dim or its
-  /// element count overflows (the cpu backend reports it as the node's error).
-  HostTensor(DType dt, std::vector<int64_t> s) : dtype(dt), shape(std::move(s)), data(zeros(shape)) {}
+  /// Throws std::length_error when the shape has a negative dim, its
+  /// element count overflows or it does not fit beside the host tensors
+  /// alive (the cpu backend reports it as the node's error).
+  HostTensor(DType dt, std::vector<int64_t> s)
+      : dtype(dt), shape(std::move(s)), reservation(shape), data(zeros(shape)) {}
   /// Element count of `shape`; -1 when a dim is negative or the product overflows.
   static int64_t count(const std::vector<int64_t> &shape);
   static std::vector<double> zeros(const std::vector<int64_t> &shape);
