@@ -59,6 +59,7 @@ void escapeForDisplay(FileReport &r) {
     for (std::string *s : {&l.graphPath, &l.nodeName, &l.opType, &l.modulePath})
       esc(*s);
     esc(l.source.file);
+    esc(l.file);
   };
   esc(r.fatalMessage);
   for (std::string &w : r.setupWarnings)

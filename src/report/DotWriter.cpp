@@ -7,6 +7,7 @@
 // for structural boundaries). Renders a FusionSummary with edges; never
 // analyses. docs/output-formats.md specifies the drawing.
 #include "graphlint/report/Reporters.h"
+#include "graphlint/ir/MessageText.h"
 
 #include <llvm/Support/JSON.h>
 
@@ -113,7 +114,7 @@ void renderDot(const FusionSummary &s, const std::string &title, llvm::raw_ostre
 
   os << "digraph fusion {\n";
   os << "  graph [label="
-     << lines({title, fmt::format("backend {}: {}", s.backend, fusionSummaryLine(s))})
+     << lines({oneLine(title), fmt::format("backend {}: {}", s.backend, fusionSummaryLine(s))})
      << ", labelloc=t, fontname=\"Helvetica\", fontsize=12, compound=true, newrank=true];\n";
   os << "  node [shape=box, style=\"rounded,filled\", fillcolor=white, fontname=\"Helvetica\", fontsize=10];\n";
   os << "  edge [color=gray45, fontname=\"Helvetica\", fontsize=9];\n";

@@ -5,6 +5,7 @@
 // grouped finding's other occurrences are a note. Fatal files print
 // `path:1:1: error: message [fatal]`.
 #include "graphlint/engine/Grouping.h"
+#include "graphlint/ir/MessageText.h"
 #include "graphlint/report/Reporters.h"
 
 #include <fmt/format.h>
@@ -23,7 +24,7 @@ static void gccLine(llvm::raw_ostream &os, const Location &l, std::string_view s
 void renderGcc(const std::vector<FileReport> &reports, llvm::raw_ostream &os) {
   for (const FileReport &r : reports) {
     if (r.fatal) {
-      gccLine(os, Location::ofFile(r.path), "error", r.fatalMessage, "fatal");
+      gccLine(os, Location::ofFile(oneLine(r.path)), "error", r.fatalMessage, "fatal");
       continue;
     }
     for (const Diagnostic &d : r.diagnostics) {

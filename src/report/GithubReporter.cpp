@@ -5,6 +5,7 @@
 // the gcc format. Escaping follows the Actions runner: %, \r, \n in the
 // message; additionally ':' and ',' in property values.
 #include "graphlint/engine/Grouping.h"
+#include "graphlint/ir/MessageText.h"
 #include "graphlint/report/Reporters.h"
 
 #include <fmt/format.h>
@@ -49,7 +50,7 @@ static void command(llvm::raw_ostream &os, std::string_view kind, const Location
 void renderGithub(const std::vector<FileReport> &reports, llvm::raw_ostream &os) {
   for (const FileReport &r : reports) {
     if (r.fatal) {
-      command(os, "error", Location::ofFile(r.path), "graphlint fatal", r.fatalMessage);
+      command(os, "error", Location::ofFile(oneLine(r.path)), "graphlint fatal", r.fatalMessage);
       continue;
     }
     for (const Diagnostic &d : r.diagnostics) {

@@ -6,6 +6,7 @@
 // closing summary line. docs/output-formats.md#text.
 // With --fusion, each file's fusion table follows its diagnostics (FusionText.cpp).
 #include "graphlint/ir/Display.h"
+#include "graphlint/ir/MessageText.h"
 #include "graphlint/engine/Grouping.h"
 #include "graphlint/report/Reporters.h"
 
@@ -109,8 +110,10 @@ void renderText(const std::vector<FileReport> &reports, llvm::raw_ostream &os, b
                 bool cost) {
   Painter p{os, color};
   for (const FileReport &r : reports) {
+    // A file name is the user's bytes: a name holding "\r\x1b[2K" is shown escaped.
+    const std::string path = oneLine(r.path);
     if (r.fatal) {
-      p.paint(llvm::raw_ostream::WHITE, true, r.path + ": ");
+      p.paint(llvm::raw_ostream::WHITE, true, path + ": ");
       p.paint(llvm::raw_ostream::RED, true, "fatal: ");
       os << r.fatalMessage << "\n";
       continue;
@@ -140,14 +143,14 @@ void renderText(const std::vector<FileReport> &reports, llvm::raw_ostream &os, b
     }
     if (!quiet)
       for (const std::string &h : r.hints) {
-        p.paint(llvm::raw_ostream::WHITE, true, r.path + ": ");
+        p.paint(llvm::raw_ostream::WHITE, true, path + ": ");
         p.paint(llvm::raw_ostream::CYAN, true, "hint:");
         os << " " << h << "\n";
       }
     if (fusion)
-      renderFusionText(r.fusion, r.path, os);
+      renderFusionText(r.fusion, path, os);
     if (cost)
-      renderCostText(r.cost, r.path, os);
+      renderCostText(r.cost, path, os);
   }
   Totals t = totalsOf(reports);
   std::string summary = fmt::format("{} checked: {}, {}, {}", plural(static_cast<unsigned>(reports.size()), "file"),

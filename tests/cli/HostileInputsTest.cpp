@@ -179,4 +179,23 @@ TEST(HostileInputs, ControlCharactersInNamesAreEscaped) {
   }
 }
 
+// A model file's own name is the user's bytes too: shown escaped in every
+// text-like format, for a lint and for a file that cannot be read.
+TEST(HostileInputs, ControlCharactersInFileNamesAreEscaped) {
+  std::string dir = tempDir();
+  std::string model = modelCopy(dir, "a\r\x1b[2Kb.onnx");
+  std::string missing = dir + "/gone\x1b]0;PWNED\x07.onnx";
+  for (const char *format : {"text", "gcc", "github"}) {
+    for (const std::string &path : {model, missing}) {
+      CliResult r = runCliTimed({path, "--format", format, "--color", "never", "--memory", "--fusion"}, 20);
+      std::string all = r.out + r.err;
+      EXPECT_EQ(all.find('\x1b'), std::string::npos) << format << all;
+      EXPECT_EQ(all.find('\r'), std::string::npos) << format << all;
+      EXPECT_EQ(all.find('\x07'), std::string::npos) << format << all;
+    }
+  }
+  CliResult r = runCliTimed({model, "--color", "never"}, 20);
+  EXPECT_NE(r.out.find("a\\r\\x1b[2Kb.onnx: "), std::string::npos) << r.out;
+}
+
 }  // namespace

@@ -260,7 +260,7 @@ int Lint::run() {
       renderStatistics(reports, out);
     if (memory_)
       for (const FileReport &r : reports)
-        renderMemoryText(r.memory, r.path, out);
+        renderMemoryText(r.memory, oneLine(r.path), out);
     break;
   case OutputFormat::Gcc: renderGcc(reports, out); break;
   case OutputFormat::Json: renderJson(reports, out); break;
