@@ -65,7 +65,7 @@ uint64_t PlanBuilder::bytesOfElements(const Value *like, uint64_t elements, bool
     return 0;
   unsigned bits = dtypeBits(like->type.dtype);
   // 16-bit training and inference keep fp32 activations in 16 bits.
-  if (activation && precisionPolicy(s_.precision).sixteenBitActivations && like->type.dtype == DType::Float)
+  if (activation && policy().sixteenBitActivations && like->type.dtype == DType::Float)
     bits = 16;
   return (elements * bits + 7) / 8;
 }
@@ -410,12 +410,12 @@ uint32_t PlanBuilder::inplaceStorage(const Node &n, int64_t idx) {
 }
 
 void PlanBuilder::gatherZero3(const Node &n, llvm::SmallVectorImpl<uint32_t> &temps) {
-  if (s_.zero < 3 || s_.worldSize <= 1)
+  if (s_.mesh.zeroStage() < 3 || s_.mesh.dpShard <= 1)
     return;
   for (const Value *in : n.inputs)
     if (in && trainable_.count(in)) {
       uint64_t full = bytesOf(in, true);
-      temps.push_back(t_.alloc(full - full / s_.worldSize, MemoryKind::Temporary, in));
+      temps.push_back(t_.alloc(full - full / s_.mesh.dpShard, MemoryKind::Temporary, in));
     }
 }
 
@@ -624,8 +624,8 @@ void PlanBuilder::forward(bool training) {
 uint64_t PlanBuilder::paramGradBytes(const Value *p) {
   uint64_t b = bytesOf(p, false);
   if (p->type.dtype == DType::Float)
-    b = b / 4 * precisionPolicy(s_.precision).gradBytes;
-  return b / shards(s_.zero >= 2);
+    b = b / 4 * policy().gradBytes;
+  return b / shards(s_.mesh.zeroStage() >= 2);
 }
 
 void PlanBuilder::backward() {
@@ -830,7 +830,7 @@ void PlanBuilder::backward() {
       }
       // AccumulateGrad of a fused batch norm's weight and bias.
       if (uint64_t elems = fusedNormStates(n).trainedElements)
-        fusedNormGrads_.push_back(t_.alloc(elems * precisionPolicy(s_.precision).gradBytes / shards(s_.zero >= 2),
+        fusedNormGrads_.push_back(t_.alloc(elems * policy().gradBytes / shards(s_.mesh.zeroStage() >= 2),
                                            MemoryKind::Grad, nullptr, &n));
       t_.mark(&n, nodeLabel(n), MemoryPhase::Backward);
       for (uint32_t tmp : temps)
@@ -867,12 +867,12 @@ void PlanBuilder::optimizerStep() {
   // torch.optim.Adam(W), single-tensor path: denom = exp_avg_sq.sqrt() / c
   // allocates two state-sized temporaries per parameter, one after another.
   if (s_.optimizer == Optimizer::Adam || s_.optimizer == Optimizer::AdamW) {
-    unsigned width = precisionPolicy(s_.precision).momentBytes;
+    unsigned width = policy().momentBytes;
     for (const Value *p : trainableOrder_) {
       if (gradless_.count(p))
         continue;
       auto numel = bytesOf(p, false) * 8 / std::max(1u, dtypeBits(p->type.dtype));
-      uint64_t b = numel * width / shards(s_.zero >= 1);
+      uint64_t b = numel * width / shards(s_.mesh.zeroStage() >= 1);
       uint32_t sq = t_.alloc(b, MemoryKind::Temporary, p);
       uint32_t dn = t_.alloc(b, MemoryKind::Temporary, p);
       t_.release(sq);
@@ -888,7 +888,7 @@ void PlanBuilder::optimizerStep() {
 
 double PlanBuilder::optimizerBytesPerElement() const {
   // fp32 master weights (mixed precision) and the optimizer's moments.
-  const PrecisionPolicy pp = precisionPolicy(s_.precision);
+  const PrecisionPolicy pp = policy();
   double perElem = pp.masterBytes;
   if (s_.optimizer == Optimizer::Momentum)
     perElem += pp.momentBytes;
@@ -931,23 +931,23 @@ Trace PlanBuilder::build(MemorySummary &sum) {
     bool train = trainable_.count(v) > 0;
     uint64_t b = bytesOf(v, false);
     uint64_t numel = dtypeBits(v->type.dtype) ? b * 8 / dtypeBits(v->type.dtype) : 0;
-    const PrecisionPolicy pp = precisionPolicy(s_.precision);
+    const PrecisionPolicy pp = policy();
     bool fp32 = v->type.dtype == DType::Float;
     if (train && fp32)
       b = numel * pp.weightBytes;
     if (training && train)
-      b /= shards(s_.zero >= 3);
+      b /= shards(s_.mesh.zeroStage() >= 3);
     storageOf_[v] = t_.alloc(b, MemoryKind::Param, v);
     sum.paramsBytes += b;
     if (!training || !train || gradless_.count(v))
       continue;
     auto state = static_cast<uint64_t>(static_cast<double>(numel) * optimizerBytesPerElement()) /
-                 shards(s_.zero >= 1);
+                 shards(s_.mesh.zeroStage() >= 1);
     if (state)
       t_.alloc(state, MemoryKind::OptimizerState, v);
     sum.optimizerBytes += state;
     // Gradients of fp32 parameters follow the policy; others keep their dtype.
-    uint64_t grad = (fp32 ? numel * pp.gradBytes : bytesOf(v, false)) / shards(s_.zero >= 2);
+    uint64_t grad = (fp32 ? numel * pp.gradBytes : bytesOf(v, false)) / shards(s_.mesh.zeroStage() >= 2);
     sum.gradsBytes += grad;
   }
   // The states of batch norms the exporter fused into Convs (fp32 weights,
@@ -956,19 +956,19 @@ Trace PlanBuilder::build(MemorySummary &sum) {
     FusedNormStates st = fusedNormStates(*np);
     if (!st.residentBytes)
       continue;
-    const PrecisionPolicy pp = precisionPolicy(s_.precision);
+    const PrecisionPolicy pp = policy();
     uint64_t trained = st.trainedElements * 4;
-    uint64_t b = st.residentBytes - trained + st.trainedElements * pp.weightBytes / shards(training && s_.zero >= 3);
+    uint64_t b = st.residentBytes - trained + st.trainedElements * pp.weightBytes / shards(training && s_.mesh.zeroStage() >= 3);
     t_.alloc(b, MemoryKind::Param, nullptr, np.get());
     sum.paramsBytes += b;
     if (!training || !st.trainedElements)
       continue;
     auto state = static_cast<uint64_t>(static_cast<double>(st.trainedElements) * optimizerBytesPerElement()) /
-                 shards(s_.zero >= 1);
+                 shards(s_.mesh.zeroStage() >= 1);
     if (state)
       t_.alloc(state, MemoryKind::OptimizerState, nullptr, np.get());
     sum.optimizerBytes += state;
-    sum.gradsBytes += st.trainedElements * pp.gradBytes / shards(s_.zero >= 2);
+    sum.gradsBytes += st.trainedElements * pp.gradBytes / shards(s_.mesh.zeroStage() >= 2);
   }
   for (const Value *in : g_.inputs) {
     uint64_t b = bytesOf(in, false);

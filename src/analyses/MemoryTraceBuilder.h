@@ -64,7 +64,8 @@ public:
   Trace build(MemorySummary &sum);
 
 private:
-  unsigned shards(bool sharded) const { return sharded ? std::max(1u, s_.worldSize) : 1u; }
+  // The dp-shard ranks a sharded model state is split over (Setup::mesh).
+  unsigned shards(bool sharded) const { return sharded ? std::max(1u, s_.mesh.dpShard) : 1u; }
   /// Elements of one tensor value: symbolic dims left unbound count as 1;
   /// nullopt when its shape is unknown.
   std::optional<uint64_t> elementsOf(const Value *v);
@@ -103,6 +104,8 @@ private:
   void recompute(int seg, const Checkpoint &c, int64_t at, const llvm::DenseMap<const Value *, int64_t> &lastRead,
                  const llvm::DenseMap<const Value *, int64_t> &backwardRead,
                  std::vector<std::vector<uint32_t>> &dueAt);
+  /// The model-state policy (precisionPolicy(precision, data parallel)).
+  PrecisionPolicy policy() const { return precisionPolicy(s_.precision, s_.mesh.dataParallel); }
   /// Bytes of a parameter's gradient under the precision and ZeRO stage.
   uint64_t paramGradBytes(const Value *p);
   /// Optimizer state per trained element (before ZeRO sharding): fp32

@@ -99,7 +99,7 @@ double optimizerWords(Optimizer o) {
 
 }  // namespace
 
-StepTimeline::StepTimeline(const Model &, AnalysisContext &ctx) {
+StepTimeline::StepTimeline(const Model &m, AnalysisContext &ctx) {
   const Setup &setup = ctx.setup();
   const ComputeModel &cm = ctx.get<ComputeModel>();
   const HardwareProfile *hw = cm.hardware();
@@ -124,16 +124,20 @@ StepTimeline::StepTimeline(const Model &, AnalysisContext &ctx) {
     none.bandwidth = 1e9;  // a profile naming a missing link: 1 GB/s, visibly slow
     return l ? *l : none;
   };
-  topo_.ranks = std::max(1u, setup.worldSize);
-  topo_.perNode = std::max(1u, setup.gpusPerNode);
+  // The data-parallel group's collectives: dp_replicate x dp_shard ranks.
+  // torchtitan's mesh puts tp and cp innermost, so a node holds
+  // gpus-per-node / (tp x cp) ranks of one data-parallel group.
+  const Mesh &mesh = setup.mesh;
+  topo_.ranks = std::max(1u, mesh.dataParallelRanks());
+  topo_.perNode = std::max(1u, setup.gpusPerNode / std::max(1u, mesh.tp * mesh.cp));
   topo_.intra = linkFor(setup.intraLink, setup.intra, hw->intraNode, "intra-node");
   topo_.inter = linkFor(setup.interLink, setup.inter, hw->interNode, "inter-node");
   unsigned n = topo_.ranks;
   if (n > 1)
-    strategy_ = setup.zero == 0 ? ParallelStrategy::DDP
-                : setup.zero == 1 ? ParallelStrategy::ZeRO1
-                : setup.zero == 2 ? ParallelStrategy::ZeRO2
-                                  : ParallelStrategy::ZeRO3;
+    strategy_ = mesh.zeroStage() == 0   ? ParallelStrategy::DDP
+                : mesh.zeroStage() == 1 ? ParallelStrategy::ZeRO1
+                : mesh.zeroStage() == 2 ? ParallelStrategy::ZeRO2
+                                        : ParallelStrategy::ZeRO3;
   // The precision policy the memory plan uses too: mixed precision keeps and
   // communicates 16-bit gradients (and, under ZeRO-3, gathers 16-bit weights).
   commElement_ = precisionPolicy(setup.precision).gradBytes;
@@ -367,6 +371,30 @@ StepTimeline::StepTimeline(const Model &, AnalysisContext &ctx) {
   MathPrecision p = cm.matmulPrecision();
   double peak = hw->supports(p) ? hw->peakFor(p) : hw->peakFor(MathPrecision::FP32);
   mfu_ = step_ > 0 && peak > 0 ? modelFlops_ / (step_ * peak) : 0;
+
+  // Throughput as torchtitan logs it: the tokens one data-parallel rank
+  // trains per step, over the step time and the ranks that share them
+  // (tp x cp x pp, its non-data-parallel size).
+  if (std::optional<double> tokens = tokensPerStep(m); tokens && step_ > 0)
+    tokensPerSecondPerGpu_ = *tokens / (step_ * mesh.tp * mesh.cp * mesh.pp);
+}
+
+std::optional<double> tokensPerStep(const Model &m) {
+  if (!m.graph)
+    return std::nullopt;
+  for (const Value *in : m.graph->inputs) {
+    if (!in || !in->type.isTensor() || !isInteger(in->type.dtype) || !in->type.shape.rankKnown ||
+        in->type.shape.dims.size() != 2)
+      continue;
+    double n = 1;
+    for (const Dim &d : in->type.shape.dims) {
+      if (!d.isStatic())
+        return std::nullopt;
+      n *= static_cast<double>(d.value);
+    }
+    return n;
+  }
+  return std::nullopt;
 }
 
 }  // namespace graphlint

@@ -40,7 +40,7 @@ CostSummary summariseCost(const Model &, AnalysisContext &ctx) {
   CostSummary::Communication &c = s.communication;
   c.present = true;
   c.strategy = std::string(strategyName(st.strategy()));
-  c.worldSize = st.topology().ranks;
+  c.worldSize = setup.mesh.worldSize();
   c.gpusPerNode = st.topology().perNode;
   c.intra = st.topology().intra.name;
   c.inter = st.topology().inter.name;
@@ -71,6 +71,7 @@ CostSummary summariseCost(const Model &, AnalysisContext &ctx) {
   c.stepSeconds = st.stepSeconds();
   c.modelFlops = st.modelFlops();
   c.mfu = st.mfu();
+  c.tokensPerSecondPerGpu = st.tokensPerSecondPerGpu();
   c.notes = st.notes();
   return s;
 }

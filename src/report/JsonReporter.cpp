@@ -173,6 +173,8 @@ json::Value communicationToJson(const CostSummary &s) {
                       {"step_time_s", c.stepSeconds},
                       {"model_flops", c.modelFlops},
                       {"mfu", c.mfu},
+                      {"tokens_per_second_per_gpu",
+                       c.tokensPerSecondPerGpu ? json::Value(*c.tokensPerSecondPerGpu) : json::Value(nullptr)},
                       {"notes", std::move(notes)}};
 }
 
@@ -200,6 +202,13 @@ json::Value memoryToJson(const MemorySummary &s) {
                                         {"precision", s.precision},
                                         {"zero", static_cast<int64_t>(s.zero)},
                                         {"world_size", static_cast<int64_t>(s.worldSize)},
+                                        {"data_parallel", std::string(dataParallelName(s.mesh.dataParallel))},
+                                        {"dp_replicate", static_cast<int64_t>(s.mesh.dpReplicate)},
+                                        {"dp_shard", static_cast<int64_t>(s.mesh.dpShard)},
+                                        {"tp", static_cast<int64_t>(s.mesh.tp)},
+                                        {"pp", static_cast<int64_t>(s.mesh.pp)},
+                                        {"cp", static_cast<int64_t>(s.mesh.cp)},
+                                        {"ep", static_cast<int64_t>(s.mesh.ep)},
                                         {"recompute", s.recompute},
                                         {"target", s.target}}},
                  {"params_bytes", bytes(s.paramsBytes)},

@@ -1,6 +1,7 @@
 // The training-step timeline (docs/cost-model.md "Step timeline"): forward,
 // backward with the data-parallel communication schedule beside it, and the
-// optimizer step, for DDP or ZeRO-1/2/3 (FSDP) over Setup::worldSize ranks.
+// optimizer step, for DDP or ZeRO-1/2/3 (FSDP) over the data-parallel ranks
+// of Setup::mesh.
 // From it: per-rank communication volume, exposed (non-overlapped)
 // communication, the overlap ratio, the predicted step time and MFU. An
 // analysis over the compute model; GL301/GL302 and the reporters read it.
@@ -9,6 +10,7 @@
 #include "graphlint/analyses/Collectives.h"
 #include "graphlint/analyses/ComputeModel.h"
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,6 +53,10 @@ struct ParamBucket {
   double startSeconds = 0, endSeconds = 0;  // its reduction on the stream
 };
 
+/// Tokens in one step of `m`: batch x seq of its first integer graph input of
+/// rank 2 with static dims (a language model's token ids), else nullopt.
+std::optional<double> tokensPerStep(const Model &m);
+
 class StepTimeline {
 public:
   StepTimeline(const Model &m, AnalysisContext &ctx);
@@ -77,6 +83,9 @@ public:
   /// share of the contraction peak they reach in stepSeconds().
   double modelFlops() const { return modelFlops_; }
   double mfu() const { return mfu_; }
+  /// Tokens trained per second per GPU (tokensPerStep over the step time and
+  /// tp x cp x pp); nullopt when the inputs have no [batch, seq] token ids.
+  std::optional<double> tokensPerSecondPerGpu() const { return tokensPerSecondPerGpu_; }
   /// Bytes per element of the gradients and parameters communicated.
   double commElementBytes() const { return commElement_; }
 
@@ -91,6 +100,7 @@ private:
   double forward_ = 0, backward_ = 0, optimizer_ = 0, step_ = 0;
   double comm_ = 0, exposed_ = 0, overlap_ = 0, bytesPerRank_ = 0;
   double modelFlops_ = 0, mfu_ = 0, commElement_ = 4;
+  std::optional<double> tokensPerSecondPerGpu_;
   std::vector<CollectiveCall> calls_;
   std::vector<ParamBucket> buckets_;
 };

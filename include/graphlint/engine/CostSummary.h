@@ -6,6 +6,7 @@
 
 #include "graphlint/analyses/Provenance.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,7 @@ struct CostSummary {
     double commSeconds = 0, exposedSeconds = 0, overlapRatio = 0;
     double forwardSeconds = 0, backwardSeconds = 0, optimizerSeconds = 0, stepSeconds = 0;
     double modelFlops = 0, mfu = 0;
+    std::optional<double> tokensPerSecondPerGpu;  // with [batch, seq] token-id inputs
     std::vector<std::string> notes;
   } communication;
 };
