@@ -409,16 +409,6 @@ uint32_t PlanBuilder::inplaceStorage(const Node &n, int64_t idx) {
   return st;
 }
 
-void PlanBuilder::gatherZero3(const Node &n, llvm::SmallVectorImpl<uint32_t> &temps) {
-  if (s_.mesh.zeroStage() < 3 || s_.mesh.dpShard <= 1)
-    return;
-  for (const Value *in : n.inputs)
-    if (in && trainable_.count(in)) {
-      uint64_t full = bytesOf(in, true);
-      temps.push_back(t_.alloc(full - full / s_.mesh.dpShard, MemoryKind::Temporary, in));
-    }
-}
-
 void PlanBuilder::assignSegments(bool training) {
   const auto &nodes = g_.nodes();
   // Recompute segments (-1: not checkpointed, its saved tensors kept). A
@@ -497,7 +487,8 @@ void PlanBuilder::forward(bool training) {
     const Node &n = *np;
     auto idx = static_cast<int64_t>(n.index);
     llvm::SmallVector<uint32_t, 2> temps;
-    gatherZero3(n, temps);
+    if (training)
+      gatherBefore(n);
     auto freeIfDone = [&](const Value *v) {
       auto it = v ? storageOf_.find(v) : storageOf_.end();
       if (it == storageOf_.end())
@@ -608,6 +599,8 @@ void PlanBuilder::forward(bool training) {
     t_.mark(&n, nodeLabel(n), MemoryPhase::Forward);
     for (uint32_t tmp : temps)
       t_.release(tmp);
+    if (training)
+      reshardAfter(n);
     // Free every storage whose last reader this node was, unless saved.
     for (const Value *in : n.inputs)
       freeIfDone(captureOrigin(in));
@@ -619,13 +612,6 @@ void PlanBuilder::forward(bool training) {
       if (lastUse_[st] >= 0 && lastUse_[st] <= idx && !savedUntil_.count(st))
         t_.release(st);
   }
-}
-
-uint64_t PlanBuilder::paramGradBytes(const Value *p) {
-  uint64_t b = bytesOf(p, false);
-  if (p->type.dtype == DType::Float)
-    b = b / 4 * policy().gradBytes;
-  return b / shards(s_.mesh.zeroStage() >= 2);
 }
 
 void PlanBuilder::backward() {
@@ -653,7 +639,11 @@ void PlanBuilder::backward() {
         bool steal = refs[incoming] == 1;
         if (steal)
           unref(incoming);
-        paramGrad_[v] = t_.alloc(paramGradBytes(v), MemoryKind::Grad, v);
+        // Sharded: the whole gradient waits for its group's reduce-scatter.
+        if (reducedInGroup(v))
+          gradientReady(v, t_.alloc(paramGradBytes(v, true), MemoryKind::Grad, v));
+        else
+          paramGrad_[v] = t_.alloc(paramGradBytes(v), MemoryKind::Grad, v);
         if (!steal)
           unref(incoming);
       } else {
@@ -701,6 +691,7 @@ void PlanBuilder::backward() {
       pending[o] = seed;
     }
 
+  gatherForBackward();
   // Recomputed saved tensors per segment, rebuilt before its backward.
   int currentSegment = -1;
   std::map<int64_t, std::vector<uint32_t>> rebuilt;  // node -> storages to free at its backward
@@ -789,7 +780,6 @@ void PlanBuilder::backward() {
     auto arrive = [&](const Value *v, uint32_t g) { arrivals.push_back({v, g}); };
     if (hasGrad) {
       llvm::SmallVector<uint32_t, 2> temps;
-      gatherZero3(n, temps);
       for (const Value *like : backwardTemporariesLike(n))
         temps.push_back(t_.alloc(bytesOf(like, true), MemoryKind::Temporary, like, &n));
       uint32_t outGrad = n.outputs.empty() || !n.outputs[0] || !pending.count(n.outputs[0])
@@ -882,6 +872,13 @@ void PlanBuilder::optimizerStep() {
   t_.mark(nullptr, "optimizer.step", MemoryPhase::Optimizer);
   for (auto &[p, st] : paramGrad_)
     t_.release(st);  // zero_grad(set_to_none=True)
+  // Whole gradients of a group that never completed, and gathered units.
+  for (const auto &group : groupGrads_)
+    for (const auto &[p, st] : group)
+      t_.release(st);
+  for (uint32_t st : gathered_)
+    if (st != kNone)
+      t_.release(st);
   for (uint32_t st : fusedNormGrads_)
     t_.release(st);
 }
@@ -976,6 +973,7 @@ Trace PlanBuilder::build(MemorySummary &sum) {
     sum.inputsBytes += b;
   }
   lastUse_.assign(t_.storages.size(), -1);  // resident: never freed in forward
+  planSharding();
   if (g_.hasBackward()) {
     joint();  // the graph's own backward, never a synthetic one on top
     if (training)

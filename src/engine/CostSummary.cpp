@@ -59,9 +59,14 @@ CostSummary summariseCost(const Model &, AnalysisContext &ctx) {
     it->count += 1;
     it->seconds += call.endSeconds - call.startSeconds;
   }
-  for (const ParamBucket &bk : st.buckets())
-    c.buckets.push_back({bk.index, static_cast<unsigned>(bk.params.size()), bk.bytes, bk.readySeconds,
-                         bk.startSeconds, bk.endSeconds});
+  for (const ParamBucket &bk : st.buckets()) {
+    CostSummary::Bucket b{bk.index, static_cast<unsigned>(bk.params.size()), bk.bytes, bk.readySeconds,
+                          bk.startSeconds, bk.endSeconds};
+    if (gathersUnits(st.strategy()))
+      c.units.push_back({b, bk.name});
+    else
+      c.buckets.push_back(b);
+  }
   c.commSeconds = st.commSeconds();
   c.exposedSeconds = st.exposedSeconds();
   c.overlapRatio = st.overlapRatio();
