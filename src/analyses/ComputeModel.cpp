@@ -205,7 +205,9 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
         if (leaves && inside && written.insert(stored).second)
           addBytes(stored);
       }
-      auto f = nodeFlops(*n);
+      // Attention as the target's fused kernel: FlashAttention skips a causal
+      // mask's tiles on the GPU; --kernels cpu compares with the CPU's path.
+      auto f = nodeFlops(*n, setup.kernels == Kernels::Cuda);
       c.known &= f.has_value();
       double fwd = f.value_or(0);
       // A joint graph's backward nodes are backward work, whichever group
