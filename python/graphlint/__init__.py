@@ -39,7 +39,7 @@ def _setup_args(train: bool, optimizer: Optional[str], precision: Optional[str],
                 target: Optional[str], backend: Optional[str], dims: Optional[Mapping[str, int]],
                 gpus_per_node: Optional[int], intra: Optional[str], inter: Optional[str],
                 select: Optional[Iterable[str]], ignore: Optional[Iterable[str]],
-                config: Optional[PathLike]) -> list:
+                config: Optional[PathLike], mesh: Optional[Mapping[str, Optional[int]]] = None) -> list:
     args = []
     if train:
         args.append("--train")
@@ -49,6 +49,10 @@ def _setup_args(train: bool, optimizer: Optional[str], precision: Optional[str],
                         ("--intra", intra), ("--inter", inter), ("--config", config)):
         if value is not None:
             args += [flag, os.fspath(value) if flag == "--config" else str(value)]
+    # The device mesh: dp_replicate=2 -> --dp-replicate 2, tp=8 -> --tp 8.
+    for name, degree in (mesh or {}).items():
+        if degree is not None:
+            args += ["--" + name.replace("_", "-"), str(int(degree))]
     if fsdp:
         args.append("--fsdp")
     for name, size in (dims or {}).items():
@@ -74,6 +78,8 @@ def lint_file(path: PathLike, *setup_args: str) -> Report:
 def check(model: Any, example_inputs: Optional[Sequence[Any]] = None, *, train: bool = False,
           optimizer: Optional[str] = None, precision: Optional[str] = None,
           world_size: Optional[int] = None, zero: Optional[int] = None, fsdp: bool = False,
+          dp_replicate: Optional[int] = None, dp_shard: Optional[int] = None, tp: Optional[int] = None,
+          pp: Optional[int] = None, cp: Optional[int] = None, ep: Optional[int] = None,
           recompute: Optional[str] = None, target: Optional[str] = None, backend: Optional[str] = None,
           dims: Optional[Mapping[str, int]] = None, gpus_per_node: Optional[int] = None,
           intra: Optional[str] = None, inter: Optional[str] = None,
@@ -88,6 +94,9 @@ def check(model: Any, example_inputs: Optional[Sequence[Any]] = None, *, train: 
     example_inputs the inputs of one forward call (a tensor or a tuple of tensors); for a module only
     train, optimizer, precision, world_size, zero, fsdp, recompute, target, backend, gpus_per_node,
     intra, inter   the training setup, as the CLI flags of the same names (docs/cli.md)
+    dp_replicate, dp_shard, tp, pp, cp, ep
+                   the device mesh (--dp-replicate, --dp-shard, --tp, --pp, --cp, --ep); the world
+                   size is dp_replicate x dp_shard x cp x tp x pp
     dims           symbolic dims to bind, {"batch": 8} (the CLI's -D batch=8)
     select, ignore rule selection (codes, names or prefixes)
     config         a .graphlint.yaml to use instead of the discovered one
@@ -97,7 +106,9 @@ def check(model: Any, example_inputs: Optional[Sequence[Any]] = None, *, train: 
     export_dims    the exporter's --dim NAME=SIZE: which traced sizes become symbols
     """
     setup = _setup_args(train, optimizer, precision, world_size, zero, fsdp, recompute, target,
-                        backend, dims, gpus_per_node, intra, inter, select, ignore, config)
+                        backend, dims, gpus_per_node, intra, inter, select, ignore, config,
+                        {"dp_replicate": dp_replicate, "dp_shard": dp_shard, "tp": tp, "pp": pp, "cp": cp,
+                         "ep": ep})
     if isinstance(model, (str, os.PathLike)):
         if example_inputs is not None:
             raise TypeError("example_inputs is only for an nn.Module; a model file already has its inputs")

@@ -205,7 +205,9 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
         if (leaves && inside && written.insert(stored).second)
           addBytes(stored);
       }
-      auto f = nodeFlops(*n);
+      // Attention as the target's fused kernel: FlashAttention skips a causal
+      // mask's tiles on the GPU; --kernels cpu compares with the CPU's path.
+      auto f = nodeFlops(*n, setup.kernels == Kernels::Cuda);
       c.known &= f.has_value();
       double fwd = f.value_or(0);
       // A joint graph's backward nodes are backward work, whichever group
@@ -314,18 +316,44 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
         grads.push_back(o);
     if (grads.size() >= params_.size())
       for (size_t i = 0; i < params_.size(); ++i) {
-        auto it = position.find(static_cast<unsigned>(&plan.groupOf(*grads[i]->producer) - plan.groups().data()));
+        // A gradient the graph returns through a view (`t` of the mm that
+        // computed it) is ready when that kernel is: walk back through
+        // kernel-less producers to one in the schedule.
+        const Node *producer = grads[i]->producer;
+        auto it = position.end();
+        for (unsigned steps = 0; producer && steps < 8; ++steps) {
+          it = position.find(static_cast<unsigned>(&plan.groupOf(*producer) - plan.groups().data()));
+          if (it != position.end() || producer->inputs.empty() || !producer->inputs[0])
+            break;
+          producer = producer->inputs[0]->producer;
+        }
         auto n = grads[i]->type.shape.numElements();
         if (it != position.end() && n && static_cast<double>(*n) == params_[i].elements)
           params_[i].gradGroup = it->second;
       }
   }
-  for (TrainableParam &p : params_)
-    for (const Use &u : p.value->uses) {
-      auto it = position.find(static_cast<unsigned>(&plan.groupOf(*u.user) - plan.groups().data()));
-      if (it != position.end() && (p.firstGroup < 0 || it->second < p.firstGroup))
-        p.firstGroup = it->second;
+  // The first forward kernel that reads each parameter, looking through
+  // kernel-less readers (a joint graph's `t` view of a weight) to theirs;
+  // backward readers never count (they would put its use after the forward).
+  for (TrainableParam &p : params_) {
+    llvm::SmallVector<std::pair<const Value *, unsigned>, 8> work{{p.value, 0}};
+    while (!work.empty()) {
+      auto [v, depth] = work.pop_back_val();
+      for (const Use &u : v->uses) {
+        if (u.user->backwardPhase)
+          continue;
+        auto it = position.find(static_cast<unsigned>(&plan.groupOf(*u.user) - plan.groups().data()));
+        if (it != position.end()) {
+          if (p.firstGroup < 0 || it->second < p.firstGroup)
+            p.firstGroup = it->second;
+        } else if (depth < 4) {
+          for (const Value *o : u.user->outputs)
+            if (o)
+              work.push_back({o, depth + 1});
+        }
+      }
     }
+  }
 }
 
 }  // namespace graphlint

@@ -97,12 +97,16 @@ void PlanBuilder::joint() {
       // What the forward left for backward: the saved tensors (and the outputs).
       inBackward = true;
       sum_->activationsBytes = t_.liveBytes({MemoryKind::Activation});
+      gatherForBackward();
     }
     if (auto r = recomputeAt.find(idx); r != recomputeAt.end())
       for (int seg : r->second)
         recompute(seg, segments[static_cast<size_t>(seg)], idx, lastRead, backwardRead, dueAt);
     llvm::SmallVector<uint32_t, 2> temps;
-    gatherZero3(n, temps);
+    if (training && !n.backwardPhase)
+      gatherBefore(n);
+    // Gradients reduce-scattered with their group once this node has run.
+    llvm::SmallVector<std::pair<const Value *, uint32_t>, 2> reduced;
     for (unsigned oi = 0; oi < n.outputs.size(); ++oi) {
       const Value *o = n.outputs[oi];
       if (!o)
@@ -118,7 +122,8 @@ void PlanBuilder::joint() {
         const Value *owner = kind == MemoryKind::Gradient && oi < n.outputGradientOf.size() && n.outputGradientOf[oi]
                                  ? n.outputGradientOf[oi]
                                  : o;
-        st = t_.alloc(paramGrad ? paramGradBytes(o) : outputBytes(n, oi), kind, owner);
+        const Value *param = paramGrad ? paramOfGrad_.lookup(o) : nullptr;
+        st = t_.alloc(!paramGrad ? outputBytes(n, oi) : paramGradBytes(o, param && reducedInGroup(param)), kind, owner);
         lastUse_.resize(t_.storages.size(), -1);
         lastUse_[st] = idx;
       } else if (paramGrad && t_.storages[st].kind == MemoryKind::Gradient) {
@@ -131,7 +136,9 @@ void PlanBuilder::joint() {
         if (o->isGraphOutput())
           lastUse_[st] = end + 1;  // the caller holds the outputs; .grad waits for the optimizer
       }
-      if (paramGrad)
+      if (const Value *param = paramGrad ? paramOfGrad_.lookup(o) : nullptr; param && reducedInGroup(param))
+        reduced.push_back({param, st});
+      else if (paramGrad)
         paramGrad_[o] = st;
       if (lastUse_[st] > idx && lastUse_[st] < end)
         dueAt[static_cast<size_t>(lastUse_[st])].push_back(st);
@@ -139,6 +146,10 @@ void PlanBuilder::joint() {
     t_.mark(&n, nodeLabel(n), n.backwardPhase ? MemoryPhase::Backward : MemoryPhase::Forward);
     for (uint32_t tmp : temps)
       t_.release(tmp);
+    if (training && !n.backwardPhase)
+      reshardAfter(n);
+    for (auto &[param, st] : reduced)
+      gradientReady(param, st);
     for (const Value *in : n.inputs)
       release(captureOrigin(in), idx);
     for (const Value *o : n.outputs)
@@ -265,7 +276,6 @@ void PlanBuilder::recompute(int seg, const Checkpoint &c, int64_t at,
        ++i) {
     const Node &r = *nodes[i];
     llvm::SmallVector<uint32_t, 2> temps;
-    gatherZero3(r, temps);
     for (unsigned oi = 0; oi < r.outputs.size(); ++oi) {
       const Value *o = r.outputs[oi];
       auto cur = o ? storageOf_.find(o) : storageOf_.end();

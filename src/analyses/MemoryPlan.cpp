@@ -89,8 +89,9 @@ MemoryPlan::MemoryPlan(const Model &m, AnalysisContext &ctx) {
   sum.optimizer = std::string(optimizerName(s.optimizer));
   sum.precision = std::string(precisionName(s.precision));
   sum.recompute = std::string(recomputeName(s.recompute));
-  sum.zero = s.zero;
-  sum.worldSize = s.worldSize;
+  sum.zero = s.mesh.zeroStage();
+  sum.worldSize = s.mesh.worldSize();
+  sum.mesh = s.mesh;
   sum.target = s.target;
   if (const HardwareProfile *hw = s.targetProfile()) {
     sum.target = hw->name;  // the profile's spelling, as compute.target has it

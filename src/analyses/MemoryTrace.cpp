@@ -66,7 +66,7 @@ uint64_t PlanBuilder::bytesOfElements(const Value *like, uint64_t elements, bool
     return 0;
   unsigned bits = dtypeBits(like->type.dtype);
   // 16-bit training and inference keep fp32 activations in 16 bits.
-  if (activation && precisionPolicy(s_.precision).sixteenBitActivations && like->type.dtype == DType::Float)
+  if (activation && policy().sixteenBitActivations && like->type.dtype == DType::Float)
     bits = 16;
   // Saturated, not wrapped: 2^56 fp32 elements once counted as 0 B.
   uint64_t bytes = saturatingMul(elements, bits) / 8 + (saturatingMul(elements, bits) % 8 != 0);
@@ -415,16 +415,6 @@ uint32_t PlanBuilder::inplaceStorage(const Node &n, int64_t idx) {
   return st;
 }
 
-void PlanBuilder::gatherZero3(const Node &n, llvm::SmallVectorImpl<uint32_t> &temps) {
-  if (s_.zero < 3 || s_.worldSize <= 1)
-    return;
-  for (const Value *in : n.inputs)
-    if (in && trainable_.count(in)) {
-      uint64_t full = bytesOf(in, true);
-      temps.push_back(t_.alloc(full - full / s_.worldSize, MemoryKind::Temporary, in));
-    }
-}
-
 void PlanBuilder::assignSegments(bool training) {
   const auto &nodes = g_.nodes();
   // Recompute segments (-1: not checkpointed, its saved tensors kept). A
@@ -503,7 +493,8 @@ void PlanBuilder::forward(bool training) {
     const Node &n = *np;
     auto idx = static_cast<int64_t>(n.index);
     llvm::SmallVector<uint32_t, 2> temps;
-    gatherZero3(n, temps);
+    if (training)
+      gatherBefore(n);
     auto freeIfDone = [&](const Value *v) {
       auto it = v ? storageOf_.find(v) : storageOf_.end();
       if (it == storageOf_.end())
@@ -614,6 +605,8 @@ void PlanBuilder::forward(bool training) {
     t_.mark(&n, nodeLabel(n), MemoryPhase::Forward);
     for (uint32_t tmp : temps)
       t_.release(tmp);
+    if (training)
+      reshardAfter(n);
     // Free every storage whose last reader this node was, unless saved.
     for (const Value *in : n.inputs)
       freeIfDone(captureOrigin(in));
@@ -625,13 +618,6 @@ void PlanBuilder::forward(bool training) {
       if (lastUse_[st] >= 0 && lastUse_[st] <= idx && !savedUntil_.count(st))
         t_.release(st);
   }
-}
-
-uint64_t PlanBuilder::paramGradBytes(const Value *p) {
-  uint64_t b = bytesOf(p, false);
-  if (p->type.dtype == DType::Float)
-    b = b / 4 * precisionPolicy(s_.precision).gradBytes;
-  return b / shards(s_.zero >= 2);
 }
 
 void PlanBuilder::backward() {
@@ -659,7 +645,11 @@ void PlanBuilder::backward() {
         bool steal = refs[incoming] == 1;
         if (steal)
           unref(incoming);
-        paramGrad_[v] = t_.alloc(paramGradBytes(v), MemoryKind::Grad, v);
+        // Sharded: the whole gradient waits for its group's reduce-scatter.
+        if (reducedInGroup(v))
+          gradientReady(v, t_.alloc(paramGradBytes(v, true), MemoryKind::Grad, v));
+        else
+          paramGrad_[v] = t_.alloc(paramGradBytes(v), MemoryKind::Grad, v);
         if (!steal)
           unref(incoming);
       } else {
@@ -707,6 +697,7 @@ void PlanBuilder::backward() {
       pending[o] = seed;
     }
 
+  gatherForBackward();
   // Recomputed saved tensors per segment, rebuilt before its backward.
   int currentSegment = -1;
   std::map<int64_t, std::vector<uint32_t>> rebuilt;  // node -> storages to free at its backward
@@ -795,7 +786,6 @@ void PlanBuilder::backward() {
     auto arrive = [&](const Value *v, uint32_t g) { arrivals.push_back({v, g}); };
     if (hasGrad) {
       llvm::SmallVector<uint32_t, 2> temps;
-      gatherZero3(n, temps);
       for (const Value *like : backwardTemporariesLike(n))
         temps.push_back(t_.alloc(bytesOf(like, true), MemoryKind::Temporary, like, &n));
       uint32_t outGrad = n.outputs.empty() || !n.outputs[0] || !pending.count(n.outputs[0])
@@ -836,7 +826,7 @@ void PlanBuilder::backward() {
       }
       // AccumulateGrad of a fused batch norm's weight and bias.
       if (uint64_t elems = fusedNormStates(n).trainedElements)
-        fusedNormGrads_.push_back(t_.alloc(elems * precisionPolicy(s_.precision).gradBytes / shards(s_.zero >= 2),
+        fusedNormGrads_.push_back(t_.alloc(elems * policy().gradBytes / shards(s_.mesh.zeroStage() >= 2),
                                            MemoryKind::Grad, nullptr, &n));
       t_.mark(&n, nodeLabel(n), MemoryPhase::Backward);
       for (uint32_t tmp : temps)
@@ -873,12 +863,12 @@ void PlanBuilder::optimizerStep() {
   // torch.optim.Adam(W), single-tensor path: denom = exp_avg_sq.sqrt() / c
   // allocates two state-sized temporaries per parameter, one after another.
   if (s_.optimizer == Optimizer::Adam || s_.optimizer == Optimizer::AdamW) {
-    unsigned width = precisionPolicy(s_.precision).momentBytes;
+    unsigned width = policy().momentBytes;
     for (const Value *p : trainableOrder_) {
       if (gradless_.count(p))
         continue;
       auto numel = bytesOf(p, false) * 8 / std::max(1u, dtypeBits(p->type.dtype));
-      uint64_t b = numel * width / shards(s_.zero >= 1);
+      uint64_t b = numel * width / shards(s_.mesh.zeroStage() >= 1);
       uint32_t sq = t_.alloc(b, MemoryKind::Temporary, p);
       uint32_t dn = t_.alloc(b, MemoryKind::Temporary, p);
       t_.release(sq);
@@ -888,13 +878,20 @@ void PlanBuilder::optimizerStep() {
   t_.mark(nullptr, "optimizer.step", MemoryPhase::Optimizer);
   for (auto &[p, st] : paramGrad_)
     t_.release(st);  // zero_grad(set_to_none=True)
+  // Whole gradients of a group that never completed, and gathered units.
+  for (const auto &group : groupGrads_)
+    for (const auto &[p, st] : group)
+      t_.release(st);
+  for (uint32_t st : gathered_)
+    if (st != kNone)
+      t_.release(st);
   for (uint32_t st : fusedNormGrads_)
     t_.release(st);
 }
 
 double PlanBuilder::optimizerBytesPerElement() const {
   // fp32 master weights (mixed precision) and the optimizer's moments.
-  const PrecisionPolicy pp = precisionPolicy(s_.precision);
+  const PrecisionPolicy pp = policy();
   double perElem = pp.masterBytes;
   if (s_.optimizer == Optimizer::Momentum)
     perElem += pp.momentBytes;
@@ -937,23 +934,23 @@ Trace PlanBuilder::build(MemorySummary &sum) {
     bool train = trainable_.count(v) > 0;
     uint64_t b = bytesOf(v, false);
     uint64_t numel = dtypeBits(v->type.dtype) ? b * 8 / dtypeBits(v->type.dtype) : 0;
-    const PrecisionPolicy pp = precisionPolicy(s_.precision);
+    const PrecisionPolicy pp = policy();
     bool fp32 = v->type.dtype == DType::Float;
     if (train && fp32)
       b = numel * pp.weightBytes;
     if (training && train)
-      b /= shards(s_.zero >= 3);
+      b /= shards(s_.mesh.zeroStage() >= 3);
     storageOf_[v] = t_.alloc(b, MemoryKind::Param, v);
     sum.paramsBytes += b;
     if (!training || !train || gradless_.count(v))
       continue;
     auto state = static_cast<uint64_t>(static_cast<double>(numel) * optimizerBytesPerElement()) /
-                 shards(s_.zero >= 1);
+                 shards(s_.mesh.zeroStage() >= 1);
     if (state)
       t_.alloc(state, MemoryKind::OptimizerState, v);
     sum.optimizerBytes += state;
     // Gradients of fp32 parameters follow the policy; others keep their dtype.
-    uint64_t grad = (fp32 ? numel * pp.gradBytes : bytesOf(v, false)) / shards(s_.zero >= 2);
+    uint64_t grad = (fp32 ? numel * pp.gradBytes : bytesOf(v, false)) / shards(s_.mesh.zeroStage() >= 2);
     sum.gradsBytes += grad;
   }
   // The states of batch norms the exporter fused into Convs (fp32 weights,
@@ -962,19 +959,19 @@ Trace PlanBuilder::build(MemorySummary &sum) {
     FusedNormStates st = fusedNormStates(*np);
     if (!st.residentBytes)
       continue;
-    const PrecisionPolicy pp = precisionPolicy(s_.precision);
+    const PrecisionPolicy pp = policy();
     uint64_t trained = st.trainedElements * 4;
-    uint64_t b = st.residentBytes - trained + st.trainedElements * pp.weightBytes / shards(training && s_.zero >= 3);
+    uint64_t b = st.residentBytes - trained + st.trainedElements * pp.weightBytes / shards(training && s_.mesh.zeroStage() >= 3);
     t_.alloc(b, MemoryKind::Param, nullptr, np.get());
     sum.paramsBytes += b;
     if (!training || !st.trainedElements)
       continue;
     auto state = static_cast<uint64_t>(static_cast<double>(st.trainedElements) * optimizerBytesPerElement()) /
-                 shards(s_.zero >= 1);
+                 shards(s_.mesh.zeroStage() >= 1);
     if (state)
       t_.alloc(state, MemoryKind::OptimizerState, nullptr, np.get());
     sum.optimizerBytes += state;
-    sum.gradsBytes += st.trainedElements * pp.gradBytes / shards(s_.zero >= 2);
+    sum.gradsBytes += st.trainedElements * pp.gradBytes / shards(s_.mesh.zeroStage() >= 2);
   }
   for (const Value *in : g_.inputs) {
     uint64_t b = bytesOf(in, false);
@@ -982,6 +979,7 @@ Trace PlanBuilder::build(MemorySummary &sum) {
     sum.inputsBytes += b;
   }
   lastUse_.assign(t_.storages.size(), -1);  // resident: never freed in forward
+  planSharding();
   if (g_.hasBackward()) {
     joint();  // the graph's own backward, never a synthetic one on top
     if (training)

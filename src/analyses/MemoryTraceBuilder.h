@@ -7,6 +7,7 @@
 #include "MemoryTrace.h"
 
 #include "graphlint/analyses/Liveness.h"
+#include "graphlint/analyses/ShardingUnits.h"
 
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/DenseSet.h>
@@ -64,7 +65,8 @@ public:
   Trace build(MemorySummary &sum);
 
 private:
-  unsigned shards(bool sharded) const { return sharded ? std::max(1u, s_.worldSize) : 1u; }
+  // The dp-shard ranks a sharded model state is split over (Setup::mesh).
+  unsigned shards(bool sharded) const { return sharded ? std::max(1u, s_.mesh.dpShard) : 1u; }
   /// Elements of one tensor value: symbolic dims left unbound count as 1;
   /// nullopt when its shape is unknown.
   std::optional<uint64_t> elementsOf(const Value *v);
@@ -103,8 +105,53 @@ private:
   void recompute(int seg, const Checkpoint &c, int64_t at, const llvm::DenseMap<const Value *, int64_t> &lastRead,
                  const llvm::DenseMap<const Value *, int64_t> &backwardRead,
                  std::vector<std::vector<uint32_t>> &dueAt);
-  /// Bytes of a parameter's gradient under the precision and ZeRO stage.
-  uint64_t paramGradBytes(const Value *p);
+  /// Bytes of a parameter's gradient under the precision policy: the shard
+  /// a rank keeps (ZeRO-2/3, FSDP: 1/dp_shard, in the reduce dtype), or
+  /// `unsharded`, the whole gradient the backward writes before its
+  /// reduction.
+  uint64_t paramGradBytes(const Value *p, bool unsharded = false);
+  /// The model-state policy (precisionPolicy(precision, data parallel)).
+  PrecisionPolicy policy() const { return precisionPolicy(s_.precision, s_.mesh.dataParallel); }
+
+  // Sharded data parallelism during the step (ShardedStates.cpp). Under
+  // ZeRO-2/3 and FSDP each gradient is written whole by the backward, then
+  // reduce-scattered with its group (a ZeRO-2 bucket, a stage-3 unit) and
+  // freed, the rank keeping its shard; under stage 3 each unit's parameters
+  // are all-gathered around its forward and its backward (the next unit
+  // prefetched) and freed after (reshard_after_forward).
+  bool shardsGradients() const { return s_.mesh.zeroStage() >= 2 && s_.mesh.dpShard > 1; }
+  bool gathersParameters() const { return s_.mesh.zeroStage() >= 3 && s_.mesh.dpShard > 1; }
+  /// Groups the trainable parameters (stage 3: ShardingUnits; stage 2: DDP's
+  /// bucket assignment) and finds each unit's forward span.
+  void planSharding();
+  /// Forward node `n` is about to run: gather its unit and prefetch the next.
+  void gatherBefore(const Node &n);
+  /// Forward node `n` has run: reshard a unit whose forward it ends.
+  void reshardAfter(const Node &n);
+  /// The backward begins: gather the first units it reaches.
+  void gatherForBackward();
+  /// `p`'s gradient is reduce-scattered with a group (planSharding).
+  bool reducedInGroup(const Value *p) const { return gradGroupOf_.count(p) > 0; }
+  /// Parameter `p`'s whole gradient (reducedInGroup) is in storage `st`; the
+  /// last of its group reduce-scatters the group: the whole gradients go,
+  /// the shards stay (to the optimizer step), a stage-3 unit is resharded
+  /// and the next prefetched.
+  void gradientReady(const Value *p, uint32_t st);
+  uint64_t gatheredBytes(unsigned unit);
+  void gather(unsigned unit);
+  void reshard(unsigned unit);
+  ShardingUnits units_;
+  std::vector<std::vector<const Value *>> gradGroups_;   // the reduce-scatter groups
+  llvm::DenseMap<const Value *, unsigned> gradGroupOf_;
+  std::vector<unsigned> groupWaiting_;                    // gradients each group still waits for
+  std::vector<std::vector<std::pair<const Value *, uint32_t>>> groupGrads_;  // whole gradients arrived
+  std::vector<uint32_t> gathered_;                        // per unit: its gathered storage, or kNone
+  std::vector<int64_t> unitFirst_, unitLast_;             // per unit: its forward span (node indices)
+  std::vector<bool> unitDone_;                            // per unit: reduced in this backward
+  llvm::DenseMap<const Node *, unsigned> nodeUnit_;       // forward node -> its unit
+  // A joint graph's parameter gradients (its backward outputs, one per
+  // trainable parameter in order, as ComputeModel pairs them) -> the parameter.
+  llvm::DenseMap<const Value *, const Value *> paramOfGrad_;
   /// Optimizer state per trained element (before ZeRO sharding): fp32
   /// master weights under mixed precision, and the optimizer's moments.
   double optimizerBytesPerElement() const;
@@ -141,7 +188,6 @@ private:
   /// cannot view [batch, rows, cols]: matmulOperandCopies), with the copies'
   /// element counts.
   llvm::SmallVector<std::pair<unsigned, int64_t>, 2> onnxMatmulCopies(const Node &n);
-  void gatherZero3(const Node &n, llvm::SmallVectorImpl<uint32_t> &temps);
   void findComposites();
   /// The all-pass masks eager never builds (skippedMaskAdd): every reader is
   /// such an add, or a view read only by such adds.

@@ -4,6 +4,9 @@
 
 #include "graphlint/ir/OpRegistry.h"
 #include "graphlint/analyses/Contraction.h"
+#include "graphlint/ir/ValueFacts.h"
+
+#include <algorithm>
 
 #include <llvm/ADT/StringMap.h>
 
@@ -118,9 +121,40 @@ std::optional<double> convolutionBackwardFlops(const Node &n) {
   return *forward * products;
 }
 
+bool isAttentionKernel(const Node &n) {
+  const std::string name = n.atenName();
+  llvm::StringRef op = name;
+  return op == "scaled_dot_product_attention" || op.startswith("_scaled_dot_product_") ||
+         op == "_flash_attention_forward" || op == "_flash_attention_backward";
+}
+
 }  // namespace
 
-std::optional<double> contractionFlops(const Node &n) {
+std::optional<double> attentionFlops(const Node &n, bool flashKernels) {
+  if (!isAttentionKernel(n))
+    return std::nullopt;
+  const bool backward = llvm::StringRef(n.atenName()).endswith("_backward");
+  const unsigned q = backward ? 1 : 0;  // a backward kernel reads grad_out first
+  const Value *Q = input(n, q), *K = input(n, q + 1), *V = input(n, q + 2);
+  for (const Value *x : {Q, K, V})
+    if (!x || !x->type.shape.rankKnown || x->type.shape.rank() != 4)
+      return std::nullopt;
+  auto b = staticDim(Q, 0), h = staticDim(Q, 1), sq = staticDim(Q, 2), d = staticDim(Q, 3);
+  auto sk = staticDim(K, 2), dv = staticDim(V, 3);
+  if (!b || !h || !sq || !d || !sk || !dv)
+    return std::nullopt;
+  double f = 2 * *b * *h * *sq * *sk * (*d + *dv);
+  bool causal = numericAttr(n, "is_causal").value_or(0) != 0;
+  for (const Value *in : n.inputs)
+    causal |= in && isCausalMask(in);
+  if (causal && flashKernels)
+    f /= 2;
+  return backward ? 2.5 * f : f;
+}
+
+std::optional<double> contractionFlops(const Node &n, bool flashKernels) {
+  if (isAttentionKernel(n))
+    return attentionFlops(n, flashKernels);
   if (n.atenName() == "convolution_backward")
     return convolutionBackwardFlops(n);
   if (auto g = contractionGeometry(n)) {
@@ -151,12 +185,12 @@ std::optional<double> contractionFlops(const Node &n) {
   return std::nullopt;  // Attention, DFT, DeformConv: not modelled
 }
 
-std::optional<double> nodeFlops(const Node &n) {
+std::optional<double> nodeFlops(const Node &n, bool flashKernels) {
   if (!n.op)
     return std::nullopt;
   switch (n.op->kind) {
   case OpKind::Contraction:
-    return contractionFlops(n);
+    return contractionFlops(n, flashKernels);
   case OpKind::Pointwise:
   case OpKind::Broadcast:
     return numel(output0(n));
@@ -186,6 +220,10 @@ std::optional<double> nodeFlops(const Node &n) {
 }
 
 double backwardFlops(const Node &n, double forward, const std::function<bool(const Value *)> &needsGrad) {
+  if (isAttentionKernel(n))  // FlashAttention-2's backward: five matmuls to the forward's two
+    return std::any_of(n.inputs.begin(), n.inputs.begin() + std::min<size_t>(3, n.inputs.size()), needsGrad)
+               ? 2.5 * forward
+               : 0;
   if (n.op && n.op->kind == OpKind::Contraction) {
     double operands = 0;
     for (unsigned i = 0; i < 2 && i < n.inputs.size(); ++i)

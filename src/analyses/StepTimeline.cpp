@@ -5,6 +5,8 @@
 // a collective's result (ZeRO-3 parameters) waits for it.
 #include "graphlint/analyses/StepTimeline.h"
 
+#include "graphlint/analyses/ShardingUnits.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -20,6 +22,7 @@ std::string_view strategyName(ParallelStrategy s) {
   case ParallelStrategy::ZeRO1: return "zero1";
   case ParallelStrategy::ZeRO2: return "zero2";
   case ParallelStrategy::ZeRO3: return "zero3";
+  case ParallelStrategy::FSDP2: return "fsdp2";
   }
   return "single";
 }
@@ -99,7 +102,7 @@ double optimizerWords(Optimizer o) {
 
 }  // namespace
 
-StepTimeline::StepTimeline(const Model &, AnalysisContext &ctx) {
+StepTimeline::StepTimeline(const Model &m, AnalysisContext &ctx) {
   const Setup &setup = ctx.setup();
   const ComputeModel &cm = ctx.get<ComputeModel>();
   const HardwareProfile *hw = cm.hardware();
@@ -124,19 +127,35 @@ StepTimeline::StepTimeline(const Model &, AnalysisContext &ctx) {
     none.bandwidth = 1e9;  // a profile naming a missing link: 1 GB/s, visibly slow
     return l ? *l : none;
   };
-  topo_.ranks = std::max(1u, setup.worldSize);
-  topo_.perNode = std::max(1u, setup.gpusPerNode);
+  // The data-parallel group's collectives: dp_replicate x dp_shard ranks.
+  // torchtitan's mesh puts tp and cp innermost, so a node holds
+  // gpus-per-node / (tp x cp) ranks of one data-parallel group.
+  // torchtitan's mesh order [pp, dp_replicate, dp_shard, cp, tp]: a node
+  // holds gpus-per-node / (tp x cp) ranks of one dp_shard group, and
+  // gpus-per-node / (dp_shard x cp x tp) of one replicate group.
+  const Mesh &mesh = setup.mesh;
+  const unsigned G = std::max(1u, setup.gpusPerNode);
+  const bool sharded = mesh.zeroStage() > 0 && mesh.dpShard > 1;
+  topo_.ranks = sharded ? mesh.dpShard : std::max(1u, mesh.dataParallelRanks());
+  topo_.perNode = std::max(1u, G / std::max(1u, mesh.tp * mesh.cp));
   topo_.intra = linkFor(setup.intraLink, setup.intra, hw->intraNode, "intra-node");
   topo_.inter = linkFor(setup.interLink, setup.inter, hw->interNode, "inter-node");
+  replicas_ = topo_;
+  replicas_.ranks = sharded ? mesh.dpReplicate : 1;
+  replicas_.perNode = std::max(1u, G / std::max(1u, mesh.dpShard * mesh.tp * mesh.cp));
   unsigned n = topo_.ranks;
   if (n > 1)
-    strategy_ = setup.zero == 0 ? ParallelStrategy::DDP
-                : setup.zero == 1 ? ParallelStrategy::ZeRO1
-                : setup.zero == 2 ? ParallelStrategy::ZeRO2
-                                  : ParallelStrategy::ZeRO3;
+    strategy_ = !sharded                                   ? ParallelStrategy::DDP
+                : mesh.dataParallel == DataParallel::FSDP2 ? ParallelStrategy::FSDP2
+                : mesh.zeroStage() == 1                    ? ParallelStrategy::ZeRO1
+                : mesh.zeroStage() == 2                    ? ParallelStrategy::ZeRO2
+                                                           : ParallelStrategy::ZeRO3;
   // The precision policy the memory plan uses too: mixed precision keeps and
-  // communicates 16-bit gradients (and, under ZeRO-3, gathers 16-bit weights).
-  commElement_ = precisionPolicy(setup.precision).gradBytes;
+  // communicates 16-bit gradients (and, under ZeRO-3, gathers 16-bit
+  // weights); FSDP2 gathers param_dtype and reduce-scatters fp32.
+  const PrecisionPolicy pp = precisionPolicy(setup.precision, mesh.dataParallel);
+  commElement_ = pp.gradBytes;
+  gatherElement_ = pp.computeWeightBytes;
 
   // Compute segments: forward kernels, then backward kernels in reverse.
   // A joint graph's backward groups are its own, in their execution order.
@@ -183,15 +202,23 @@ StepTimeline::StepTimeline(const Model &, AnalysisContext &ctx) {
     buckets_.push_back(std::move(b));
     return static_cast<int>(buckets_.size() - 1);
   };
-  auto collective = [&](CollectiveKind k, double bytes, const char *phase) {
+  auto collective = [&](CollectiveKind k, double bytes, const char *phase, const Topology *over = nullptr) {
+    const Topology &topo = over ? *over : topo_;
     CollectiveCall c;
     c.kind = k;
     c.bytes = bytes;
     c.phase = phase;
-    CollectiveTime t = collectiveSeconds(k, bytes, topo_);
+    c.ranks = topo.ranks;
+    CollectiveTime t = collectiveSeconds(k, bytes, topo);
     c.algo = t.algo;
     c.endSeconds = t.seconds;  // the duration until scheduled
     return c;
+  };
+  // HSDP and hybrid ZeRO: each reduce-scattered shard is then all-reduced
+  // across the replicas, issued as the shard is ready.
+  auto replicate = [&](double shardBytes, int segment) {
+    if (replicas_.ranks > 1)
+      pending.push_back({collective(CollectiveKind::AllReduce, shardBytes, "backward", &replicas_), segment, true, -1, -1});
   };
 
   if (strategy_ == ParallelStrategy::DDP || strategy_ == ParallelStrategy::ZeRO1 ||
@@ -216,49 +243,72 @@ StepTimeline::StepTimeline(const Model &, AnalysisContext &ctx) {
       }
       int b = newBucket(std::move(ps));
       pending.push_back({collective(kind, buckets_[b].bytes, "backward"), ready, true, -1, b});
+      replicate(buckets_[b].bytes / n, ready);
     }
-  } else if (strategy_ == ParallelStrategy::ZeRO3) {
-    // Units: parameters in the order the forward first reads them, cut at the
-    // bucket size (a size-based wrap). Each unit is all-gathered before its
-    // forward and its backward, the next unit prefetched when one starts, and
-    // its gradients reduce-scattered when its backward is done.
-    std::vector<unsigned> byUse(params.size());
-    for (unsigned i = 0; i < byUse.size(); ++i)
-      byUse[i] = i;
+  } else if (gathersUnits(strategy_)) {
+    // Units (ShardingUnits.h): fully_shard on each repeated block plus the
+    // root, or a size-based wrap where the graph has no block. Each unit is
+    // all-gathered before its forward and its backward, the next unit
+    // prefetched when one starts, and its gradients reduce-scattered when
+    // its backward is done.
+    std::vector<const Value *> values;
+    for (const TrainableParam &p : params)
+      values.push_back(p.value);
+    llvm::DenseMap<const Value *, unsigned> indexOf;
+    for (unsigned i = 0; i < params.size(); ++i)
+      indexOf[params[i].value] = i;
+    ShardingUnits su = shardingUnits(
+        *m.graph, values, [&](const Value *v) { return params[indexOf[v]].elements * commElement_; }, kBucketBytes);
     auto useKey = [&](unsigned p) { return params[p].firstGroup < 0 ? F : params[p].firstGroup; };
-    std::stable_sort(byUse.begin(), byUse.end(), [&](unsigned a, unsigned b) { return useKey(a) < useKey(b); });
-    std::vector<double> sizes;
-    for (unsigned p : byUse)
-      sizes.push_back(params[p].elements * commElement_);
     std::vector<int> units, first, last;
-    for (const auto &members : assignBuckets(sizes, {}, {kBucketBytes})) {
+    for (size_t k = 0; k < su.params.size(); ++k) {
       std::vector<unsigned> ps;
-      for (unsigned m : members)
-        ps.push_back(byUse[m]);
-      first.push_back(std::min(useKey(ps.front()), std::max(F - 1, 0)));
-      last.push_back(std::min(useKey(ps.back()), std::max(F - 1, 0)));
-      units.push_back(newBucket(std::move(ps)));
+      int lo = std::numeric_limits<int>::max(), hi = -1;
+      for (const Value *v : su.params[k]) {
+        unsigned p = indexOf[v];
+        ps.push_back(p);
+        lo = std::min(lo, useKey(p));
+        hi = std::max(hi, useKey(p));
+      }
+      first.push_back(std::min(lo, std::max(F - 1, 0)));
+      last.push_back(std::min(hi, std::max(F - 1, 0)));
+      int b = newBucket(std::move(ps));
+      buckets_[b].name = su.names[k];
+      units.push_back(b);
     }
     const int U = static_cast<int>(units.size());
-    for (int u = 0; u < U; ++u)  // forward all-gathers, prefetching one ahead
-      pending.push_back({collective(CollectiveKind::AllGather, buckets_[units[u]].bytes, "forward"),
-                         u == 0 ? -1 : first[u - 1], false, first[u], -1});
-    // Backward: units in reverse. The next unit's gather is issued before this
-    // unit's reduce-scatter (FSDP's backward prefetch), so it hides behind
-    // this unit's backward.
+    // Forward: units in the order the forward enters them, each gathered
+    // (param_dtype) as the previous one starts.
+    std::vector<int> fwd(U), bwd(U);
+    for (int u = 0; u < U; ++u)
+      fwd[u] = bwd[u] = u;
+    std::stable_sort(fwd.begin(), fwd.end(), [&](int a, int b) { return first[a] < first[b]; });
+    // Backward: the order it reaches the units, by their last forward use
+    // (the root, whose head runs last in forward, first).
+    std::stable_sort(bwd.begin(), bwd.end(), [&](int a, int b) { return last[a] > last[b]; });
+    auto gatherBytes = [&](int u) { return buckets_[units[u]].bytes / commElement_ * gatherElement_; };
+    for (int k = 0; k < U; ++k)  // forward all-gathers, prefetching one ahead
+      pending.push_back({collective(CollectiveKind::AllGather, gatherBytes(fwd[k]), "forward"),
+                         k == 0 ? -1 : first[fwd[k - 1]], false, first[fwd[k]], -1});
+    // The next unit's gather is issued before this unit's reduce-scatter
+    // (FSDP's backward prefetch), so it hides behind this unit's backward.
     auto backwardGather = [&](int k, int release, bool atEnd) {
-      int u = U - 1 - k;
-      pending.push_back({collective(CollectiveKind::AllGather, buckets_[units[u]].bytes, "backward"), release, atEnd,
+      int u = bwd[k];
+      pending.push_back({collective(CollectiveKind::AllGather, gatherBytes(u), "backward"), release, atEnd,
                          backwardSegment(last[u]), -1});
     };
     if (U > 0)
       backwardGather(0, F - 1, true);
     for (int k = 0; k < U; ++k) {
-      int u = U - 1 - k;
+      int u = bwd[k];
       if (k + 1 < U)
         backwardGather(k + 1, backwardSegment(last[u]), false);
-      pending.push_back({collective(CollectiveKind::ReduceScatter, buckets_[units[u]].bytes, "backward"),
-                         backwardSegment(first[u]), true, -1, units[u]});
+      int done = -1;  // the unit's last gradient written
+      for (unsigned p : buckets_[units[u]].params)
+        done = std::max(done, gradReady(params[p]));
+      pending.push_back({collective(CollectiveKind::ReduceScatter, buckets_[units[u]].bytes, "backward"), done, true,
+                         -1, units[u]});
+      replicate(buckets_[units[u]].bytes / n, done);
     }
   }
 
@@ -314,7 +364,7 @@ StepTimeline::StepTimeline(const Model &, AnalysisContext &ctx) {
 
   forward_ = F > 0 ? segEnd[F - 1] : 0;
   backward_ = S > F ? segEnd[S - 1] - segEnd[F - 1] : 0;
-  double states = cm.paramElements() / (strategy_ == ParallelStrategy::DDP || n <= 1 ? 1 : n);
+  double states = cm.paramElements() / mesh.shardsAt(1);
   double element = precisionPolicy(setup.precision).momentBytes;
   optimizer_ = states * optimizerWords(setup.optimizer) * element / (hw->memoryBandwidth * hw->memoryEfficiency);
   double optStart = std::max(t, commFree);
@@ -355,7 +405,7 @@ StepTimeline::StepTimeline(const Model &, AnalysisContext &ctx) {
     if (c.endSeconds > c.startSeconds)
       comm.push_back({c.startSeconds, c.endSeconds});
     comm_ += c.endSeconds - c.startSeconds;
-    bytesPerRank_ += graphlint::bytesPerRank(c.kind, c.bytes, n);
+    bytesPerRank_ += graphlint::bytesPerRank(c.kind, c.bytes, c.ranks);
   }
   double both = overlapLength(compute, comm);
   exposed_ = comm_ - both;
@@ -367,6 +417,30 @@ StepTimeline::StepTimeline(const Model &, AnalysisContext &ctx) {
   MathPrecision p = cm.matmulPrecision();
   double peak = hw->supports(p) ? hw->peakFor(p) : hw->peakFor(MathPrecision::FP32);
   mfu_ = step_ > 0 && peak > 0 ? modelFlops_ / (step_ * peak) : 0;
+
+  // Throughput as torchtitan logs it: the tokens one data-parallel rank
+  // trains per step, over the step time and the ranks that share them
+  // (tp x cp x pp, its non-data-parallel size).
+  if (std::optional<double> tokens = tokensPerStep(m); tokens && step_ > 0)
+    tokensPerSecondPerGpu_ = *tokens / (step_ * mesh.tp * mesh.cp * mesh.pp);
+}
+
+std::optional<double> tokensPerStep(const Model &m) {
+  if (!m.graph)
+    return std::nullopt;
+  for (const Value *in : m.graph->inputs) {
+    if (!in || !in->type.isTensor() || !isInteger(in->type.dtype) || !in->type.shape.rankKnown ||
+        in->type.shape.dims.size() != 2)
+      continue;
+    double n = 1;
+    for (const Dim &d : in->type.shape.dims) {
+      if (!d.isStatic())
+        return std::nullopt;
+      n *= static_cast<double>(d.value);
+    }
+    return n;
+  }
+  return std::nullopt;
 }
 
 }  // namespace graphlint

@@ -3,6 +3,8 @@
 #include "graphlint/base/EnumNames.h"
 #include "graphlint/base/HardwareProfile.h"
 
+#include <fmt/format.h>
+
 namespace graphlint {
 
 namespace {
@@ -30,12 +32,19 @@ std::optional<Precision> precisionFromName(std::string_view s) { return fromName
 PrecisionPolicy precisionPolicy(Precision p) {
   switch (p) {
   case Precision::FP32:
-  case Precision::TF32: return {4, 4, 0, 4, false};
+  case Precision::TF32: return {4, 4, 0, 4, false, 4, 4};
   case Precision::FP16Mixed:
-  case Precision::BF16Mixed: return {2, 2, 4, 4, true};
-  case Precision::BF16: return {2, 2, 0, 2, true};
+  case Precision::BF16Mixed: return {2, 2, 4, 4, true, 2, 2};
+  case Precision::BF16: return {2, 2, 0, 2, true, 2, 2};
   }
   return {};
+}
+
+PrecisionPolicy precisionPolicy(Precision p, DataParallel d) {
+  PrecisionPolicy pp = precisionPolicy(p);
+  if (d == DataParallel::FSDP2 && (p == Precision::FP16Mixed || p == Precision::BF16Mixed))
+    return {4, 4, 0, 4, true, 2, 2};
+  return pp;
 }
 
 std::string_view recomputeName(Recompute r) { return nameOf(kRecomputes, r); }
@@ -45,6 +54,63 @@ const char *recomputeChoices() { return "none, layer (alias full), sqrt"; }
 
 std::string_view kernelsName(Kernels k) { return nameOf(kKernels, k); }
 std::optional<Kernels> kernelsFromName(std::string_view s) { return fromName(kKernels, s); }
+
+std::string_view dataParallelName(DataParallel d) {
+  switch (d) {
+  case DataParallel::DDP: return "DDP";
+  case DataParallel::ZeRO1: return "ZeRO-1";
+  case DataParallel::ZeRO2: return "ZeRO-2";
+  case DataParallel::ZeRO3: return "ZeRO-3";
+  case DataParallel::FSDP2: return "FSDP2";
+  }
+  return "DDP";
+}
+
+std::string Mesh::describe() const {
+  std::string out;
+  for (auto [name, n] : {std::pair{"dp_replicate", dpReplicate}, {"dp_shard", dpShard}, {"cp", cp}, {"tp", tp},
+                         {"pp", pp}, {"ep", ep}})
+    if (n > 1)
+      out += fmt::format("{}{} {}", out.empty() ? "" : " x ", name, n);
+  return out.empty() ? "1 rank" : out;
+}
+
+std::optional<std::string> Setup::resolveMesh() {
+  auto given = [](unsigned n) { return n ? n : 1u; };
+  Mesh m;
+  m.tp = given(tp);
+  m.pp = given(pp);
+  m.cp = given(cp);
+  m.ep = given(ep);
+  unsigned model = m.tp * m.pp * m.cp;
+  bool dpStated = dpReplicate || dpShard;
+  if (dpStated) {
+    m.dpReplicate = given(dpReplicate);
+    m.dpShard = given(dpShard);
+  } else if (worldSize) {
+    // --world-size alone (or with tp/pp/cp): the rest of the ranks are data
+    // parallel, sharded under --zero 1..3 (DeepSpeed, FSDP1), replicated under 0.
+    unsigned world = worldSize;
+    if (world % model)
+      return fmt::format("world-size {} is not a multiple of tp x pp x cp = {}", world, model);
+    (zero ? m.dpShard : m.dpReplicate) = world / model;
+  }
+  if (worldSize && worldSize != m.worldSize())
+    return fmt::format("world-size {} disagrees with the device mesh: {} = {} ranks", worldSize,
+                       Mesh{m}.describe(), m.worldSize());
+  if ((m.dpShard * m.cp) % m.ep)
+    return fmt::format("ep {} must divide dp-shard x cp = {} (the experts are sharded over those ranks)", m.ep,
+                       m.dpShard * m.cp);
+  // --zero names DeepSpeed's stage over the dp-shard ranks; dp-shard > 1
+  // without it is FSDP2 (fully_shard), HSDP with dp-replicate > 1.
+  m.dataParallel = zero == 1   ? DataParallel::ZeRO1
+                   : zero == 2 ? DataParallel::ZeRO2
+                   : zero == 3 ? DataParallel::ZeRO3
+                   : m.dpShard > 1 ? DataParallel::FSDP2
+                                   : DataParallel::DDP;
+  mesh = m;
+  return std::nullopt;
+}
 
 void Setup::resolveHardware() {
   const HardwareCatalog &c = HardwareCatalog::instance();

@@ -67,6 +67,17 @@ std::string linkDump(const std::string &name) {
   return " " + yamlQuoted(name) + (name.empty() ? "  # the target's default" : "");
 }
 
+// A device-mesh degree (Setup::Mesh): the stated value is kept (0: not
+// stated) and --dump prints the resolved degree, so a dump read back as a
+// config file resolves to the same mesh.
+#define MESH_KEY(KEY, FIELD, VALUE_HELP, HELP, EXAMPLE)                                                            \
+  SetupKey {                                                                                                       \
+    KEY, nullptr, VALUE_HELP, HELP, nullptr, nullptr, nullptr, false, EXAMPLE, " " EXAMPLE,                         \
+        [](llvm::StringRef t, SetupSyntax syntax) { return integer(KEY, t, syntax, 1, 1 << 20); },                   \
+        [](Setup &s, const std::string &v) { s.FIELD = asUnsigned(v); },                                           \
+        [](const Setup &s) { return " " + std::to_string(s.mesh.FIELD); }                                          \
+  }
+
 const std::vector<SetupKey> &table() {
   static const std::vector<SetupKey> keys = {
       {"target", nullptr, "GPU",
@@ -164,10 +175,38 @@ const std::vector<SetupKey> &table() {
        " 2", [](llvm::StringRef t, SetupSyntax syntax) { return integer("zero", t, syntax, 0, 3); },
        [](Setup &s, const std::string &v) { s.zero = asUnsigned(v); },
        [](const Setup &s) { return " " + std::to_string(s.zero); }},
-      {"world-size", nullptr, "N", "data-parallel ranks (default 1)", nullptr, nullptr, nullptr, false, "64", " 64",
+      {"world-size", nullptr, "N",
+       "ranks in all (default: the mesh's product, 1); alone,\n"
+       "the data-parallel degree (dp-shard under --zero 1..3,\n"
+       "dp-replicate under --zero 0); with mesh degrees that\n"
+       "multiply to another number, exit 2",
+       nullptr, nullptr, nullptr, false, "64", " 64",
        [](llvm::StringRef t, SetupSyntax syntax) { return integer("world-size", t, syntax, 1, 1 << 20); },
        [](Setup &s, const std::string &v) { s.worldSize = asUnsigned(v); },
-       [](const Setup &s) { return " " + std::to_string(s.worldSize); }},
+       [](const Setup &s) { return " " + std::to_string(s.mesh.worldSize()); }},
+      MESH_KEY("dp-replicate", dpReplicate, "N",
+               "data-parallel replicas (DDP; HSDP's replicate\n"
+               "dimension with --dp-shard): gradients all-reduced\n"
+               "across them (default 1)",
+               "4"),
+      MESH_KEY("dp-shard", dpShard, "N",
+               "data-parallel ranks the model states are sharded\n"
+               "over: FSDP2's fully_shard on each repeated block plus\n"
+               "the root (default 1); with --zero K, DeepSpeed's\n"
+               "ZeRO-K over these ranks",
+               "8"),
+      MESH_KEY("tp", tp, "N",
+               "tensor-parallel degree (default 1); tp, pp and cp\n"
+               "count in the world size and tokens/s per GPU, their\n"
+               "sharding of the graph is not modelled yet",
+               "8"),
+      MESH_KEY("pp", pp, "N", "pipeline-parallel stages (default 1)", "4"),
+      MESH_KEY("cp", cp, "N", "context-parallel degree: the sequence sharded\n(ring attention; default 1)", "2"),
+      MESH_KEY("ep", ep, "N",
+               "expert-parallel degree (default 1): experts sharded\n"
+               "over ep ranks of dp-shard x cp, as torchtitan does;\n"
+               "it does not multiply the world size",
+               "2"),
       {"recompute", nullptr, "none|layer|sqrt",
        "activation checkpointing (default none): layer\n"
        "(alias full) checkpoints each repeated layer, as\n"
@@ -225,10 +264,11 @@ std::string setupKeyNames() {
   return out;
 }
 
-void applySetup(Setup &s, const std::vector<SetupSetting> &settings) {
+std::optional<std::string> applySetup(Setup &s, const std::vector<SetupSetting> &settings) {
   for (const SetupSetting &x : settings)
     x.key->apply(s, x.value);
   s.resolveHardware();
+  return s.resolveMesh();
 }
 
 }  // namespace graphlint

@@ -406,7 +406,7 @@ ConfigDiscovery discoverConfigFile(const std::string &modelPath) {
 
 std::string findConfigFile(const std::string &modelPath) { return discoverConfigFile(modelPath).path; }
 
-Config resolveConfig(const std::vector<const ConfigLayer *> &layers, const std::string &modelPath) {
+llvm::Expected<Config> resolveConfig(const std::vector<const ConfigLayer *> &layers, const std::string &modelPath) {
   Config c;
   Setup &s = c.setup;
   std::vector<SetupSetting> settings;
@@ -436,7 +436,9 @@ Config resolveConfig(const std::vector<const ConfigLayer *> &layers, const std::
       c.policy.reportUnusedIgnores = *l->reportUnusedIgnores;
     settings.insert(settings.end(), l->setup.begin(), l->setup.end());
   }
-  applySetup(s, settings);  // the one place setup values are merged and the hardware resolved
+  // The one place setup values are merged and the hardware and mesh resolved.
+  if (auto err = applySetup(s, settings))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), *err);
   return c;
 }
 

@@ -40,7 +40,7 @@ CostSummary summariseCost(const Model &, AnalysisContext &ctx) {
   CostSummary::Communication &c = s.communication;
   c.present = true;
   c.strategy = std::string(strategyName(st.strategy()));
-  c.worldSize = st.topology().ranks;
+  c.worldSize = setup.mesh.worldSize();
   c.gpusPerNode = st.topology().perNode;
   c.intra = st.topology().intra.name;
   c.inter = st.topology().inter.name;
@@ -59,9 +59,14 @@ CostSummary summariseCost(const Model &, AnalysisContext &ctx) {
     it->count += 1;
     it->seconds += call.endSeconds - call.startSeconds;
   }
-  for (const ParamBucket &bk : st.buckets())
-    c.buckets.push_back({bk.index, static_cast<unsigned>(bk.params.size()), bk.bytes, bk.readySeconds,
-                         bk.startSeconds, bk.endSeconds});
+  for (const ParamBucket &bk : st.buckets()) {
+    CostSummary::Bucket b{bk.index, static_cast<unsigned>(bk.params.size()), bk.bytes, bk.readySeconds,
+                          bk.startSeconds, bk.endSeconds};
+    if (gathersUnits(st.strategy()))
+      c.units.push_back({b, bk.name});
+    else
+      c.buckets.push_back(b);
+  }
   c.commSeconds = st.commSeconds();
   c.exposedSeconds = st.exposedSeconds();
   c.overlapRatio = st.overlapRatio();
@@ -71,6 +76,7 @@ CostSummary summariseCost(const Model &, AnalysisContext &ctx) {
   c.stepSeconds = st.stepSeconds();
   c.modelFlops = st.modelFlops();
   c.mfu = st.mfu();
+  c.tokensPerSecondPerGpu = st.tokensPerSecondPerGpu();
   c.notes = st.notes();
   return s;
 }

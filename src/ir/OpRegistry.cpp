@@ -324,6 +324,13 @@ const TableEntry kTable[] = {
     {"aten", "_scaled_dot_product_efficient_attention", K::Contraction, None, 0},
     {"aten", "_flash_attention_forward", K::Contraction, None, 0},
     {"aten", "_scaled_dot_product_flash_attention_for_cpu", K::Contraction, None, 0},
+    {"aten", "_scaled_dot_product_cudnn_attention", K::Contraction, None, 0},
+    // Their backward kernels, as a joint graph records them (OpFlops: 2.5x the forward).
+    {"aten", "_scaled_dot_product_flash_attention_backward", K::Contraction, None, 0},
+    {"aten", "_scaled_dot_product_efficient_attention_backward", K::Contraction, None, 0},
+    {"aten", "_scaled_dot_product_flash_attention_for_cpu_backward", K::Contraction, None, 0},
+    {"aten", "_scaled_dot_product_cudnn_attention_backward", K::Contraction, None, 0},
+    {"aten", "_flash_attention_backward", K::Contraction, None, 0},
     // What Inductor's post-grad passes write (bench/fusion_compare plans that graph).
     {"prims", "_low_memory_max_pool_with_offsets", K::Reduction, None, 0},
     {"prims", "_low_memory_max_pool_offsets_to_indices", K::Pointwise, None, 0},

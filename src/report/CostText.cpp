@@ -57,6 +57,9 @@ void renderCostText(const CostSummary &s, const std::string &title, llvm::raw_os
   for (const CostSummary::Bucket &b : c.buckets)
     os << fmt::format("  bucket {:>3}: {:>10}, {:>4} params, ready {} ms, reduced {}-{} ms\n", b.index, formatBytes(b.bytes),
                       b.params, ms(b.ready), ms(b.start), ms(b.end));
+  for (const CostSummary::Communication::Unit &u : c.units)
+    os << fmt::format("  unit   {:>3}: {:>10}, {:>4} params, reduce-scatter ready {} ms, {}-{} ms  {}\n", u.index,
+                      formatBytes(u.bytes), u.params, ms(u.ready), ms(u.start), ms(u.end), u.name);
   for (const std::string &n : c.notes)
     os << "  note: " << n << "\n";
 }

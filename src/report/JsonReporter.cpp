@@ -138,7 +138,7 @@ json::Value communicationToJson(const CostSummary &s) {
   const CostSummary::Communication &c = s.communication;
   if (!s.present || !c.present)
     return nullptr;
-  json::Array collectives, buckets, notes;
+  json::Array collectives, buckets, units, notes;
   for (const CostSummary::Collective &x : c.collectives)
     collectives.push_back(json::Object{{"kind", x.kind},
                                        {"algorithm", x.algorithm},
@@ -153,6 +153,14 @@ json::Value communicationToJson(const CostSummary &s) {
                                    {"ready_s", b.ready},
                                    {"start_s", b.start},
                                    {"end_s", b.end}});
+  for (const CostSummary::Communication::Unit &u : c.units)
+    units.push_back(json::Object{{"index", static_cast<int64_t>(u.index)},
+                                 {"name", u.name},
+                                 {"params", static_cast<int64_t>(u.params)},
+                                 {"bytes", u.bytes},
+                                 {"ready_s", u.ready},
+                                 {"start_s", u.start},
+                                 {"end_s", u.end}});
   for (const std::string &n : c.notes)
     notes.push_back(n);
   return json::Object{{"strategy", c.strategy},
@@ -164,6 +172,7 @@ json::Value communicationToJson(const CostSummary &s) {
                       {"bytes_per_rank", c.bytesPerRank},
                       {"collectives", std::move(collectives)},
                       {"buckets", std::move(buckets)},
+                      {"units", std::move(units)},
                       {"comm_s", c.commSeconds},
                       {"exposed_s", c.exposedSeconds},
                       {"overlap_ratio", c.overlapRatio},
@@ -173,6 +182,8 @@ json::Value communicationToJson(const CostSummary &s) {
                       {"step_time_s", c.stepSeconds},
                       {"model_flops", c.modelFlops},
                       {"mfu", c.mfu},
+                      {"tokens_per_second_per_gpu",
+                       c.tokensPerSecondPerGpu ? json::Value(*c.tokensPerSecondPerGpu) : json::Value(nullptr)},
                       {"notes", std::move(notes)}};
 }
 
@@ -200,6 +211,13 @@ json::Value memoryToJson(const MemorySummary &s) {
                                         {"precision", s.precision},
                                         {"zero", static_cast<int64_t>(s.zero)},
                                         {"world_size", static_cast<int64_t>(s.worldSize)},
+                                        {"data_parallel", std::string(dataParallelName(s.mesh.dataParallel))},
+                                        {"dp_replicate", static_cast<int64_t>(s.mesh.dpReplicate)},
+                                        {"dp_shard", static_cast<int64_t>(s.mesh.dpShard)},
+                                        {"tp", static_cast<int64_t>(s.mesh.tp)},
+                                        {"pp", static_cast<int64_t>(s.mesh.pp)},
+                                        {"cp", static_cast<int64_t>(s.mesh.cp)},
+                                        {"ep", static_cast<int64_t>(s.mesh.ep)},
                                         {"recompute", s.recompute},
                                         {"target", s.target}}},
                  {"params_bytes", bytes(s.paramsBytes)},

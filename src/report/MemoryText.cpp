@@ -11,10 +11,15 @@ namespace graphlint {
 void renderMemoryText(const MemorySummary &s, const std::string &title, llvm::raw_ostream &os) {
   if (!s.present)
     return;
-  std::string setup = s.mode == "training"
-                          ? fmt::format("training, {}, {}, ZeRO-{}, world size {}, recompute {}", s.optimizer,
-                                        s.precision, s.zero, s.worldSize, s.recompute)
-                          : fmt::format("inference, {}", s.precision);
+  // FSDP2 by name; a mesh beyond plain data parallelism spelled out.
+  const Mesh &m = s.mesh;
+  std::string sharding = m.dataParallel == DataParallel::FSDP2 ? "FSDP2" : fmt::format("ZeRO-{}", s.zero);
+  bool meshBeyondDp = m.tp * m.pp * m.cp * m.ep > 1 || (m.dpReplicate > 1 && m.dpShard > 1);
+  std::string ranks = meshBeyondDp ? fmt::format("world size {} ({})", s.worldSize, m.describe())
+                                   : fmt::format("world size {}", s.worldSize);
+  std::string setup = s.mode == "training" ? fmt::format("training, {}, {}, {}, {}, recompute {}", s.optimizer,
+                                                         s.precision, sharding, ranks, s.recompute)
+                                           : fmt::format("inference, {}", s.precision);
   os << fmt::format("{}: memory per GPU ({}; target {})\n", title, setup, s.target);
   auto row = [&](std::string_view what, double bytes, std::string_view note = {}) {
     os << fmt::format("  {:<20} {:>12}{}{}\n", what, formatBytes(bytes), note.empty() ? "" : "  ", note);

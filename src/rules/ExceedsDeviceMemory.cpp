@@ -36,7 +36,7 @@ public:
     const Setup &setup = ctx.setup();
     const ExceedsDeviceMemoryOptions &o = ruleOptions<ExceedsDeviceMemory>(ctx);
     double reserve = o.contextMib * (1 << 20);
-    if (setup.worldSize > 1)
+    if (setup.mesh.worldSize() > 1)
       reserve += o.ncclMib * (1 << 20);
     double need = static_cast<double>(s.peakReservedBytes) + reserve;
     if (need <= s.capacityBytes)
@@ -60,9 +60,9 @@ public:
     // Advice for what the run does not do already.
     std::vector<std::string> fixes{"reduce the batch (--dim)"};
     if (s.mode == "training") {
-      if (setup.zero < 3)
-        fixes.push_back(setup.zero == 0 ? "shard model states (--zero 1|2|3 with --world-size)"
-                                        : "shard more model states (--zero 3)");
+      if (setup.mesh.zeroStage() < 3)
+        fixes.push_back(setup.mesh.zeroStage() == 0 ? "shard model states (--dp-shard N, or --zero 1|2|3 with --world-size)"
+                                                    : "shard more model states (--zero 3)");
       if (setup.recompute == Recompute::None)
         fixes.push_back("checkpoint activations (--recompute layer)");
       if (!precisionPolicy(setup.precision).sixteenBitActivations)

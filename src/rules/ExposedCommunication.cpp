@@ -67,9 +67,15 @@ public:
       d.note(fmt::format("the last collective ({} of {:.1f} MB, {} algorithm, {}) ends at {} of the step",
                          collectiveKindName(tail->kind), tail->bytes / 1e6, collectiveAlgoName(tail->algo),
                          tail->phase, ms(tail->endSeconds)));
-    d.note("raise the per-GPU batch (more compute per byte), use bf16 gradients (DDP comm hook "
-           "bf16_compress_hook), a faster interconnect or fewer nodes, or for ZeRO-3 a lower stage; "
-           "see docs/cost-model.md");
+    // The knobs of the strategy in use: no DDP advice under FSDP.
+    if (gathersUnits(st.strategy()))
+      d.note("raise the per-GPU batch (more compute per gathered byte), shard within a node and replicate "
+             "across nodes (HSDP: --dp-replicate with --dp-shard), reduce-scatter in bf16 (FSDP2's "
+             "MixedPrecisionPolicy reduce_dtype), a faster interconnect, or a lower ZeRO stage; see "
+             "docs/cost-model.md");
+    else
+      d.note("raise the per-GPU batch (more compute per byte), use bf16 gradients (DDP comm hook "
+             "bf16_compress_hook), a faster interconnect or fewer nodes; see docs/cost-model.md");
   }
 };
 

@@ -1,5 +1,6 @@
-// GL302 oversized-parameter: in a data-parallel training step, parameters
-// whose gradient is larger than the 25 MiB gradient bucket. Each fills a
+// GL302 oversized-parameter: in a data-parallel training step whose
+// gradients are bucketed (DDP, ZeRO-1/2; not ZeRO-3/FSDP2's per-unit
+// reduction), parameters whose gradient is larger than the 25 MiB bucket. Each fills a
 // bucket alone, its reduction cannot start before its whole gradient is
 // computed, and the reduction is too large to hide behind the little backward
 // work left. One diagnostic per model (the fix is one setting or one design
@@ -59,7 +60,10 @@ public:
 
   void check(const Model &, AnalysisContext &ctx, DiagnosticSink &sink) const override {
     const StepTimeline &st = ctx.get<StepTimeline>();
-    if (!st.active() || st.strategy() == ParallelStrategy::Single)
+    // ZeRO-3 and FSDP2 reduce per unit (a block), not in gradient buckets:
+    // there is no bucket for one parameter to outgrow (GL301 reports a unit
+    // whose collectives the compute does not hide).
+    if (!st.active() || st.strategy() == ParallelStrategy::Single || gathersUnits(st.strategy()))
       return;
     const ComputeModel &cm = ctx.get<ComputeModel>();
     std::vector<std::pair<std::string, double>> over;  // name, gradient bytes
@@ -99,8 +103,7 @@ public:
       knob = "raise DeepSpeed's reduce_bucket_size (elements) above the largest so neighbours share a bucket";
       break;
     case ParallelStrategy::ZeRO3:
-      knob = "raise DeepSpeed's reduce_bucket_size, or wrap FSDP units so each flat parameter holds several";
-      break;
+    case ParallelStrategy::FSDP2:
     case ParallelStrategy::Single: break;
     }
     d.note("split them (e.g. shard a large embedding or LM head over the vocabulary), tie them to other "

@@ -141,7 +141,7 @@ setup:
   EXPECT_EQ(layer->perNodeIgnores[0].codes, std::vector<std::string>{"GL131"});
   EXPECT_EQ(layer->perNodeIgnores[0].origin, "x/.graphlint.yaml:14");
 
-  Config c = resolveConfig({&*layer}, "x/model.onnx");
+  Config c = llvm::cantFail(resolveConfig({&*layer}, "x/model.onnx"));
   EXPECT_TRUE(c.policy.isEnabled("GL001"));
   EXPECT_TRUE(c.policy.isEnabled("GL004"));
   EXPECT_FALSE(c.policy.isEnabled("GL142"));
@@ -286,7 +286,7 @@ setup:
   writeFile(dumped, r.out);
   auto layer = loadConfigFile(dumped);
   ASSERT_TRUE(static_cast<bool>(layer)) << llvm::toString(layer.takeError());
-  Config again = resolveConfig({&*layer}, m);
+  Config again = llvm::cantFail(resolveConfig({&*layer}, m));
   EXPECT_EQ(again.policy.enabled, (std::set<std::string>{"GL001", "GL002", "GL003", "GL004", "GL005"}));
   EXPECT_EQ(again.setup.target, "H100-SXM");
   EXPECT_EQ(again.setup.zero, 3u);

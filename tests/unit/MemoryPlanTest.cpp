@@ -48,6 +48,7 @@ Setup training(Precision p, unsigned zero, unsigned world) {
   s.precision = p;
   s.zero = zero;
   s.worldSize = world;
+  EXPECT_FALSE(s.resolveMesh());
   return s;
 }
 
@@ -72,6 +73,35 @@ TEST(MemoryPlan, ZeroStagesMatchThePaperPerRank) {
   graphlint::Setup sgd = training(Precision::FP32, 0, 1);
   sgd.optimizer = Optimizer::SGD;
   EXPECT_EQ(planOf(m.b.model(), sgd).optimizerBytes, 0u);
+}
+
+// FSDP2 (--dp-shard N) under torchtitan's MixedPrecisionPolicy (param_dtype
+// bf16, reduce_dtype fp32): the fp32 shard is the master copy, gradients are
+// reduce-scattered into fp32 shards, so 4Ψ/N + 4Ψ/N + 8Ψ/N = 16Ψ/N, the
+// ZeRO-3 total split otherwise. Only the dp-shard ranks shard: tp 8 beside
+// dp-shard 8 (64 ranks) still divides by 8.
+TEST(MemoryPlan, Fsdp2KeepsFp32ShardsAndShardsOverDpShardOnly) {
+  OneMatMul m;
+  const uint64_t psi = 1024 * 1024;
+  for (unsigned tp : {1u, 8u}) {
+    graphlint::Setup s;
+    s.train = true;
+    s.precision = Precision::BF16Mixed;
+    s.dpShard = 8;
+    s.tp = tp;
+    ASSERT_FALSE(s.resolveMesh());
+    ASSERT_EQ(s.mesh.dataParallel, DataParallel::FSDP2);
+    MemorySummary fsdp = planOf(m.b.model(), s);
+    EXPECT_EQ(fsdp.paramsBytes, 4 * psi / 8) << "tp " << tp;
+    EXPECT_EQ(fsdp.gradsBytes, 4 * psi / 8) << "tp " << tp;
+    EXPECT_EQ(fsdp.optimizerBytes, 8 * psi / 8) << "tp " << tp;
+    EXPECT_EQ(fsdp.worldSize, 8 * tp);
+    EXPECT_EQ(fsdp.zero, 3u);
+  }
+  // The same ranks under DeepSpeed's spelling: the ZeRO paper's 2/2/12 split.
+  MemorySummary zero3 = planOf(m.b.model(), training(Precision::BF16Mixed, 3, 8));
+  EXPECT_EQ(zero3.paramsBytes + zero3.gradsBytes + zero3.optimizerBytes, 16 * psi / 8);
+  EXPECT_EQ(zero3.paramsBytes, 2 * psi / 8);
 }
 
 TEST(MemoryPlan, InferenceFreesEachTensorAfterItsLastUse) {

@@ -5,6 +5,7 @@
 // TF32 convolutions under fp32, --precision tf32, --backend eager, two-pass
 // batch norm and the tensor-core efficiency. The published rows themselves
 // are StepTimeCalibration's (tools/calibrate_step_time.py).
+#include "IrBuilder.h"
 #include "TestSupport.h"
 
 #include "graphlint/analyses/ComputeModel.h"
@@ -165,4 +166,59 @@ profiles:
 )", "bad.yaml");
   ASSERT_FALSE(bool(bad));
   EXPECT_NE(llvm::toString(bad.takeError()).find("tensor_core_efficiency"), std::string::npos);
+}
+
+// Attention on a GPU target is the FlashAttention kernel the GPU runs (issue
+// 41): 4·b·h·s²·d forward, halved for a causal mask, 2.5x that in backward
+// (FlashAttention-2), bytes the operands, output and logsumexp (no s²
+// softmax); --kernels cpu keeps the full s² of the CPU's path. A joint
+// graph's backward kernel costs the same 2.5x.
+TEST(StepTimeModel, AttentionIsCostedAsTheFlashKernel) {
+  auto bf16 = [](std::initializer_list<int64_t> dims) { return tensorOf(DType::BFloat16, dims); };
+  const int64_t b = 2, h = 8, s = 1024, d = 64;
+  const double full = 4.0 * b * h * s * s * d;
+  auto costOf = [&](bool causal, Kernels kernels, bool joint) {
+    IrBuilder g;
+    // Trained operands, so the backward differentiates all three.
+    Value *q = g.param("q", bf16({b, h, s, d}));
+    Value *k = g.param("k", bf16({b, h, s, d}));
+    Value *v = g.param("v", bf16({b, h, s, d}));
+    Node *fwd = g.node("aten::_scaled_dot_product_flash_attention", {q, k, v}, {"o", "lse"},
+                       {bf16({b, h, s, d}), f32({b, h, s})});
+    Attribute a;
+    a.name = "is_causal";
+    a.kind = AttrKind::Int;
+    a.i = causal;
+    fwd->attributes.push_back(a);
+    if (joint) {
+      Value *go = g.node("aten::ones_like", {fwd->outputs[0]}, {"go"}, {bf16({b, h, s, d})})->outputs[0];
+      Node *bwd = g.node("aten::_scaled_dot_product_flash_attention_backward",
+                         {go, q, k, v, fwd->outputs[0], fwd->outputs[1]}, {"dq", "dk", "dv"},
+                         {bf16({b, h, s, d}), bf16({b, h, s, d}), bf16({b, h, s, d})});
+      bwd->attributes.push_back(a);
+      go->producer->backwardPhase = true;
+      bwd->backwardPhase = true;
+      for (Value *o : bwd->outputs)
+        g.output(o);
+    }
+    g.output(fwd->outputs[0]);
+    graphlint::Setup st;
+    st.train = true;
+    st.precision = Precision::BF16Mixed;
+    st.kernels = kernels;
+    AnalysisContext ctx(g.model(), st);
+    const ComputeModel &cm = ctx.get<ComputeModel>();
+    EXPECT_EQ(cm.unknownGroups(), 0u);
+    return std::pair{cm.forwardTotal().matmulFlops, cm.backwardTotal().matmulFlops};
+  };
+  auto dense = costOf(false, Kernels::Cuda, false);
+  EXPECT_DOUBLE_EQ(dense.first, full);
+  EXPECT_DOUBLE_EQ(dense.second, 2.5 * full);
+  auto causal = costOf(true, Kernels::Cuda, false);
+  EXPECT_DOUBLE_EQ(causal.first, full / 2);
+  EXPECT_DOUBLE_EQ(causal.second, 2.5 * full / 2);
+  EXPECT_DOUBLE_EQ(costOf(true, Kernels::Cpu, false).first, full) << "the CPU's path computes every score";
+  auto joint = costOf(true, Kernels::Cuda, true);
+  EXPECT_DOUBLE_EQ(joint.first, full / 2);
+  EXPECT_DOUBLE_EQ(joint.second, 2.5 * full / 2);
 }

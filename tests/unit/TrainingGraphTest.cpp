@@ -221,6 +221,7 @@ TEST(TrainableParams, OnnxMaskBufferIsNotTrained) {
   b.output(b.node("Where", {keep, h, zero}, {"y"}, {f32({64, 256})})->outputs[0]);
   graphlint::Setup s = adam();
   s.worldSize = 8;
+  EXPECT_FALSE(s.resolveMesh());
   AnalysisContext ctx(b.model(), s);
   const MemorySummary &m = ctx.get<MemoryPlan>().summary();
   EXPECT_EQ(m.gradsBytes, 256u * 256 * 4);
@@ -292,6 +293,7 @@ TEST(PrecisionPolicy, OneElementSizeForGradientsInMemoryAndTraffic) {
   opts.setup = adam(Precision::BF16Mixed);
   opts.setup.worldSize = 8;
   opts.setup.target = "A100-80GB";
+  EXPECT_FALSE(opts.setup.resolveMesh());
   FileReport r = lintModel(b.model(), opts);
   const double psi = 1024.0 * 1024.0;
   EXPECT_EQ(r.memory.gradsBytes, 2 * psi);

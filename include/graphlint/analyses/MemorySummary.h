@@ -5,6 +5,7 @@
 #pragma once
 
 #include "graphlint/analyses/Provenance.h"
+#include "graphlint/base/Setup.h"
 
 #include <cstdint>
 #include <string>
@@ -33,7 +34,8 @@ struct MemorySummary {
   std::string mode;               // "inference" or "training"
   // The setup the prediction assumes.
   std::string optimizer, precision, recompute, target;
-  unsigned zero = 0, worldSize = 1;
+  unsigned zero = 0, worldSize = 1;  // the effective ZeRO stage (FSDP2: 3); all ranks
+  Mesh mesh;                          // the resolved device mesh
 
   uint64_t paramsBytes = 0;       // per rank, after ZeRO-3 sharding
   uint64_t gradsBytes = 0;        // per rank (0 in inference)

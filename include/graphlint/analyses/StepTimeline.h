@@ -1,6 +1,7 @@
 // The training-step timeline (docs/cost-model.md "Step timeline"): forward,
 // backward with the data-parallel communication schedule beside it, and the
-// optimizer step, for DDP or ZeRO-1/2/3 (FSDP) over Setup::worldSize ranks.
+// optimizer step, for DDP, ZeRO-1/2/3 or FSDP2 over the data-parallel ranks
+// of Setup::mesh.
 // From it: per-rank communication volume, exposed (non-overlapped)
 // communication, the overlap ratio, the predicted step time and MFU. An
 // analysis over the compute model; GL301/GL302 and the reporters read it.
@@ -9,14 +10,19 @@
 #include "graphlint/analyses/Collectives.h"
 #include "graphlint/analyses/ComputeModel.h"
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace graphlint {
 
-enum class ParallelStrategy : uint8_t { Single, DDP, ZeRO1, ZeRO2, ZeRO3 };
-std::string_view strategyName(ParallelStrategy s);  // "single", "ddp", "zero1", ...
+/// FSDP2: per-block units (ShardingUnits) with torchtitan's mixed precision
+/// (bf16 gathers, fp32 reduce-scatters); HSDP when dp_replicate > 1 too.
+enum class ParallelStrategy : uint8_t { Single, DDP, ZeRO1, ZeRO2, ZeRO3, FSDP2 };
+std::string_view strategyName(ParallelStrategy s);  // "single", "ddp", "zero1", ..., "fsdp2"
+/// Stage 3 (ZeRO-3, FSDP2): parameters gathered per unit, no gradient buckets.
+inline bool gathersUnits(ParallelStrategy s) { return s == ParallelStrategy::ZeRO3 || s == ParallelStrategy::FSDP2; }
 
 /// PyTorch DDP's bucket sizes: the first bucket closes at 1 MiB, later ones at 25 MiB.
 inline constexpr double kFirstBucketBytes = 1024.0 * 1024.0;
@@ -39,17 +45,23 @@ struct CollectiveCall {
   double releaseSeconds = 0; // when it may be issued (its data is ready)
   double startSeconds = 0, endSeconds = 0;
   std::string phase;         // "forward", "backward", "after optimizer"
+  unsigned ranks = 1;        // the group it runs over (dp_shard, dp_replicate)
 };
 
-/// A gradient bucket (DDP, ZeRO-1/2) or a parameter unit (ZeRO-3), in the
-/// order its collective is issued.
+/// A gradient bucket (DDP, ZeRO-1/2) or a parameter unit (ZeRO-3, FSDP2:
+/// gathersUnits), in the order its collective is issued.
 struct ParamBucket {
   unsigned index = 0;
+  std::string name;              // a unit's block ("model.layers.3", "(root)"); "" for a bucket
   std::vector<unsigned> params;  // indices into ComputeModel::params()
   double bytes = 0;              // gradient (or parameter) bytes communicated
   double readySeconds = 0;       // last gradient of the bucket computed
   double startSeconds = 0, endSeconds = 0;  // its reduction on the stream
 };
+
+/// Tokens in one step of `m`: batch x seq of its first integer graph input of
+/// rank 2 with static dims (a language model's token ids), else nullopt.
+std::optional<double> tokensPerStep(const Model &m);
 
 class StepTimeline {
 public:
@@ -58,7 +70,10 @@ public:
   /// Setup::train is set and the target is known: the timeline exists.
   bool active() const { return active_; }
   ParallelStrategy strategy() const { return strategy_; }
+  /// The data-parallel group's collectives: dp_shard ranks when sharded
+  /// (dp_replicate under DDP); replicaTopology() is HSDP's replicate group.
   const Topology &topology() const { return topo_; }
+  const Topology &replicaTopology() const { return replicas_; }
   /// Why the requested interconnect was replaced by the default (unknown name).
   const std::vector<std::string> &notes() const { return notes_; }
 
@@ -77,8 +92,13 @@ public:
   /// share of the contraction peak they reach in stepSeconds().
   double modelFlops() const { return modelFlops_; }
   double mfu() const { return mfu_; }
-  /// Bytes per element of the gradients and parameters communicated.
+  /// Tokens trained per second per GPU (tokensPerStep over the step time and
+  /// tp x cp x pp); nullopt when the inputs have no [batch, seq] token ids.
+  std::optional<double> tokensPerSecondPerGpu() const { return tokensPerSecondPerGpu_; }
+  /// Bytes per element of the gradients reduced and of the parameters
+  /// gathered (FSDP2 under bf16-mixed: 4 and 2; otherwise the same).
   double commElementBytes() const { return commElement_; }
+  double gatherElementBytes() const { return gatherElement_; }
 
   const std::vector<CollectiveCall> &collectives() const { return calls_; }
   const std::vector<ParamBucket> &buckets() const { return buckets_; }
@@ -86,11 +106,12 @@ public:
 private:
   bool active_ = false;
   ParallelStrategy strategy_ = ParallelStrategy::Single;
-  Topology topo_;
+  Topology topo_, replicas_;
   std::vector<std::string> notes_;
   double forward_ = 0, backward_ = 0, optimizer_ = 0, step_ = 0;
   double comm_ = 0, exposed_ = 0, overlap_ = 0, bytesPerRank_ = 0;
-  double modelFlops_ = 0, mfu_ = 0, commElement_ = 4;
+  double modelFlops_ = 0, mfu_ = 0, commElement_ = 4, gatherElement_ = 4;
+  std::optional<double> tokensPerSecondPerGpu_;
   std::vector<CollectiveCall> calls_;
   std::vector<ParamBucket> buckets_;
 };

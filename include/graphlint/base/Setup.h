@@ -31,6 +31,8 @@ enum class Optimizer : uint8_t { SGD, Momentum, Adam, AdamW };
 std::string_view optimizerName(Optimizer o);
 std::optional<Optimizer> optimizerFromName(std::string_view s);
 
+enum class DataParallel : uint8_t;
+
 /// --precision: fp32 everywhere; fp16/bf16 mixed (16-bit compute, fp32 master
 /// weights in the optimizer); pure bf16 (no fp32 copy). tf32: fp32 storage,
 /// every contraction on TF32 tensor cores (allow_tf32 for cuBLAS and cuDNN,
@@ -51,8 +53,20 @@ struct PrecisionPolicy {
   unsigned masterBytes = 0;   // the optimizer's fp32 master copy
   unsigned momentBytes = 4;   // each optimizer moment (Adam's m and v)
   bool sixteenBitActivations = false;
+  /// A parameter as the forward computes with it (FSDP's param_dtype; what a
+  /// stage-3 all-gather moves) and its gradient before the reduction (what
+  /// the backward writes). Under ZeRO these are weightBytes and gradBytes.
+  unsigned computeWeightBytes = 4;
+  unsigned computeGradBytes = 4;
 };
 PrecisionPolicy precisionPolicy(Precision p);
+/// The policy under a data-parallel strategy: FSDP2's MixedPrecisionPolicy
+/// as torchtitan configures it (param_dtype bf16/fp16, reduce_dtype fp32)
+/// keeps the sharded parameters in fp32 (they are the optimizer's master
+/// copy: no separate one) and reduce-scatters fp32 gradients into fp32
+/// shards: 4/4/0/4 per element with 16-bit compute copies. Every other
+/// strategy keeps precisionPolicy(p).
+PrecisionPolicy precisionPolicy(Precision p, DataParallel d);
 
 /// --recompute: activation checkpointing. `layer` (alias `full`, as
 /// Megatron's --recompute-granularity full) checkpoints each repeated layer
@@ -71,6 +85,41 @@ const char *recomputeChoices();
 enum class Kernels : uint8_t { Cuda, Cpu };
 std::string_view kernelsName(Kernels k);
 std::optional<Kernels> kernelsFromName(std::string_view s);
+
+/// How the data-parallel ranks hold the model states, resolved once from
+/// --zero/--fsdp (DeepSpeed's and FSDP1's spellings) and --dp-shard/
+/// --dp-replicate (FSDP2/HSDP): plain replication (DDP), ZeRO stage 1, 2 or
+/// 3 (DeepSpeed; --fsdp), or FSDP2's per-unit sharding (`fully_shard` on each
+/// repeated block plus the root; HSDP when dp-replicate is also > 1).
+enum class DataParallel : uint8_t { DDP, ZeRO1, ZeRO2, ZeRO3, FSDP2 };
+std::string_view dataParallelName(DataParallel d);
+
+/// The device mesh the job runs on, as torchtitan's ParallelDims states it:
+/// world = dp_replicate x dp_shard x cp x tp x pp. Expert parallelism does
+/// not multiply the world: as in torchtitan and Megatron-LM, the experts are
+/// sharded over ranks of the dp_shard x cp group (ep divides it).
+/// Resolved once by resolveMesh(); analyses read it, never the keys.
+struct Mesh {
+  unsigned dpReplicate = 1, dpShard = 1, tp = 1, pp = 1, cp = 1, ep = 1;
+  DataParallel dataParallel = DataParallel::DDP;
+  unsigned worldSize() const { return dpReplicate * dpShard * cp * tp * pp; }
+  /// Ranks that hold one replica's data-parallel share (dp_replicate x dp_shard).
+  unsigned dataParallelRanks() const { return dpReplicate * dpShard; }
+  /// The ZeRO stage the model states are sharded at over dp_shard ranks
+  /// (FSDP2 shards parameters, gradients and optimizer state: 3).
+  unsigned zeroStage() const {
+    switch (dataParallel) {
+    case DataParallel::DDP: return 0;
+    case DataParallel::ZeRO1: return 1;
+    case DataParallel::ZeRO2: return 2;
+    default: return 3;
+    }
+  }
+  /// Ranks each sharded model state is split over (1 when not sharded at `stage`).
+  unsigned shardsAt(unsigned stage) const { return zeroStage() >= stage && stage > 0 ? dpShard : 1; }
+  /// "dp_shard 8 x tp 8", the degrees above 1 (or "1 rank").
+  std::string describe() const;
+};
 
 /// Options a rule reads (thresholds), keyed by rule code then option name; the
 /// values were checked against the rule's RuleInfo::options when loaded.
@@ -94,8 +143,19 @@ struct Setup {
   Precision precision = Precision::FP32;
   /// --zero 0|1|2|3 (--fsdp = 3): how model states are sharded across ranks.
   unsigned zero = 0;
-  /// --world-size N: data-parallel ranks.
-  unsigned worldSize = 1;
+  /// --world-size N as stated (0: not stated, the mesh's product). Without
+  /// mesh degrees it is the data-parallel degree (dp-replicate under
+  /// --zero 0, dp-shard under --zero 1..3), as before the mesh existed.
+  unsigned worldSize = 0;
+  /// --dp-replicate, --dp-shard, --tp, --pp, --cp, --ep as stated (0: not
+  /// stated). Read through `mesh`, never directly, outside resolveMesh.
+  unsigned dpReplicate = 0, dpShard = 0, tp = 0, pp = 0, cp = 0, ep = 0;
+  /// The mesh the stated degrees resolve to (resolveMesh, at applySetup).
+  Mesh mesh;
+  /// Resolves `mesh` from the stated degrees, --world-size and --zero; the
+  /// one-line reason when they disagree (a world size that is not the
+  /// product, an ep that does not divide dp_shard x cp).
+  std::optional<std::string> resolveMesh();
   Recompute recompute = Recompute::None;
   /// --gpus-per-node G: ranks that share the intra-node interconnect.
   unsigned gpusPerNode = 8;

@@ -81,7 +81,9 @@ struct SetupSetting {
 };
 
 /// Applies the settings, in order, over `s` (later ones win; dims merge name
-/// by name), then resolves the hardware they name (Setup::resolveHardware).
-void applySetup(Setup &s, const std::vector<SetupSetting> &settings);
+/// by name), then resolves the hardware they name (Setup::resolveHardware)
+/// and the device mesh (Setup::resolveMesh); returns the one-line reason
+/// when the mesh degrees and --world-size disagree.
+std::optional<std::string> applySetup(Setup &s, const std::vector<SetupSetting> &settings);
 
 }  // namespace graphlint

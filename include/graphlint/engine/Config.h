@@ -105,7 +105,7 @@ std::string findConfigFile(const std::string &modelPath);
 
 /// Folds the layers, in order, over the defaults for `modelPath` (matched
 /// against per-file-ignores globs).
-Config resolveConfig(const std::vector<const ConfigLayer *> &layers, const std::string &modelPath);
+llvm::Expected<Config> resolveConfig(const std::vector<const ConfigLayer *> &layers, const std::string &modelPath);
 
 /// Applies `p` to one file's findings, in place: severity overrides, then
 /// drops what per-file-ignores, node metadata, suppression comments in the

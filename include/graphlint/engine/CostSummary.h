@@ -6,6 +6,7 @@
 
 #include "graphlint/analyses/Provenance.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,16 +61,23 @@ struct CostSummary {
 
   struct Communication {
     bool present = false;        // a training step was modelled
-    std::string strategy;        // single, ddp, zero1, zero2, zero3
+    std::string strategy;        // single, ddp, zero1, zero2, zero3, fsdp2
     unsigned worldSize = 1, gpusPerNode = 8;
     std::string intra, inter;    // interconnect names
     double elementBytes = 4;
     double bytesPerRank = 0;
     std::vector<Collective> collectives;
-    std::vector<Bucket> buckets;
+    std::vector<Bucket> buckets;  // DDP and ZeRO-1/2 gradient buckets
+    /// ZeRO-3/FSDP2 units (a block's module path, "(root)"), each gathered
+    /// and reduce-scattered: the same fields, `bytes` what is reduced.
+    struct Unit : Bucket {
+      std::string name;
+    };
+    std::vector<Unit> units;
     double commSeconds = 0, exposedSeconds = 0, overlapRatio = 0;
     double forwardSeconds = 0, backwardSeconds = 0, optimizerSeconds = 0, stepSeconds = 0;
     double modelFlops = 0, mfu = 0;
+    std::optional<double> tokensPerSecondPerGpu;  // with [batch, seq] token-id inputs
     std::vector<std::string> notes;
   } communication;
 };
