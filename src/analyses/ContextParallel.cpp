@@ -9,6 +9,8 @@
 
 #include "graphlint/ir/OpRegistry.h"
 
+#include <algorithm>
+
 namespace graphlint {
 
 namespace {
@@ -54,8 +56,11 @@ void MeshSharding::findAttention(const Graph &g) {
     }
     const Node *mixes = nullptr;
     const Value *w = n.outputs.empty() ? nullptr : n.outputs[0];
-    for (int hop = 0; hop < 8 && w && !w->uses.empty() && !mixes; ++hop) {
-      const Node *u = w->uses.front().user;
+    for (int hop = 0; hop < 8 && w && !mixes; ++hop) {
+      auto use = std::find_if(w->uses.begin(), w->uses.end(), [](const Use &x) { return !x.user->backwardPhase; });
+      if (use == w->uses.end())
+        break;
+      const Node *u = use->user;
       if (isContraction(*u))
         mixes = u;
       else

@@ -202,7 +202,7 @@ MeshTraffic meshTraffic(const Model &m, AnalysisContext &ctx, const Topology &da
     unsigned layers = 0;
     double bytes = 0;
     for (const MoeLayer &l : sh.moeLayers()) {
-      if (!l.input || !l.input->producer || !onRank(*l.input->producer))
+      if (!l.input || (l.input->producer && !onRank(*l.input->producer)))
         continue;
       ++layers;
       bytes += s.capacityFactor * l.tokens / mesh.cp * l.topK * l.hidden * sh.activationElementBytes(l.input);

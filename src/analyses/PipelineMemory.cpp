@@ -14,6 +14,9 @@ std::vector<MemorySummary::Stage> pipelineStages(const Trace &t, const MemorySum
   for (size_t e = 0; e < t.events.size(); ++e)
     if (t.events[e].op == Trace::Op::Mark && t.steps[t.events[e].id].phase == MemoryPhase::Forward)
       end = e;
+  // The last forward step's frees (its inputs' last use) follow its mark.
+  while (end + 1 < t.events.size() && t.events[end + 1].op == Trace::Op::Free)
+    ++end;
   std::vector<bool> live(t.storages.size(), false);
   for (size_t e = 0; e <= end && e < t.events.size(); ++e)
     if (t.events[e].op != Trace::Op::Mark)
@@ -31,8 +34,15 @@ std::vector<MemorySummary::Stage> pipelineStages(const Trace &t, const MemorySum
     }
     if (st.kind != MemoryKind::Activation && st.kind != MemoryKind::Saved)
       continue;
+    // A saved value belongs to the last chunk that reads it in the forward
+    // (a stage's input, received from the one before, is held by the stage).
     const Node *n = st.value && st.value->producer ? st.value->producer : st.owner;
-    unsigned rank = n ? plan.rankOfChunk(plan.chunkOfNode(n->index)) : 0;
+    unsigned chunk = n ? plan.chunkOfNode(n->index) : 0;
+    if (st.value)
+      for (const Use &u : st.value->uses)
+        if (!u.user->backwardPhase)
+          chunk = std::max(chunk, plan.chunkOfNode(u.user->index));
+    unsigned rank = plan.rankOfChunk(chunk);
     saved[rank] += static_cast<double>(st.bytes);
     savedTotal += static_cast<double>(st.bytes);
   }

@@ -26,8 +26,8 @@ std::unique_ptr<Model> importFixture(const std::string &rel) {
 }
 
 // The closed forms' policy: 16-bit activations, 1-byte dropout masks.
-Setup bf16(unsigned tp = 1, unsigned pp = 1, unsigned cp = 1) {
-  Setup s;
+graphlint::Setup bf16(unsigned tp = 1, unsigned pp = 1, unsigned cp = 1) {
+  graphlint::Setup s;
   s.train = true;
   s.precision = Precision::BF16Mixed;
   s.tp = tp;
@@ -50,7 +50,7 @@ constexpr uint64_t sbh = s * b * h;
 constexpr uint64_t kMask = s * s, kNormStats = 2 * 2 * s * b * 2;
 
 // The saved activations of one layer: the 2-layer stack minus the 1-layer.
-uint64_t perLayer(const Setup &setup) {
+uint64_t perLayer(const graphlint::Setup &setup) {
   auto one = importFixture(kOneLayer), two = importFixture(kTwoLayers);
   AnalysisContext c1(*one, setup), c2(*two, setup);
   return c2.get<MemoryPlan>().summary().activationsBytes - c1.get<MemoryPlan>().summary().activationsBytes;
@@ -66,7 +66,7 @@ TEST(TensorParallel, KorthikantiWithSequenceParallelism) {
 
 TEST(TensorParallel, KorthikantiWithoutSequenceParallelism) {
   // Eq. 4: 10sbh + 24sbh/t + 5as^2b/t per layer.
-  Setup off = bf16(4);
+  graphlint::Setup off = bf16(4);
   off.sequenceParallel = false;
   uint64_t expected = 10 * sbh + (24 * sbh + 5 * a * s * s * b) / 4 + kMask + kNormStats;
   EXPECT_EQ(perLayer(off), expected);
@@ -74,7 +74,7 @@ TEST(TensorParallel, KorthikantiWithoutSequenceParallelism) {
 
 TEST(TensorParallel, DefaultPlanShardsWeightsColwiseAndRowwise) {
   auto two = importFixture(kTwoLayers);
-  Setup setup = bf16(4);
+  graphlint::Setup setup = bf16(4);
   AnalysisContext ctx(*two, setup);
   const MeshSharding &sh = ctx.get<MeshSharding>();
   EXPECT_EQ(sh.planName(), "gpt (default)");
@@ -93,7 +93,7 @@ TEST(TensorParallel, DefaultPlanShardsWeightsColwiseAndRowwise) {
 
 TEST(TensorParallel, UserPlanComesFirst) {
   auto two = importFixture(kTwoLayers);
-  Setup setup = bf16(2);
+  graphlint::Setup setup = bf16(2);
   setup.tpPlan = {{"*.fc", TpStyle::Replicate}};
   AnalysisContext ctx(*two, setup);
   const MeshSharding &sh = ctx.get<MeshSharding>();
@@ -111,7 +111,7 @@ TEST(TensorParallel, CommunicationVolumes) {
   auto two = importFixture(kTwoLayers);
   const double S = 2.0 * sbh;
   for (bool sp : {true, false}) {
-    Setup setup = bf16(4);
+    graphlint::Setup setup = bf16(4);
     setup.sequenceParallel = sp;
     AnalysisContext ctx(*two, setup);
     const MeshTraffic &mt = ctx.get<StepTimeline>().meshTraffic();
@@ -127,7 +127,7 @@ TEST(TensorParallel, CommunicationVolumes) {
     EXPECT_EQ(mt.collectives[0].collective, sp ? "all_gather" : "all_reduce");
   }
   // --async-tp hides them behind the sharded matmuls: the step gets shorter.
-  Setup sync = bf16(4), async = bf16(4);
+  graphlint::Setup sync = bf16(4), async = bf16(4);
   async.asyncTp = true;
   AnalysisContext cs(*two, sync), ca(*two, async);
   EXPECT_GT(ca.get<StepTimeline>().meshTraffic().hiddenSeconds(), 0);
@@ -165,7 +165,7 @@ TEST(PipelineSchedule, Bubble) {
 // micro-batch; the first holds pp = 2.
 TEST(PipelineSchedule, StageMemoryAndSends) {
   auto two = importFixture(kTwoLayers);
-  Setup setup = bf16(1, 2);
+  graphlint::Setup setup = bf16(1, 2);
   setup.microbatches = 4;
   AnalysisContext ctx(*two, setup);
   const MemorySummary &m = ctx.get<MemoryPlan>().summary();
@@ -194,7 +194,7 @@ TEST(PipelineSchedule, StageMemoryAndSends) {
 // bytes) per attention layer forward; K, V and their gradients backward.
 TEST(ContextParallel, KvRotationVolume) {
   auto two = importFixture(kTwoLayers);
-  Setup setup = bf16(1, 1, 2);
+  graphlint::Setup setup = bf16(1, 1, 2);
   AnalysisContext ctx(*two, setup);
   EXPECT_EQ(ctx.get<MeshSharding>().attentionLayers().size(), 2u);
   const MeshTraffic &mt = ctx.get<StepTimeline>().meshTraffic();
@@ -205,7 +205,7 @@ TEST(ContextParallel, KvRotationVolume) {
   EXPECT_DOUBLE_EQ(mt.collectives[1].bytesPerCall, 2 * block);
   EXPECT_GT(mt.collectives[0].hiddenSeconds, 0);
   // Activations divided by cp (the mask buffer is not the batch's).
-  Setup one = bf16();
+  graphlint::Setup one = bf16();
   AnalysisContext c1(*two, one);
   EXPECT_LT(ctx.get<MemoryPlan>().summary().activationsBytes, c1.get<MemoryPlan>().summary().activationsBytes / 2 + 4 * kMask);
 }
@@ -238,7 +238,7 @@ TEST(ExpertParallel, ExpertsShardedAndAllToAllVolume) {
   Node *loss = bld.node("ReduceSum", {acc}, {"loss"}, {f32({})});
   bld.output(loss->outputs[0]);
 
-  Setup setup;
+  graphlint::Setup setup;
   setup.train = true;
   setup.dpShard = 4;
   setup.ep = 2;
@@ -270,7 +270,7 @@ TEST(ExpertParallel, ExpertsShardedAndAllToAllVolume) {
 // GL201's advice: the memory plan again at a raised tp; a larger tp holds less.
 TEST(MeshAdvice, RaisedTpShrinksThePeak) {
   auto two = importFixture(kTwoLayers);
-  Setup setup = bf16();
+  graphlint::Setup setup = bf16();
   AnalysisContext ctx(*two, setup);
   uint64_t now = ctx.get<MemoryPlan>().summary().peakReservedBytes;
   uint64_t last = now;
