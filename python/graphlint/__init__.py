@@ -39,7 +39,8 @@ def _setup_args(train: bool, optimizer: Optional[str], precision: Optional[str],
                 target: Optional[str], backend: Optional[str], dims: Optional[Mapping[str, int]],
                 gpus_per_node: Optional[int], intra: Optional[str], inter: Optional[str],
                 select: Optional[Iterable[str]], ignore: Optional[Iterable[str]],
-                config: Optional[PathLike], mesh: Optional[Mapping[str, Optional[int]]] = None) -> list:
+                config: Optional[PathLike], mesh: Optional[Mapping[str, Optional[int]]] = None,
+                parallel: Optional[Mapping[str, Any]] = None) -> list:
     args = []
     if train:
         args.append("--train")
@@ -53,6 +54,21 @@ def _setup_args(train: bool, optimizer: Optional[str], precision: Optional[str],
     for name, degree in (mesh or {}).items():
         if degree is not None:
             args += ["--" + name.replace("_", "-"), str(int(degree))]
+    # How the mesh runs: pp_schedule="1f1b" -> --pp-schedule 1f1b, async_tp=True
+    # -> --async-tp=true, tp_plan={"*.wq": "colwise"} -> --tp-plan '*.wq=colwise'.
+    for name, value in (parallel or {}).items():
+        flag = "--" + name.replace("_", "-")
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            args.append(f"{flag}={'true' if value else 'false'}")
+        elif isinstance(value, Mapping):
+            for glob, style in value.items():
+                args += [flag, f"{glob}={style}"]
+        elif isinstance(value, (list, tuple)):
+            args += [flag, ",".join(str(v) for v in value)]
+        else:
+            args += [flag, str(value)]
     if fsdp:
         args.append("--fsdp")
     for name, size in (dims or {}).items():
@@ -80,6 +96,10 @@ def check(model: Any, example_inputs: Optional[Sequence[Any]] = None, *, train: 
           world_size: Optional[int] = None, zero: Optional[int] = None, fsdp: bool = False,
           dp_replicate: Optional[int] = None, dp_shard: Optional[int] = None, tp: Optional[int] = None,
           pp: Optional[int] = None, cp: Optional[int] = None, ep: Optional[int] = None,
+          pp_schedule: Optional[str] = None, microbatches: Optional[int] = None,
+          virtual_stages: Optional[int] = None, pp_split_points: Optional[Sequence[str]] = None,
+          sequence_parallel: Optional[bool] = None, async_tp: Optional[bool] = None,
+          tp_plan: Optional[Mapping[str, str]] = None, capacity_factor: Optional[float] = None,
           recompute: Optional[str] = None, target: Optional[str] = None, backend: Optional[str] = None,
           dims: Optional[Mapping[str, int]] = None, gpus_per_node: Optional[int] = None,
           intra: Optional[str] = None, inter: Optional[str] = None,
@@ -97,6 +117,11 @@ def check(model: Any, example_inputs: Optional[Sequence[Any]] = None, *, train: 
     dp_replicate, dp_shard, tp, pp, cp, ep
                    the device mesh (--dp-replicate, --dp-shard, --tp, --pp, --cp, --ep); the world
                    size is dp_replicate x dp_shard x cp x tp x pp
+    pp_schedule, microbatches, virtual_stages, pp_split_points, sequence_parallel, async_tp,
+    tp_plan, capacity_factor
+                   how the mesh runs (--pp-schedule, --microbatches, --virtual-stages,
+                   --pp-split-points, --sequence-parallel, --async-tp, --tp-plan GLOB=STYLE per
+                   entry of the mapping, --capacity-factor)
     dims           symbolic dims to bind, {"batch": 8} (the CLI's -D batch=8)
     select, ignore rule selection (codes, names or prefixes)
     config         a .graphlint.yaml to use instead of the discovered one
@@ -108,7 +133,11 @@ def check(model: Any, example_inputs: Optional[Sequence[Any]] = None, *, train: 
     setup = _setup_args(train, optimizer, precision, world_size, zero, fsdp, recompute, target,
                         backend, dims, gpus_per_node, intra, inter, select, ignore, config,
                         {"dp_replicate": dp_replicate, "dp_shard": dp_shard, "tp": tp, "pp": pp, "cp": cp,
-                         "ep": ep})
+                         "ep": ep},
+                        {"pp_schedule": pp_schedule, "microbatches": microbatches,
+                         "virtual_stages": virtual_stages, "pp_split_points": pp_split_points,
+                         "sequence_parallel": sequence_parallel, "async_tp": async_tp, "tp_plan": tp_plan,
+                         "capacity_factor": capacity_factor})
     if isinstance(model, (str, os.PathLike)):
         if example_inputs is not None:
             raise TypeError("example_inputs is only for an nn.Module; a model file already has its inputs")

@@ -4,9 +4,13 @@
 #include "graphlint/analyses/MemoryPlan.h"
 
 #include "MemoryTrace.h"
+#include "PipelineMemory.h"
 
 #include "graphlint/analyses/CachingAllocator.h"
+#include "graphlint/analyses/MeshSharding.h"
 #include "graphlint/base/HardwareProfile.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 
@@ -79,6 +83,35 @@ void downsampleTimeline(std::vector<MemorySummary::Point> &points, size_t limit)
   points = std::move(out);
 }
 
+// Pipeline parallelism: per-rank figures (PipelineMemory.h); the worst
+// rank's become the summary's, as the peak a launch must fit.
+void applyPipelineStages(const Trace &t, AnalysisContext &ctx, MemorySummary &sum) {
+  const PipelinePlan &plan = ctx.get<PipelinePlan>();
+  sum.ppSchedule = std::string(pipelineScheduleName(plan.schedule()));
+  sum.microbatches = plan.microbatches();
+  sum.virtualStages = plan.virtualStages();
+  for (const std::string &n : plan.notes())
+    sum.caveats.push_back(n);
+  sum.stages = memory::pipelineStages(t, sum, plan);
+  if (sum.stages.empty())
+    return;
+  for (unsigned i = 0; i < sum.stages.size(); ++i)
+    if (sum.stages[i].peakReservedBytes > sum.stages[sum.worstStage].peakReservedBytes)
+      sum.worstStage = i;
+  const MemorySummary::Stage &w = sum.stages[sum.worstStage];
+  double scale = sum.peakAllocatedBytes ? static_cast<double>(w.peakAllocatedBytes) / sum.peakAllocatedBytes : 1;
+  sum.allocatorPeakAllocatedBytes = static_cast<uint64_t>(sum.allocatorPeakAllocatedBytes * scale);
+  sum.paramsBytes = w.paramsBytes;
+  sum.gradsBytes = w.gradsBytes;
+  sum.optimizerBytes = w.optimizerBytes;
+  sum.activationsBytes = w.activationsBytes;
+  sum.peakAllocatedBytes = w.peakAllocatedBytes;
+  sum.peakReservedBytes = w.peakReservedBytes;
+  sum.caveats.push_back(fmt::format("pipeline: figures are stage {}'s ({} to {}), the worst of {}; the timeline is "
+                                    "the whole graph's",
+                                    w.rank, w.firstModule, w.lastModule, sum.stages.size()));
+}
+
 }  // namespace
 
 MemoryPlan::MemoryPlan(const Model &m, AnalysisContext &ctx) {
@@ -99,7 +132,14 @@ MemoryPlan::MemoryPlan(const Model &m, AnalysisContext &ctx) {
   }
   if (!m.graph)
     return;
-  Trace t = memory::buildTrace(m, s, sum);
+  const MeshSharding *sharding = s.mesh.tp * s.mesh.cp * s.mesh.ep > 1 ? &ctx.get<MeshSharding>() : nullptr;
+  if (sharding) {
+    sum.tpPlan = sharding->planName();
+    sum.sequenceParallel = sharding->sequenceParallel();
+    for (const std::string &a : sharding->assumptions())
+      sum.caveats.push_back(a);
+  }
+  Trace t = memory::buildTrace(m, s, sum, sharding);
   if (!s.train) {
     sum.gradsBytes = 0;
     sum.optimizerBytes = 0;
@@ -177,6 +217,8 @@ MemoryPlan::MemoryPlan(const Model &m, AnalysisContext &ctx) {
                    [](const Contributor &a, const Contributor &b) { return a.bytes > b.bytes; });
   if (!s.train)
     sum.activationsBytes = peak > resident ? peak - resident : 0;
+  if (s.train && s.mesh.pp > 1)
+    applyPipelineStages(t, ctx, sum);
   for (size_t i = 0; i < atPeak_.size() && i < 10; ++i) {
     const Contributor &c = atPeak_[i];
     sum.topAtPeak.push_back({c.value ? c.value->name : std::string(), c.producer ? nodeLabel(*c.producer) : "",

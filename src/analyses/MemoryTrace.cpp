@@ -51,6 +51,8 @@ std::optional<uint64_t> PlanBuilder::elementsOf(const Value *v) {
       return std::nullopt;
     }
   }
+  if (sharding_)  // one rank's share under tp/cp/ep (MeshSharding.h)
+    n = (n + sharding_->elementDivisor(v) - 1) / sharding_->elementDivisor(v);
   return n;
 }
 
@@ -1079,6 +1081,8 @@ Trace PlanBuilder::build(MemorySummary &sum) {
   return std::move(t_);
 }
 
-Trace buildTrace(const Model &m, const Setup &s, MemorySummary &sum) { return PlanBuilder(m, s).build(sum); }
+Trace buildTrace(const Model &m, const Setup &s, MemorySummary &sum, const MeshSharding *sharding) {
+  return PlanBuilder(m, s, sharding).build(sum);
+}
 
 }  // namespace graphlint::memory

@@ -7,6 +7,10 @@
 #include "graphlint/ir/Display.h"
 #include "graphlint/analyses/MemoryPlan.h"
 
+namespace graphlint {
+class MeshSharding;
+}
+
 #include <fmt/format.h>
 
 #include <string>
@@ -69,7 +73,8 @@ public:
 };
 
 /// Writes the trace of one inference pass or training step of `m` under `s`,
-/// filling the model-state fields of `sum`.
-Trace buildTrace(const Model &m, const Setup &s, MemorySummary &sum);
+/// filling the model-state fields of `sum`; `sharding`: one rank's share of
+/// each value under tp/cp/ep (null: the whole graph).
+Trace buildTrace(const Model &m, const Setup &s, MemorySummary &sum, const MeshSharding *sharding = nullptr);
 
 }  // namespace graphlint::memory

@@ -7,6 +7,7 @@
 #include "MemoryTrace.h"
 
 #include "graphlint/analyses/Liveness.h"
+#include "graphlint/analyses/MeshSharding.h"
 #include "graphlint/analyses/ShardingUnits.h"
 
 #include <llvm/ADT/DenseMap.h>
@@ -56,7 +57,10 @@ bool isTracedDropoutNoise(const Node &n);
 /// Builds the trace of one model under one Setup.
 class PlanBuilder {
 public:
-  PlanBuilder(const Model &m, const Setup &s) : m_(m), s_(s), g_(*m.graph) {}
+  /// `sharding`: what one rank of the mesh's tp/cp/ep holds of each value
+  /// (MeshSharding.h); null when they are all 1.
+  PlanBuilder(const Model &m, const Setup &s, const MeshSharding *sharding = nullptr)
+      : m_(m), s_(s), g_(*m.graph), sharding_(sharding) {}
 
   using Ints = llvm::SmallVector<int64_t, 4>;  // dims or strides
   /// A value's dims when every one is static.
@@ -233,6 +237,7 @@ private:
   const Model &m_;
   const Setup &s_;
   const Graph &g_;
+  const MeshSharding *sharding_ = nullptr;
   Trace t_;
   MemorySummary *sum_ = nullptr;
   std::set<std::string> assumed_;

@@ -5,6 +5,7 @@
 // a collective's result (ZeRO-3 parameters) waits for it.
 #include "graphlint/analyses/StepTimeline.h"
 
+#include "graphlint/analyses/MeshSharding.h"
 #include "graphlint/analyses/ShardingUnits.h"
 
 #include <fmt/format.h>
@@ -162,15 +163,24 @@ StepTimeline::StepTimeline(const Model &m, AnalysisContext &ctx) {
   const std::vector<unsigned> &sched = cm.schedule();
   const bool joint = cm.joint();
   const int F = static_cast<int>(joint ? cm.backwardStart() : sched.size());
+  // One rank's share of each kernel under tp and cp (MeshSharding.h).
+  const MeshSharding *sharding = mesh.tp * mesh.cp * mesh.ep > 1 ? &ctx.get<MeshSharding>() : nullptr;
+  auto share = [&](unsigned group) {
+    unsigned d = 1;
+    if (sharding && cm.groups()[group].group)
+      for (const Node *node : cm.groups()[group].group->nodes)
+        d = std::max(d, sharding->computeDivisor(*node));
+    return 1.0 / d;
+  };
   std::vector<double> duration;
   for (int i = 0; i < F; ++i)
-    duration.push_back(cm.groups()[sched[i]].known ? cm.groups()[sched[i]].forward.seconds : 0);
+    duration.push_back(cm.groups()[sched[i]].known ? cm.groups()[sched[i]].forward.seconds * share(sched[i]) : 0);
   if (joint)
     for (size_t i = cm.backwardStart(); i < sched.size(); ++i)
-      duration.push_back(cm.groups()[sched[i]].known ? cm.groups()[sched[i]].backward.seconds : 0);
+      duration.push_back(cm.groups()[sched[i]].known ? cm.groups()[sched[i]].backward.seconds * share(sched[i]) : 0);
   else
     for (int i = F - 1; i >= 0; --i)
-      duration.push_back(cm.groups()[sched[i]].known ? cm.groups()[sched[i]].backward.seconds : 0);
+      duration.push_back(cm.groups()[sched[i]].known ? cm.groups()[sched[i]].backward.seconds * share(sched[i]) : 0);
   const int S = static_cast<int>(duration.size());
   // The backward segment that differentiates the forward group at forwardPos:
   // the mirror image, or for a joint graph its proportional place in the
@@ -187,11 +197,15 @@ StepTimeline::StepTimeline(const Model &m, AnalysisContext &ctx) {
   auto gradReady = [&](const TrainableParam &p) { return p.gradGroup >= 0 ? p.gradGroup : backwardSegment(p.firstGroup); };
 
   const std::vector<TrainableParam> &params = cm.params();
+  // A parameter's elements on this rank: tp and ep shard some.
+  auto elements = [&](unsigned p) {
+    return params[p].elements / (sharding ? sharding->elementDivisor(params[p].value) : 1);
+  };
   std::vector<Pending> pending;
   auto bucketBytes = [&](const std::vector<unsigned> &ps) {
     double b = 0;
     for (unsigned p : ps)
-      b += params[p].elements * commElement_;
+      b += elements(p) * commElement_;
     return b;
   };
   auto newBucket = [&](std::vector<unsigned> ps) {
@@ -230,7 +244,7 @@ StepTimeline::StepTimeline(const Model &m, AnalysisContext &ctx) {
     std::vector<unsigned> order;
     for (size_t i = params.size(); i-- > 0;) {
       order.push_back(static_cast<unsigned>(i));
-      sizes.push_back(params[i].elements * commElement_);
+      sizes.push_back(elements(static_cast<unsigned>(i)) * commElement_);
       keys.push_back(static_cast<int>(params[i].value->type.dtype));
     }
     CollectiveKind kind = strategy_ == ParallelStrategy::DDP ? CollectiveKind::AllReduce : CollectiveKind::ReduceScatter;
@@ -258,7 +272,7 @@ StepTimeline::StepTimeline(const Model &m, AnalysisContext &ctx) {
     for (unsigned i = 0; i < params.size(); ++i)
       indexOf[params[i].value] = i;
     ShardingUnits su = shardingUnits(
-        *m.graph, values, [&](const Value *v) { return params[indexOf[v]].elements * commElement_; }, kBucketBytes);
+        *m.graph, values, [&](const Value *v) { return elements(indexOf[v]) * commElement_; }, kBucketBytes);
     auto useKey = [&](unsigned p) { return params[p].firstGroup < 0 ? F : params[p].firstGroup; };
     std::vector<int> units, first, last;
     for (size_t k = 0; k < su.params.size(); ++k) {
@@ -412,17 +426,39 @@ StepTimeline::StepTimeline(const Model &m, AnalysisContext &ctx) {
   double longer = std::max(computeBusy, comm_);
   overlap_ = longer > 0 && comm_ > 0 ? both / longer : 0;
 
+  applyMeshTraffic(m, ctx);
+
   KernelTime fwd = cm.forwardTotal(), bwd = cm.backwardTotal();
   modelFlops_ = fwd.flops + bwd.flops - cm.recomputedFlops();
   MathPrecision p = cm.matmulPrecision();
   double peak = hw->supports(p) ? hw->peakFor(p) : hw->peakFor(MathPrecision::FP32);
-  mfu_ = step_ > 0 && peak > 0 ? modelFlops_ / (step_ * peak) : 0;
+  // One GPU's share of the replica's FLOPs: tp x cp x pp ranks run it.
+  mfu_ = step_ > 0 && peak > 0 ? modelFlops_ / (mesh.tp * mesh.cp * mesh.pp) / (step_ * peak) : 0;
 
   // Throughput as torchtitan logs it: the tokens one data-parallel rank
   // trains per step, over the step time and the ranks that share them
   // (tp x cp x pp, its non-data-parallel size).
   if (std::optional<double> tokens = tokensPerStep(m); tokens && step_ > 0)
     tokensPerSecondPerGpu_ = *tokens / (step_ * mesh.tp * mesh.cp * mesh.pp);
+}
+
+void StepTimeline::applyMeshTraffic(const Model &m, AnalysisContext &ctx) {
+  mesh_ = graphlint::meshTraffic(m, ctx, topo_);
+  if (mesh_.pipeline) {
+    // The slowest rank's stages over all micro-batches, plus the bubble.
+    double compute = (step_ - optimizer_) * mesh_.rankShare;
+    bubble_ = compute * mesh_.bubbleFraction;
+    optimizer_ *= mesh_.paramShare;
+    step_ = compute + bubble_ + optimizer_;
+  }
+  step_ += mesh_.exposedSeconds();
+  comm_ += mesh_.seconds();
+  exposed_ += mesh_.exposedSeconds();
+  bytesPerRank_ += mesh_.bytesPerRank();
+  double computeBusy = step_ - exposed_;
+  double longer = std::max(computeBusy, comm_);
+  if (mesh_.seconds() > 0)
+    overlap_ = longer > 0 && comm_ > 0 ? (comm_ - exposed_) / longer : 0;
 }
 
 std::optional<double> tokensPerStep(const Model &m) {

@@ -22,6 +22,15 @@ const EnumName<Recompute> kRecomputes[] = {
 
 const EnumName<Kernels> kKernels[] = {{Kernels::Cuda, "cuda"}, {Kernels::Cpu, "cpu"}};
 
+const EnumName<PipelineSchedule> kSchedules[] = {{PipelineSchedule::GPipe, "gpipe"},
+                                                 {PipelineSchedule::OneFOneB, "1f1b"},
+                                                 {PipelineSchedule::Interleaved1F1B, "interleaved-1f1b"},
+                                                 {PipelineSchedule::ZBV, "zbv"}};
+const EnumName<TpStyle> kTpStyles[] = {{TpStyle::Colwise, "colwise"},
+                                       {TpStyle::Rowwise, "rowwise"},
+                                       {TpStyle::Sequence, "sequence"},
+                                       {TpStyle::Replicate, "replicate"}};
+
 }  // namespace
 
 std::string_view optimizerName(Optimizer o) { return nameOf(kOptimizers, o); }
@@ -51,6 +60,11 @@ std::string_view recomputeName(Recompute r) { return nameOf(kRecomputes, r); }
 std::optional<Recompute> recomputeFromName(std::string_view s) { return fromName(kRecomputes, s); }
 
 const char *recomputeChoices() { return "none, layer (alias full), sqrt"; }
+
+std::string_view pipelineScheduleName(PipelineSchedule p) { return nameOf(kSchedules, p); }
+std::optional<PipelineSchedule> pipelineScheduleFromName(std::string_view s) { return fromName(kSchedules, s); }
+std::string_view tpStyleName(TpStyle t) { return nameOf(kTpStyles, t); }
+std::optional<TpStyle> tpStyleFromName(std::string_view s) { return fromName(kTpStyles, s); }
 
 std::string_view kernelsName(Kernels k) { return nameOf(kKernels, k); }
 std::optional<Kernels> kernelsFromName(std::string_view s) { return fromName(kKernels, s); }
@@ -108,7 +122,13 @@ std::optional<std::string> Setup::resolveMesh() {
                    : zero == 3 ? DataParallel::ZeRO3
                    : m.dpShard > 1 ? DataParallel::FSDP2
                                    : DataParallel::DDP;
+  if (ppSchedule == PipelineSchedule::Interleaved1F1B && m.pp > 1 && microbatches && microbatches % m.pp)
+    return fmt::format("interleaved-1f1b needs microbatches a multiple of pp {}, got {} (Megatron-LM's rule)", m.pp,
+                       microbatches);
   mesh = m;
+  if (m.pp > 1 && !ppSplitPoints.empty() && ppSplitPoints.size() + 1 != m.pp * virtualStageCount())
+    return fmt::format("pp-split-points names {} modules: pp x virtual stages = {} stages need {}",
+                       ppSplitPoints.size(), m.pp * virtualStageCount(), m.pp * virtualStageCount() - 1);
   return std::nullopt;
 }
 

@@ -196,17 +196,122 @@ const std::vector<SetupKey> &table() {
                "ZeRO-K over these ranks",
                "8"),
       MESH_KEY("tp", tp, "N",
-               "tensor-parallel degree (default 1); tp, pp and cp\n"
-               "count in the world size and tokens/s per GPU, their\n"
-               "sharding of the graph is not modelled yet",
+               "tensor-parallel degree (default 1): DTensor's colwise/\n"
+               "rowwise plan of the model's family (or --tp-plan)\n"
+               "shards weights, activations and matmuls",
                "8"),
-      MESH_KEY("pp", pp, "N", "pipeline-parallel stages (default 1)", "4"),
+      MESH_KEY("pp", pp, "N", "pipeline-parallel stages (default 1); see\n--pp-schedule, --microbatches", "4"),
       MESH_KEY("cp", cp, "N", "context-parallel degree: the sequence sharded\n(ring attention; default 1)", "2"),
       MESH_KEY("ep", ep, "N",
                "expert-parallel degree (default 1): experts sharded\n"
                "over ep ranks of dp-shard x cp, as torchtitan does;\n"
                "it does not multiply the world size",
                "2"),
+      {"sequence-parallel", nullptr, "",
+       "Megatron's sequence parallelism with --tp (default\n"
+       "auto: on when tp > 1; --sequence-parallel=false off):\n"
+       "norms and dropout on a sequence shard, all-gather +\n"
+       "reduce-scatter per block instead of an all-reduce",
+       nullptr, nullptr, nullptr, false, "true", " true",
+       [](llvm::StringRef t, SetupSyntax syntax) {
+         return t.lower() == "auto" ? ok("auto") : boolean("sequence-parallel", t, syntax);
+       },
+       [](Setup &s, const std::string &v) {
+         s.sequenceParallel = v == "auto" ? std::nullopt : std::optional<bool>(v == "true");
+       },
+       [](const Setup &s) {
+         return std::string(!s.sequenceParallel ? " auto" : *s.sequenceParallel ? " true" : " false");
+       }},
+      {"async-tp", nullptr, "",
+       "async tensor parallelism (torchtitan's async_tp): the\n"
+       "tp collectives overlap the matmuls they feed",
+       nullptr, nullptr, nullptr, false, "true", " true",
+       [](llvm::StringRef t, SetupSyntax syntax) { return boolean("async-tp", t, syntax); },
+       [](Setup &s, const std::string &v) { s.asyncTp = v == "true"; },
+       [](const Setup &s) { return std::string(s.asyncTp ? " true" : " false"); }},
+      {"tp-plan", nullptr, "GLOB=STYLE",
+       "a module-path glob's tensor-parallel style (repeatable;\n"
+       "colwise, rowwise, sequence, replicate), e.g.\n"
+       "--tp-plan '*.attn.qkv=colwise'; tried in order before\n"
+       "the default plan of the model's family",
+       nullptr, nullptr, nullptr, false, "*.wq=colwise", "\n    \"*.wq\": colwise",
+       [](llvm::StringRef spec, SetupSyntax syntax) {
+         auto [glob, style] = spec.rsplit('=');
+         if (glob.size() == spec.size() || glob.empty())
+           return refused(fmt::format("{} expects GLOB=STYLE, got '{}'", named(row("tp-plan"), syntax),
+                                      escapedForMessage(spec.str())));
+         if (!tpStyleFromName(std::string_view(style.data(), style.size())))
+           return refused(fmt::format("{} {}: the style must be one of colwise, rowwise, sequence, replicate, got '{}'",
+                                      named(row("tp-plan"), syntax), escapedForMessage(glob.str()),
+                                      escapedForMessage(style.str())));
+         return ok(spec.str());
+       },
+       [](Setup &s, const std::string &v) {
+         auto [glob, style] = llvm::StringRef(v).rsplit('=');
+         TpStyle t = *tpStyleFromName(std::string_view(style.data(), style.size()));
+         for (auto &entry : s.tpPlan)
+           if (entry.first == glob) {
+             entry.second = t;  // merged glob by glob
+             return;
+           }
+         s.tpPlan.emplace_back(glob.str(), t);
+       },
+       [](const Setup &s) {
+         std::string out = s.tpPlan.empty() ? " {}" : "";
+         for (const auto &[glob, style] : s.tpPlan)
+           out += fmt::format("\n    {}: {}", yamlQuoted(glob), tpStyleName(style));
+         return out;
+       }},
+      {"pp-schedule", nullptr, "gpipe|1f1b|interleaved-1f1b|zbv",
+       "pipeline schedule with --pp (default 1f1b)", nullptr, nullptr, nullptr, false, "interleaved-1f1b",
+       " interleaved-1f1b",
+       [](llvm::StringRef t, SetupSyntax syntax) {
+         return choice<PipelineSchedule, pipelineScheduleFromName, pipelineScheduleName>(
+             "pp-schedule", t, syntax, "gpipe, 1f1b, interleaved-1f1b, zbv");
+       },
+       [](Setup &s, const std::string &v) { s.ppSchedule = *pipelineScheduleFromName(v); },
+       [](const Setup &s) { return " " + std::string(pipelineScheduleName(s.ppSchedule)); }},
+      {"microbatches", nullptr, "N",
+       "micro-batches per step with --pp (default pp); the\n"
+       "graph's batch is the local batch they split",
+       nullptr, nullptr, nullptr, false, "16", " 16",
+       [](llvm::StringRef t, SetupSyntax syntax) { return integer("microbatches", t, syntax, 1, 1 << 20); },
+       [](Setup &s, const std::string &v) { s.microbatches = asUnsigned(v); },
+       [](const Setup &s) { return " " + std::to_string(s.microbatchCount()); }},
+      {"virtual-stages", nullptr, "V",
+       "model chunks per pipeline rank for interleaved-1f1b\n"
+       "(default 2; zbv always 2, gpipe and 1f1b 1)",
+       nullptr, nullptr, nullptr, false, "4", " 4",
+       [](llvm::StringRef t, SetupSyntax syntax) { return integer("virtual-stages", t, syntax, 1, 64); },
+       [](Setup &s, const std::string &v) { s.virtualStages = asUnsigned(v); },
+       [](const Setup &s) { return " " + std::to_string(s.virtualStages ? s.virtualStages : s.virtualStageCount()); }},
+      {"pp-split-points", nullptr, "M1,M2,...",
+       "the module each pipeline stage after the first starts\n"
+       "at (torchtitan's pipeline_parallel_split_points);\n"
+       "default: stages balanced by predicted time",
+       nullptr, nullptr, nullptr, false, "layers.4", " \"layers.4\"",
+       [](llvm::StringRef t, SetupSyntax) { return ok(t.str()); },
+       [](Setup &s, const std::string &v) {
+         s.ppSplitPoints.clear();
+         llvm::SmallVector<llvm::StringRef, 8> parts;
+         llvm::StringRef(v).split(parts, ',', -1, false);
+         for (llvm::StringRef p : parts)
+           s.ppSplitPoints.push_back(p.trim().str());
+       },
+       [](const Setup &s) { return " " + yamlQuoted(llvm::join(s.ppSplitPoints, ",")); }},
+      {"capacity-factor", nullptr, "C",
+       "MoE expert capacity over an even share of the tokens\n"
+       "(default 1.0): sizes the expert-parallel all-to-all",
+       nullptr, nullptr, nullptr, false, "1.25", " 1.25",
+       [](llvm::StringRef t, SetupSyntax syntax) {
+         double x = 0;
+         if (t.getAsDouble(x) || !(x > 0) || x > 64)
+           return refused(fmt::format("{} expects a number above 0 (at most 64), got '{}'",
+                                      named(row("capacity-factor"), syntax), escapedForMessage(t.str())));
+         return ok(fmt::format("{}", x));
+       },
+       [](Setup &s, const std::string &v) { s.capacityFactor = std::stod(v); },
+       [](const Setup &s) { return fmt::format(" {}", s.capacityFactor); }},
       {"recompute", nullptr, "none|layer|sqrt",
        "activation checkpointing (default none): layer\n"
        "(alias full) checkpoints each repeated layer, as\n"

@@ -288,10 +288,10 @@ private:
         else
           layer_.setup.push_back({k, *c.value});
       };
-      if (k->isDims()) {
+      if (k->isMapping()) {
         if (auto *m = mapping(v, key))
           forEachKey(*m, [&](const std::string &name, yaml::Node *, yaml::Node *size) {
-            if (auto x = scalar(size, "dims: " + name))
+            if (auto x = scalar(size, key + ": " + name))
               take(size, name + "=" + *x);
           });
       } else if (auto x = scalar(v, key)) {

@@ -77,7 +77,11 @@ CostSummary summariseCost(const Model &, AnalysisContext &ctx) {
   c.modelFlops = st.modelFlops();
   c.mfu = st.mfu();
   c.tokensPerSecondPerGpu = st.tokensPerSecondPerGpu();
+  c.mesh = st.meshTraffic();
+  c.bubbleSeconds = st.bubbleSeconds();
   c.notes = st.notes();
+  for (const std::string &n : c.mesh.notes)
+    c.notes.push_back(n);
   return s;
 }
 

@@ -30,7 +30,13 @@ void renderCostText(const CostSummary &s, const std::string &title, llvm::raw_os
         c.present ? c.backwardSeconds : s.secondsBackward);
     os << fmt::format("  {:<14} {:>8} {:>12} {:>10} {:>11}\n", "optimizer", "", "", "", ms(c.optimizerSeconds));
   }
-  if (c.present && c.strategy != "single")
+  const bool meshComm = c.present && (!c.mesh.collectives.empty() || c.mesh.pipeline);
+  if (c.present && c.mesh.pipeline)
+    os << fmt::format("  {:<14} {:>8} {:>12} {:>10} {:>11}  ({}, {} micro-batches, {} virtual stages: {:.3f} of "
+                      "the stage's compute)\n",
+                      "bubble", "", "", "", ms(c.bubbleSeconds), c.mesh.schedule, c.mesh.microbatches,
+                      c.mesh.virtualStages, c.mesh.bubbleFraction);
+  if (c.present && (c.strategy != "single" || meshComm))
     os << fmt::format("  {:<14} {:>8} {:>12} {:>10.3f} {:>11}  ({} busy, {} exposed, overlap {:.2f})\n",
                       "communication", "", "", c.bytesPerRank / 1e9, ms(c.exposedSeconds), ms(c.commSeconds),
                       ms(c.exposedSeconds), c.overlapRatio);
@@ -44,6 +50,12 @@ void renderCostText(const CostSummary &s, const std::string &title, llvm::raw_os
   if (s.lowerBound())
     os << "  LOWER BOUNDS: more than a few percent of the kernels have unknown cost; FLOPs and times above are at "
           "least the true ones\n";
+  // Per mesh dimension: which collective, on which link, bytes, time, hidden.
+  for (const MeshCollective &x : c.mesh.collectives)
+    os << fmt::format("  {:<3} {:<8} {} x{} on {} ({} ranks{}): {} each, {} in {} ms, {} ms hidden ({})\n", x.dim,
+                      x.phase, x.collective, x.calls, x.link, x.ranks, x.interNode ? ", between nodes" : "",
+                      formatBytes(x.bytesPerCall), formatBytes(x.bytesPerRank), ms(x.seconds), ms(x.hiddenSeconds),
+                      x.what);
   if (!c.present || c.strategy == "single") {
     for (const std::string &n : c.notes)
       os << "  note: " << n << "\n";

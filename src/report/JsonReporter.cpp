@@ -163,7 +163,7 @@ json::Value communicationToJson(const CostSummary &s) {
                                  {"end_s", u.end}});
   for (const std::string &n : c.notes)
     notes.push_back(n);
-  return json::Object{{"strategy", c.strategy},
+  json::Object o{{"strategy", c.strategy},
                       {"world_size", static_cast<int64_t>(c.worldSize)},
                       {"gpus_per_node", static_cast<int64_t>(c.gpusPerNode)},
                       {"intra", c.intra},
@@ -185,6 +185,34 @@ json::Value communicationToJson(const CostSummary &s) {
                       {"tokens_per_second_per_gpu",
                        c.tokensPerSecondPerGpu ? json::Value(*c.tokensPerSecondPerGpu) : json::Value(nullptr)},
                       {"notes", std::move(notes)}};
+  // Per mesh dimension (tp, cp, ep, pp): only when the mesh has one.
+  if (!c.mesh.collectives.empty() || c.mesh.pipeline) {
+    json::Array mesh;
+    for (const MeshCollective &x : c.mesh.collectives)
+      mesh.push_back(json::Object{{"dim", x.dim},
+                                  {"kind", x.collective},
+                                  {"phase", x.phase},
+                                  {"link", x.link},
+                                  {"inter_node", x.interNode},
+                                  {"ranks", static_cast<int64_t>(x.ranks)},
+                                  {"count", static_cast<int64_t>(x.calls)},
+                                  {"bytes_per_call", x.bytesPerCall},
+                                  {"bytes_per_rank", x.bytesPerRank},
+                                  {"time_s", x.seconds},
+                                  {"hidden_s", x.hiddenSeconds},
+                                  {"exposed_s", x.seconds - x.hiddenSeconds},
+                                  {"what", x.what}});
+    o["mesh_collectives"] = std::move(mesh);
+  }
+  if (c.mesh.pipeline)
+    o["pipeline"] = json::Object{{"schedule", c.mesh.schedule},
+                                 {"microbatches", static_cast<int64_t>(c.mesh.microbatches)},
+                                 {"virtual_stages", static_cast<int64_t>(c.mesh.virtualStages)},
+                                 {"bubble_fraction", c.mesh.bubbleFraction},
+                                 {"bubble_s", c.bubbleSeconds},
+                                 {"slowest_stage", static_cast<int64_t>(c.mesh.slowestRank)},
+                                 {"slowest_stage_compute_share", c.mesh.rankShare}};
+  return o;
 }
 
 json::Value memoryToJson(const MemorySummary &s) {
@@ -240,6 +268,30 @@ json::Value memoryToJson(const MemorySummary &s) {
                  {"saturated_tensors", bytes(s.saturatedTensors)},
                  {"tensors", bytes(s.tensors)},
                  {"lower_bound", s.lowerBound()}};
+  if (s.mesh.tp > 1) {
+    o["tp_plan"] = s.tpPlan;
+    o["sequence_parallel"] = s.sequenceParallel;
+  }
+  if (!s.stages.empty()) {
+    json::Array stages;
+    for (const MemorySummary::Stage &st : s.stages)
+      stages.push_back(json::Object{{"stage", static_cast<int64_t>(st.rank)},
+                                    {"first_module", st.firstModule},
+                                    {"last_module", st.lastModule},
+                                    {"params_bytes", bytes(st.paramsBytes)},
+                                    {"grads_bytes", bytes(st.gradsBytes)},
+                                    {"optimizer_bytes", bytes(st.optimizerBytes)},
+                                    {"activations_per_microbatch_bytes", bytes(st.activationsPerMicrobatch)},
+                                    {"in_flight_microbatches", st.inFlightMicrobatches},
+                                    {"activations_bytes", bytes(st.activationsBytes)},
+                                    {"peak_allocated_bytes", bytes(st.peakAllocatedBytes)},
+                                    {"peak_reserved_bytes", bytes(st.peakReservedBytes)}});
+    o["stages"] = std::move(stages);
+    o["worst_stage"] = static_cast<int64_t>(s.worstStage);
+    o["pipeline"] = json::Object{{"schedule", s.ppSchedule},
+                                 {"microbatches", static_cast<int64_t>(s.microbatches)},
+                                 {"virtual_stages", static_cast<int64_t>(s.virtualStages)}};
+  }
   o["peak_node"] = s.peakNode.empty() ? json::Value(nullptr) : json::Value(s.peakNode);
   o["peak_phase"] = s.peakPhase.empty() ? json::Value(nullptr) : json::Value(s.peakPhase);
   o["device_capacity_bytes"] = s.capacityBytes > 0 ? json::Value(static_cast<int64_t>(s.capacityBytes))

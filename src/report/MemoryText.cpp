@@ -44,6 +44,21 @@ void renderMemoryText(const MemorySummary &s, const std::string &title, llvm::ra
     os << fmt::format("  {:<20} {:>12}\n", "headroom",
                       formatBytes(head));
   }
+  if (s.mesh.tp > 1)
+    os << fmt::format("  tensor parallel: tp {}, plan {}, sequence parallel {}\n", s.mesh.tp, s.tpPlan,
+                      s.sequenceParallel ? "on" : "off");
+  if (!s.stages.empty()) {
+    os << fmt::format("  pipeline stages ({}, {} micro-batches, {} virtual stages; figures above: stage {}):\n",
+                      s.ppSchedule, s.microbatches, s.virtualStages, s.stages[s.worstStage].rank);
+    for (const MemorySummary::Stage &st : s.stages)
+      os << fmt::format("    stage {:>2} {:>12} reserved  states {:>10}  activations {:>10} = {:>10} x {:.2f} "
+                        "in flight  ({} .. {})\n",
+                        st.rank, formatBytes(static_cast<double>(st.peakReservedBytes)),
+                        formatBytes(static_cast<double>(st.paramsBytes + st.gradsBytes + st.optimizerBytes)),
+                        formatBytes(static_cast<double>(st.activationsBytes)),
+                        formatBytes(static_cast<double>(st.activationsPerMicrobatch)), st.inFlightMicrobatches,
+                        st.firstModule, st.lastModule);
+  }
   if (!s.assumedDims.empty()) {
     std::string dims;
     for (const std::string &d : s.assumedDims)

@@ -4,6 +4,7 @@
 // running at the peak.
 #include "graphlint/ir/Display.h"
 #include "graphlint/analyses/MemoryPlan.h"
+#include "graphlint/analyses/MeshAdvice.h"
 #include "graphlint/rules/Rule.h"
 
 #include <fmt/format.h>
@@ -60,6 +61,14 @@ public:
     // Advice for what the run does not do already.
     std::vector<std::string> fixes{"reduce the batch (--dim)"};
     if (s.mode == "training") {
+      // The memory plan again at a raised tp or pp: the smallest that fits.
+      for (const char *knob : {"tp", "pp"})
+        for (const MeshCandidate &c : ctx.get<MeshAdvice>().candidates())
+          if (c.knob == knob && static_cast<double>(c.peakReservedBytes) + reserve <= s.capacityBytes) {
+            fixes.push_back(fmt::format("--{} {} fits: {} ({})", c.knob, c.degree,
+                                        formatBytes(static_cast<double>(c.peakReservedBytes) + reserve), c.describe()));
+            break;
+          }
       if (setup.mesh.zeroStage() < 3)
         fixes.push_back(setup.mesh.zeroStage() == 0 ? "shard model states (--dp-shard N, or --zero 1|2|3 with --world-size)"
                                                     : "shard more model states (--zero 3)");

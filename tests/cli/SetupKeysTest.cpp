@@ -51,9 +51,9 @@ std::optional<std::pair<std::string, std::string>> companionOf(const SetupKey &k
 
 // What a file line `key: example` (dims: a mapping) looks like.
 std::string yamlFor(const SetupKey &k) {
-  if (k.isDims()) {
-    auto [name, size] = llvm::StringRef(k.example).split('=');
-    return "setup:\n  dims:\n    " + name.str() + ": " + size.str() + "\n";
+  if (k.isMapping()) {  // dims, tp-plan: NAME=VALUE as `"NAME": VALUE`
+    auto [name, size] = llvm::StringRef(k.example).rsplit('=');
+    return std::string("setup:\n  ") + k.key + ":\n    \"" + name.str() + "\": " + size.str() + "\n";
   }
   std::string with = companionOf(k) ? "  " + companionOf(k)->first + ": " + companionOf(k)->second + "\n" : "";
   return std::string("setup:\n") + with + "  " + k.key + ": " + k.example + "\n";

@@ -60,9 +60,10 @@ SetupFlags::SetupFlags(Command &c)
     cl::Option *o = nullptr;
     if (k.isSwitch()) {
       o = &c.add<cl::opt<bool>>(entry(section, "", k.help), llvm::StringRef(k.flagName()));
-    } else if (k.isDims()) {
+    } else if (k.isMapping()) {
       auto &l = c.add<cl::list<std::string>>(entry(section, k.valueHelp, k.help), llvm::StringRef(k.flagName()));
-      c.alias(l, k.shortFlag, /*prefix=*/true);
+      if (k.shortFlag)
+        c.alias(l, k.shortFlag, /*prefix=*/true);
       o = std::addressof(l);
     } else {
       o = &c.add<cl::opt<std::string>>(entry(section, k.valueHelp, k.help), llvm::StringRef(k.flagName()));

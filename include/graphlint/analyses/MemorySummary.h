@@ -78,6 +78,27 @@ struct MemorySummary {
   /// every figure is a lower bound (reporters say so; GL201 says "at least").
   bool lowerBound() const { return isLowerBound(unsizedTensors, tensors); }
 
+  /// One pipeline rank (pp > 1, training; JSON memory.stages[]): its share
+  /// of the model states, the activations its chunks save per micro-batch
+  /// times the schedule's in-flight micro-batches, and its peak. The worst
+  /// rank's figures are the summary's (peakReservedBytes is its peak).
+  struct Stage {
+    unsigned rank = 0;
+    std::string firstModule, lastModule;  // the first chunk's first layer, the last chunk's last
+    uint64_t paramsBytes = 0, gradsBytes = 0, optimizerBytes = 0;
+    uint64_t activationsPerMicrobatch = 0;
+    double inFlightMicrobatches = 0;
+    uint64_t activationsBytes = 0;
+    uint64_t peakAllocatedBytes = 0, peakReservedBytes = 0;
+  };
+  std::vector<Stage> stages;
+  unsigned worstStage = 0;            // index into stages
+  std::string ppSchedule;             // "1f1b", ... (pp > 1)
+  unsigned microbatches = 1, virtualStages = 1;
+  /// The tensor-parallel plan (tp > 1): "llama (default)", "user", "none".
+  std::string tpPlan;
+  bool sequenceParallel = false;
+
   /// The usual definition: 1 - largest free block / free bytes, over the
   /// blocks the allocator held as it grew to its peak reserved. 0 when
   /// nothing was free (each segment was needed whole).

@@ -9,6 +9,7 @@
 
 #include "graphlint/analyses/Collectives.h"
 #include "graphlint/analyses/ComputeModel.h"
+#include "graphlint/analyses/MeshTraffic.h"
 
 #include <optional>
 #include <string>
@@ -102,8 +103,15 @@ public:
 
   const std::vector<CollectiveCall> &collectives() const { return calls_; }
   const std::vector<ParamBucket> &buckets() const { return buckets_; }
+  /// The tp/cp/ep/pp communication (MeshTraffic.h), included in commSeconds,
+  /// exposedSeconds and bytesPerRank; the pipeline's bubble in stepSeconds.
+  const MeshTraffic &meshTraffic() const { return mesh_; }
+  double bubbleSeconds() const { return bubble_; }
 
 private:
+  /// Adds the tp/cp/ep/pp traffic and the pipeline's bubble (MeshTraffic.h).
+  void applyMeshTraffic(const Model &m, AnalysisContext &ctx);
+
   bool active_ = false;
   ParallelStrategy strategy_ = ParallelStrategy::Single;
   Topology topo_, replicas_;
@@ -114,6 +122,8 @@ private:
   std::optional<double> tokensPerSecondPerGpu_;
   std::vector<CollectiveCall> calls_;
   std::vector<ParamBucket> buckets_;
+  MeshTraffic mesh_;
+  double bubble_ = 0;
 };
 
 }  // namespace graphlint

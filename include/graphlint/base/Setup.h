@@ -10,6 +10,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace graphlint {
 
@@ -121,6 +123,23 @@ struct Mesh {
   std::string describe() const;
 };
 
+/// --pp-schedule: the pipeline schedule (docs/cost-model.md "Pipeline
+/// parallelism"): GPipe (all forwards, then all backwards), 1F1B
+/// (PipeDream-Flush), Megatron's interleaved 1F1B over --virtual-stages
+/// chunks per rank, and the zero-bubble V schedule (ZB-V, two chunks per rank).
+enum class PipelineSchedule : uint8_t { GPipe, OneFOneB, Interleaved1F1B, ZBV };
+std::string_view pipelineScheduleName(PipelineSchedule p);
+std::optional<PipelineSchedule> pipelineScheduleFromName(std::string_view s);
+
+/// A module's tensor-parallel style, as DTensor's parallelize_module plans
+/// name them: ColwiseParallel (weight split on its output features),
+/// RowwiseParallel (on its input features; the output reduced),
+/// SequenceParallel (the module runs on a sequence shard: norms, dropout),
+/// or replicated.
+enum class TpStyle : uint8_t { Colwise, Rowwise, Sequence, Replicate };
+std::string_view tpStyleName(TpStyle t);
+std::optional<TpStyle> tpStyleFromName(std::string_view s);
+
 /// Options a rule reads (thresholds), keyed by rule code then option name; the
 /// values were checked against the rule's RuleInfo::options when loaded.
 using RuleOptionValues = std::map<std::string, std::map<std::string, double>>;
@@ -157,6 +176,33 @@ struct Setup {
   /// product, an ep that does not divide dp_shard x cp).
   std::optional<std::string> resolveMesh();
   Recompute recompute = Recompute::None;
+  /// --sequence-parallel: Megatron's sequence parallelism with tp > 1
+  /// (nullopt: not stated, on when tp > 1).
+  std::optional<bool> sequenceParallel;
+  /// Sequence parallelism in effect: stated, else on whenever tp > 1.
+  bool sequenceParallelOn() const { return mesh.tp > 1 && sequenceParallel.value_or(true); }
+  /// --async-tp: the tensor-parallel collectives overlap the matmuls they feed.
+  bool asyncTp = false;
+  /// --tp-plan GLOB=STYLE (tp-plan: mapping in YAML): module-path globs, in
+  /// the order given, before the default plan of the model's family.
+  std::vector<std::pair<std::string, TpStyle>> tpPlan;
+  /// --pp-schedule, --microbatches (0: not stated, pp), --virtual-stages
+  /// (0: not stated; interleaved 2, zbv 2, others 1).
+  PipelineSchedule ppSchedule = PipelineSchedule::OneFOneB;
+  unsigned microbatches = 0, virtualStages = 0;
+  unsigned microbatchCount() const { return microbatches ? microbatches : mesh.pp; }
+  unsigned virtualStageCount() const {
+    if (ppSchedule == PipelineSchedule::ZBV)
+      return 2;
+    if (ppSchedule != PipelineSchedule::Interleaved1F1B)
+      return 1;
+    return virtualStages ? virtualStages : 2;
+  }
+  /// --pp-split-points: the module each stage after the first starts at
+  /// ("layers.8,layers.16"); empty: balanced by predicted time.
+  std::vector<std::string> ppSplitPoints;
+  /// --capacity-factor: tokens an expert takes, over an even share (MoE).
+  double capacityFactor = 1.0;
   /// --gpus-per-node G: ranks that share the intra-node interconnect.
   unsigned gpusPerNode = 8;
   /// --intra / --inter: interconnect names (docs/hardware.md); empty = the

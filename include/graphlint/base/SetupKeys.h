@@ -62,6 +62,8 @@ struct SetupKey {
 
   bool isSwitch() const { return !*valueHelp; }
   bool isDims() const { return llvm::StringRef(key) == "dims"; }
+  /// A mapping in YAML (NAME: VALUE entries), a repeatable NAME=VALUE flag.
+  bool isMapping() const { return isDims() || llvm::StringRef(key) == "tp-plan"; }
   const char *flagName() const { return flag ? flag : key; }
 };
 

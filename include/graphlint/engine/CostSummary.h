@@ -4,6 +4,7 @@
 // text table render this, never the analyses (docs/output-formats.md).
 #pragma once
 
+#include "graphlint/analyses/MeshTraffic.h"
 #include "graphlint/analyses/Provenance.h"
 
 #include <optional>
@@ -78,6 +79,10 @@ struct CostSummary {
     double forwardSeconds = 0, backwardSeconds = 0, optimizerSeconds = 0, stepSeconds = 0;
     double modelFlops = 0, mfu = 0;
     std::optional<double> tokensPerSecondPerGpu;  // with [batch, seq] token-id inputs
+    /// The tp/cp/ep/pp collectives (MeshTraffic.h), in commSeconds and
+    /// exposedSeconds; the pipeline's bubble in stepSeconds.
+    MeshTraffic mesh;
+    double bubbleSeconds = 0;
     std::vector<std::string> notes;
   } communication;
 };

@@ -1,0 +1,80 @@
+// Per-stage memory under pipeline parallelism (PipelineMemory.h).
+#include "PipelineMemory.h"
+
+#include <algorithm>
+
+namespace graphlint::memory {
+
+std::vector<MemorySummary::Stage> pipelineStages(const Trace &t, const MemorySummary &sum, const PipelinePlan &plan) {
+  std::vector<MemorySummary::Stage> out;
+  if (!plan.active())
+    return out;
+  // What is live when the forward ends: every activation saved for backward.
+  size_t end = 0;
+  for (size_t e = 0; e < t.events.size(); ++e)
+    if (t.events[e].op == Trace::Op::Mark && t.steps[t.events[e].id].phase == MemoryPhase::Forward)
+      end = e;
+  // The last forward step's frees (its inputs' last use) follow its mark.
+  while (end + 1 < t.events.size() && t.events[end + 1].op == Trace::Op::Free)
+    ++end;
+  std::vector<bool> live(t.storages.size(), false);
+  for (size_t e = 0; e <= end && e < t.events.size(); ++e)
+    if (t.events[e].op != Trace::Op::Mark)
+      live[t.events[e].id] = t.events[e].op == Trace::Op::Alloc;
+  const unsigned pp = plan.pp();
+  std::vector<double> saved(pp, 0);
+  double savedTotal = 0, inputs = 0;
+  for (size_t i = 0; i < t.storages.size(); ++i) {
+    const Trace::Storage &st = t.storages[i];
+    if (!live[i])
+      continue;
+    if (st.kind == MemoryKind::Input) {
+      inputs += static_cast<double>(st.bytes);
+      continue;
+    }
+    if (st.kind != MemoryKind::Activation && st.kind != MemoryKind::Saved)
+      continue;
+    // A saved value belongs to the last chunk that reads it in the forward
+    // (a stage's input, received from the one before, is held by the stage).
+    const Node *n = st.value && st.value->producer ? st.value->producer : st.owner;
+    unsigned chunk = n ? plan.chunkOfNode(n->index) : 0;
+    if (st.value)
+      for (const Use &u : st.value->uses)
+        if (!u.user->backwardPhase)
+          chunk = std::max(chunk, plan.chunkOfNode(u.user->index));
+    unsigned rank = plan.rankOfChunk(chunk);
+    saved[rank] += static_cast<double>(st.bytes);
+    savedTotal += static_cast<double>(st.bytes);
+  }
+  const double n = plan.microbatches();
+  const double states = static_cast<double>(sum.paramsBytes + sum.gradsBytes + sum.optimizerBytes);
+  const double transient = std::max(0.0, static_cast<double>(sum.peakAllocatedBytes) - states - savedTotal - inputs);
+  const double reservedRatio =
+      sum.peakAllocatedBytes ? static_cast<double>(sum.peakReservedBytes) / static_cast<double>(sum.peakAllocatedBytes)
+                             : 1.0;
+  for (unsigned r = 0; r < pp; ++r) {
+    MemorySummary::Stage s;
+    s.rank = r;
+    for (unsigned c = 0; c < plan.chunks().size(); ++c)
+      if (plan.rankOfChunk(c) == r) {
+        if (s.firstModule.empty())
+          s.firstModule = plan.chunks()[c].firstModule;
+        s.lastModule = plan.chunks()[c].lastModule;
+      }
+    double share = plan.paramShare(r);
+    s.paramsBytes = static_cast<uint64_t>(static_cast<double>(sum.paramsBytes) * share);
+    s.gradsBytes = static_cast<uint64_t>(static_cast<double>(sum.gradsBytes) * share);
+    s.optimizerBytes = static_cast<uint64_t>(static_cast<double>(sum.optimizerBytes) * share);
+    s.activationsPerMicrobatch = static_cast<uint64_t>(saved[r] / n);
+    s.inFlightMicrobatches = plan.inFlight(r);
+    s.activationsBytes = static_cast<uint64_t>(saved[r] / n * s.inFlightMicrobatches);
+    double alloc = static_cast<double>(s.paramsBytes + s.gradsBytes + s.optimizerBytes + s.activationsBytes) +
+                   (transient + (r == 0 ? inputs : 0)) / n;
+    s.peakAllocatedBytes = static_cast<uint64_t>(alloc);
+    s.peakReservedBytes = static_cast<uint64_t>(alloc * reservedRatio);
+    out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace graphlint::memory
