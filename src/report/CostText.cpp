@@ -42,8 +42,8 @@ void renderCostText(const CostSummary &s, const std::string &title, llvm::raw_os
                                       "control flow)"
                                     : "");
   if (s.lowerBound())
-    os << "  LOWER BOUNDS: more than a few percent of the kernels have unknown cost; FLOPs and times above are at "
-          "least the true ones\n";
+    os << "  LOWER BOUNDS: more than a few percent of the kernels have unknown cost and count as 0, so the true "
+          "FLOPs and times are at least those above\n";
   if (!c.present || c.strategy == "single") {
     for (const std::string &n : c.notes)
       os << "  note: " << n << "\n";
