@@ -94,4 +94,14 @@ if [ -n "$venv_pid" ]; then
     exit 1
   fi
   grep '^setup:' "$BUILD_DIR/setup-venv.log" || true
+  # `import graphlint` in the checkout's own build/venv without a second C++
+  # build (`pip install .`): a .pth file puts python/ on its path, and the
+  # package finds this build's binary (python/graphlint/_binary.py). A venv
+  # shared through GRAPHLINT_VENV belongs to another checkout: left alone.
+  if [ -z "${GRAPHLINT_VENV:-}" ]; then
+    for site in "$BUILD_DIR"/venv/lib/python3*/site-packages; do
+      [ -d "$site" ] && echo "$(pwd)/python" >"$site/graphlint-checkout.pth"
+    done
+    echo "setup: build/venv imports graphlint from $(pwd)/python"
+  fi
 fi

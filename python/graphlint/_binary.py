@@ -36,6 +36,11 @@ def _candidates() -> List[str]:
     found = shutil.which("graphlint")
     if found:
         out.append(found)
+    # A source checkout imported through scripts/setup.sh's .pth file
+    # (python/graphlint in the checkout): its CMake build.
+    checkout = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    if os.path.isfile(os.path.join(checkout, "CMakeLists.txt")):
+        out.append(os.path.join(checkout, os.environ.get("BUILD_DIR", "build"), "tools", "graphlint"))
     return out
 
 

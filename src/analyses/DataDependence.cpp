@@ -11,6 +11,7 @@
 #include <llvm/ADT/StringSwitch.h>
 
 #include <optional>
+#include <set>
 
 namespace graphlint {
 
@@ -82,6 +83,28 @@ const Value *defining(const Value *v) { return captureOrigin(v); }
 
 bool isScalar(const Value *v) { return v && v->type.isTensor() && v->type.shape.rankKnown && v->type.shape.rank() == 0; }
 
+// The size symbols a tensor's dims mention (s0, u0), none for other values.
+std::set<std::string> dimSymbols(const Value *v) {
+  std::set<std::string> syms;
+  if (v && v->type.isTensor() && v->type.shape.rankKnown)
+    for (const Dim &d : v->type.shape.dims)
+      if (d.isSymbolic())
+        d.expr->collectSymbols(syms);
+  return syms;
+}
+
+// Every dim a known number: whatever sized the inputs, this output's size is
+// fixed (a scalar, a sum over a data-dependent dim, index_put's gradient of a
+// boolean mask into a tensor of the input's static shape).
+bool staticShape(const Value *v) {
+  if (!v || !v->type.isTensor() || !v->type.shape.rankKnown)
+    return false;
+  for (const Dim &d : v->type.shape.dims)
+    if (!d.isStatic())
+      return false;
+  return true;
+}
+
 // Ops whose output contents do not depend on their inputs' contents.
 bool contentsFree(const Node &n) {
   if (!isDefaultDomain(n.domain))
@@ -90,6 +113,25 @@ bool contentsFree(const Node &n) {
       .Cases("Constant", "ConstantOfShape", "EyeLike", "RandomNormal", "RandomUniform", true)
       .Cases("RandomNormalLike", "RandomUniformLike", "Shape", "Size", true)
       .Default(false);
+}
+
+// Ops whose output dims are input 0's whatever the others' are (a scatter
+// into a base tensor: autograd's gradient of a boolean mask is index_put into
+// zeros of the input's shape), or come from a size argument alone.
+enum class DimsFrom : uint8_t { Inputs, Input0, Arguments };
+DimsFrom dimsFrom(const Node &n) {
+  llvm::StringRef op = n.opType;
+  if (op.endswith("_"))
+    op = op.drop_back();
+  if (n.domain == "aten")
+    return llvm::StringSwitch<DimsFrom>(op)
+        .Cases("index_put", "_index_put_impl", "scatter", "scatter_add", "scatter_reduce", DimsFrom::Input0)
+        .Cases("index_add", "index_copy", "index_fill", "masked_scatter", "masked_fill", DimsFrom::Input0)
+        .Cases("new_zeros", "new_ones", "new_empty", "new_full", DimsFrom::Arguments)
+        .Default(DimsFrom::Inputs);
+  if (isDefaultDomain(n.domain) && (op == "ScatterND" || op == "ScatterElements" || op == "Scatter"))
+    return DimsFrom::Input0;
+  return DimsFrom::Inputs;
 }
 
 bool isMetadataQuery(const Node &n) { return isDefaultDomain(n.domain) && (n.opType == "Shape" || n.opType == "Size"); }
@@ -196,6 +238,20 @@ DataDependence::DataDependence(const Model &m) {
             src = n.get();
       unbacked_[sym.name] = src;
     }
+  // A capture that carries unbacked sizes past the op that makes them (torch
+  // 2.x's symbolic trace: f32[u0,256] downstream) records a fixed size only
+  // where the size is fixed; torch 1.13's trace continues with the upper
+  // bound as a plain number, so there a static shape proves nothing.
+  if (!unbacked_.empty()) {
+    trustStaticShapes_ = false;
+    forEachGraph(*m.graph, [&](const Graph &g) {
+      for (const auto &n : g.nodes())
+        for (const Value *out : n->outputs)
+          for (const std::string &name : dimSymbols(out))
+            if (auto it = unbacked_.find(name); it != unbacked_.end() && it->second && it->second != n.get())
+              trustStaticShapes_ = true;  // carried past the op that made it
+    });
+  }
   visitGraph(*m.graph);
 }
 
@@ -204,13 +260,7 @@ DataDependence::DataDependence(const Model &m) {
 // such an output starts the dependence at that op.
 void DataDependence::taintUnbackedDims(const Node &n) {
   for (const Value *out : n.outputs) {
-    if (!out || !out->type.isTensor() || !out->type.shape.rankKnown)
-      continue;
-    std::set<std::string> syms;
-    for (const Dim &d : out->type.shape.dims)
-      if (d.isSymbolic())
-        d.expr->collectSymbols(syms);
-    for (const std::string &name : syms) {
+    for (const std::string &name : dimSymbols(out)) {
       auto it = unbacked_.find(name);
       if (it == unbacked_.end())
         continue;
@@ -321,7 +371,12 @@ void DataDependence::visitNode(const Node &n) {
   unsigned dimsOperand = 0;
   Taint started;
   bool starts = false;
-  if (n.op && n.op->kind == OpKind::DataDependentOutput) {
+  // A value read to the host (.item(), tolist, is_nonzero) is a scalar of
+  // fixed shape: its contents are data, and a size only where they become one
+  // (a size operand, an unbacked symbol in an output's dims). Used as a value
+  // (a scale, a loss weight) it leaves later shapes static.
+  bool readsValue = n.op && n.op->syncKind == HostSyncKind::ReadsValue;
+  if (n.op && n.op->kind == OpKind::DataDependentOutput && !readsValue) {
     started.origin = &n;
     starts = true;
   }
@@ -341,8 +396,9 @@ void DataDependence::visitNode(const Node &n) {
       starts = true;
     }
   }
-  if (!isMetadataQuery(n)) {
-    for (unsigned i = 0; i < n.inputs.size(); ++i)
+  DimsFrom from = dimsFrom(n);
+  if (!isMetadataQuery(n) && from != DimsFrom::Arguments) {
+    for (unsigned i = 0; i < n.inputs.size() && (from == DimsFrom::Inputs || i == 0); ++i)
       if (const Taint *t = shapeTaint(n.inputs[i]); !isSizeOperand(i) && better(dims, t))
         dims = t, dimsOperand = i;
     for (const auto &body : n.subgraphs())
@@ -373,7 +429,10 @@ void DataDependence::visitNode(const Node &n) {
     if (!out)
       continue;
     Facts f;
-    if (content) {
+    if (readsValue) {
+      f.content = true;
+      f.contentTaint = Taint{&n, nullptr, 0};
+    } else if (content) {
       f.content = true;
       bool narrows = isSmallValue(out) && !isSmallValue(contentFrom) && !isMetadataQuery(n) && content->origin == nullptr;
       if (narrows)
@@ -384,14 +443,16 @@ void DataDependence::visitNode(const Node &n) {
     if (starts) {
       f.shape = true;
       f.shapeTaint = started;
-    } else if (dims && !isScalar(out)) {
+    } else if (dims && !(trustStaticShapes_ ? staticShape(out) : isScalar(out)) && !readsValue) {
       f.shape = true;
       f.shapeTaint = Taint{dims->origin, dims->source, dims->hops + 1};
     } else if (scanOutputsDynamic && out->resultIndex >= carried) {
       f.shape = true;
       f.shapeTaint = Taint{&n, nullptr, 0};
     }
-    anyDynamicOutput |= f.shape && !starts;
+    // A kernel that reads data-dependent dims is dynamic even where its
+    // output's size is fixed again (a sum over them); a scalar is not reported.
+    anyDynamicOutput |= (f.shape && !starts) || (dims && !starts && !readsValue && !isScalar(out));
     facts_[out] = f;
   }
 

@@ -44,6 +44,7 @@ Location Location::ofNode(std::string file, const Node &n) {
   l.nodeIndex = n.index;
   l.source = n.loc;
   l.modulePath = n.modulePath;
+  l.backward = n.backwardPhase;
   return l;
 }
 

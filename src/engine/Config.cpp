@@ -323,6 +323,23 @@ bool fileGlobMatches(const IgnoreEntry &e, const std::string &baseDir, const std
 
 }  // namespace
 
+bool sourceGlobMatches(const IgnoreEntry &e, const std::string &sourceFile) {
+  auto glob = Glob::compile(e.pattern);
+  if (!glob || sourceFile.empty()) {
+    if (!glob)
+      llvm::consumeError(glob.takeError());  // refused when the config was read
+    return false;
+  }
+  // As recorded: relative to the model's repository (the user's files) or
+  // absolute (libraries); an absolute path also relative to the config's folder.
+  if (glob->matches(sourceFile))
+    return true;
+  if (llvm::sys::path::is_absolute(sourceFile) && !e.baseDir.empty())
+    if (auto under = pathUnder(sourceFile, e.baseDir); under && glob->matches(*under))
+      return true;
+  return e.pattern.find('/') == std::string::npos && glob->matches(llvm::sys::path::filename(sourceFile));
+}
+
 llvm::Expected<ConfigLayer> parseConfigYaml(llvm::StringRef text, const std::string &path) {
   // llvm::yaml recurses once per level (and again when skipping a value).
   if (llvm::Error e = checkNestingDepth(text, TextSyntax::Yaml, path))
@@ -426,9 +443,10 @@ llvm::Expected<Config> resolveConfig(const std::vector<const ConfigLayer *> &lay
     for (const auto &[code, opts] : l->options)
       for (const auto &[name, v] : opts)
         s.ruleOptions[code][name] = v;
-    for (const IgnoreEntry &e : l->perFileIgnores)
-      if (fileGlobMatches(e, l->baseDir, modelPath))
-        c.policy.fileIgnores.push_back(e);
+    for (IgnoreEntry e : l->perFileIgnores) {
+      e.baseDir = l->baseDir;
+      (fileGlobMatches(e, l->baseDir, modelPath) ? c.policy.fileIgnores : c.policy.sourceIgnores).push_back(e);
+    }
     c.policy.nodeIgnores.insert(c.policy.nodeIgnores.end(), l->perNodeIgnores.begin(), l->perNodeIgnores.end());
     if (l->failOn)
       c.failOn = *l->failOn;

@@ -138,6 +138,8 @@ FileReport lintModel(const Model &m, const LintOptions &opts) {
   r.suppressed = applyRulePolicy(m, opts.policy, r.diagnostics, r.usedIgnores);
   if (opts.group)
     groupDiagnostics(r.diagnostics);
+  if (opts.foldLibrary)
+    foldLibraryFindings(r.diagnostics);
   if (opts.shortenMessages)
     splitLongMessages(r.diagnostics);
   if (opts.sourceLines)

@@ -1,5 +1,6 @@
 #include "graphlint/engine/Grouping.h"
 
+#include "graphlint/ir/LibrarySource.h"
 #include "graphlint/rules/Rule.h"
 
 #include <fmt/format.h>
@@ -72,6 +73,94 @@ void groupDiagnostics(std::vector<Diagnostic> &diags) {
       }
     }
     kept.push_back(std::move(d));
+  }
+  diags = std::move(kept);
+  foldBackwardCopies(diags);
+}
+
+// A joint graph's backward node carries the forward line it differentiates
+// (column 0): its finding of the same rule at that line (the gradient of a
+// cast is the cast back, of a mixed-dtype op a mixed-dtype op) is one more
+// place of the forward finding, not a finding of its own.
+void foldBackwardCopies(std::vector<Diagnostic> &diags) {
+  using LineKey = std::tuple<std::string, std::string, std::string, unsigned>;
+  auto lineOf = [](const Diagnostic &d) {
+    const Location &l = d.location;
+    return LineKey{d.code, l.graphPath.empty() ? "main" : l.graphPath, l.source.file, l.source.line};
+  };
+  auto groups = [](const Diagnostic &d) {
+    const Rule *rule = findRule(d.code);
+    return d.location.source.valid() && !(rule && rule->info().grouping == GroupScope::None);
+  };
+  std::map<LineKey, size_t> forward;  // -> index in `kept`
+  for (size_t i = 0; i < diags.size(); ++i)
+    if (!diags[i].location.backward && groups(diags[i]))
+      forward.emplace(lineOf(diags[i]), i);
+  if (forward.empty())
+    return;
+  std::vector<bool> folded(diags.size(), false);
+  for (size_t i = 0; i < diags.size(); ++i) {
+    Diagnostic &d = diags[i];
+    if (!d.location.backward || !groups(d))
+      continue;
+    auto it = forward.find(lineOf(d));
+    if (it == forward.end() || diags[it->second].severity < d.severity)
+      continue;  // no forward finding there, or a weaker one: keep it
+    Diagnostic &into = diags[it->second];
+    into.alsoAt.push_back(std::move(d.location));
+    for (Location &l : d.alsoAt)
+      into.alsoAt.push_back(std::move(l));
+    folded[i] = true;
+  }
+  std::vector<Diagnostic> kept;
+  kept.reserve(diags.size());
+  for (size_t i = 0; i < diags.size(); ++i)
+    if (!folded[i])
+      kept.push_back(std::move(diags[i]));
+  diags = std::move(kept);
+}
+
+void foldLibraryFindings(std::vector<Diagnostic> &diags) {
+  using LibraryKey = std::tuple<std::string, std::string, std::string>;  // code, library, graph
+  std::map<LibraryKey, size_t> first;  // -> index in `kept`
+  std::map<size_t, std::string> libraries;
+  std::vector<Diagnostic> kept;
+  kept.reserve(diags.size());
+  for (Diagnostic &d : diags) {
+    // Errors stay one by one: each is a launch that fails, wherever its line is.
+    std::string lib = d.severity == Severity::Error ? "" : libraryOf(d.location.source);
+    if (lib.empty()) {
+      kept.push_back(std::move(d));
+      continue;
+    }
+    LibraryKey key{d.code, lib, d.location.graphPath};
+    auto [it, fresh] = first.emplace(key, kept.size());
+    if (fresh) {
+      libraries[kept.size()] = lib;
+      kept.push_back(std::move(d));
+      continue;
+    }
+    Diagnostic &into = kept[it->second];
+    into.severity = std::max(into.severity, d.severity);
+    into.alsoAt.push_back(std::move(d.location));
+    for (Location &l : d.alsoAt)
+      into.alsoAt.push_back(std::move(l));
+  }
+  for (const auto &[index, lib] : libraries) {
+    Diagnostic &d = kept[index];
+    unsigned n = d.count();
+    std::set<std::string> files;
+    files.insert(d.location.source.file);
+    for (const Location &l : d.alsoAt)
+      if (l.source.valid())
+        files.insert(l.source.file);
+    std::string first = d.message;
+    d.message = fmt::format("{} {} finding{} in library code ({}, {} file{}), not in your source "
+                            "(--show-library-findings lists them); first: {}",
+                            n, d.name, n == 1 ? "" : "s", lib, files.size(), files.size() == 1 ? "" : "s", first);
+    d.notes.clear();
+    d.note(fmt::format("to drop them, a per-file-ignores glob such as \"*/{}/*\": [{}] matches their source files",
+                       lib, d.code));
   }
   diags = std::move(kept);
 }

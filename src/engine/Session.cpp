@@ -7,12 +7,13 @@
 
 namespace graphlint {
 
-LintOptions lintOptionsFor(const Config &c, const ReportNeeds &needs, bool group) {
+LintOptions lintOptionsFor(const Config &c, const ReportNeeds &needs, bool group, bool foldLibrary) {
   LintOptions opts;
   opts.setup = c.setup;
   opts.policy = c.policy;
   opts.skipModelTeardown = true;  // the process exits right after reporting
   opts.group = group;
+  opts.foldLibrary = foldLibrary;
   opts.shortenMessages = true;
   opts.sourceLines = needs.sourceSnippets;
   opts.fusionSummary = needs.allSections || needs.fusionText || needs.dot;
@@ -56,7 +57,7 @@ llvm::Error LintSession::prepare(const std::vector<std::string> &models) {
     auto c = configFor(m);
     if (!c)
       return c.takeError();
-    opts_.push_back(lintOptionsFor(*c, o_.needs, o_.group));
+    opts_.push_back(lintOptionsFor(*c, o_.needs, o_.group, !o_.showLibraryFindings));
     configs_.push_back(std::move(*c));
   }
   if (!o_.baseline.empty()) {

@@ -84,6 +84,12 @@ unsigned applyRulePolicy(const Model &m, const RulePolicy &p, std::vector<Diagno
         usedEntries.insert(e.origin);
         drop = true;
       }
+    if (d.location.source.valid())
+      for (const IgnoreEntry &e : p.sourceIgnores)
+        if (contains(e.codes, d.code) && sourceGlobMatches(e, d.location.source.file)) {
+          usedEntries.insert(e.origin);
+          drop = true;
+        }
     if (const Node *n = nodeOf(d.location)) {
       auto it = nodeSupp.find(n);
       if (it == nodeSupp.end()) {

@@ -48,8 +48,8 @@ void renderCostText(const CostSummary &s, const std::string &title, llvm::raw_os
                                       "control flow)"
                                     : "");
   if (s.lowerBound())
-    os << "  LOWER BOUNDS: more than a few percent of the kernels have unknown cost; FLOPs and times above are at "
-          "least the true ones\n";
+    os << "  LOWER BOUNDS: more than a few percent of the kernels have unknown cost and count as 0, so the true "
+          "FLOPs and times are at least those above\n";
   // Per mesh dimension: which collective, on which link, bytes, time, hidden.
   for (const MeshCollective &x : c.mesh.collectives)
     os << fmt::format("  {:<3} {:<8} {} x{} on {} ({} ranks{}): {} each, {} in {} ms, {} ms hidden ({})\n", x.dim,

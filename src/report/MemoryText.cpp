@@ -73,8 +73,8 @@ void renderMemoryText(const MemorySummary &s, const std::string &title, llvm::ra
   for (const std::string &c : s.caveats)
     os << fmt::format("  caveat: {}\n", c);
   if (s.lowerBound())
-    os << fmt::format("  LOWER BOUNDS: {:.1f}% of the tensors have no size; every figure above is at least the true "
-                      "one (bind symbolic dims with --dim)\n",
+    os << fmt::format("  LOWER BOUNDS: {:.1f}% of the tensors have no size and count as 0 bytes, so the true "
+                      "figures are at least those above (bind symbolic dims with --dim)\n",
                       100.0 * static_cast<double>(s.unsizedTensors) / static_cast<double>(s.tensors));
   if (s.topAtPeak.empty())
     return;

@@ -11,6 +11,9 @@
 
 #include <fmt/format.h>
 
+#include <set>
+#include <vector>
+
 namespace graphlint {
 namespace {
 
@@ -42,13 +45,14 @@ public:
 
   void check(const Model &m, AnalysisContext &ctx, DiagnosticSink &sink) const override {
     const FusionPlan &plan = ctx.get<FusionPlan>();
+    std::set<const Node *> returns;  // copies back that a round trip's finding already names
     forEachGraph(*m.graph, [&](const Graph &g) {
       for (const auto &np : g.nodes()) {
         const Node &n = *np;
         if (n.opType == "MemcpyToHost" || n.opType == "MemcpyFromHost")
           reportMemcpy(n, plan, sink);
-        else if (!reportMixedReads(n, plan, sink))
-          reportDeviceChange(n, plan, sink);
+        else if (!reportMixedReads(n, plan, sink) && !returns.count(&n))
+          reportDeviceChange(n, plan, sink, returns);
       }
     });
   }
@@ -106,22 +110,83 @@ private:
     return true;
   }
 
-  // A node whose output lives on another device than its inputs: a copy.
-  static void reportDeviceChange(const Node &n, const FusionPlan &plan, DiagnosticSink &sink) {
-    const Value *in = nullptr;
+  // The first input on a known device: where a copy reads from.
+  static const Value *copySource(const Node &n) {
     for (const Value *v : n.inputs)
-      if (v && known(v->device)) {
-        in = v;
-        break;
+      if (v && known(v->device))
+        return v;
+    return nullptr;
+  }
+
+  // Copies that bring what `copy` moved to `there` back to `home`: followed
+  // through the ops that keep it on `there` (work done on the host between
+  // `.cpu()` and `.to(x.device)`), a bounded walk.
+  static std::vector<const Node *> copiesBack(const Value &moved, const Device &home, unsigned *between) {
+    std::vector<const Node *> back;
+    std::vector<const Value *> work{&moved};
+    std::set<const Node *> seen;
+    while (!work.empty() && seen.size() < 64) {
+      const Value *v = work.back();
+      work.pop_back();
+      for (const Use &u : v->uses) {
+        const Node *user = u.user;
+        if (!user || !seen.insert(user).second)
+          continue;
+        bool returns = false, stays = false;
+        for (const Value *out : user->outputs) {
+          if (!out || !known(out->device))
+            continue;
+          returns |= out->device == home;
+          stays |= out->device == moved.device;
+        }
+        if (returns && copySource(*user) && copySource(*user)->device == moved.device)
+          back.push_back(user);
+        else if (stays) {
+          ++*between;
+          for (const Value *out : user->outputs)
+            if (out && out->device == moved.device)
+              work.push_back(out);
+        }
       }
+    }
+    return back;
+  }
+
+  // A node whose output lives on another device than its inputs: a copy.
+  // One that comes back (`.cpu()` then `.to(x.device)`) is one finding, at
+  // the first copy, naming both.
+  static void reportDeviceChange(const Node &n, const FusionPlan &plan, DiagnosticSink &sink,
+                                 std::set<const Node *> &returns) {
+    const Value *in = copySource(n);
     if (!in)
       return;
     for (const Value *out : n.outputs) {
       if (!out || !known(out->device) || out->device == in->device)
         continue;
-      Diagnostic &d = sink.report(n, fmt::format("{} copies '{}' ({}) from {} to {}", describeNode(n), in->name,
-                                                 sizeText(*in), in->device.str(), out->device.str()));
+      unsigned between = 0;
+      std::vector<const Node *> back = copiesBack(*out, in->device, &between);
+      std::string msg = fmt::format("{} copies '{}' ({}) from {} to {}", describeNode(n), in->name, sizeText(*in),
+                                    in->device.str(), out->device.str());
+      if (!back.empty()) {
+        const Node &b = *back.front();
+        msg = fmt::format("{} makes a round trip {} -> {} -> {} with '{}' ({}): {} copies it back{}", describeNode(n),
+                          in->device.str(), out->device.str(), in->device.str(), in->name, sizeText(*in),
+                          describeNode(b),
+                          b.loc.valid() ? fmt::format(" at {}:{}", b.loc.file, b.loc.line) : std::string());
+        returns.insert(back.begin(), back.end());
+      }
+      Diagnostic &d = sink.report(n, msg);
       setBreak(d, plan, n);
+      if (!back.empty()) {
+        d.note(between ? fmt::format("{} op(s) run on {} in between; the step waits for both transfers",
+                                     between, out->device.str())
+                       : fmt::format("nothing runs on {} in between: both transfers (and the sync of the copy to "
+                                     "the host) buy nothing",
+                                     out->device.str()));
+        d.note(fmt::format("remove the round trip: keep '{}' on {}{}", in->name, in->device.str(),
+                           between ? " and do the work in between there" : ""));
+        return;
+      }
       d.notes.push_back(
           {out->device.kind == Device::Kind::CPU
                ? std::string("a copy to the host also waits for the GPU to finish the queued work that produces it")

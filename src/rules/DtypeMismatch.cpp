@@ -4,6 +4,7 @@
 // Softmax), and an op that reads floating inputs of different dtypes (implicit
 // promotion, possible in FX graphs). Casts that only convert graph inputs,
 // weights or outputs are conversions at the boundary, not islands: not flagged.
+#include "graphlint/ir/LibrarySource.h"
 #include "graphlint/ir/ValueFacts.h"
 #include "graphlint/ir/OpRegistry.h"
 #include "graphlint/ir/Verifier.h"
@@ -111,6 +112,17 @@ const Node *islandPartner(const Node &cast, bool forward) {
   return nullptr;
 }
 
+// fp32 against a 16-bit float in library code (transformers' RMSNorm and
+// router upcasts, the softmax and loss in fp32, SDPA's fp32 log-sum-exp): the
+// library keeps that precision on purpose, and the user cannot change it
+// short of patching the library. The same pattern in the user's own code is
+// reported.
+bool deliberateLibraryUpcast(const Node &n, DType a, DType b) {
+  auto half = [](DType t) { return t == DType::Float16 || t == DType::BFloat16; };
+  bool f32Pair = (a == DType::Float && half(b)) || (b == DType::Float && half(a));
+  return f32Pair && !libraryOf(n.loc).empty();
+}
+
 std::string tensorRef(const Value &v) { return fmt::format("'{}' ({})", v.name, dtypeShortName(v.type.dtype)); }
 
 // What the planner says about the split at `n` under the chosen backend.
@@ -161,6 +173,8 @@ private:
     if (auto rt = promotionRoundTrip(*consumer); rt && rt->conversion == &n)
       return;  // the consumer promotes it back: a round trip, GL102's
     DType from = in.type.dtype, to = out.type.dtype;
+    if (deliberateLibraryUpcast(n, from, to))
+      return;
     bool up = dtypeBits(to) > dtypeBits(from);
     Diagnostic &d = sink.report(
         n, fmt::format("{} changes precision {} -> {} between compute ops: {} from {} becomes {} read by {}",
@@ -212,7 +226,7 @@ private:
       else if (v->type.dtype != first->type.dtype && !other)
         other = v;
     }
-    if (!other)
+    if (!other || deliberateLibraryUpcast(n, first->type.dtype, other->type.dtype))
       return;
     const Value *wide = dtypeBits(other->type.dtype) > dtypeBits(first->type.dtype) ? other : first;
     const Value *narrow = wide == other ? first : other;

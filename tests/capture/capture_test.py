@@ -633,6 +633,197 @@ class Vision(unittest.TestCase):
         self._check("timm.models:resnet18", 11689512, "timm")
 
 
+class UserTrialFindings(unittest.TestCase):
+    """The user trial's reproducers (issue 42 items 2, 3 and 8), exported and
+    linted as the user ran them: findings true at their lines, no false GL123
+    after a host sync, one GL111 per device round trip, library code folded."""
+
+    ITEM_SCALE = textwrap.dedent("""\
+        import torch, torch.nn as nn
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__(); self.fc1 = nn.Linear(64, 64); self.fc2 = nn.Linear(64, 64)
+            def forward(self, x):
+                h = self.fc1(x)
+                s = h.abs().max().item()    # host sync: a scalar, no shape depends on it
+                h = h / s
+                return self.fc2(h).sum()
+        def model(): return M()
+        def example_inputs(): return (torch.randn(8, 64),)
+        """)
+    ROUNDTRIP = textwrap.dedent("""\
+        import torch, torch.nn as nn
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__(); self.fc = nn.Linear(64, 64)
+            def forward(self, x):
+                h = self.fc(x).cpu()
+                h = h.to(x.device)          # back to the GPU
+                return self.fc(h).sum()
+        def model(): return M()
+        def example_inputs(): return (torch.randn(8, 64),)
+        """)
+    # buggy.py with its in-place bug (line 18) taken out, so that the backward
+    # traces; five defects remain on known lines.
+    BUGGY = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        class Buggy(nn.Module):
+            def __init__(self, d=256, n_cls=10):
+                super().__init__()
+                self.fc1 = nn.Linear(d, d)
+                self.fc2 = nn.Linear(d, d)
+                self.fc3 = nn.Linear(d, d).half()
+                self.gate = nn.Linear(d, 1)
+                self.head = nn.Linear(d, n_cls)
+
+            def forward(self, x):
+                h = torch.sigmoid(self.fc1(x))
+                h = h * 2.0
+                scale = h.mean().item()                       # line 18: .item() host sync
+                h = self.fc2(h) * scale
+                h16 = self.fc3(h.half())                      # line 20: f32 -> f16
+                h = h + h16                                   # line 21: f16/f32 promotion
+                h = h.cpu()                                   # line 22: round trip to the host
+                h = h.to(x.device)
+                if h.sum() > 0:                               # line 24: data-dependent branch
+                    h = F.relu(h)
+                else:
+                    h = torch.tanh(h)
+                keep = h[h.abs().mean(-1) > 0.1]              # line 28: boolean-mask indexing
+                g = torch.sigmoid(self.gate(keep))
+                pooled = (keep * g).sum(0, keepdim=True)
+                return self.head(pooled).sum()
+
+
+        def model():
+            return Buggy()
+
+
+        def example_inputs():
+            return (torch.randn(16, 256),)
+        """)
+
+    def setUp(self):
+        if not os.access(GRAPHLINT, os.X_OK):
+            self.skipTest(f"{GRAPHLINT} not built")
+
+    def capture_and_lint(self, name, source, *args, lint_args=(), env=None):
+        path = model_file("capture-trial-", name, source)
+        out = os.path.join(os.path.dirname(path), "out.fx.json")
+        p = subprocess.run([sys.executable, EXPORTER, name, "-o", out, *args], cwd=os.path.dirname(path),
+                           env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1", **(env or {})),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out) as f:
+            doc = json.load(f)
+        q = subprocess.run([GRAPHLINT, "--no-color", "--format", "json", "--train", *lint_args, out],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        return doc, json.loads(q.stdout)["files"][0]["diagnostics"]
+
+    @staticmethod
+    def found(diags):
+        return sorted((d["code"], d["location"]["source"]["line"]) for d in diags if d["location"].get("source"))
+
+    def test_a_scalar_read_by_item_leaves_later_shapes_static(self):
+        _, diags = self.capture_and_lint("item_scale.py", self.ITEM_SCALE, "--train")
+        self.assertIn(("GL112", 7), self.found(diags))
+        self.assertEqual([d for d in diags if d["code"] == "GL123"], [])   # 7 false ones on weight gradients before
+
+    def test_a_device_round_trip_is_recorded_both_ways_and_reported_once(self):
+        doc, diags = self.capture_and_lint("roundtrip.py", self.ROUNDTRIP, "--train", "--device", "cuda")
+        copies = [(n["source"]["line"], n["outputs"][0]["device"]) for n in doc["nodes"]
+                  if n["op"] == "aten::_to_copy" and n.get("phase") == "forward"]
+        self.assertEqual(copies, [(6, "cpu"), (7, "cuda:0")])
+        gl111 = [d for d in diags if d["code"] == "GL111"]
+        self.assertEqual(len(gl111), 1, gl111)
+        self.assertEqual(gl111[0]["location"]["source"]["line"], 6)
+        self.assertIn("round trip cuda:0 -> cpu -> cuda:0", gl111[0]["message"])
+
+    def test_buggy_model_with_its_backward_gives_one_finding_per_defect_line(self):
+        doc, diags = self.capture_and_lint("buggy.py", self.BUGGY, "--train", "--device", "cuda")
+        self.assertTrue(doc["backward"]["traced"])
+        found = self.found(diags)
+        for expected in [("GL112", 18), ("GL101", 20), ("GL101", 21), ("GL111", 22), ("GL112", 24),
+                         ("GL112", 28), ("GL123", 29)]:
+            self.assertIn(expected, found)
+        # Nothing at a backward line (column 0 of a forward line) stands alone:
+        # the gradient of the f16 cast is folded into the cast's finding.
+        self.assertEqual([d for d in diags if d["location"].get("source", {}).get("col", 1) == 0
+                          and d["code"] != "GL142"], [])
+        # GL123 only downstream of the mask, in the forward: lines 29-31.
+        self.assertTrue(all(29 <= line <= 31 for code, line in found if code == "GL123"), found)
+        self.assertEqual(sum(1 for code, _ in found if code == "GL111"), 1, found)
+        self.assertLessEqual(len(diags), 11, found)   # 44 warnings for 5 defects before
+
+    LIBRARY = textwrap.dedent("""\
+        import torch
+
+
+        def rms_norm(x, w):
+            h = x.float()                                         # line 5: the library's deliberate upcast
+            h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6)
+            return w * h.to(x.dtype)
+
+
+        def scale_of(x):
+            return x.abs().max().item()                           # line 11
+
+
+        def count_of(x):
+            return x.sum().item()                                 # line 15
+        """)
+    USER = textwrap.dedent("""\
+        import torch, torch.nn as nn
+        import triallib
+
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__(); self.fc = nn.Linear(64, 64).to(torch.bfloat16)
+                self.w = nn.Parameter(torch.ones(64, dtype=torch.bfloat16))
+            def forward(self, x):
+                h = triallib.rms_norm(self.fc(x), self.w)
+                h = h / triallib.scale_of(h) / triallib.count_of(h)
+                u = self.fc(h).float()                            # line 12: the user's own upcast
+                return (u * u).sum()
+        def model(): return M()
+        def example_inputs(): return (torch.randn(8, 64, dtype=torch.bfloat16),)
+        """)
+
+    def test_library_findings_are_folded_and_its_upcasts_are_not_warnings(self):
+        lib_root = os.path.join(tempfile.mkdtemp(prefix="capture-lib-"), "lib", "site-packages")
+        os.makedirs(os.path.join(lib_root, "triallib"))
+        with open(os.path.join(lib_root, "triallib", "__init__.py"), "w") as f:
+            f.write(self.LIBRARY)
+        env = {"PYTHONPATH": lib_root}
+        _, diags = self.capture_and_lint("user.py", self.USER, env=env)
+        lib = [d for d in diags if "site-packages" in d["location"].get("source", {}).get("file", "")]
+        # Two .item() lines of the library: one GL112 line for triallib.
+        gl112 = [d for d in lib if d["code"] == "GL112"]
+        self.assertEqual(len(gl112), 1, lib)
+        self.assertEqual(gl112[0]["count"], 2)
+        self.assertIn("in library code (triallib", gl112[0]["message"])
+        # The library's fp32 upcast and the cast back are not GL101; the user's is.
+        self.assertEqual([d for d in lib if d["code"] == "GL101"], [])
+        self.assertIn(("GL101", 12), self.found(diags))
+        # --show-library-findings lists each one.
+        _, expanded = self.capture_and_lint("user.py", self.USER, env=env, lint_args=["--show-library-findings"])
+        self.assertEqual(sorted(line for code, line in self.found(expanded) if code == "GL112"), [11, 15])
+        # per-file-ignores match a finding's source file, not only the model file.
+        config = os.path.join(tempfile.mkdtemp(prefix="capture-cfg-"), ".graphlint.yaml")
+        with open(config, "w") as f:
+            f.write('per-file-ignores:\n  "*/triallib/*": [GL112]\n  "user.py": [GL101]\n')
+        _, ignored = self.capture_and_lint("user.py", self.USER, env=env,
+                                           lint_args=["--show-library-findings", "--config", config])
+        codes = {code for code, _ in self.found(ignored)}
+        self.assertNotIn("GL112", codes)   # both were reported above, without the config
+        self.assertNotIn("GL101", codes)
+
+
 class HuggingFace(unittest.TestCase):
     """transformers causal LMs built from their config as users build them:
     the default `use_cache=True` and labels given, so the model returns the

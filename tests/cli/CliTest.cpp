@@ -145,6 +145,9 @@ TEST(Cli, UsageErrorsExitTwo) {
   const Case cases[] = {
       {{}, "no input files"},
       {{"--frobnicate", m}, "unknown option '--frobnicate'"},
+      {{"--precison", "bf16", m}, "unknown option '--precison'; did you mean '--precision'?"},
+      {{"--show-libary-findings", m}, "unknown option '--show-libary-findings'; did you mean '--show-library-findings'?"},
+      {{"--jsn", m}, "unknown option '--jsn'"},  // 1 edit of 3 letters from --json? no such option; nothing near
       {{"--format", "xml", m}, "--format must be one of text, gcc, json, sarif, github"},
       {{"--fail-on", "fatal", m}, "--fail-on must be one of error, warning, note, never"},
       {{"--color", "sometimes", m}, "--color must be auto, always or never"},

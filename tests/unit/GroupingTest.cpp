@@ -2,6 +2,7 @@
 // (src/engine/Grouping.cpp, src/base/Diagnostic.cpp): what a user reads as "one
 // finding per cause" and what a baseline keeps matched across re-exports.
 #include "graphlint/engine/Grouping.h"
+#include "graphlint/ir/LibrarySource.h"
 #include "graphlint/report/Reporters.h"
 
 #include <gtest/gtest.h>
@@ -188,4 +189,75 @@ TEST(TextLayout, GraphLocationNamesTheModuleFirst) {
   EXPECT_EQ(primaryPositionText(d.location), "model.py:19");
   d.location.source = SourceLoc();
   EXPECT_EQ(primaryPositionText(d.location), "layers.fx.json");
+}
+
+// The user trial's buggy.py with its backward traced (issue 42 item 2): the
+// cast at line 21 and its gradient, the cast back, recorded at 21 col 0.
+TEST(Grouping, BackwardCopyOfAForwardFindingFoldsIntoIt) {
+  Diagnostic fwd = layerFinding(0, 21);
+  fwd.code = "GL101";
+  fwd.message = "'_to_copy' (_to_copy) changes precision f32 -> f16 between compute ops";
+  Diagnostic bwd = fwd;
+  bwd.message = "'_to_copy_4' (_to_copy) changes precision f16 -> f32 between compute ops";
+  bwd.location.source.col = 0;
+  bwd.location.backward = true;
+  bwd.location.nodeIndex = 80;
+  Diagnostic lone = bwd;  // a backward finding with no forward one at its line stays
+  lone.location.source.line = 40;
+  lone.location.nodeIndex = 90;
+  std::vector<Diagnostic> diags{fwd, bwd, lone};
+  groupDiagnostics(diags);
+  ASSERT_EQ(diags.size(), 2u);
+  EXPECT_FALSE(diags[0].location.backward);
+  EXPECT_EQ(diags[0].count(), 2u);
+  EXPECT_TRUE(diags[0].alsoAt[0].backward);
+  EXPECT_EQ(diags[1].location.source.line, 40u);
+  // Another rule at the line is not a copy of the finding.
+  Diagnostic other = bwd;
+  other.code = "GL123";
+  std::vector<Diagnostic> apart{fwd, other};
+  groupDiagnostics(apart);
+  EXPECT_EQ(apart.size(), 2u);
+}
+
+TEST(LibrarySource, SitePackagesAndTheStandardLibraryAreLibraries) {
+  EXPECT_EQ(libraryOf("/venv/lib/python3.11/site-packages/transformers/models/mixtral/modeling_mixtral.py"),
+            "transformers");
+  EXPECT_EQ(libraryOf("/usr/lib/python3/dist-packages/six.py"), "six");
+  EXPECT_EQ(libraryOf("/usr/lib/python3.11/json/decoder.py"), "python");
+  EXPECT_EQ(libraryOf("models/site-packages/mine.py"), "");  // relative: inside the user's repository
+  EXPECT_EQ(libraryOf("/home/me/repo/model.py"), "");
+  EXPECT_EQ(libraryOf(SourceLoc{}), "");
+}
+
+TEST(Grouping, LibraryFindingsFoldIntoOnePerRuleAndLibrary) {
+  auto at = [](const char *file, unsigned line, const char *code, Severity sev = Severity::Warning) {
+    Diagnostic d = layerFinding(line, line);
+    d.code = code;
+    d.name = code == std::string("GL142") ? "launch-bound" : "host-sync";
+    d.severity = sev;
+    d.location.source.file = file;
+    return d;
+  };
+  const char *mixtral = "/v/lib/python3.11/site-packages/transformers/models/mixtral/modeling_mixtral.py";
+  const char *moe = "/v/lib/python3.11/site-packages/transformers/integrations/moe.py";
+  const char *timm = "/v/lib/python3.11/site-packages/timm/layers/norm.py";
+  std::vector<Diagnostic> diags{at("model.py", 3, "GL142"), at(mixtral, 10, "GL142"), at(moe, 20, "GL142"),
+                                at(timm, 30, "GL142"),      at(mixtral, 40, "GL112"),
+                                at(mixtral, 50, "GL132", Severity::Error)};
+  foldLibraryFindings(diags);
+  ASSERT_EQ(diags.size(), 5u);
+  EXPECT_EQ(diags[0].location.source.file, "model.py");  // the user's own line: untouched
+  EXPECT_EQ(diags[0].count(), 1u);
+  EXPECT_EQ(diags[1].count(), 2u);                       // transformers' two GL142, two files
+  EXPECT_EQ(diags[1].location.source.line, 10u);
+  EXPECT_NE(diags[1].message.find("2 launch-bound findings in library code (transformers, 2 files)"),
+            std::string::npos)
+      << diags[1].message;
+  EXPECT_NE(diags[1].message.find("--show-library-findings"), std::string::npos);
+  EXPECT_EQ(diags[2].count(), 1u);                       // timm: another library
+  EXPECT_NE(diags[2].message.find("(timm, 1 file)"), std::string::npos);
+  EXPECT_EQ(diags[3].code, "GL112");                     // another rule
+  EXPECT_EQ(diags[4].code, "GL132");                     // an error is never folded
+  EXPECT_EQ(diags[4].message.find("library code"), std::string::npos);
 }

@@ -2,6 +2,8 @@
 tensors are traced on the CPU and recorded as on the GPU (fx_record)."""
 
 import contextlib
+import os
+import sys
 
 import torch
 
@@ -52,11 +54,40 @@ def simulate_device_calls():
             return torch.device(t._graphlint_device)
         return real_device.__get__(t)
 
+    # torch 2.x's FakeTensor answers `.device` with its own property (the
+    # device it is traced on): without the same answer there, `.to(x.device)`
+    # after `.cpu()` was a no-op and the copy back to the GPU went unrecorded.
+    fake_cls = _fake_tensor_class()
+    orig_fake_device = fake_cls.__dict__.get("device") if fake_cls is not None else None
+
+    # Only code outside torch (the model's, transformers') gets the recorded
+    # device: torch's own Python (decompositions, fake-tensor bookkeeping)
+    # must keep seeing the device the trace runs on.
+    torch_dir = os.path.dirname(torch.__file__) + os.sep
+
+    def fake_device_of(t):
+        if not fx_record._IN_DISPATCH[0] and hasattr(t, "_graphlint_device") and \
+                not sys._getframe(1).f_code.co_filename.startswith(torch_dir):
+            return torch.device(t._graphlint_device)
+        return orig_fake_device.__get__(t)
+
     torch.Tensor.cuda, torch.Tensor.cpu, torch.Tensor.to, torch.cuda._lazy_init = cuda, cpu, to, (lambda: None)
     torch.Tensor.device = property(device_of)
     torch.Tensor.is_cuda = property(lambda t: device_of(t).type == "cuda")
+    if orig_fake_device is not None:
+        fake_cls.device = property(fake_device_of)
     try:
         yield
     finally:
         torch.Tensor.cuda, torch.Tensor.cpu, torch.Tensor.to, torch.cuda._lazy_init = orig_cuda, orig_cpu, orig_to, orig_init
         del torch.Tensor.device, torch.Tensor.is_cuda
+        if orig_fake_device is not None:
+            fake_cls.device = orig_fake_device
+
+
+def _fake_tensor_class():
+    try:
+        from torch._subclasses.fake_tensor import FakeTensor
+    except ImportError:
+        return None
+    return FakeTensor

@@ -251,6 +251,12 @@ def _output_device(func, args, kwargs, wanted):
     # torch fills the device of `empty_like(x)` / `x.new_zeros()` from x's
     # real device: take x's recorded one instead.
     derived = func.overloadpacket.__name__.endswith("_like") or func.overloadpacket.__name__.startswith("new_")
+    # Autograd's backward of a dtype conversion (`.half()` on a GPU tensor)
+    # converts the gradient to the forward input's options, whose device is
+    # the one traced on (the CPU), not the one recorded: it stays where it is.
+    if (wanted is not None and wanted.type == "cpu" and REC is not None and REC.phase == "backward"
+            and first is not None and kwargs.get("dtype") not in (None, first.dtype)):
+        return in_dev
     if wanted is not None and not (derived and in_dev is not None):
         return f"cuda:{wanted.index or 0}" if wanted.type == "cuda" else str(wanted)
     return in_dev

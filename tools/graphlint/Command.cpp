@@ -136,10 +136,32 @@ namespace {
 
 // An option the user named but this command does not own: is it another
 // command's? Then say which options this one takes.
+// The command's long option nearest to a misspelt one (--precison ->
+// --precision): at most 2 edits, and fewer than a third of the name's letters,
+// so that a short unrelated flag is not offered. Empty when none is near.
+std::string nearestOption(const Command &c, llvm::StringRef name) {
+  std::string best;
+  unsigned bestDistance = 3;
+  for (const OptionEntry &e : c.options()) {
+    llvm::StringRef candidate = e.option->ArgStr;
+    if (candidate.size() < 2)
+      continue;
+    unsigned d = name.edit_distance(candidate, true, bestDistance);
+    if (d < bestDistance && d * 3 < std::max(name.size(), candidate.size())) {
+      bestDistance = d;
+      best = candidate.str();
+    }
+  }
+  return best;
+}
+
 std::string notOurs(const Command &c, const std::string &shown, llvm::StringRef name, bool letter) {
   for (Command *other : commands())
     if (other != &c && other->find(name, letter))
       return fmt::format("{} is not an option of 'graphlint {}' ({})", shown, c.name(), c.takes());
+  if (!letter)
+    if (std::string near = nearestOption(c, name); !near.empty())
+      return fmt::format("unknown option '{}'; did you mean '--{}'?", shown, near);
   return fmt::format("unknown option '{}'", shown);
 }
 

@@ -101,6 +101,11 @@ private:
                      "rule and cause at one source line (a layer's line run\n"
                      "in 24 layers) into one with the list of modules"),
       "no-group");
+  cl::opt<bool> &showLibraryFindings_ = add<cl::opt<bool>>(
+      lintOption("", "list each finding whose source line is library code\n"
+                     "(site-packages: torch, transformers, timm) instead of\n"
+                     "one line per rule and library"),
+      "show-library-findings");
   cl::opt<bool> &exitZero_ = add<cl::opt<bool>>(
       lintOption("", "exit 0 even when findings exist (unreadable files still exit 2)"), "exit-zero");
   cl::opt<std::string> &jobs_ = add<cl::opt<std::string>>(
@@ -176,6 +181,7 @@ std::optional<std::string> Lint::checkFlags(SessionOptions &so, unsigned &jobs) 
   so.baseline = policy_.baseline();
   so.writeBaseline = writeBaseline_;
   so.group = !noGroup_;
+  so.showLibraryFindings = showLibraryFindings_;
   return std::nullopt;
 }
 

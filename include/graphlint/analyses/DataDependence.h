@@ -100,6 +100,9 @@ private:
   /// Unbound unbacked size symbols (torch's u0, u1: nonzero, .item()) and
   /// the op each comes from: the node its `source` names, else its first user.
   std::map<std::string, const Node *> unbacked_;
+  /// Whether a fully static output shape proves the size fixed (false for a
+  /// capture that records data-dependent sizes as their upper bound).
+  bool trustStaticShapes_ = true;
 
   struct Facts {
     bool content = false, shape = false;

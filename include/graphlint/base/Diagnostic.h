@@ -23,6 +23,8 @@ struct Location {
   std::optional<unsigned> nodeIndex;  // 0-based position in its graph
   SourceLoc source;        // user's source, when known
   std::string modulePath;
+  /// A joint graph's backward node: `source` is the forward line it differentiates.
+  bool backward = false;
 
   static Location ofFile(std::string file);
   static Location ofNode(std::string file, const Node &n);

@@ -32,6 +32,7 @@ struct IgnoreEntry {
   std::vector<std::string> codes;   // resolved rule codes
   std::vector<std::string> selectors;  // as written: codes, names, prefixes
   std::string origin;               // "path/.graphlint.yaml:12"
+  std::string baseDir;              // per-file-ignores: the config file's directory (globs are relative to it)
 };
 
 /// One source of configuration. Unset optionals leave earlier layers alone.
@@ -63,6 +64,9 @@ struct RulePolicy {
   std::map<std::string, Severity> severity;    // overrides of the default
   /// per-file-ignores entries whose glob matched this file.
   std::vector<IgnoreEntry> fileIgnores;
+  /// The other per-file-ignores entries: matched against each finding's
+  /// source file (the user's Python file, a library's), not the model file.
+  std::vector<IgnoreEntry> sourceIgnores;
   std::vector<IgnoreEntry> nodeIgnores;
   /// Report suppressions that suppressed nothing as GL005.
   bool reportUnusedIgnores = false;
@@ -102,6 +106,11 @@ struct ConfigDiscovery {
 ConfigDiscovery discoverConfigFile(const std::string &modelPath);
 /// discoverConfigFile's path; empty when there is none.
 std::string findConfigFile(const std::string &modelPath);
+
+/// A per-file-ignores entry against a finding's source file (as the exporter
+/// recorded it: relative to the model's repository, or absolute for a
+/// library); a glob without '/' also matches the bare file name.
+bool sourceGlobMatches(const IgnoreEntry &e, const std::string &sourceFile);
 
 /// Folds the layers, in order, over the defaults for `modelPath` (matched
 /// against per-file-ignores globs).

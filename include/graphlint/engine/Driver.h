@@ -42,6 +42,9 @@ struct LintOptions {
   /// --no-group), and keep each message's first line short (the rest becomes
   /// a note). Off by default, so that rule tests see what the rules wrote.
   bool group = false;
+  /// Fold findings whose source line is library code (site-packages) into one
+  /// per rule and library (off with --show-library-findings).
+  bool foldLibrary = false;
   bool shortenMessages = false;
   /// Read the user's source lines the findings point at into
   /// FileReport::sourceLines (the text reporter's snippets).

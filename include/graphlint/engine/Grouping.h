@@ -22,6 +22,19 @@ namespace graphlint {
 /// GroupScope::None, are left alone.
 void groupDiagnostics(std::vector<Diagnostic> &diags);
 
+/// Folds, in place, the findings of a backward node (Location::backward) into
+/// the forward finding of the same rule at the same source line: the gradient
+/// of a cast is the cast back, so the pair is one thing to fix.
+/// groupDiagnostics() calls it last.
+void foldBackwardCopies(std::vector<Diagnostic> &diags);
+
+/// Folds, in place, the findings whose source line is library code
+/// (libraryOf: site-packages, the standard library) into one diagnostic per
+/// rule, library and graph: the first stays, saying how many there are,
+/// carrying the others' places in alsoAt. Errors are never folded.
+/// --show-library-findings turns it off.
+void foldLibraryFindings(std::vector<Diagnostic> &diags);
+
 /// Keeps each message's first line short: a message longer than `limit`
 /// characters is cut at its last clause break ("; " or ": ") within the limit
 /// (else at its first one), and the rest becomes the first note. Messages

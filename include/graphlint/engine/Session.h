@@ -56,6 +56,8 @@ struct SessionOptions {
   std::string writeBaseline;
   /// --no-group turns grouping off.
   bool group = true;
+  /// --show-library-findings: each finding in library code on its own line.
+  bool showLibraryFindings = false;
   ReportNeeds needs;
 };
 
@@ -117,6 +119,6 @@ private:
 
 /// The LintOptions a session gives one model: its configuration, the
 /// presentation passes and the summaries `needs` asks for.
-LintOptions lintOptionsFor(const Config &c, const ReportNeeds &needs, bool group);
+LintOptions lintOptionsFor(const Config &c, const ReportNeeds &needs, bool group, bool foldLibrary = true);
 
 }  // namespace graphlint
