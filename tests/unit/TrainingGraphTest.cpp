@@ -640,6 +640,27 @@ TEST(Recompute, SelectiveLayerCheckpointsEveryNthBlock) {
   EXPECT_EQ(stepUnder(b.model(), "none").activations, 9 * kMiB);
 }
 
+// The key reads selective-layer=N (N from 1; bare: torchtitan's default 2)
+// and --dump prints it back.
+TEST(Recompute, SelectiveLayerKeyRoundTrips) {
+  const SetupKey *key = findSetupKey("recompute");
+  ASSERT_TRUE(key);
+  auto canonical = [&](const char *text) { return key->check(text, SetupSyntax::CommandLine).value.value_or("refused"); };
+  EXPECT_EQ(canonical("selective-layer=3"), "selective-layer=3");
+  EXPECT_EQ(canonical("selective-layer"), "selective-layer=2");
+  EXPECT_EQ(canonical("selective-op"), "selective-op");
+  EXPECT_EQ(canonical("selective-layer=0"), "refused");
+  EXPECT_EQ(canonical("selective-layer=x"), "refused");
+  EXPECT_NE(key->check("selective-layer=0", SetupSyntax::CommandLine).error.find("--recompute"), std::string::npos);
+  graphlint::Setup s;
+  key->apply(s, "selective-layer=3");
+  EXPECT_EQ(s.recompute, Recompute::SelectiveLayer);
+  EXPECT_EQ(s.recomputeEvery, 3u);
+  EXPECT_EQ(key->dump(s), " selective-layer=3");
+  key->apply(s, "selective-op");
+  EXPECT_EQ(key->dump(s), " selective-op");
+}
+
 // A joint graph (graphlint-export --train) under --recompute layer: its
 // backward runs both blocks' forward again, all of its forward here. Eager
 // runs each sigmoid as its own kernel; Inductor fuses the whole step into
