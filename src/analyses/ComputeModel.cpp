@@ -150,10 +150,10 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
     }
   auto grad = [&](const Value *v) { return v && needsGrad.count(v) > 0; };
 
-  // The nodes --recompute layer checkpoints (MemoryPlan.h).
-  std::vector<llvm::StringRef> layers;
-  if (setup.recompute == Recompute::Layer)
-    layers = checkpointLayers(main);
+  // The nodes --recompute runs again in the backward (MemoryPlan.h).
+  RecomputePlan recompute;
+  if (setup.train)
+    recompute = recomputePlan(main, setup);
   groups_.resize(plan.groups().size());
   for (size_t gi = 0; gi < plan.groups().size(); ++gi) {
     const FusionGroup &g = plan.groups()[gi];
@@ -246,17 +246,6 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
       c.backward.bytes = 2 * c.forward.bytes;
       c.backward.layoutBytes = 2 * c.forward.layoutBytes;
       c.backward.kernels = g.kernels * gradOperands + 2 * layoutKernels;
-      const Node &lead = *g.nodes.front();
-      bool recomputed = setup.recompute == Recompute::Sqrt ||
-                        (lead.graph == &main && lead.index < layers.size() && !layers[lead.index].empty());
-      if (recomputed) {  // the checkpointed forward runs again first
-        c.recomputedFlops = c.forward.flops;
-        c.backward.flops += c.forward.flops;
-        c.backward.matmulFlops += c.forward.matmulFlops;
-        c.backward.bytes += c.forward.bytes;
-        c.backward.layoutBytes += c.forward.layoutBytes;
-        c.backward.kernels += c.forward.kernels;
-      }
     }
     bool backwardGroup = hasBackward && !g.nodes.empty() && g.nodes.front()->backwardPhase;
     if (backwardGroup) {  // led by a backward node: its traffic and launches are the backward's
@@ -267,6 +256,24 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
     if (hw_) {
       timeKernel(c.forward, *hw_, c.precision);
       timeKernel(c.backward, *hw_, c.precision);
+    }
+    // A checkpointed forward group runs again, as its own kernels, before
+    // its backward: its forward work and time are added to the group's
+    // backward (a joint graph's forward group has none of its own; the step
+    // timeline places it among the graph's backward groups).
+    const Node *lead = g.nodes.empty() ? nullptr : g.nodes.front();
+    bool recomputed = lead && lead->graph == &main && !lead->backwardPhase && (backward || joint_) &&
+                      recompute.recomputed(lead->index);
+    if (recomputed) {
+      c.recompute = c.forward;
+      c.recomputedFlops = c.forward.flops;
+      c.backward.flops += c.forward.flops;
+      c.backward.matmulFlops += c.forward.matmulFlops;
+      c.backward.bytes += c.forward.bytes;
+      c.backward.layoutBytes += c.forward.layoutBytes;
+      c.backward.kernels += c.forward.kernels;
+      c.backward.gpuSeconds += c.forward.gpuSeconds;
+      c.backward.seconds += c.forward.seconds;
     }
     // Control-flow nodes stay in the schedule (as unknown cost) so the totals
     // say that something was left out.

@@ -9,7 +9,7 @@
 // a graph output of the backward phase is a parameter's .grad, held until the
 // optimizer step. Without --train only the forward nodes run.
 //
-// --recompute (layer, sqrt) on a joint graph models what
+// --recompute (layer, sqrt, selective-*) on a joint graph models what
 // torch.utils.checkpoint(use_reentrant=False) around each segment does to
 // this schedule: in forward a segment keeps only its inputs and what leaves
 // it, its own saved tensors die at their last forward reader; just before
@@ -175,7 +175,7 @@ std::vector<PlanBuilder::Checkpoint> PlanBuilder::checkpoints(llvm::DenseMap<con
     return out;
   auto segmentOf = [&](const Value *v) {
     const Node *p = v && v->kind == Value::Kind::NodeOutput ? v->producer : nullptr;
-    return p && p->graph == &g_ && !p->backwardPhase ? segment_[p->index] : -1;
+    return p && p->graph == &g_ && !p->backwardPhase && !policySaved_[p->index] ? segment_[p->index] : -1;
   };
   // What another segment or an unsegmented node reads in forward leaves its
   // segment (a block's output): the checkpoint returns it, it is not dropped.
@@ -188,7 +188,7 @@ std::vector<PlanBuilder::Checkpoint> PlanBuilder::checkpoints(llvm::DenseMap<con
   llvm::DenseMap<const Value *, int64_t> forwardRead =
       Liveness(g_, [](const Node &n) { return !n.backwardPhase; }, &m_).lastReads();
   for (const auto &np : nodes) {
-    int seg = np->backwardPhase ? -1 : segment_[np->index];
+    int seg = np->backwardPhase || policySaved_[np->index] ? -1 : segment_[np->index];
     if (seg < 0)
       continue;
     Checkpoint &c = out[static_cast<size_t>(seg)];
@@ -275,6 +275,8 @@ void PlanBuilder::recompute(int seg, const Checkpoint &c, int64_t at,
   for (size_t i = segStart_[seg]; i < nodes.size() && segment_[i] == seg && static_cast<int64_t>(i) <= c.replayEnd;
        ++i) {
     const Node &r = *nodes[i];
+    if (policySaved_[i])
+      continue;  // selective-op keeps what it made: not rerun
     llvm::SmallVector<uint32_t, 2> temps;
     for (unsigned oi = 0; oi < r.outputs.size(); ++oi) {
       const Value *o = r.outputs[oi];

@@ -121,7 +121,7 @@ MemoryPlan::MemoryPlan(const Model &m, AnalysisContext &ctx) {
   sum.mode = s.train ? "training" : "inference";
   sum.optimizer = std::string(optimizerName(s.optimizer));
   sum.precision = std::string(precisionName(s.precision));
-  sum.recompute = std::string(recomputeName(s.recompute));
+  sum.recompute = s.recomputeLabel();
   sum.zero = s.mesh.zeroStage();
   sum.worldSize = s.mesh.worldSize();
   sum.mesh = s.mesh;

@@ -418,33 +418,16 @@ uint32_t PlanBuilder::inplaceStorage(const Node &n, int64_t idx) {
 }
 
 void PlanBuilder::assignSegments(bool training) {
-  const auto &nodes = g_.nodes();
   // Recompute segments (-1: not checkpointed, its saved tensors kept). A
   // joint graph's backward nodes are in none: they are what a segment's
   // recompute precedes.
+  const auto &nodes = g_.nodes();
   segment_.assign(nodes.size(), -1);
-  size_t forwardNodes = 0;
-  for (const auto &np : nodes)
-    forwardNodes += np->backwardPhase ? 0 : 1;
-  if (training && s_.recompute == Recompute::Sqrt && forwardNodes > 0) {
-    // ~sqrt(n) nodes each (Chen et al.'s checkpointing).
-    size_t len = static_cast<size_t>(std::max(1.0, std::ceil(std::sqrt(static_cast<double>(forwardNodes)))));
-    size_t k = 0;
-    for (size_t i = 0; i < nodes.size(); ++i)
-      if (!nodes[i]->backwardPhase)
-        segment_[i] = static_cast<int>(k++ / len);
-  } else if (training && s_.recompute == Recompute::Layer) {
-    // One segment per run of nodes inside one repeated layer.
-    std::vector<llvm::StringRef> layers = checkpointLayers(g_);
-    llvm::StringRef prev;
-    int seg = -1;
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      llvm::StringRef layer = layers[i];
-      if (!layer.empty() && (seg < 0 || layer != prev || segment_[i - 1] < 0))
-        ++seg;
-      segment_[i] = layer.empty() ? -1 : seg;
-      prev = layer;
-    }
+  policySaved_.assign(nodes.size(), false);
+  if (training) {
+    RecomputePlan plan = recomputePlan(g_, s_);
+    segment_ = std::move(plan.segment);
+    policySaved_ = std::move(plan.policySaved);
   }
   segStart_.clear();
   for (size_t i = 0; i < nodes.size(); ++i)
@@ -561,12 +544,21 @@ void PlanBuilder::forward(bool training) {
         const Node *prod = v->producer;
         // Under full recompute only a segment's inputs are kept; what it
         // saves inside is rebuilt before its backward.
-        if (prod && segment_[n.index] >= 0 && segment_[prod->index] == segment_[n.index])
+        // Under selective-op the policy's saved outputs are kept.
+        if (prod && segment_[n.index] >= 0 && segment_[prod->index] == segment_[n.index] &&
+            !policySaved_[prod->index])
           return;
         holdUntil(it->second, idx);
       };
       for (const Value *v : sv.values)
         save(v);
+      // selective-op: the policy keeps the op's outputs (MUST_SAVE), for the
+      // recompute to read instead of rerunning it, until backward passes it.
+      if (policySaved_[n.index])
+        for (const Value *o : n.outputs)
+          if (auto it = o ? storageOf_.find(o) : storageOf_.end();
+              it != storageOf_.end() && t_.storages[it->second].kind == MemoryKind::Activation)
+            holdUntil(it->second, idx);
       // A dropout module an eval() export passed through: in training it
       // allocates a bool mask and a new output, both saved for its backward
       // (Korthikanti et al. count both).
@@ -578,7 +570,7 @@ void PlanBuilder::forward(bool training) {
           lastUse_.resize(t_.storages.size(), -1);
           holdUntil(st, idx);
         }
-      if (sv.extraBytes && segment_[n.index] < 0 && !mathAttention_.count(&n)) {
+      if (sv.extraBytes && (segment_[n.index] < 0 || policySaved_[n.index]) && !mathAttention_.count(&n)) {
         uint32_t st = t_.alloc(sv.extraBytes, MemoryKind::Saved, nullptr, &n);
         lastUse_.resize(t_.storages.size(), -1);
         extraSaved_[n.index] = st;
@@ -716,11 +708,14 @@ void PlanBuilder::backward() {
     size_t first = segStart_[seg];
     std::vector<Saved> savedBy;  // by node, from `first`
     for (size_t i = first; i < nodes.size() && segment_[i] == seg; ++i) {
-      const Saved &sv = savedBy.emplace_back(savedOf(*nodes[i]));
+      // A node selective-op's policy saved is not rerun: what it made is kept.
+      const Saved &sv = savedBy.emplace_back(policySaved_[i] ? Saved{} : savedOf(*nodes[i]));
       if (sv.extraBytes)
         lastSaver = static_cast<int64_t>(i);
       for (const Value *v : sv.values) {
-        auto it = v && v->producer && segment_[v->producer->index] == seg ? storageOf_.find(v) : storageOf_.end();
+        auto it = v && v->producer && segment_[v->producer->index] == seg && !policySaved_[v->producer->index]
+                      ? storageOf_.find(v)
+                      : storageOf_.end();
         if (it == storageOf_.end() || t_.storages[it->second].kind != MemoryKind::Activation)
           continue;
         // A view of what the segment reads (Llama's `x.to(float32)` of the
@@ -744,7 +739,7 @@ void PlanBuilder::backward() {
       const Saved &sv = savedBy[static_cast<size_t>(i) - first];
       bool keepsOutput = llvm::any_of(sv.values, [&](const Value *v) { return llvm::is_contained(n.outputs, v); }) ||
                          (sv.extraBytes && !isCpuDropout(n));
-      bool stopsBeforeKernel = i == lastSaver && !keepsOutput;
+      bool stopsBeforeKernel = (i == lastSaver && !keepsOutput) || policySaved_[static_cast<size_t>(i)];
       for (const Value *o : stopsBeforeKernel ? llvm::ArrayRef<Value *>() : llvm::ArrayRef<Value *>(n.outputs)) {
         auto it = o ? storageOf_.find(o) : storageOf_.end();
         if (it == storageOf_.end() || t_.storages[it->second].value != o ||
@@ -763,7 +758,8 @@ void PlanBuilder::backward() {
       }
       if (sv.extraBytes)
         rebuilt[n.index].push_back(t_.alloc(sv.extraBytes, MemoryKind::Saved, nullptr, &n));
-      t_.mark(&n, nodeLabel(n) + " (recompute)", MemoryPhase::Backward);
+      if (!policySaved_[static_cast<size_t>(i)])
+        t_.mark(&n, nodeLabel(n) + " (recompute)", MemoryPhase::Backward);
       if (auto tr = transient.find(i); tr != transient.end()) {
         for (uint32_t st : tr->second)
           t_.release(st);

@@ -316,6 +316,7 @@ private:
   std::map<uint32_t, int64_t> savedUntil_;
   std::vector<uint32_t> extraSaved_;      // per node: synthetic saved buffer or kNone
   std::vector<int> segment_;              // recompute segment per node, -1: not checkpointed
+  std::vector<bool> policySaved_;         // selective-op: outputs the policy keeps (RecomputePlan)
   std::map<int, size_t> segStart_;        // segment -> its first node
   llvm::DenseMap<const Value *, uint32_t> paramGrad_;
   std::vector<uint32_t> fusedNormGrads_;  // gradients of fused batch norms' weights and biases

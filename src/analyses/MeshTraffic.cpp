@@ -1,6 +1,7 @@
 // The tp/cp/ep/pp communication of one training step (MeshTraffic.h).
 #include "graphlint/analyses/MeshTraffic.h"
 
+#include "graphlint/analyses/MemoryPlan.h"
 #include "graphlint/analyses/MeshSharding.h"
 #include "graphlint/analyses/PipelineSchedule.h"
 
@@ -111,15 +112,20 @@ MeshTraffic meshTraffic(const Model &m, AnalysisContext &ctx, const Topology &da
   };
   const unsigned G = std::max(1u, s.gpusPerNode);
   auto linkOf = [&](unsigned span) { return span > G ? dataParallel.inter : dataParallel.intra; };
-  const bool recompute = s.recompute != Recompute::None;
+  // What the backward runs again (--recompute): its collectives run again too.
+  RecomputePlan replay;
+  if (s.train)
+    replay = recomputePlan(*m.graph, s);
+  auto recomputed = [&](const Node *n) { return n && n->graph == m.graph.get() && replay.recomputed(n->index); };
 
   // Tensor parallelism: tp ranks are innermost (torchtitan's mesh), on one node when tp <= G.
   if (mesh.tp > 1 && !sh.tpRegions().empty()) {
-    unsigned regions = 0;
+    unsigned regions = 0, replayed = 0;
     double bytes = 0;
     for (const TpRegion &r : sh.tpRegions())
       if (onRank(*r.node)) {
         ++regions;
+        replayed += recomputed(r.node);
         bytes += MeshSharding::elements(r.output) * sh.activationElementBytes(r.output) / mesh.cp;
       }
     if (regions) {
@@ -137,8 +143,8 @@ MeshTraffic meshTraffic(const Model &m, AnalysisContext &ctx, const Topology &da
                                               : std::vector{CollectiveKind::AllReduce};
       for (int phase = 0; phase < 2; ++phase) {
         // The backward runs each region's collectives again, and the
-        // recomputed forward its forward ones.
-        unsigned calls = phase == 1 && recompute ? 2 * regions : regions;
+        // recomputed forward (its regions) its forward ones.
+        unsigned calls = phase == 1 ? regions + replayed : regions;
         double phaseComm = 0;
         size_t first = out.collectives.size();
         for (CollectiveKind k : kinds) {
@@ -165,12 +171,13 @@ MeshTraffic meshTraffic(const Model &m, AnalysisContext &ctx, const Topology &da
 
   // Context parallelism: cp ranks next to tp's.
   if (mesh.cp > 1 && !sh.attentionLayers().empty()) {
-    unsigned layers = 0;
+    unsigned layers = 0, replayed = 0;
     double kv = 0;
     std::map<const Node *, bool> attentionNode;
     for (const AttentionLayer &a : sh.attentionLayers())
       if (onRank(*a.node)) {
         ++layers;
+        replayed += recomputed(a.node);  // selective-op saves attention's output: no replay
         for (const Value *v : {a.key, a.value})
           kv += MeshSharding::elements(v) / sh.elementDivisor(v) * sh.activationElementBytes(v);
         for (const Node *n : a.nodes)
@@ -182,7 +189,7 @@ MeshTraffic meshTraffic(const Model &m, AnalysisContext &ctx, const Topology &da
       double attention = groupSeconds(cm, sh, false, [&](const Node &n) { return attentionNode.count(&n) > 0; });
       for (int phase = 0; phase < 2; ++phase) {
         MeshCollective c = collectiveOn("cp", "send_recv", phase, link, mesh.tp * mesh.cp > G, mesh.cp);
-        c.calls = (phase == 1 && recompute ? 2 : 1) * layers * (mesh.cp - 1);
+        c.calls = (phase == 1 ? layers + replayed : layers) * (mesh.cp - 1);
         // Backward rotates K, V and their gradients: twice the bytes.
         c.bytesPerCall = phase ? 2 * block : block;
         c.bytesPerRank = c.calls * c.bytesPerCall;
@@ -199,12 +206,13 @@ MeshTraffic meshTraffic(const Model &m, AnalysisContext &ctx, const Topology &da
 
   // Expert parallelism: ep ranks spaced by tp (carved from dp_shard x cp).
   if (mesh.ep > 1 && !sh.moeLayers().empty()) {
-    unsigned layers = 0;
+    unsigned layers = 0, replayed = 0;
     double bytes = 0;
     for (const MoeLayer &l : sh.moeLayers()) {
       if (!l.input || (l.input->producer && !onRank(*l.input->producer)))
         continue;
       ++layers;
+      replayed += recomputed(l.input->producer);
       bytes += s.capacityFactor * l.tokens / mesh.cp * l.topK * l.hidden * sh.activationElementBytes(l.input);
     }
     if (layers) {
@@ -212,7 +220,7 @@ MeshTraffic meshTraffic(const Model &m, AnalysisContext &ctx, const Topology &da
       const Interconnect &link = linkOf(mesh.ep * mesh.tp);
       for (int phase = 0; phase < 2; ++phase) {
         MeshCollective c = collectiveOn("ep", "all_to_all", phase, link, mesh.ep * mesh.tp > G, mesh.ep);
-        c.calls = (phase == 1 && recompute ? 2 : 1) * 2 * layers;  // dispatch and combine
+        c.calls = (phase == 1 ? layers + replayed : layers) * 2;  // dispatch and combine
         c.bytesPerCall = S;
         c.bytesPerRank = c.calls * (mesh.ep - 1.0) / mesh.ep * S;
         c.seconds = c.calls * allToAllSeconds(S, mesh.ep, link);

@@ -181,6 +181,15 @@ StepTimeline::StepTimeline(const Model &m, AnalysisContext &ctx) {
   else
     for (int i = F - 1; i >= 0; --i)
       duration.push_back(cm.groups()[sched[i]].known ? cm.groups()[sched[i]].backward.seconds * share(sched[i]) : 0);
+  // A joint graph's checkpointed forward groups run again in the backward
+  // (--recompute): each before the backward segment that differentiates it
+  // (below), in a segment of its own when the graph's backward has none (a
+  // step fused into its forward groups).
+  bool recomputes = false;
+  for (int i = 0; i < F; ++i)
+    recomputes |= cm.groups()[sched[i]].known && cm.groups()[sched[i]].recompute.seconds > 0;
+  if (joint && recomputes && duration.size() == static_cast<size_t>(F))
+    duration.push_back(0);
   const int S = static_cast<int>(duration.size());
   // The backward segment that differentiates the forward group at forwardPos:
   // the mirror image, or for a joint graph its proportional place in the
@@ -193,6 +202,10 @@ StepTimeline::StepTimeline(const Model &m, AnalysisContext &ctx) {
     long mirrored = static_cast<long>(F - 1 - forwardPos) * (S - F) / std::max(F, 1);
     return F + static_cast<int>(std::min<long>(mirrored, S - F - 1));
   };
+  if (joint && S > F)
+    for (int i = 0; i < F; ++i)
+      if (const GroupCost &c = cm.groups()[sched[i]]; c.known && c.recompute.seconds > 0)
+        duration[static_cast<size_t>(backwardSegment(i))] += c.recompute.seconds * share(sched[i]);
   // When a parameter's gradient is ready: the backward group producing it.
   auto gradReady = [&](const TrainableParam &p) { return p.gradGroup >= 0 ? p.gradGroup : backwardSegment(p.firstGroup); };
 

@@ -11,6 +11,7 @@
 // (include/graphlint/analyses/Liveness.h).
 #include "MemoryTraceBuilder.h"
 
+#include "graphlint/analyses/Contraction.h"
 #include "graphlint/ir/OpRegistry.h"
 #include "graphlint/ir/ValueFacts.h"
 
@@ -19,6 +20,7 @@
 #include <llvm/ADT/StringSet.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <set>
 #include <string>
@@ -156,6 +158,74 @@ std::vector<llvm::StringRef> checkpointLayers(const Graph &g) {
       for (size_t i = runs[r].begin; i < runs[r].end; ++i)
         layer[i] = {};
   return layer;
+}
+
+SacOp sacSaveListOp(const Node &n) {
+  std::string aten = n.atenName();
+  if (n.op && n.op->kind == OpKind::Collective && llvm::StringRef(aten).contains("reduce_scatter"))
+    return SacOp::Saved;
+  if (aten == "max" && n.inputs.size() == 1)  // aten.max.default: the whole tensor's
+    return SacOp::Saved;
+  auto geometry = contractionGeometry(n);
+  if (!geometry)
+    return SacOp::None;
+  if (geometry->form == ContractionForm::Attention || llvm::StringRef(aten).contains("flex_attention"))
+    return SacOp::Saved;
+  if (geometry->form == ContractionForm::Gemm)
+    return SacOp::MatMul;
+  if (geometry->form == ContractionForm::MatMul && n.inputs.size() >= 2 && n.inputs[1] &&
+      n.inputs[1]->type.shape.rank() == 2)
+    return SacOp::MatMul;
+  return SacOp::None;
+}
+
+RecomputePlan recomputePlan(const Graph &g, const Setup &s) {
+  const auto &nodes = g.nodes();
+  RecomputePlan plan;
+  plan.segment.assign(nodes.size(), -1);
+  plan.policySaved.assign(nodes.size(), false);
+  size_t forwardNodes = 0;
+  for (const auto &np : nodes)
+    forwardNodes += np->backwardPhase ? 0 : 1;
+  if (s.recompute == Recompute::Sqrt && forwardNodes > 0) {
+    // ~sqrt(n) nodes each (Chen et al.'s checkpointing).
+    size_t len = static_cast<size_t>(std::max(1.0, std::ceil(std::sqrt(static_cast<double>(forwardNodes)))));
+    size_t k = 0;
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (!nodes[i]->backwardPhase)
+        plan.segment[i] = static_cast<int>(k++ / len);
+    return plan;
+  }
+  if (s.recompute == Recompute::None || s.recompute == Recompute::Sqrt)
+    return plan;
+  std::vector<llvm::StringRef> layers = checkpointLayers(g);
+  // selective-layer=N: torchtitan counts the blocks it wraps from 1 and
+  // checkpoints those with count % N == 0.
+  llvm::StringMap<unsigned> ordinal;
+  for (llvm::StringRef l : layers)
+    if (!l.empty())
+      ordinal.try_emplace(l, static_cast<unsigned>(ordinal.size() + 1));
+  auto checkpointed = [&](llvm::StringRef l) {
+    if (l.empty())
+      return false;
+    return s.recompute != Recompute::SelectiveLayer || ordinal.lookup(l) % std::max(1u, s.recomputeEvery) == 0;
+  };
+  llvm::StringRef prev;
+  int seg = -1;
+  llvm::StringMap<unsigned> matmuls;  // per layer, in forward order
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    llvm::StringRef layer = layers[i];
+    bool in = checkpointed(layer);
+    if (in && (seg < 0 || layer != prev || plan.segment[i - 1] < 0))
+      ++seg;
+    plan.segment[i] = in ? seg : -1;
+    prev = layer;
+    if (in && s.recompute == Recompute::SelectiveOp) {
+      SacOp op = sacSaveListOp(*nodes[i]);
+      plan.policySaved[i] = op == SacOp::Saved || (op == SacOp::MatMul && ++matmuls[layer] % 2 == 1);
+    }
+  }
+  return plan;
 }
 
 SkippedMaskAdd skippedMaskAdd(const Node &n) {

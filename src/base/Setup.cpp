@@ -18,7 +18,11 @@ const EnumName<Precision> kPrecisions[] = {{Precision::FP32, "fp32"},
                                            {Precision::TF32, "tf32"}};
 // `full` as Megatron's --recompute-granularity full.
 const EnumName<Recompute> kRecomputes[] = {
-    {Recompute::None, "none"}, {Recompute::Layer, "layer", {"full"}}, {Recompute::Sqrt, "sqrt"}};
+    {Recompute::None, "none"},
+    {Recompute::Layer, "layer", {"full"}},
+    {Recompute::Sqrt, "sqrt"},
+    {Recompute::SelectiveOp, "selective-op"},
+    {Recompute::SelectiveLayer, "selective-layer"}};
 
 const EnumName<Kernels> kKernels[] = {{Kernels::Cuda, "cuda"}, {Kernels::Cpu, "cpu"}};
 
@@ -59,7 +63,13 @@ PrecisionPolicy precisionPolicy(Precision p, DataParallel d) {
 std::string_view recomputeName(Recompute r) { return nameOf(kRecomputes, r); }
 std::optional<Recompute> recomputeFromName(std::string_view s) { return fromName(kRecomputes, s); }
 
-const char *recomputeChoices() { return "none, layer (alias full), sqrt"; }
+const char *recomputeChoices() { return "none, layer (alias full), sqrt, selective-op, selective-layer=N"; }
+
+std::string Setup::recomputeLabel() const {
+  if (recompute == Recompute::SelectiveLayer)
+    return fmt::format("selective-layer={}", recomputeEvery);
+  return std::string(recomputeName(recompute));
+}
 
 std::string_view pipelineScheduleName(PipelineSchedule p) { return nameOf(kSchedules, p); }
 std::optional<PipelineSchedule> pipelineScheduleFromName(std::string_view s) { return fromName(kSchedules, s); }

@@ -312,17 +312,39 @@ const std::vector<SetupKey> &table() {
        },
        [](Setup &s, const std::string &v) { s.capacityFactor = std::stod(v); },
        [](const Setup &s) { return fmt::format(" {}", s.capacityFactor); }},
-      {"recompute", nullptr, "none|layer|sqrt",
+      {"recompute", nullptr, "none|layer|sqrt|selective-op|selective-layer=N",
        "activation checkpointing (default none): layer\n"
        "(alias full) checkpoints each repeated layer, as\n"
        "torch.utils.checkpoint around every block; sqrt\n"
-       "cuts the graph into ~sqrt(n) segments",
+       "cuts the graph into ~sqrt(n) segments; selective-op\n"
+       "keeps torchtitan's save list (every other matmul,\n"
+       "attention, reduce-scatter, max) in each layer and\n"
+       "recomputes the rest; selective-layer=N checkpoints\n"
+       "every N-th layer (torchtitan's ac_freq, default 2);\n"
+       "the recomputed forward is added to the backward",
        nullptr, nullptr, nullptr, false, "full", " layer",
        [](llvm::StringRef t, SetupSyntax syntax) {
+         if (t.consume_front("selective-layer=")) {
+           unsigned n = 0;
+           if (t.getAsInteger(10, n) || n < 1 || n > 1024)
+             return refused(fmt::format("{} selective-layer=N expects N from 1 to 1024, got '{}'",
+                                        named(row("recompute"), syntax), escapedForMessage(t.str())));
+           return ok(fmt::format("selective-layer={}", n));
+         }
+         if (t == "selective-layer")
+           return ok("selective-layer=2");  // torchtitan's default selective_ac_option
          return choice<Recompute, recomputeFromName, recomputeName>("recompute", t, syntax, recomputeChoices());
        },
-       [](Setup &s, const std::string &v) { s.recompute = *recomputeFromName(v); },
-       [](const Setup &s) { return " " + std::string(recomputeName(s.recompute)); }},
+       [](Setup &s, const std::string &v) {
+         llvm::StringRef t(v);
+         if (t.consume_front("selective-layer=")) {
+           s.recompute = Recompute::SelectiveLayer;
+           s.recomputeEvery = asUnsigned(t.str());
+         } else {
+           s.recompute = *recomputeFromName(v);
+         }
+       },
+       [](const Setup &s) { return " " + s.recomputeLabel(); }},
       {"gpus-per-node", nullptr, "G", "ranks per node (default 8)", nullptr, nullptr, nullptr, false, "4", " 4",
        [](llvm::StringRef t, SetupSyntax syntax) { return integer("gpus-per-node", t, syntax, 1, 1024); },
        [](Setup &s, const std::string &v) { s.gpusPerNode = asUnsigned(v); },

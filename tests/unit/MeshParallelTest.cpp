@@ -134,6 +134,28 @@ TEST(TensorParallel, CommunicationVolumes) {
   EXPECT_LT(ca.get<StepTimeline>().stepSeconds(), cs.get<StepTimeline>().stepSeconds());
 }
 
+// The recomputed forward runs its tp collectives again in the backward:
+// both layers' under --recompute layer, the second's alone under
+// selective-layer=2 (torchtitan checkpoints the 2nd, 4th, ... block).
+TEST(TensorParallel, RecomputedLayersReplayTheirCollectives) {
+  auto two = importFixture(kTwoLayers);
+  auto backwardCalls = [&](Recompute r) {
+    graphlint::Setup setup = bf16(4);
+    setup.recompute = r;
+    setup.recomputeEvery = 2;
+    AnalysisContext ctx(*two, setup);
+    std::vector<unsigned> calls;
+    for (const MeshCollective &c : ctx.get<StepTimeline>().meshTraffic().collectives)
+      if (c.phase == "backward")
+        calls.push_back(c.calls);
+    return calls;
+  };
+  // Two regions (attention, MLP) per layer; all-gather and reduce-scatter each.
+  EXPECT_EQ(backwardCalls(Recompute::None), (std::vector<unsigned>{4, 4}));
+  EXPECT_EQ(backwardCalls(Recompute::Layer), (std::vector<unsigned>{8, 8}));
+  EXPECT_EQ(backwardCalls(Recompute::SelectiveLayer), (std::vector<unsigned>{6, 6}));
+}
+
 TEST(PipelineSchedule, InFlightMicrobatches) {
   // 1F1B: the first stage holds pp micro-batches, the last one.
   EXPECT_EQ(inFlightMicrobatches(PipelineSchedule::OneFOneB, 4, 8, 1, 0), 4);

@@ -9,6 +9,8 @@
 #include "graphlint/analyses/ComputeModel.h"
 #include "graphlint/analyses/MemoryPlan.h"
 #include "graphlint/analyses/OpFlops.h"
+#include "graphlint/analyses/StepTimeline.h"
+#include "graphlint/base/SetupKeys.h"
 #include "graphlint/report/Reporters.h"
 
 #include <fmt/format.h>
@@ -494,6 +496,191 @@ TEST(JointGraph, RecomputeLayerCheckpointsEachBlock) {
   // of two, the same two blocks here.
   EXPECT_EQ(peak(*recomputeFromName("full")).step, 6 * kMiB);
   EXPECT_EQ(peak(Recompute::Sqrt).step, 6 * kMiB);
+}
+
+// Blocks of `mms` MatMuls under blocks.i, a Relu after each but the last
+// (256 x 1024 fp32: 1 MiB per tensor), after a stem Relu outside any block.
+namespace {
+void blockModel(IrBuilder &b, int blocks, int mms) {
+  Value *x = b.input("x", f32({256, 1024}));
+  Value *cur = b.node("Relu", {x}, {"stem"}, {f32({256, 1024})})->outputs[0];
+  b.graph().nodes().back()->modulePath = "stem";
+  for (int i = 0; i < blocks; ++i) {
+    std::string p = "blocks." + std::to_string(i);
+    for (int k = 1; k <= mms; ++k) {
+      std::string fc = p + ".fc" + std::to_string(k);
+      Value *w = b.param(fc + ".weight", f32({1024, 1024}));
+      Node *mm = b.node("MatMul", {cur, w}, {fc + ".out"}, {f32({256, 1024})});
+      mm->modulePath = fc;
+      cur = mm->outputs[0];
+      if (k < mms) {
+        Node *act = b.node("Relu", {cur}, {p + ".act" + std::to_string(k) + ".out"}, {f32({256, 1024})});
+        act->modulePath = p + ".act" + std::to_string(k);
+        cur = act->outputs[0];
+      }
+    }
+  }
+  b.output(cur);
+}
+
+struct Step {
+  double step, forward, backward, recomputedFlops, forwardFlops;
+  uint64_t activations;
+};
+Step stepUnder(const Model &m, const std::string &recompute, FusionBackend backend = FusionBackend::Inductor) {
+  graphlint::Setup s = adam();
+  s.target = "A100-80GB";
+  s.backend = backend;
+  const SetupKey *key = findSetupKey("recompute");
+  SetupKey::Checked c = key->check(recompute, SetupSyntax::CommandLine);
+  EXPECT_TRUE(c.value) << c.error;
+  EXPECT_FALSE(applySetup(s, {{key, c.value.value_or("none")}}));
+  AnalysisContext ctx(m, s);
+  const StepTimeline &t = ctx.get<StepTimeline>();
+  const ComputeModel &cm = ctx.get<ComputeModel>();
+  return {t.stepSeconds(), t.forwardSeconds(), t.backwardSeconds(), cm.recomputedFlops(), cm.forwardTotal().flops,
+          ctx.get<MemoryPlan>().summary().activationsBytes};
+}
+
+// The forward seconds of the groups whose first node's module path starts
+// with `prefix`, without checkpointing.
+double forwardSecondsOf(const Model &m, llvm::StringRef prefix) {
+  graphlint::Setup s = adam();
+  s.target = "A100-80GB";
+  EXPECT_FALSE(applySetup(s, {}));
+  AnalysisContext ctx(m, s);
+  double t = 0;
+  for (const GroupCost &c : ctx.get<ComputeModel>().groups())
+    if (c.group && !c.group->nodes.empty() && llvm::StringRef(c.group->nodes.front()->modulePath).startswith(prefix))
+      t += c.forward.seconds;
+  return t;
+}
+}  // namespace
+
+// The step time under checkpointing exceeds none's by exactly the forward
+// run again: every block's under layer, every second block's under
+// selective-layer=2 (blocks.1 and blocks.3: torchtitan's count % 2 == 0),
+// and under selective-op all but the saved first matmul of each block.
+TEST(Recompute, StepTimeAddsTheRecomputedForward) {
+  IrBuilder b;
+  blockModel(b, 4, 2);
+  Step none = stepUnder(b.model(), "none"), layer = stepUnder(b.model(), "layer");
+  double stem = forwardSecondsOf(b.model(), "stem");
+  ASSERT_GT(stem, 0);
+  ASSERT_GT(none.forward, stem);
+  double blocks = none.forward - stem;
+  EXPECT_NEAR(layer.step - none.step, blocks, 1e-12 * none.step);
+  EXPECT_NEAR(layer.backward - none.backward, blocks, 1e-12 * none.step);
+  EXPECT_DOUBLE_EQ(layer.forward, none.forward);
+  // Every block's two MatMuls (and Relu) again: 8 x 2 x 256 x 1024 x 1024 plus 4 Relus.
+  EXPECT_DOUBLE_EQ(layer.recomputedFlops, 8 * 2.0 * 256 * 1024 * 1024 + 4 * 256 * 1024.0);
+
+  Step every2 = stepUnder(b.model(), "selective-layer=2");
+  double odd = forwardSecondsOf(b.model(), "blocks.1") + forwardSecondsOf(b.model(), "blocks.3");
+  EXPECT_NEAR(odd, blocks / 2, 1e-12 * none.step);  // the blocks are alike
+  EXPECT_NEAR(every2.step - none.step, odd, 1e-12 * none.step);
+  EXPECT_DOUBLE_EQ(every2.recomputedFlops, layer.recomputedFlops / 2);
+
+  Step op = stepUnder(b.model(), "selective-op");
+  double savedMatMuls = 0;
+  for (int i = 0; i < 4; ++i)
+    savedMatMuls += forwardSecondsOf(b.model(), "blocks." + std::to_string(i) + ".fc1");
+  EXPECT_NEAR(op.step - none.step, blocks - savedMatMuls, 1e-12 * none.step);
+  // fc2 of each block; the Relu runs in fc1's kernel (Inductor's epilogue),
+  // which the policy saves.
+  EXPECT_DOUBLE_EQ(op.recomputedFlops, 4 * 2.0 * 256 * 1024 * 1024);
+}
+
+// What each policy keeps for the backward (activationsBytes: the saved
+// tensors when the forward ends, the output among them). Two blocks of
+// fc1 -> Relu -> fc2 -> Relu -> fc3: without checkpointing each keeps both
+// Relu outputs and its output (and the stem's output, fc1's input);
+// layer keeps each block's input (the stem's, then blocks.0's output) and
+// the output; selective-op keeps fc1's output (the 1st matmul) too, fc2's
+// (the 2nd) is recomputed, fc3's (the 3rd) is the block's output.
+TEST(Recompute, SelectiveOpSavesEveryOtherMatMulsOutput) {
+  IrBuilder b;
+  blockModel(b, 2, 3);
+  const Graph &g = b.graph();
+  graphlint::Setup s = adam();
+  s.recompute = Recompute::SelectiveOp;
+  RecomputePlan plan = recomputePlan(g, s);
+  std::vector<std::string> saved;
+  for (const auto &n : g.nodes())
+    if (plan.policySaved[n->index])
+      saved.push_back(n->outputs[0]->name);
+  EXPECT_EQ(saved, (std::vector<std::string>{"blocks.0.fc1.out", "blocks.0.fc3.out", "blocks.1.fc1.out",
+                                             "blocks.1.fc3.out"}));
+  EXPECT_EQ(plan.segment[0], -1);  // the stem
+  EXPECT_EQ(plan.segment[1], 0);
+  EXPECT_EQ(plan.segment.back(), 1);
+  EXPECT_EQ(stepUnder(b.model(), "none").activations, 7 * kMiB);
+  EXPECT_EQ(stepUnder(b.model(), "layer").activations, 3 * kMiB);
+  EXPECT_EQ(stepUnder(b.model(), "selective-op").activations, 5 * kMiB);
+}
+
+// selective-layer=2 checkpoints blocks.1 and blocks.3 whole; blocks.0 and
+// blocks.2 keep their input and Relu output (2 MiB each), blocks.1 and
+// blocks.3 their input, plus the output: 1 + 2 + 1 + 2 + 1 MiB.
+TEST(Recompute, SelectiveLayerCheckpointsEveryNthBlock) {
+  IrBuilder b;
+  blockModel(b, 4, 2);
+  graphlint::Setup s = adam();
+  s.recompute = Recompute::SelectiveLayer;
+  s.recomputeEvery = 2;
+  RecomputePlan plan = recomputePlan(b.graph(), s);
+  std::vector<std::string> checkpointed;
+  for (const auto &n : b.graph().nodes())
+    if (plan.segment[n->index] >= 0)
+      checkpointed.push_back(n->modulePath);
+  EXPECT_EQ(checkpointed, (std::vector<std::string>{"blocks.1.fc1", "blocks.1.act1", "blocks.1.fc2", "blocks.3.fc1",
+                                                    "blocks.3.act1", "blocks.3.fc2"}));
+  EXPECT_EQ(stepUnder(b.model(), "selective-layer=2").activations, 7 * kMiB);
+  EXPECT_EQ(stepUnder(b.model(), "selective-layer=1").activations, stepUnder(b.model(), "layer").activations);
+  EXPECT_EQ(stepUnder(b.model(), "none").activations, 9 * kMiB);
+}
+
+// The key reads selective-layer=N (N from 1; bare: torchtitan's default 2)
+// and --dump prints it back.
+TEST(Recompute, SelectiveLayerKeyRoundTrips) {
+  const SetupKey *key = findSetupKey("recompute");
+  ASSERT_TRUE(key);
+  auto canonical = [&](const char *text) { return key->check(text, SetupSyntax::CommandLine).value.value_or("refused"); };
+  EXPECT_EQ(canonical("selective-layer=3"), "selective-layer=3");
+  EXPECT_EQ(canonical("selective-layer"), "selective-layer=2");
+  EXPECT_EQ(canonical("selective-op"), "selective-op");
+  EXPECT_EQ(canonical("selective-layer=0"), "refused");
+  EXPECT_EQ(canonical("selective-layer=x"), "refused");
+  EXPECT_NE(key->check("selective-layer=0", SetupSyntax::CommandLine).error.find("--recompute"), std::string::npos);
+  graphlint::Setup s;
+  key->apply(s, "selective-layer=3");
+  EXPECT_EQ(s.recompute, Recompute::SelectiveLayer);
+  EXPECT_EQ(s.recomputeEvery, 3u);
+  EXPECT_EQ(key->dump(s), " selective-layer=3");
+  key->apply(s, "selective-op");
+  EXPECT_EQ(key->dump(s), " selective-op");
+}
+
+// A joint graph (graphlint-export --train) under --recompute layer: its
+// backward runs both blocks' forward again, all of its forward here. Eager
+// runs each sigmoid as its own kernel; Inductor fuses the whole step into
+// one kernel, whose recompute is the backward's only segment.
+TEST(JointGraph, RecomputeLayerAddsTheForwardToTheStepTime) {
+  auto m = importFxBytes(twoBlockJointGraph(), "blocks.train.fx.json", {});
+  ASSERT_TRUE(static_cast<bool>(m)) << llvm::toString(m.takeError());
+  for (FusionBackend backend : {FusionBackend::Eager, FusionBackend::Inductor}) {
+    Step none = stepUnder(**m, "none", backend), layer = stepUnder(**m, "layer", backend);
+    ASSERT_GT(none.forward, 0);
+    EXPECT_NEAR(layer.step - none.step, none.forward, 1e-12 * none.step);
+    EXPECT_NEAR(layer.backward - none.backward, none.forward, 1e-12 * none.step);
+    EXPECT_GT(none.forwardFlops, 0);
+    EXPECT_DOUBLE_EQ(layer.recomputedFlops, none.forwardFlops);
+    if (backend == FusionBackend::Eager) {
+      // selective-layer=2: blocks.1 alone, half of the forward (the blocks are alike).
+      Step every2 = stepUnder(**m, "selective-layer=2", backend);
+      EXPECT_NEAR(every2.step - none.step, none.forward / 2, 1e-12 * none.step);
+    }
+  }
 }
 
 // Which modules --recompute layer checkpoints (checkpointLayers): an

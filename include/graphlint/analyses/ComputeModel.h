@@ -40,6 +40,9 @@ struct GroupCost {
   MathPrecision precision = MathPrecision::FP32;  // its contractions' math
   KernelTime forward, backward;  // backward is zero unless training
   double recomputedFlops = 0;     // --recompute: the forward FLOPs backward runs again
+  /// --recompute: the forward run again, included in `backward` (its time
+  /// added to the backward's own, as kernels of their own); zero otherwise.
+  KernelTime recompute;
 };
 
 /// A parameter the optimizer updates: a floating-point initializer read by

@@ -101,6 +101,33 @@ bool gradPassesThrough(const Node &n, unsigned input);
 /// submodule (a stem "features.0" before blocks "features.1", ... is not).
 std::vector<llvm::StringRef> checkpointLayers(const Graph &g);
 
+/// torchtitan's _op_sac_save_list (torchtitan/distributed/
+/// activation_checkpoint.py): whether `n` is an aten.mm (a matrix product
+/// with a 2-D right operand: mm, addmm, linear, an ONNX Gemm or MatMul by a
+/// weight; not bmm), a scaled_dot_product/flex attention kernel, a
+/// reduce_scatter_tensor or aten.max.default.
+enum class SacOp : uint8_t { None, MatMul, Saved };
+SacOp sacSaveListOp(const Node &n);
+
+/// What --recompute does to each node of `g` (by index). `segment`: the
+/// checkpoint it runs in (-1: none, its saved tensors kept): one per run of
+/// nodes in a repeated layer (checkpointLayers) under layer and
+/// selective-op, in every N-th layer (torchtitan's `_count % ac_freq == 0`,
+/// counting layers from 1) under selective-layer=N, about sqrt(n) forward
+/// nodes each under sqrt. `policySaved`: under selective-op, the nodes of a
+/// segment whose outputs torchtitan's policy keeps from the forward
+/// (MUST_SAVE) and the recompute does not rerun: the save list's ops, of the
+/// matmuls only the 1st, 3rd, ... of each layer (the policy recomputes
+/// every second mm, counted per checkpointed block). A joint graph's
+/// backward nodes are in no segment.
+struct RecomputePlan {
+  std::vector<int> segment;
+  std::vector<bool> policySaved;
+  /// The forward of node `i` runs again in the backward.
+  bool recomputed(size_t i) const { return i < segment.size() && segment[i] >= 0 && !policySaved[i]; }
+};
+RecomputePlan recomputePlan(const Graph &g, const Setup &s);
+
 class MemoryPlan {
 public:
   MemoryPlan(const Model &m, AnalysisContext &ctx);

@@ -74,8 +74,13 @@ PrecisionPolicy precisionPolicy(Precision p, DataParallel d);
 /// Megatron's --recompute-granularity full) checkpoints each repeated layer
 /// (a module path ending in an index: blocks.3, layer2.1), as wrapping each
 /// block in torch.utils.checkpoint does; `sqrt` cuts the graph into about
-/// sqrt(n) segments of n nodes (Chen et al. 2016).
-enum class Recompute : uint8_t { None, Layer, Sqrt };
+/// sqrt(n) segments of n nodes (Chen et al. 2016). `selective-op` is
+/// torchtitan's per-op selective checkpointing (every layer checkpointed,
+/// the outputs of its save list kept: every other matmul, attention,
+/// reduce-scatter, max); `selective-layer=N` torchtitan's layer-selective
+/// one (every N-th layer checkpointed whole, the others keep everything;
+/// Setup::recomputeEvery).
+enum class Recompute : uint8_t { None, Layer, Sqrt, SelectiveOp, SelectiveLayer };
 std::string_view recomputeName(Recompute r);
 std::optional<Recompute> recomputeFromName(std::string_view s);
 /// The accepted names, for error messages.
@@ -176,6 +181,10 @@ struct Setup {
   /// product, an ep that does not divide dp_shard x cp).
   std::optional<std::string> resolveMesh();
   Recompute recompute = Recompute::None;
+  /// --recompute selective-layer=N: N (torchtitan's ac_freq; 2 when not stated).
+  unsigned recomputeEvery = 2;
+  /// --recompute as stated: "selective-layer=2", "layer", ...
+  std::string recomputeLabel() const;
   /// --sequence-parallel: Megatron's sequence parallelism with tp > 1
   /// (nullopt: not stated, on when tp > 1).
   std::optional<bool> sequenceParallel;
