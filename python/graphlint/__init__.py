@@ -27,7 +27,7 @@ from ._version import __version__
 from .report import (CostSummary, Diagnostic, FusionPlan, LintFailed, MemorySummary, Report,
                      SourceLine)
 
-__all__ = ["check", "lint_file", "save_pt2", "export_pt2", "record_python_frames", "Report", "Diagnostic",
+__all__ = ["check", "setup_from_torchtitan", "lint_file", "save_pt2", "export_pt2", "record_python_frames", "Report", "Diagnostic",
            "SourceLine", "MemorySummary", "CostSummary", "FusionPlan", "LintFailed", "GraphlintError", "binary_path",
            "__version__"]
 
@@ -104,7 +104,8 @@ def check(model: Any, example_inputs: Optional[Sequence[Any]] = None, *, train: 
           dims: Optional[Mapping[str, int]] = None, gpus_per_node: Optional[int] = None,
           intra: Optional[str] = None, inter: Optional[str] = None,
           select: Optional[Iterable[str]] = None, ignore: Optional[Iterable[str]] = None,
-          config: Optional[PathLike] = None, device: Optional[str] = None,
+          config: Optional[PathLike] = None, launch_config: Optional[PathLike] = None,
+          nnodes: Optional[int] = None, nproc_per_node: Optional[int] = None, device: Optional[str] = None,
           capture: Optional[str] = None, export_path: Optional[PathLike] = None,
           export_dims: Optional[Mapping[str, int]] = None) -> Report:
     """Captures (for an nn.Module) and lints a model; returns a typed Report.
@@ -125,6 +126,10 @@ def check(model: Any, example_inputs: Optional[Sequence[Any]] = None, *, train: 
     dims           symbolic dims to bind, {"batch": 8} (the CLI's -D batch=8)
     select, ignore rule selection (codes, names or prefixes)
     config         a .graphlint.yaml to use instead of the discovered one
+    launch_config  a DeepSpeed ds_config.json, accelerate config or torchtitan job config TOML read
+                   as the setup (--launch-config; the other arguments here win over it)
+    nnodes, nproc_per_node
+                   torchrun's --nnodes/--nproc-per-node: world size nnodes x nproc_per_node
     device         "cuda": record the module on cuda:0 even without a GPU (the exporter's --device)
     capture        the exporter's capture mode (graphlint-export --help)
     export_path    keep the captured graph at this path (default: a temporary file)
@@ -138,6 +143,11 @@ def check(model: Any, example_inputs: Optional[Sequence[Any]] = None, *, train: 
                          "virtual_stages": virtual_stages, "pp_split_points": pp_split_points,
                          "sequence_parallel": sequence_parallel, "async_tp": async_tp, "tp_plan": tp_plan,
                          "capacity_factor": capacity_factor})
+    # The launch config is a layer under every flag, wherever it is written.
+    for flag, value in (("--launch-config", launch_config), ("--nnodes", nnodes),
+                        ("--nproc-per-node", nproc_per_node)):
+        if value is not None:
+            setup += [flag, os.fspath(value) if flag == "--launch-config" else str(int(value))]
     if isinstance(model, (str, os.PathLike)):
         if example_inputs is not None:
             raise TypeError("example_inputs is only for an nn.Module; a model file already has its inputs")
@@ -181,3 +191,106 @@ def _capture(exp, model, inputs, out, kwargs) -> None:
         exp.export_module(model, inputs, out, **kwargs)
     except exp.ExportError as e:
         raise GraphlintError(str(e)) from None
+
+
+def _torchtitan_get(config: Any, *paths: str) -> Any:
+    """The first of `paths` ("parallelism.tensor_parallel_degree") that `config` has, else None."""
+    for path in paths:
+        obj = config
+        for part in path.split("."):
+            obj = getattr(obj, part, None)
+            if obj is None:
+                break
+        if obj is not None:
+            return obj
+    return None
+
+
+def _unmodelled(what: str) -> None:
+    import warnings
+    warnings.warn(f"torchtitan config: {what} is not modelled by graphlint; ignored", stacklevel=3)
+
+
+def setup_from_torchtitan(config: Any) -> Dict[str, Any]:
+    """Keyword arguments of check() from a torchtitan Trainer.Config / JobConfig (duck-typed).
+
+    Reads the attributes the TOML job configs hold (docs/configuration.md, "Launch configs"):
+    parallelism.*_degree, pipeline_parallel_schedule / _microbatch_size / _split_points,
+    enable_async_tensor_parallel, training.local_batch_size (or batch_size) and seq_len as dims,
+    training.mixed_precision_param, activation_checkpoint.mode, compile.enable, optimizer.name.
+    torchtitan is not imported. data_parallel_shard_degree -1 (the rest of the ranks) is passed
+    as dp_shard=-1, which needs the world size (nnodes/nproc_per_node or world_size).
+    A value graphlint does not model is a warning naming the attribute (and is left out); a degree
+    or micro-batch size that cannot be a mesh raises ValueError naming it.
+    """
+    out: Dict[str, Any] = {"train": True}
+
+    def degree(name: str) -> Optional[int]:
+        v = _torchtitan_get(config, "parallelism." + name, "training." + name)
+        if v is None:
+            return None
+        if isinstance(v, bool) or not isinstance(v, int) or (v < 1 and not (v == -1 and name.startswith(
+                "data_parallel_shard"))):
+            raise ValueError(f"torchtitan config: parallelism.{name} = {v!r} is not a degree graphlint reads")
+        return int(v)
+
+    for name, key in (("data_parallel_replicate_degree", "dp_replicate"),
+                      ("data_parallel_shard_degree", "dp_shard"), ("tensor_parallel_degree", "tp"),
+                      ("pipeline_parallel_degree", "pp"), ("context_parallel_degree", "cp"),
+                      ("expert_parallel_degree", "ep")):
+        v = degree(name)
+        if v is not None:
+            out[key] = v
+    schedules = {"gpipe": "gpipe", "1f1b": "1f1b", "interleaved1f1b": "interleaved-1f1b",
+                 "zbvzerobubble": "zbv"}
+    sched = _torchtitan_get(config, "parallelism.pipeline_parallel_schedule")
+    if sched is not None:
+        if str(sched).lower() not in schedules:
+            _unmodelled(f"parallelism.pipeline_parallel_schedule = {sched!r}")
+        else:
+            out["pp_schedule"] = schedules[str(sched).lower()]
+    split = _torchtitan_get(config, "parallelism.pipeline_parallel_split_points")
+    if split:
+        out["pp_split_points"] = [str(p) for p in split]
+    async_tp = _torchtitan_get(config, "parallelism.enable_async_tensor_parallel")
+    if async_tp is not None:
+        out["async_tp"] = bool(async_tp)
+    dims: Dict[str, int] = {}
+    batch = _torchtitan_get(config, "training.local_batch_size", "training.batch_size")
+    if batch is not None:
+        dims["batch"] = int(batch)
+    seq = _torchtitan_get(config, "training.seq_len")
+    if seq is not None:
+        dims["seq"] = int(seq)
+    if dims:
+        out["dims"] = dims
+    mb = _torchtitan_get(config, "parallelism.pipeline_parallel_microbatch_size")
+    if mb is not None and out.get("pp", 1) > 1:
+        if batch is None or int(mb) < 1 or int(batch) % int(mb):
+            raise ValueError(f"torchtitan config: parallelism.pipeline_parallel_microbatch_size = {mb!r} does "
+                             f"not divide training.local_batch_size = {batch!r}")
+        out["microbatches"] = int(batch) // int(mb)
+    precisions = {"bfloat16": "bf16-mixed", "float16": "fp16-mixed", "float32": "fp32"}
+    param = _torchtitan_get(config, "training.mixed_precision_param")
+    if param is not None:
+        if str(param) not in precisions:
+            _unmodelled(f"training.mixed_precision_param = {param!r}")
+        else:
+            out["precision"] = precisions[str(param)]
+    mode = _torchtitan_get(config, "activation_checkpoint.mode")
+    if mode is not None:
+        if mode == "none" or mode == "full":
+            out["recompute"] = "none" if mode == "none" else "layer"
+        else:
+            option = _torchtitan_get(config, "activation_checkpoint.selective_ac_option")
+            _unmodelled(f"activation_checkpoint.mode = {mode!r} (selective_ac_option {option!r})")
+    compiled = _torchtitan_get(config, "compile.enable")
+    if compiled is not None and not isinstance(compiled, (str, bytes)):
+        out["backend"] = "inductor" if compiled else "eager"
+    opt = _torchtitan_get(config, "optimizer.name")
+    if opt is not None:
+        if str(opt).lower() not in ("adam", "adamw", "sgd"):
+            _unmodelled(f"optimizer.name = {opt!r}")
+        else:
+            out["optimizer"] = str(opt).lower()
+    return out

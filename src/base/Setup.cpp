@@ -107,8 +107,18 @@ std::optional<std::string> Setup::resolveMesh() {
   m.cp = given(cp);
   m.ep = given(ep);
   unsigned model = m.tp * m.pp * m.cp;
-  bool dpStated = dpReplicate || dpShard;
-  if (dpStated) {
+  bool dpStated = dpReplicate || dpShard || dpShardRest;
+  if (dpShardRest) {
+    if (!worldSize)
+      return std::string("dp-shard -1 (the rest of the ranks) needs the world size: --world-size, or --nnodes and "
+                         "--nproc-per-node");
+    unsigned other = model * given(dpReplicate);
+    if (worldSize % other)
+      return fmt::format("dp-shard -1: world-size {} is not a multiple of dp-replicate x tp x pp x cp = {}", worldSize,
+                         other);
+    m.dpReplicate = given(dpReplicate);
+    m.dpShard = worldSize / other;
+  } else if (dpStated) {
     m.dpReplicate = given(dpReplicate);
     m.dpShard = given(dpShard);
   } else if (worldSize) {

@@ -189,12 +189,21 @@ const std::vector<SetupKey> &table() {
                "dimension with --dp-shard): gradients all-reduced\n"
                "across them (default 1)",
                "4"),
-      MESH_KEY("dp-shard", dpShard, "N",
-               "data-parallel ranks the model states are sharded\n"
-               "over: FSDP2's fully_shard on each repeated block plus\n"
-               "the root (default 1); with --zero K, DeepSpeed's\n"
-               "ZeRO-K over these ranks",
-               "8"),
+      {"dp-shard", nullptr, "N",
+       "data-parallel ranks the model states are sharded\n"
+       "over: FSDP2's fully_shard on each repeated block plus\n"
+       "the root (default 1); with --zero K, DeepSpeed's\n"
+       "ZeRO-K over these ranks; -1: the ranks the world size\n"
+       "leaves (torchtitan's data_parallel_shard_degree -1)",
+       nullptr, nullptr, nullptr, false, "8", " 8",
+       [](llvm::StringRef t, SetupSyntax syntax) {
+         return t.trim() == "-1" ? ok("-1") : integer("dp-shard", t, syntax, 1, 1 << 20);
+       },
+       [](Setup &s, const std::string &v) {
+         s.dpShardRest = v == "-1";
+         s.dpShard = s.dpShardRest ? 0 : asUnsigned(v);
+       },
+       [](const Setup &s) { return " " + std::to_string(s.mesh.dpShard); }},
       MESH_KEY("tp", tp, "N",
                "tensor-parallel degree (default 1): DTensor's colwise/\n"
                "rowwise plan of the model's family (or --tp-plan)\n"

@@ -428,8 +428,14 @@ llvm::Expected<Config> resolveConfig(const std::vector<const ConfigLayer *> &lay
   Setup &s = c.setup;
   std::vector<SetupSetting> settings;
   for (const ConfigLayer *l : layers) {
-    if (l->origin != "command line")
+    if (l->origin != "command line" && !l->showOrigin)
       c.file = l->origin;
+    for (const SetupSetting &x : l->setup) {
+      if (l->showOrigin)
+        c.setupOrigin[x.key->key] = l->origin;
+      else
+        c.setupOrigin.erase(x.key->key);
+    }
     std::set<std::string> &on = c.policy.enabled;
     if (l->select)
       on = std::set<std::string>(l->select->begin(), l->select->end());
@@ -495,8 +501,17 @@ void dumpConfig(const Config &c, const std::string &modelPath, llvm::raw_ostream
   ignores("per-file-ignores", c.policy.fileIgnores);
   ignores("per-node-ignores", c.policy.nodeIgnores);
   os << "setup:\n";
-  for (const SetupKey &k : setupKeys())
-    os << "  " << k.key << ":" << k.dump(s) << "\n";
+  // A value a launch config set names it: on the line of a scalar, after
+  // the key of a mapping (`dims:  # from ds_config.json`).
+  for (const SetupKey &k : setupKeys()) {
+    auto from = c.setupOrigin.find(k.key);
+    std::string note = from == c.setupOrigin.end() ? "" : "  # from " + escapedForMessage(from->second, 200);
+    std::string value = k.dump(s);
+    if (!note.empty() && !value.empty() && value[0] == '\n')
+      os << "  " << k.key << ":" << note << value << "\n";
+    else
+      os << "  " << k.key << ":" << value << note << "\n";
+  }
 }
 
 }  // namespace graphlint

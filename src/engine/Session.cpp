@@ -1,6 +1,7 @@
 #include "graphlint/engine/Session.h"
 
 #include "graphlint/base/HardwareProfile.h"
+#include "graphlint/engine/LaunchConfig.h"
 #include "graphlint/onnx/ExternalData.h"
 
 #include <set>
@@ -46,6 +47,18 @@ llvm::Expected<Config> LintSession::configFor(const std::string &model) {
     }
     layers.push_back(it->second.get());
   }
+  if (!o_.launchConfig.empty()) {
+    if (!launch_) {
+      auto launch = loadLaunchConfig(o_.launchConfig);
+      if (!launch)
+        return launch.takeError();
+      for (const std::string &w : launch->warnings)
+        if (warned_.insert(w).second && o_.onWarning)
+          o_.onWarning(w);
+      launch_ = std::make_unique<ConfigLayer>(std::move(launch->layer));
+    }
+    layers.push_back(launch_.get());
+  }
   layers.push_back(&o_.commandLine);
   return resolveConfig(layers, model);
 }
@@ -78,6 +91,8 @@ std::vector<std::pair<std::string, std::string>> LintSession::inputs(const std::
   }
   for (const ConfigLayer *c : order_)
     in.push_back({c->origin, "config file"});
+  if (!o_.launchConfig.empty())
+    in.push_back({o_.launchConfig, "launch config"});
   in.push_back({o_.configFile, "config file"});
   in.push_back({o_.baseline, "baseline"});
   in.push_back({HardwareCatalog::instance().dataFile(), "hardware file"});

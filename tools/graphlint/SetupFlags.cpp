@@ -5,9 +5,12 @@
 
 #include <llvm/ADT/SmallVector.h>
 
+#include "graphlint/ir/MessageText.h"
+
 #include <algorithm>
 #include <memory>
 #include <tuple>
+#include <variant>
 
 namespace graphlint::cli {
 
@@ -44,6 +47,16 @@ SetupFlags::SetupFlags(Command &c)
                 "overrides the file, the file the defaults",
                 true),
           "config")),
+      launchOpt_(c.add<cl::opt<std::string>>(
+          entry(kConfigSection, "FILE",
+                "read the training setup from a launch config: a\n"
+                "DeepSpeed ds_config.json, an accelerate config\n"
+                "(.yaml/.json) or a torchtitan job config (.toml);\n"
+                "between .graphlint.yaml and the command line, which\n"
+                "wins; keys graphlint does not model or know are a\n"
+                "warning each (docs/configuration.md, Launch configs)",
+                true),
+          "launch-config")),
       noConfig_(c.add<cl::opt<bool>>(
           entry(kConfigSection, "",
                 "use no config file: no .graphlint.yaml is looked for\n"
@@ -54,7 +67,17 @@ SetupFlags::SetupFlags(Command &c)
                 "--no-config, and ignore GRAPHLINT_HARDWARE_FILE: the\n"
                 "run depends on the command line alone\n"
                 "(docs/configuration.md)"),
-          "isolated")) {
+          "isolated")),
+      nnodes_(c.add<cl::opt<std::string>>(
+          entry(kSetupSection, "N",
+                "torchrun's --nnodes: with --nproc-per-node G, the world\n"
+                "size is N x G"),
+          "nnodes")),
+      nprocPerNode_(c.add<cl::opt<std::string>>(
+          entry(kSetupSection, "G",
+                "torchrun's --nproc-per-node: --gpus-per-node G, and the\n"
+                "world size N x G (N from --nnodes, default 1)"),
+          "nproc-per-node")) {
   for (const SetupKey &k : setupKeys()) {
     const char *section = k.lintSection && llvm::StringRef(c.name()) == "lint" ? kLintSection : kSetupSection;
     cl::Option *o = nullptr;
@@ -92,6 +115,27 @@ std::optional<std::string> SetupFlags::toLayer(ConfigLayer &layer) const {
     } else if (auto *s = dynamic_cast<cl::opt<std::string> *>(f.option)) {
       given.emplace_back(s->getPosition(), f.key, s->getValue());
     }
+  }
+  if (nnodes_.getNumOccurrences() || nprocPerNode_.getNumOccurrences()) {
+    if (!nprocPerNode_.getNumOccurrences())
+      return std::string("--nnodes needs --nproc-per-node (the world size is their product)");
+    auto number = [](const char *flag, const std::string &text, int64_t hi) -> std::variant<int64_t, std::string> {
+      int64_t x = 0;
+      if (llvm::StringRef(text).getAsInteger(10, x) || x < 1 || x > hi)
+        return std::string(flag) + " expects an integer from 1 to " + std::to_string(hi) + ", got '" +
+               escapedForMessage(text) + "'";
+      return x;
+    };
+    auto nodes = nnodes_.getNumOccurrences() ? number("--nnodes", nnodes_, 1 << 20) : int64_t(1);
+    auto per = number("--nproc-per-node", nprocPerNode_, 1024);
+    if (auto *err = std::get_if<std::string>(&nodes))
+      return *err;
+    if (auto *err = std::get_if<std::string>(&per))
+      return *err;
+    int64_t world = std::get<int64_t>(nodes) * std::get<int64_t>(per);
+    unsigned at = nprocPerNode_.getPosition();
+    given.emplace_back(at, findSetupKey("gpus-per-node"), std::to_string(std::get<int64_t>(per)));
+    given.emplace_back(at, findSetupKey("world-size"), std::to_string(world));
   }
   std::stable_sort(given.begin(), given.end(),
                    [](const auto &a, const auto &b) { return std::get<0>(a) < std::get<0>(b); });

@@ -22,6 +22,8 @@ public:
   /// beats an earlier --fsdp); the message of the first bad value.
   std::optional<std::string> toLayer(ConfigLayer &layer) const;
   const std::string &configFile() const { return configOpt_.getValue(); }
+  /// --launch-config FILE (LaunchConfig.h), or "".
+  const std::string &launchConfig() const { return launchOpt_.getValue(); }
   /// --no-config or --isolated: no config discovery.
   bool noConfig() const { return noConfig_ || isolated_; }
   bool isolated() const { return isolated_; }
@@ -33,8 +35,10 @@ private:
     bool preset;  // --fsdp
   };
   std::vector<Flag> flags_;
-  cl::opt<std::string> &configOpt_;
+  cl::opt<std::string> &configOpt_, &launchOpt_;
   cl::opt<bool> &noConfig_, &isolated_;
+  // torchrun's --nnodes and --nproc-per-node: world-size and gpus-per-node.
+  cl::opt<std::string> &nnodes_, &nprocPerNode_;
 };
 
 class PolicyFlags {

@@ -59,6 +59,7 @@ std::optional<std::string> readSetup(const Command &c, const SetupFlags &setup, 
   if (auto err = setup.toLayer(so.commandLine))
     return err;
   so.configFile = setup.configFile();
+  so.launchConfig = setup.launchConfig();
   if (setup.noConfig() && !so.configFile.empty())
     return std::string("--config cannot be combined with ") + (setup.isolated() ? "--isolated" : "--no-config");
   so.discoverConfigs = !setup.noConfig();

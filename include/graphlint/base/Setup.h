@@ -174,6 +174,9 @@ struct Setup {
   /// --dp-replicate, --dp-shard, --tp, --pp, --cp, --ep as stated (0: not
   /// stated). Read through `mesh`, never directly, outside resolveMesh.
   unsigned dpReplicate = 0, dpShard = 0, tp = 0, pp = 0, cp = 0, ep = 0;
+  /// dp-shard -1 (torchtitan's data_parallel_shard_degree default): the
+  /// ranks the world size leaves after dp-replicate x cp x tp x pp.
+  bool dpShardRest = false;
   /// The mesh the stated degrees resolve to (resolveMesh, at applySetup).
   Mesh mesh;
   /// Resolves `mesh` from the stated degrees, --world-size and --zero; the

@@ -39,6 +39,9 @@ struct IgnoreEntry {
 struct ConfigLayer {
   std::string origin;    // the config file, or "command line"
   std::string baseDir;   // per-file-ignores globs are relative to it
+  /// A launch config (--launch-config, LaunchConfig.h): not "the config
+  /// file", and `config --dump` names it after each setup value it set.
+  bool showOrigin = false;
   /// Replaces the selection of earlier layers (then extend-select and ignore
   /// of this layer apply). Rule codes, resolved from codes, names, prefixes.
   std::optional<std::vector<std::string>> select;
@@ -82,6 +85,8 @@ struct Config {
   RulePolicy policy = RulePolicy::allRules();
   std::optional<Severity> failOn = Severity::Error;  // nullopt: never
   Setup setup;
+  /// Setup key -> the launch config that set it, when no later layer did.
+  std::map<std::string, std::string> setupOrigin;
 };
 
 /// Parses .graphlint.yaml text. Every error names the file, the line and the

@@ -45,6 +45,9 @@ struct SessionOptions {
   ConfigLayer commandLine;
   /// --config FILE: used for every model instead of discovery.
   std::string configFile;
+  /// --launch-config FILE: a DeepSpeed, accelerate or torchtitan config read
+  /// as a layer between the config file and the command line (LaunchConfig.h).
+  std::string launchConfig;
   /// false with --no-config / --isolated: no .graphlint.yaml is looked for.
   bool discoverConfigs = true;
   /// Told each discovered config file passed over as untrusted, once
@@ -115,6 +118,8 @@ private:
   std::vector<LintOptions> opts_;
   std::optional<Baseline> baseline_;
   std::set<std::string> warned_;
+  /// The --launch-config layer, read once.
+  std::unique_ptr<ConfigLayer> launch_;
 };
 
 /// The LintOptions a session gives one model: its configuration, the
