@@ -53,16 +53,15 @@ void AllocatorSim::allocate(uint64_t id, uint64_t bytes) {
     eraseFree(b);
   } else {
     // No cached block fits: a new segment (cudaMalloc).
-    uint64_t poolFree = small ? smallFree_ : largeFree_;
-    if (poolFree >= size)
-      fragmentedGrowth_ += segmentSize(size);
+    Block k;
+    k.segment = segments_++;
+    k.size = segmentSize(size);
+    if ((small ? smallFree_ : largeFree_) >= size)
+      fragmentedGrowth_ += k.size;
     uint64_t largest = 0;
     for (const FreeSet *p : {&small_, &large_})
       if (!p->empty())
         largest = std::max(largest, std::get<0>(*p->rbegin()));
-    Block k;
-    k.segment = segments_++;
-    k.size = segmentSize(size);
     k.small = small;
     b = newBlock(k);
     reserved_ += k.size;
