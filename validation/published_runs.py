@@ -49,6 +49,9 @@ FACTORIES = {
 }
 # The symbols' sizes at capture; every row rebinds them with -D.
 CAPTURE_DIMS = {"batch": 2, "seq": 256}
+# Factories whose parameters depend on the sequence length (a learned position
+# table of that many rows): captured once per (model, seq) as FACTORY_sSEQ.
+SEQ_SIZED = {"mpt_7b", "mpt_30b"}
 
 
 def unknown(v):
@@ -241,6 +244,8 @@ def main(argv=None):
         if missing:
             res["status"] = "not expressible: " + ", ".join(missing)
             continue
+        if factory in SEQ_SIZED:
+            factory = f"{factory}_s{row['batch']['seq']}"
         if factory not in captured:
             captured[factory] = capture(factory, args.cache, args.python, timings)
         fx, why = captured[factory]
