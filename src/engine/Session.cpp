@@ -19,7 +19,7 @@ LintOptions lintOptionsFor(const Config &c, const ReportNeeds &needs, bool group
   opts.sourceLines = needs.sourceSnippets;
   opts.fusionSummary = needs.allSections || needs.fusionText || needs.dot;
   opts.fusionEdges = needs.dot;
-  opts.costSummary = needs.allSections || needs.costText;
+  opts.costSummary = needs.allSections || needs.costText || (needs.memoryPlot && c.setup.train);
   opts.memorySummary = needs.allSections || needs.memoryText || needs.memoryPlot;
   return opts;
 }

@@ -1,6 +1,8 @@
 // `--memory-plot FILE.svg` (docs/memory.md): the memory plan's live bytes over
 // the step as a self-contained SVG line chart, the forward, backward and
-// optimizer phases shaded, the peak and the device capacity marked.
+// optimizer phases shaded, the peak and the device capacity marked; under a
+// mesh, the pipeline ranks' peaks and each mesh dimension's collectives (which
+// link, how much, how much hidden) listed below the chart.
 #include "graphlint/report/Reporters.h"
 
 #include "graphlint/ir/MessageText.h"
@@ -28,11 +30,55 @@ std::string xmlEscape(const std::string &raw) {
   return out;
 }
 
+std::string ms(double seconds) { return fmt::format("{:.1f} ms", seconds * 1e3); }
+
+/// The lines listed below the chart: one per pipeline rank, then one per
+/// data-parallel and mesh collective of the step.
+std::vector<std::string> legendLines(const MemorySummary &s, const CostSummary::Communication *c) {
+  std::vector<std::string> lines;
+  if (!s.stages.empty()) {
+    lines.push_back(fmt::format("pipeline: {} ranks, {}, {} micro-batches, {} virtual stages; the chart is rank {} "
+                                "(the largest peak)",
+                                s.stages.size(), s.ppSchedule, s.microbatches, s.virtualStages,
+                                s.stages[s.worstStage].rank));
+    for (const MemorySummary::Stage &st : s.stages)
+      lines.push_back(fmt::format("  rank {}: {} reserved at its peak, {} activations ({:.1f} micro-batches in "
+                                  "flight), {} .. {}",
+                                  st.rank, formatBytes(static_cast<double>(st.peakReservedBytes)),
+                                  formatBytes(static_cast<double>(st.activationsBytes)), st.inFlightMicrobatches,
+                                  st.firstModule, st.lastModule));
+  }
+  if (!c || !c->present || (c->strategy == "single" && c->mesh.collectives.empty()))
+    return lines;
+  lines.push_back(fmt::format("communication per step: {} busy, {} exposed (overlap {:.2f})", ms(c->commSeconds),
+                              ms(c->exposedSeconds), c->overlapRatio));
+  if (c->strategy != "single") {
+    lines.push_back(fmt::format("  dp  {} on {} ranks ({} per node, {} inside a node, {} between nodes)",
+                                c->strategy, c->worldSize, c->gpusPerNode, c->intra, c->inter));
+    for (const CostSummary::Collective &x : c->collectives)
+      lines.push_back(fmt::format("  dp  {} {} x{} ({}): {} in {}", x.phase, x.kind, x.count, x.algorithm,
+                                  formatBytes(x.bytes), ms(x.seconds)));
+  }
+  for (const MeshCollective &x : c->mesh.collectives)
+    lines.push_back(fmt::format("  {:<3} {} {} x{} on {} ({} ranks): {} per rank in {}, {} hidden", x.dim, x.phase,
+                                x.collective, x.calls, x.link, x.ranks, formatBytes(x.bytesPerRank), ms(x.seconds),
+                                ms(x.hiddenSeconds)));
+  return lines;
+}
+
 }  // namespace
 
 void renderMemorySvg(const MemorySummary &s, const std::string &title, llvm::raw_ostream &os) {
-  const double W = 900, H = 420, left = 90, right = 20, top = 40, bottom = 50;
-  const double pw = W - left - right, ph = H - top - bottom;
+  renderMemorySvg(s, nullptr, title, os);
+}
+
+void renderMemorySvg(const MemorySummary &s, const CostSummary::Communication *comm, const std::string &title,
+                     llvm::raw_ostream &os) {
+  const std::vector<std::string> legend = legendLines(s, comm);
+  const double lineHeight = 16;
+  const double W = 900, chartH = 420, left = 90, right = 20, top = 40, bottom = 50;
+  const double H = chartH + (legend.empty() ? 0 : lineHeight * static_cast<double>(legend.size()) + 10);
+  const double pw = W - left - right, ph = chartH - top - bottom;
   size_t n = s.timeline.size();
   double ymax = static_cast<double>(s.peakAllocatedBytes);
   if (s.capacityBytes > 0 && s.capacityBytes < 2 * ymax)
@@ -76,7 +122,7 @@ void renderMemorySvg(const MemorySummary &s, const std::string &title, llvm::raw
                       formatBytes(b));
   }
   os << fmt::format("<text x=\"{:.0f}\" y=\"{:.0f}\" text-anchor=\"middle\">execution step ({} steps)</text>\n",
-                    left + pw / 2, H - 15, n);
+                    left + pw / 2, chartH - 15, n);
   // The curve.
   if (n) {
     os << "<polyline fill=\"none\" stroke=\"#1a73e8\" stroke-width=\"1.5\" points=\"";
@@ -106,6 +152,10 @@ void renderMemorySvg(const MemorySummary &s, const std::string &title, llvm::raw
                       "scale)</text>\n",
                       left + pw, top - 4, xmlEscape(s.target), formatBytes(s.capacityBytes));
   }
+  for (size_t i = 0; i < legend.size(); ++i)
+    os << fmt::format("<text x=\"{:.0f}\" y=\"{:.0f}\" font-family=\"monospace\" font-size=\"11\" "
+                      "xml:space=\"preserve\">{}</text>\n",
+                      20.0, chartH + lineHeight * static_cast<double>(i + 1), xmlEscape(legend[i]));
   os << "</svg>\n";
 }
 

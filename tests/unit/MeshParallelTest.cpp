@@ -11,6 +11,9 @@
 #include "graphlint/analyses/MeshSharding.h"
 #include "graphlint/analyses/PipelineSchedule.h"
 #include "graphlint/analyses/StepTimeline.h"
+#include "graphlint/report/Reporters.h"
+
+#include <fmt/format.h>
 
 #include <gtest/gtest.h>
 
@@ -307,3 +310,40 @@ TEST(MeshAdvice, RaisedTpShrinksThePeak) {
 }
 
 }  // namespace
+
+// --memory-plot under a mesh: below the chart, each pipeline rank's peak and
+// each mesh dimension's collectives with their link, bytes and hidden time.
+TEST(MeshPlot, SvgListsStagesAndMeshCollectives) {
+  auto two = importFixture(kTwoLayers);
+  graphlint::Setup setup = bf16(2, 2);
+  setup.microbatches = 4;
+  LintOptions o;
+  o.setup = setup;
+  FileReport r = lintModel(*two, o);
+  ASSERT_EQ(r.memory.stages.size(), 2u);
+  ASSERT_TRUE(r.cost.communication.present);
+  std::string svg;
+  llvm::raw_string_ostream os(svg);
+  renderMemorySvg(r.memory, &r.cost.communication, "m.fx.json", os);
+  os.flush();
+  EXPECT_NE(svg.find("pipeline: 2 ranks, 1f1b, 4 micro-batches"), std::string::npos) << svg;
+  for (const MemorySummary::Stage &st : r.memory.stages)
+    EXPECT_NE(svg.find(fmt::format("rank {}: {} reserved at its peak", st.rank,
+                                   formatBytes(static_cast<double>(st.peakReservedBytes)))),
+              std::string::npos)
+        << svg;
+  size_t listed = 0;
+  for (const MeshCollective &c : r.cost.communication.mesh.collectives) {
+    EXPECT_NE(svg.find(fmt::format("{} {} x{} on {}", c.phase, c.collective, c.calls, c.link)), std::string::npos)
+        << c.dim << " " << c.collective << "\n" << svg;
+    ++listed;
+  }
+  EXPECT_GE(listed, 4u);  // tp's all-gather and reduce-scatter both ways, pp's sends
+  // Without a communication summary the chart stands alone, as before.
+  std::string plain;
+  llvm::raw_string_ostream ps(plain);
+  renderMemorySvg(r.memory, "m.fx.json", ps);
+  ps.flush();
+  EXPECT_EQ(plain.find("communication per step"), std::string::npos);
+  EXPECT_NE(plain.find("pipeline: 2 ranks"), std::string::npos);
+}

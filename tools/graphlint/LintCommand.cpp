@@ -289,7 +289,8 @@ int Lint::run() {
     std::vector<std::string> paths = perModelPaths(plot, files);
     for (size_t i = 0; i < reports.size(); ++i)
       if (!reports[i].fatal && !writeOutputFile(paths[i], [&](llvm::raw_ostream &os) {
-            renderMemorySvg(reports[i].memory, reports[i].path, os);
+            const CostSummary &cost = reports[i].cost;
+            renderMemorySvg(reports[i].memory, cost.present ? &cost.communication : nullptr, reports[i].path, os);
           }))
         broken = true;
   }

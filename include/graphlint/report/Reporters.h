@@ -84,6 +84,10 @@ void renderMemoryText(const MemorySummary &s, const std::string &title, llvm::ra
 /// `--memory-plot`: live bytes over the step as an SVG line chart, phases
 /// shaded, the peak and the device capacity marked.
 void renderMemorySvg(const MemorySummary &s, const std::string &title, llvm::raw_ostream &os);
+/// The same, and below the chart each pipeline rank's peak (pp > 1) and each
+/// data-parallel and mesh collective of the step: link, bytes, time, hidden.
+void renderMemorySvg(const MemorySummary &s, const CostSummary::Communication *comm, const std::string &title,
+                     llvm::raw_ostream &os);
 
 /// `graphlint inspect`: the model's structure as JSON (a documented contract)
 /// or as a readable summary.
