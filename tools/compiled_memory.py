@@ -51,10 +51,12 @@ TOLERANCE = 0.10  # of the measured peak beyond the resident states
 
 def missing_torch():
     try:
-        import torch  # noqa: F401
-        return None
+        import torch
     except ImportError:
         return "torch is not installed"
+    if not hasattr(torch, "compile"):
+        return "torch %s has no torch.compile" % torch.__version__
+    return None
 
 
 def build(name, batch):
@@ -221,8 +223,8 @@ def main(argv=None):
     a = ap.parse_args(argv)
     why = missing_torch()
     if why:
-        print("compiled_memory: skipped: %s" % why)
-        return 0
+        print("SKIP: compiled_memory: %s" % why)
+        return 77
     exp = exporter()
     rows, bad = [], []
     with tempfile.TemporaryDirectory() as tmp:

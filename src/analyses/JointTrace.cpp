@@ -252,6 +252,7 @@ void PlanBuilder::planCompiledJoint(llvm::DenseMap<const Value *, int64_t> &last
     }
   }
   fusedAway_ = fusedAwayValues(g_, *compiled_, [&](const Value *v) { return kept.count(v) != 0; }, runs);
+  keptForBackward_ = std::move(kept);
 }
 
 std::vector<PlanBuilder::Checkpoint> PlanBuilder::checkpoints(llvm::DenseMap<const Value *, int64_t> &lastRead,

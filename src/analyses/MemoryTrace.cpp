@@ -450,7 +450,7 @@ uint32_t PlanBuilder::compiledInPlace(const Node &n, unsigned oi) {
   for (const Value *in : n.inputs) {
     const Value *b = storageBase(captureOrigin(in));
     auto it = b ? storageOf_.find(b) : storageOf_.end();
-    if (it == storageOf_.end() || !b->producer || b->isGraphOutput())
+    if (it == storageOf_.end() || !b->producer || b->isGraphOutput() || keptForBackward_.count(b))
       continue;
     uint32_t st = it->second;
     const Trace::Storage &s = t_.storages[st];
@@ -501,6 +501,7 @@ void PlanBuilder::planCompiledStep(bool training) {
   }
   fusedAway_ = fusedAwayValues(
       g_, *compiled_, [&](const Value *v) { return kept.count(v) != 0; }, [](const Node &) { return true; });
+  keptForBackward_ = std::move(kept);
 }
 
 void PlanBuilder::forward(bool training) {

@@ -253,6 +253,7 @@ private:
   /// buffer reuse), or kNone.
   uint32_t compiledInPlace(const Node &n, unsigned oi);
   llvm::DenseSet<uint32_t> reusedInPlace_;
+  llvm::DenseSet<const Value *> keptForBackward_;  // compiled: storage bases the forward hands to the backward
   /// The same for a joint graph (JointTrace.cpp): also moves the last reads
   /// of what the partitioner recomputes (`lastRead`, rewritten).
   void planCompiledJoint(llvm::DenseMap<const Value *, int64_t> &lastRead);
