@@ -17,6 +17,9 @@
 // again (torch 2.x stops after its last saved tensor, 1.x runs all of it)
 // and rebuilds them, and each is freed after its last backward reader.
 #include "MemoryTraceBuilder.h"
+
+#include "graphlint/analyses/CompiledExecution.h"
+#include "graphlint/analyses/FusionPlan.h"
 #include "graphlint/ir/ValueFacts.h"
 
 #include <algorithm>
@@ -30,13 +33,18 @@ void PlanBuilder::joint() {
   const auto end = static_cast<int64_t>(nodes.size());
   auto runs = [&](const Node &n) { return training || !n.backwardPhase; };
   // The last node that reads each value, among the nodes that run.
-  llvm::DenseMap<const Value *, int64_t> lastRead = Liveness(g_, runs, &m_).lastReads();
+  llvm::DenseMap<const Value *, int64_t> lastRead = Liveness(g_, runs, &m_, compiled_ == nullptr).lastReads();
+  if (compiled_) {
+    planCompiledJoint(lastRead);
+    holdKernelInputs(g_, *compiled_, lastRead, runs);
+  }
 
   // The autograd engine holds what an apply reads (its incoming gradients,
   // the saved tensors it unpacked, its own temporaries) until it returns:
   // the exporter's `apply_rest` counts the nodes after this one in the apply.
   for (const auto &np : nodes) {
-    if (!np->backwardPhase || !runs(*np))
+    // A compiled backward is one generated function, no autograd applies.
+    if (!np->backwardPhase || !runs(*np) || compiled_)
       continue;
     const std::string *rest = np->metadataValue("apply_rest");
     if (!rest)
@@ -115,6 +123,8 @@ void PlanBuilder::joint() {
       uint32_t st = viewStorage(n, oi);
       if (st == kNone && oi == 0 && inPlaceSums)
         st = accumulatedInto(n, idx);
+      if (st == kNone && !(n.backwardPhase && o->isGraphOutput()))
+        st = compiledInPlace(n, oi);
       if (st == kNone) {
         MemoryKind kind = paramGrad ? MemoryKind::Grad : n.backwardPhase ? MemoryKind::Gradient : MemoryKind::Activation;
         // An activation's gradient is that activation's (as in a synthesised
@@ -123,7 +133,8 @@ void PlanBuilder::joint() {
                                  ? n.outputGradientOf[oi]
                                  : o;
         const Value *param = paramGrad ? paramOfGrad_.lookup(o) : nullptr;
-        st = t_.alloc(!paramGrad ? outputBytes(n, oi) : paramGradBytes(o, param && reducedInGroup(param)), kind, owner);
+        st = t_.alloc(!paramGrad ? materialised(o, outputBytes(n, oi)) : paramGradBytes(o, param && reducedInGroup(param)),
+                      kind, owner);
         lastUse_.resize(t_.storages.size(), -1);
         lastUse_[st] = idx;
       } else if (paramGrad && t_.storages[st].kind == MemoryKind::Gradient) {
@@ -164,6 +175,84 @@ void PlanBuilder::joint() {
     if (k == MemoryKind::Activation || k == MemoryKind::Saved || k == MemoryKind::Gradient)
       t_.release(st);
   }
+}
+
+void PlanBuilder::planCompiledJoint(llvm::DenseMap<const Value *, int64_t> &lastRead) {
+  const bool training = s_.train;
+  auto runs = [&](const Node &n) { return training || !n.backwardPhase; };
+  llvm::DenseSet<const Value *> kept;
+  if (training) {
+    // What the forward hands to the backward: forward storages a backward
+    // node reads (directly or through a view), in forward order.
+    llvm::DenseSet<const Value *> seen;
+    std::vector<const Value *> saved;
+    for (const auto &np : g_.nodes())
+      if (np->backwardPhase)
+        for (const Value *in : np->inputs) {
+          const Value *b = storageBase(captureOrigin(in));
+          if (b && b->producer && !b->producer->backwardPhase && seen.insert(b).second)
+            saved.push_back(b);
+        }
+    llvm::sort(saved, [](const Value *a, const Value *b) { return a->producer->index < b->producer->index; });
+    // Every backward read of v, through views, is by a fusible op.
+    auto backwardFusible = [&](const Value *v) {
+      llvm::SmallVector<const Value *, 8> work{v};
+      for (unsigned guard = 0; !work.empty() && guard < 4096; ++guard) {
+        const Value *x = work.pop_back_val();
+        for (const Use &u : x->uses) {
+          const Node *r = u.user;
+          if (!r)
+            continue;
+          if (isViewOp(*r)) {
+            for (const Value *o : r->outputs)
+              if (o)
+                work.push_back(o);
+          } else if (r->backwardPhase && !fusibleInBackward(*r)) {
+            return false;
+          }
+        }
+      }
+      return true;
+    };
+    if (s_.recompute == Recompute::None)
+      recomputedByPartitioner_ = partitionerRecomputes(saved, backwardFusible,
+                                                       [](const Value *v) { return v->producer == nullptr; });
+    // A recomputed tensor lives to its last forward reader; the tensors its
+    // op reads live until its last backward reader instead.
+    llvm::DenseMap<const Value *, int64_t> forwardRead =
+        Liveness(g_, [](const Node &n) { return !n.backwardPhase; }, &m_, false).lastReads();
+    for (const Value *b : saved) {
+      if (!recomputedByPartitioner_.count(b)) {
+        kept.insert(b);
+        continue;
+      }
+      int64_t backwardEnd = -1;
+      llvm::SmallVector<const Value *, 8> work{b};
+      for (unsigned guard = 0; !work.empty() && guard < 4096; ++guard) {
+        const Value *x = work.pop_back_val();
+        if (auto it = lastRead.find(x); it != lastRead.end()) {
+          backwardEnd = std::max(backwardEnd, it->second);
+          auto f = forwardRead.find(x);
+          if (f != forwardRead.end())
+            it->second = f->second;
+          else
+            lastRead.erase(it);
+        }
+        for (const Use &u : x->uses)
+          if (u.user && isViewOp(*u.user))
+            for (const Value *o : u.user->outputs)
+              if (o)
+                work.push_back(o);
+      }
+      for (const Value *in : b->producer->inputs)
+        if (const Value *base = storageBase(captureOrigin(in)); base && base->producer) {
+          int64_t &lr = lastRead[base];
+          lr = std::max(lr, backwardEnd);
+        }
+    }
+  }
+  fusedAway_ = fusedAwayValues(g_, *compiled_, [&](const Value *v) { return kept.count(v) != 0; }, runs);
+  keptForBackward_ = std::move(kept);
 }
 
 std::vector<PlanBuilder::Checkpoint> PlanBuilder::checkpoints(llvm::DenseMap<const Value *, int64_t> &lastRead,

@@ -11,7 +11,7 @@
 
 namespace graphlint {
 
-Liveness::Liveness(const Graph &g, llvm::function_ref<bool(const Node &)> runs, const Model *model) {
+Liveness::Liveness(const Graph &g, llvm::function_ref<bool(const Node &)> runs, const Model *model, bool pythonHolds) {
   for (const auto &np : g.nodes()) {
     if (runs && !runs(*np))
       continue;
@@ -31,6 +31,8 @@ Liveness::Liveness(const Graph &g, llvm::function_ref<bool(const Node &)> runs, 
           note(*n);
       });
   }
+  if (!pythonHolds)
+    return;
   holdModuleArguments(g, model);
   holdPythonLocals(g);
 }

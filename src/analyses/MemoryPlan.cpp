@@ -7,6 +7,7 @@
 #include "PipelineMemory.h"
 
 #include "graphlint/analyses/CachingAllocator.h"
+#include "graphlint/analyses/FusionPlan.h"
 #include "graphlint/analyses/MeshSharding.h"
 #include "graphlint/base/HardwareProfile.h"
 
@@ -139,7 +140,11 @@ MemoryPlan::MemoryPlan(const Model &m, AnalysisContext &ctx) {
     for (const std::string &a : sharding->assumptions())
       sum.caveats.push_back(a);
   }
-  Trace t = memory::buildTrace(m, s, sum, sharding);
+  // Memory follows the execution the user stated (Setup::compiledExecution).
+  sum.executionStated = s.backendStated;
+  const FusionPlan *compiled = s.compiledExecution() ? &ctx.get<FusionPlan>() : nullptr;
+  sum.execution = compiled ? "compiled" : "eager";
+  Trace t = memory::buildTrace(m, s, sum, sharding, compiled);
   if (!s.train) {
     sum.gradsBytes = 0;
     sum.optimizerBytes = 0;

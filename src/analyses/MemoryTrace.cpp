@@ -1,5 +1,8 @@
 // Builds the memory plan's alloc/free trace (MemoryTrace.h, docs/memory.md).
 #include "MemoryTraceBuilder.h"
+
+#include "graphlint/analyses/CompiledExecution.h"
+#include "graphlint/analyses/FusionPlan.h"
 #include "graphlint/ir/ValueFacts.h"
 #include "graphlint/ir/CheckedMath.h"
 
@@ -435,12 +438,80 @@ void PlanBuilder::assignSegments(bool training) {
       segStart_[segment_[i]] = i;
 }
 
+uint32_t PlanBuilder::compiledInPlace(const Node &n, unsigned oi) {
+  const Value *o = n.outputs[oi];
+  if (!compiled_ || fusedAway_.count(o) || o->isGraphOutput() || !n.op || n.op->kind == OpKind::Contraction)
+    return kNone;
+  const FusionGroup &grp = compiled_->groupOf(n);
+  if (grp.kind != GroupKind::Pointwise && grp.kind != GroupKind::Reduction && grp.kind != GroupKind::Contraction)
+    return kNone;
+  uint64_t bytes = outputBytes(n, oi);
+  int64_t end = kernelEnd(*compiled_, n);
+  for (const Value *in : n.inputs) {
+    const Value *b = storageBase(captureOrigin(in));
+    auto it = b ? storageOf_.find(b) : storageOf_.end();
+    if (it == storageOf_.end() || !b->producer || b->isGraphOutput() || keptForBackward_.count(b))
+      continue;
+    uint32_t st = it->second;
+    const Trace::Storage &s = t_.storages[st];
+    // Inductor's in-place reuse: a buffer of the same size, of an
+    // activation that dies in this kernel and is not kept for backward.
+    if (s.live && bytes > 0 && s.bytes == bytes &&
+        (s.kind == MemoryKind::Activation || s.kind == MemoryKind::Gradient) && st < lastUse_.size() &&
+        lastUse_[st] >= 0 && lastUse_[st] <= end && !savedUntil_.count(st) && !reusedInPlace_.count(st)) {
+      reusedInPlace_.insert(st);
+      return st;
+    }
+  }
+  return kNone;
+}
+
+void PlanBuilder::planCompiledStep(bool training) {
+  if (!compiled_)
+    return;
+  llvm::DenseSet<const Value *> kept;
+  if (training) {
+    // What eager keeps for backward (savedOf), by storage, with the nodes
+    // whose backward reads it.
+    std::vector<const Value *> saved;
+    llvm::DenseMap<const Value *, llvm::SmallVector<const Node *, 2>> savers;
+    for (const auto &np : g_.nodes())
+      for (const Value *v : savedOf(*np).values) {
+        const Value *b = storageBase(captureOrigin(v));
+        if (!b || !b->producer)
+          continue;  // parameters and inputs are resident
+        auto &who = savers[b];
+        if (who.empty())
+          saved.push_back(b);
+        who.push_back(np.get());
+      }
+    llvm::sort(saved, [](const Value *a, const Value *b) { return a->producer->index < b->producer->index; });
+    // Under --recompute the checkpoints decide what is rebuilt; the
+    // partitioner's choice is not modelled on top of them.
+    if (s_.recompute == Recompute::None)
+      recomputedByPartitioner_ = partitionerRecomputes(
+          saved,
+          [&](const Value *v) {
+            return llvm::all_of(savers[v], [](const Node *n) { return fusibleInBackward(*n); });
+          },
+          [](const Value *v) { return v->producer == nullptr; });
+    for (const Value *b : saved)
+      if (!recomputedByPartitioner_.count(b))
+        kept.insert(b);
+  }
+  fusedAway_ = fusedAwayValues(
+      g_, *compiled_, [&](const Value *v) { return kept.count(v) != 0; }, [](const Node &) { return true; });
+  keptForBackward_ = std::move(kept);
+}
+
 void PlanBuilder::forward(bool training) {
   const auto &nodes = g_.nodes();
   int64_t end = static_cast<int64_t>(nodes.size());
   // Last use of each value (the shared Liveness); the last piece of an
   // exporter-decomposed kernel reads the chain's input too.
-  llvm::DenseMap<const Value *, int64_t> lastUse = Liveness(g_, {}, &m_).lastReads();
+  llvm::DenseMap<const Value *, int64_t> lastUse = Liveness(g_, {}, &m_, compiled_ == nullptr).lastReads();
+  if (compiled_)
+    holdKernelInputs(g_, *compiled_, lastUse, [](const Node &) { return true; });
   for (const auto &[node, in] : compositeInput_) {
     int64_t &lu = lastUse[in];
     lu = std::max(lu, static_cast<int64_t>(node->index));
@@ -524,8 +595,10 @@ void PlanBuilder::forward(bool training) {
       uint32_t st = viewStorage(n, oi);
       if (st == kNone && !training && oi == 0)
         st = inplaceStorage(n, idx);
+      if (st == kNone)
+        st = compiledInPlace(n, oi);
       if (st == kNone) {
-        st = t_.alloc(outputBytes(n, oi), MemoryKind::Activation, o);
+        st = t_.alloc(materialised(o, outputBytes(n, oi)), MemoryKind::Activation, o);
         lastUse_.resize(t_.storages.size(), -1);
         lastUse_[st] = idx;
       }
@@ -541,6 +614,15 @@ void PlanBuilder::forward(bool training) {
         auto it = v ? storageOf_.find(v) : storageOf_.end();
         if (it == storageOf_.end() || t_.storages[it->second].kind != MemoryKind::Activation)
           return;  // params and inputs are resident anyway
+        // Compiled: the partitioner recomputes it in the backward from its
+        // op's inputs, which are kept (as long as this node's backward needs them).
+        if (const Value *b = storageBase(v); recomputedByPartitioner_.count(b)) {
+          for (const Value *in : b->producer->inputs)
+            if (auto at = in ? storageOf_.find(storageBase(captureOrigin(in))) : storageOf_.end();
+                at != storageOf_.end() && t_.storages[at->second].kind == MemoryKind::Activation)
+              holdUntil(at->second, idx);
+          return;
+        }
         const Node *prod = v->producer;
         // Under full recompute only a segment's inputs are kept; what it
         // saves inside is rebuilt before its backward.
@@ -621,7 +703,9 @@ void PlanBuilder::backward() {
   llvm::DenseMap<const Value *, uint32_t> pending;
   std::vector<unsigned> refs;
   auto newGrad = [&](uint64_t bytes, const Value *v) {
-    uint32_t st = t_.alloc(bytes, MemoryKind::Gradient, v);
+    // Compiled: the gradient of a fused intermediate stays inside the
+    // backward's fused kernel too.
+    uint32_t st = t_.alloc(materialised(v, bytes), MemoryKind::Gradient, v);
     refs.resize(t_.storages.size(), 0);
     refs[st] = 1;
     return st;
@@ -984,10 +1068,12 @@ Trace PlanBuilder::build(MemorySummary &sum) {
       optimizerStep();
   } else if (training) {
     computeNeedsGrad();
+    planCompiledStep(true);
     forward(true);
     backward();
     optimizerStep();
   } else {
+    planCompiledStep(false);
     forward(false);
   }
   // Sizes the user did not give: hints the exporter recorded, then the 1s.
@@ -1059,6 +1145,16 @@ Trace PlanBuilder::build(MemorySummary &sum) {
                      "and logsumexp, kept with the operands for its backward), or, in a CPU training step under "
                      "attention dropout, as the math path (an eval() export records dropout_p 0, taken as eval's "
                      "where a dropout module of the model has p > 0)"));
+  // Compiled execution: what the fused kernels and the partitioner spared.
+  for (const Value *v : fusedAway_)
+    if (v->producer && !isViewOp(*v->producer)) {
+      ++sum.fusedAwayTensors;
+      sum.fusedAwayBytes += bytesOf(v, true);
+    }
+  for (const Value *v : recomputedByPartitioner_) {
+    ++sum.recomputedTensors;
+    sum.recomputedBytes += bytesOf(v, true);
+  }
   // Provenance: of the main graph's tensors (params, inputs, node outputs),
   // how many have no size (they count as 0 bytes above).
   sum.unsizedTensors = 0;
@@ -1077,8 +1173,9 @@ Trace PlanBuilder::build(MemorySummary &sum) {
   return std::move(t_);
 }
 
-Trace buildTrace(const Model &m, const Setup &s, MemorySummary &sum, const MeshSharding *sharding) {
-  return PlanBuilder(m, s, sharding).build(sum);
+Trace buildTrace(const Model &m, const Setup &s, MemorySummary &sum, const MeshSharding *sharding,
+                 const FusionPlan *compiled) {
+  return PlanBuilder(m, s, sharding, compiled).build(sum);
 }
 
 }  // namespace graphlint::memory

@@ -8,6 +8,7 @@
 #include "graphlint/analyses/MemoryPlan.h"
 
 namespace graphlint {
+class FusionPlan;
 class MeshSharding;
 }
 
@@ -75,6 +76,9 @@ public:
 /// Writes the trace of one inference pass or training step of `m` under `s`,
 /// filling the model-state fields of `sum`; `sharding`: one rank's share of
 /// each value under tp/cp/ep (null: the whole graph).
-Trace buildTrace(const Model &m, const Setup &s, MemorySummary &sum, const MeshSharding *sharding = nullptr);
+/// `compiled`: the Inductor fusion plan when the setup states torch.compile's
+/// execution (Setup::compiledExecution; CompiledExecution.h), else null.
+Trace buildTrace(const Model &m, const Setup &s, MemorySummary &sum, const MeshSharding *sharding = nullptr,
+                 const FusionPlan *compiled = nullptr);
 
 }  // namespace graphlint::memory

@@ -59,8 +59,9 @@ class PlanBuilder {
 public:
   /// `sharding`: what one rank of the mesh's tp/cp/ep holds of each value
   /// (MeshSharding.h); null when they are all 1.
-  PlanBuilder(const Model &m, const Setup &s, const MeshSharding *sharding = nullptr)
-      : m_(m), s_(s), g_(*m.graph), sharding_(sharding) {}
+  PlanBuilder(const Model &m, const Setup &s, const MeshSharding *sharding = nullptr,
+              const FusionPlan *compiled = nullptr)
+      : m_(m), s_(s), g_(*m.graph), sharding_(sharding), compiled_(compiled) {}
 
   using Ints = llvm::SmallVector<int64_t, 4>;  // dims or strides
   /// A value's dims when every one is static.
@@ -238,6 +239,26 @@ private:
   const Setup &s_;
   const Graph &g_;
   const MeshSharding *sharding_ = nullptr;
+  // Compiled execution (CompiledExecution.h): the Inductor plan, the values
+  // its kernels never materialise, and the tensors eager saves that
+  // AOTAutograd's partitioner recomputes in the backward instead.
+  const FusionPlan *compiled_ = nullptr;
+  llvm::DenseSet<const Value *> fusedAway_;
+  llvm::DenseSet<const Value *> recomputedByPartitioner_;
+  /// Synthesised step under compiled execution: decides fusedAway_ and
+  /// recomputedByPartitioner_ from what savedOf keeps (before forward()).
+  void planCompiledStep(bool training);
+  /// Compiled: the storage of an input that dies in `n`'s kernel, of output
+  /// `oi`'s size, which Inductor writes the output into (its in-place
+  /// buffer reuse), or kNone.
+  uint32_t compiledInPlace(const Node &n, unsigned oi);
+  llvm::DenseSet<uint32_t> reusedInPlace_;
+  llvm::DenseSet<const Value *> keptForBackward_;  // compiled: storage bases the forward hands to the backward
+  /// The same for a joint graph (JointTrace.cpp): also moves the last reads
+  /// of what the partitioner recomputes (`lastRead`, rewritten).
+  void planCompiledJoint(llvm::DenseMap<const Value *, int64_t> &lastRead);
+  /// Bytes a new storage for `v` takes: 0 when a fused kernel keeps it in registers.
+  uint64_t materialised(const Value *v, uint64_t bytes) const { return fusedAway_.count(v) ? 0 : bytes; }
   Trace t_;
   MemorySummary *sum_ = nullptr;
   std::set<std::string> assumed_;

@@ -114,7 +114,10 @@ const std::vector<SetupKey> &table() {
          return choice<FusionBackend, fusionBackendFromName, fusionBackendName>("backend", t, syntax,
                                                                                  fusionBackendChoices());
        },
-       [](Setup &s, const std::string &v) { s.backend = *fusionBackendFromName(v); },
+       [](Setup &s, const std::string &v) {
+         s.backend = *fusionBackendFromName(v);
+         s.backendStated = true;
+       },
        [](const Setup &s) { return " " + std::string(fusionBackendName(s.backend)); }},
       {"dims", "dim", "NAME=SIZE",
        "bind a symbolic dimension (repeatable), e.g. -D batch=8;\n"

@@ -507,6 +507,14 @@ void dumpConfig(const Config &c, const std::string &modelPath, llvm::raw_ostream
     auto from = c.setupOrigin.find(k.key);
     std::string note = from == c.setupOrigin.end() ? "" : "  # from " + escapedForMessage(from->second, 200);
     std::string value = k.dump(s);
+    // An unstated backend is the fusion planner's default only; a dump read
+    // back as a config file must not state it (that would switch the memory
+    // plan to compiled execution), so it is printed as a comment.
+    if (llvm::StringRef(k.key) == "backend" && !s.backendStated) {
+      os << "  # backend:" << value << "  # not stated: fusion as" << value
+         << ", memory and time as eager execution\n";
+      continue;
+    }
     if (!note.empty() && !value.empty() && value[0] == '\n')
       os << "  " << k.key << ":" << note << value << "\n";
     else

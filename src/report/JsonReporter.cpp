@@ -235,6 +235,8 @@ json::Value memoryToJson(const MemorySummary &s) {
   for (const std::string &c : s.caveats)
     caveats.push_back(c);
   json::Object o{{"mode", s.mode},
+                 {"execution", s.execution},
+                 {"execution_stated", s.executionStated},
                  {"setup", json::Object{{"optimizer", s.optimizer},
                                         {"precision", s.precision},
                                         {"zero", static_cast<int64_t>(s.zero)},
@@ -268,6 +270,11 @@ json::Value memoryToJson(const MemorySummary &s) {
                  {"saturated_tensors", bytes(s.saturatedTensors)},
                  {"tensors", bytes(s.tensors)},
                  {"lower_bound", s.lowerBound()}};
+  if (s.execution == "compiled")
+    o["compiled"] = json::Object{{"fused_away_tensors", bytes(s.fusedAwayTensors)},
+                                 {"fused_away_bytes", bytes(s.fusedAwayBytes)},
+                                 {"recomputed_tensors", bytes(s.recomputedTensors)},
+                                 {"recomputed_bytes", bytes(s.recomputedBytes)}};
   if (s.mesh.tp > 1) {
     o["tp_plan"] = s.tpPlan;
     o["sequence_parallel"] = s.sequenceParallel;

@@ -21,6 +21,16 @@ void renderMemoryText(const MemorySummary &s, const std::string &title, llvm::ra
                                                          s.precision, sharding, ranks, s.recompute)
                                            : fmt::format("inference, {}", s.precision);
   os << fmt::format("{}: memory per GPU ({}; target {})\n", title, setup, s.target);
+  // Which execution the figures assume (docs/memory.md "Compiled execution").
+  if (s.execution == "compiled")
+    os << fmt::format("  memory: compiled execution (torch.compile): {} fused intermediates ({}) never materialise; "
+                      "the partitioner recomputes {} tensors eager saves ({})\n",
+                      s.fusedAwayTensors, formatBytes(static_cast<double>(s.fusedAwayBytes)), s.recomputedTensors,
+                      formatBytes(static_cast<double>(s.recomputedBytes)));
+  else if (!s.executionStated)
+    os << "  memory: eager execution; --backend inductor predicts torch.compile's\n";
+  else
+    os << "  memory: eager execution (only a stated --backend inductor or inductor-cpu models torch.compile's)\n";
   auto row = [&](std::string_view what, double bytes, std::string_view note = {}) {
     os << fmt::format("  {:<20} {:>12}{}{}\n", what, formatBytes(bytes), note.empty() ? "" : "  ", note);
   };

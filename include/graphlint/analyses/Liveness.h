@@ -26,7 +26,11 @@ public:
   /// `model` (the graph's, optional) supplies the FX exporter's
   /// `module_containers`: module paths that are never a module call
   /// (nn.ModuleList), so no scope holds arguments there.
-  explicit Liveness(const Graph &g, llvm::function_ref<bool(const Node &)> runs = {}, const Model *model = nullptr);
+  /// `pythonHolds`: false for a compiled graph (torch.compile), whose
+  /// generated code frees each buffer after its last reader: no module
+  /// argument or Python local holds it longer.
+  explicit Liveness(const Graph &g, llvm::function_ref<bool(const Node &)> runs = {}, const Model *model = nullptr,
+                    bool pythonHolds = true);
 
   /// Index (in `g`) of the last running node that reads `v` or holds it as a
   /// module argument; -1 when nothing that runs reads it.

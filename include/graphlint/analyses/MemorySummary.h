@@ -32,6 +32,16 @@ struct MemorySummary {
 
   bool present = false;           // false for fatal files or when not requested
   std::string mode;               // "inference" or "training"
+  /// The execution the figures assume (docs/memory.md "Compiled execution"):
+  /// "compiled" (torch.compile with Inductor: a stated --backend inductor or
+  /// inductor-cpu) or "eager"; `executionStated`: the backend was stated.
+  std::string execution = "eager";
+  bool executionStated = false;
+  /// Compiled: tensors (and their bytes) Inductor's fused kernels never
+  /// materialise, and tensors eager saves for backward that AOTAutograd's
+  /// partitioner recomputes instead. Views are not counted.
+  uint64_t fusedAwayTensors = 0, fusedAwayBytes = 0;
+  uint64_t recomputedTensors = 0, recomputedBytes = 0;
   // The setup the prediction assumes.
   std::string optimizer, precision, recompute, target;
   unsigned zero = 0, worldSize = 1;  // the effective ZeRO stage (FSDP2: 3); all ranks

@@ -154,6 +154,18 @@ struct Setup {
   std::map<std::string, int64_t> dims;
   /// --backend: inductor (default), inductor-cpu, tensorrt, ort-cpu (alias ort), ort-cuda.
   FusionBackend backend = FusionBackend::Inductor;
+  /// The backend was stated (command line, .graphlint.yaml, a launch config,
+  /// check(backend=)), not defaulted: set once, where the key is applied.
+  /// The fusion plan follows `backend` either way; memory and time follow
+  /// the execution the user stated (compiledExecution).
+  bool backendStated = false;
+  /// The memory plan and the step time assume torch.compile's execution
+  /// (Inductor's fused kernels, AOTAutograd's partitioner): a compiling
+  /// backend was stated. Unstated, they stay eager (docs/memory.md,
+  /// "Compiled execution").
+  bool compiledExecution() const {
+    return backendStated && (backend == FusionBackend::Inductor || backend == FusionBackend::InductorCpu);
+  }
   /// --target: a hardware profile name (docs/hardware.md).
   std::string target = "H100-SXM";
   /// --kernels: cuda, the GPU the prediction is for, unless a CPU
