@@ -6,6 +6,7 @@
 
 #include "MemoryTrace.h"
 
+#include "graphlint/analyses/Float8Linears.h"
 #include "graphlint/analyses/Liveness.h"
 #include "graphlint/analyses/MeshSharding.h"
 #include "graphlint/analyses/ShardingUnits.h"
@@ -60,7 +61,7 @@ public:
   /// `sharding`: what one rank of the mesh's tp/cp/ep holds of each value
   /// (MeshSharding.h); null when they are all 1.
   PlanBuilder(const Model &m, const Setup &s, const MeshSharding *sharding = nullptr)
-      : m_(m), s_(s), g_(*m.graph), sharding_(sharding) {}
+      : m_(m), s_(s), g_(*m.graph), sharding_(sharding), float8_(m, s) {}
 
   using Ints = llvm::SmallVector<int64_t, 4>;  // dims or strides
   /// A value's dims when every one is static.
@@ -238,6 +239,12 @@ private:
   const Setup &s_;
   const Graph &g_;
   const MeshSharding *sharding_ = nullptr;
+  /// --float8: the converted linears (their GEMMs' fp8 operand copies, the
+  /// fp8-gathered weights).
+  Float8Linears float8_;
+  /// Bytes of the fp8 copies that live while `n` runs as a converted
+  /// linear's GEMM (its backward's when `synthesisedBackward`); 0 otherwise.
+  uint64_t float8Temporaries(const Node &n, bool synthesisedBackward);
   Trace t_;
   MemorySummary *sum_ = nullptr;
   std::set<std::string> assumed_;
