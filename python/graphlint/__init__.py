@@ -100,7 +100,9 @@ def check(model: Any, example_inputs: Optional[Sequence[Any]] = None, *, train: 
           virtual_stages: Optional[int] = None, pp_split_points: Optional[Sequence[str]] = None,
           sequence_parallel: Optional[bool] = None, async_tp: Optional[bool] = None,
           tp_plan: Optional[Mapping[str, str]] = None, capacity_factor: Optional[float] = None,
-          recompute: Optional[str] = None, target: Optional[str] = None, backend: Optional[str] = None,
+          recompute: Optional[str] = None, float8: Optional[str] = None,
+          float8_all_gather: Optional[bool] = None, float8_precompute_scale: Optional[bool] = None,
+          target: Optional[str] = None, backend: Optional[str] = None,
           dims: Optional[Mapping[str, int]] = None, gpus_per_node: Optional[int] = None,
           intra: Optional[str] = None, inter: Optional[str] = None,
           select: Optional[Iterable[str]] = None, ignore: Optional[Iterable[str]] = None,
@@ -123,6 +125,9 @@ def check(model: Any, example_inputs: Optional[Sequence[Any]] = None, *, train: 
                    how the mesh runs (--pp-schedule, --microbatches, --virtual-stages,
                    --pp-split-points, --sequence-parallel, --async-tp, --tp-plan GLOB=STYLE per
                    entry of the mapping, --capacity-factor)
+    float8, float8_all_gather, float8_precompute_scale
+                   torchao's float8 training: "none", "tensorwise" or "rowwise" (--float8), FSDP2's
+                   fp8 all-gather and precomputed scales (--float8-all-gather, --float8-precompute-scale)
     dims           symbolic dims to bind, {"batch": 8} (the CLI's -D batch=8)
     select, ignore rule selection (codes, names or prefixes)
     config         a .graphlint.yaml to use instead of the discovered one
@@ -142,7 +147,9 @@ def check(model: Any, example_inputs: Optional[Sequence[Any]] = None, *, train: 
                         {"pp_schedule": pp_schedule, "microbatches": microbatches,
                          "virtual_stages": virtual_stages, "pp_split_points": pp_split_points,
                          "sequence_parallel": sequence_parallel, "async_tp": async_tp, "tp_plan": tp_plan,
-                         "capacity_factor": capacity_factor})
+                         "capacity_factor": capacity_factor, "float8": float8,
+                         "float8_all_gather": float8_all_gather,
+                         "float8_precompute_scale": float8_precompute_scale})
     # The launch config is a layer under every flag, wherever it is written.
     for flag, value in (("--launch-config", launch_config), ("--nnodes", nnodes),
                         ("--nproc-per-node", nproc_per_node)):
@@ -255,6 +262,16 @@ def setup_from_torchtitan(config: Any) -> Dict[str, Any]:
     async_tp = _torchtitan_get(config, "parallelism.enable_async_tensor_parallel")
     if async_tp is not None:
         out["async_tp"] = bool(async_tp)
+    # torchao's float8 training: model.converters ["float8"] (older: float8.enable_float8_linear),
+    # float8.recipe_name (torchao's default tensorwise), the FSDP2 fp8 all-gather options.
+    converters = _torchtitan_get(config, "model.converters") or []
+    if "float8" in [str(c) for c in converters] or _torchtitan_get(config, "float8.enable_float8_linear"):
+        out["float8"] = str(_torchtitan_get(config, "float8.recipe_name") or "tensorwise").lower()
+        for key, name in (("float8.enable_fsdp_float8_all_gather", "float8_all_gather"),
+                          ("float8.precompute_float8_dynamic_scale_for_fsdp", "float8_precompute_scale")):
+            v = _torchtitan_get(config, key)
+            if v is not None:
+                out[name] = bool(v)
     dims: Dict[str, int] = {}
     batch = _torchtitan_get(config, "training.local_batch_size", "training.batch_size")
     if batch is not None:

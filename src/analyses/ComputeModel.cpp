@@ -4,6 +4,7 @@
 #include "graphlint/analyses/ComputeModel.h"
 
 #include "graphlint/ir/OpRegistry.h"
+#include "graphlint/analyses/Float8Linears.h"
 #include "graphlint/analyses/MemoryPlan.h"
 #include "graphlint/analyses/OpFlops.h"
 #include "graphlint/analyses/TrainableParams.h"
@@ -150,6 +151,11 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
     }
   auto grad = [&](const Value *v) { return v && needsGrad.count(v) > 0; };
 
+  // --float8: the converted linears' GEMMs and their casts (Float8Linears.h);
+  // the casts read the high-precision tensors at the activations' size.
+  const Float8Linears &float8 = ctx.get<Float8Linears>();
+  const double hpBytes = sixteenBit(setup.precision) ? 2 : 4;
+
   // The nodes --recompute runs again in the backward (MemoryPlan.h).
   RecomputePlan recompute;
   if (setup.train)
@@ -162,11 +168,16 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
     c.known = true;
     llvm::DenseSet<const Node *> members(g.nodes.begin(), g.nodes.end());
     llvm::DenseSet<const Value *> counted, written;
-    auto addBytes = [&](const Value *v, unsigned passes = 1) {
+    auto addBytes = [&](const Value *v, unsigned passes = 1, bool fp8 = false) {
       auto b = storedBytes(*v, setup.precision);
+      auto n = v->type.shape.numElements();
+      if (fp8 && n)  // an fp8 GEMM reads its operands' fp8 copies
+        b = static_cast<double>(*n);
       c.known &= b.has_value();
       c.forward.bytes += passes * b.value_or(0);
     };
+    Float8CastTraffic castsForward, castsBackward;
+    bool fp8Group = false;
     std::optional<MathPrecision> precision;
     bool backward = false;
     unsigned gradOperands = 1;
@@ -179,10 +190,26 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
         for (const Value *v : nchw)
           layoutBytes += 2 * storedBytes(*v, setup.precision).value_or(0);
       }
+      Float8Gemm role = Float8Gemm::Output;
+      const Float8Linear *f8 = float8.gemmOf(*n, &role);
+      auto f8ops = f8 ? float8GemmOperands(*n) : std::nullopt;
+      if (f8) {
+        fp8Group = true;
+        Float8CastTraffic t = float8.casts(*f8, role, hpBytes);
+        Float8CastTraffic &into = role == Float8Gemm::Output && !n->backwardPhase ? castsForward : castsBackward;
+        into.bytes += t.bytes;
+        into.kernels += t.kernels;
+        if (role == Float8Gemm::Output && setup.train && !hasBackward) {  // the synthesised backward's casts
+          Float8CastTraffic b = float8.backwardCasts(*f8, hpBytes);
+          castsBackward.bytes += b.bytes;
+          castsBackward.kernels += b.kernels;
+        }
+      }
       for (unsigned i = 0; i < n->inputs.size(); ++i) {
         const Value *v = n->inputs[i];
+        bool fp8 = f8ops && (i == f8ops->first || i == f8ops->second);
         if (v && !(v->kind == Value::Kind::NodeOutput && members.count(v->producer)) && counted.insert(v).second)
-          addBytes(v, readPasses(*n, i, setup.train));
+          addBytes(v, readPasses(*n, i, setup.train), fp8);
       }
       for (const Value *v : n->outputs) {
         if (!v)
@@ -232,6 +259,8 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
       }
     }
     c.precision = precision.value_or(MathPrecision::FP32);
+    if (fp8Group)
+      c.precision = MathPrecision::FP8;  // checkFloat8: the target has fp8 tensor cores
     if (!onTensorCores(c.precision, hw_)) {  // CUDA-core kernels read NCHW as it is
       layoutBytes = 0;
       layoutKernels = 0;
@@ -257,6 +286,21 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
       timeKernel(c.forward, *hw_, c.precision);
       timeKernel(c.backward, *hw_, c.precision);
     }
+    // The casts: memory-bound kernels of their own, serial to the GEMM they feed.
+    auto castKernels = [&](const Float8CastTraffic &t, KernelTime &k, KernelTime &phase) {
+      k.bytes = t.bytes;
+      k.kernels = t.kernels;
+      if (hw_)
+        timeKernel(k, *hw_, MathPrecision::FP32);
+      phase.bytes += k.bytes;
+      phase.kernels += k.kernels;
+      phase.gpuSeconds += k.gpuSeconds;
+      phase.seconds += k.seconds;
+    };
+    if (castsForward.kernels)
+      castKernels(castsForward, c.float8Forward, c.forward);
+    if (castsBackward.kernels)
+      castKernels(castsBackward, c.float8Backward, c.backward);
     // A checkpointed forward group runs again, as its own kernels, before
     // its backward: its forward work and time are added to the group's
     // backward (a joint graph's forward group has none of its own; the step
@@ -312,6 +356,12 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
     add(forward_, c.forward);
     add(backward_, c.backward);
     recomputedFlops_ += c.recomputedFlops;
+    add(float8CastsForward_, c.float8Forward);
+    add(float8CastsBackward_, c.float8Backward);
+    if (c.precision == MathPrecision::FP8) {
+      fp8Forward_ += c.forward.matmulFlops;
+      fp8Backward_ += c.backward.matmulFlops;
+    }
   }
   // A joint graph's parameter gradients: the backward graph outputs, in the
   // exporter's order (the forward outputs, then one gradient per trainable

@@ -113,6 +113,9 @@ void PlanBuilder::joint() {
     llvm::SmallVector<uint32_t, 2> temps;
     if (training && !n.backwardPhase)
       gatherBefore(n);
+    // --float8: the GEMM's fp8 operand copies, freed when it returns.
+    if (uint64_t f8 = float8Temporaries(n, false))
+      temps.push_back(t_.alloc(f8, MemoryKind::Temporary, nullptr, &n));
     // Gradients reduce-scattered with their group once this node has run.
     llvm::SmallVector<std::pair<const Value *, uint32_t>, 2> reduced;
     for (unsigned oi = 0; oi < n.outputs.size(); ++oi) {

@@ -123,6 +123,9 @@ MemoryPlan::MemoryPlan(const Model &m, AnalysisContext &ctx) {
   sum.optimizer = std::string(optimizerName(s.optimizer));
   sum.precision = std::string(precisionName(s.precision));
   sum.recompute = s.recomputeLabel();
+  sum.float8 = std::string(float8Name(s.float8));
+  sum.float8AllGather = s.float8GathersFp8();
+  sum.float8PrecomputeScale = sum.float8AllGather && s.float8PrecomputeScale;
   sum.zero = s.mesh.zeroStage();
   sum.worldSize = s.mesh.worldSize();
   sum.mesh = s.mesh;

@@ -678,6 +678,9 @@ void PlanBuilder::forward(bool training) {
     // batch norm returns: a training step that saves nothing of it.
     if (convOut && training && extraSaved_[n.index] == kNone)
       temps.push_back(t_.alloc(bytesOf(convOut, true), MemoryKind::Temporary, convOut, &n));
+    // --float8: the GEMM's fp8 operand copies, freed when it returns.
+    if (uint64_t f8 = float8Temporaries(n, false))
+      temps.push_back(t_.alloc(f8, MemoryKind::Temporary, nullptr, &n));
     t_.mark(&n, nodeLabel(n), MemoryPhase::Forward);
     for (uint32_t tmp : temps)
       t_.release(tmp);
@@ -870,6 +873,8 @@ void PlanBuilder::backward() {
       llvm::SmallVector<uint32_t, 2> temps;
       for (const Value *like : backwardTemporariesLike(n))
         temps.push_back(t_.alloc(bytesOf(like, true), MemoryKind::Temporary, like, &n));
+      if (uint64_t f8 = float8Temporaries(n, true))
+        temps.push_back(t_.alloc(f8, MemoryKind::Temporary, nullptr, &n));
       uint32_t outGrad = n.outputs.empty() || !n.outputs[0] || !pending.count(n.outputs[0])
                              ? kNone
                              : pending[n.outputs[0]];

@@ -6,6 +6,7 @@
 
 #include "MemoryTrace.h"
 
+#include "graphlint/analyses/Float8Linears.h"
 #include "graphlint/analyses/Liveness.h"
 #include "graphlint/analyses/MeshSharding.h"
 #include "graphlint/analyses/ShardingUnits.h"
@@ -61,7 +62,7 @@ public:
   /// (MeshSharding.h); null when they are all 1.
   PlanBuilder(const Model &m, const Setup &s, const MeshSharding *sharding = nullptr,
               const FusionPlan *compiled = nullptr)
-      : m_(m), s_(s), g_(*m.graph), sharding_(sharding), compiled_(compiled) {}
+      : m_(m), s_(s), g_(*m.graph), sharding_(sharding), compiled_(compiled), float8_(m, s) {}
 
   using Ints = llvm::SmallVector<int64_t, 4>;  // dims or strides
   /// A value's dims when every one is static.
@@ -259,6 +260,12 @@ private:
   void planCompiledJoint(llvm::DenseMap<const Value *, int64_t> &lastRead);
   /// Bytes a new storage for `v` takes: 0 when a fused kernel keeps it in registers.
   uint64_t materialised(const Value *v, uint64_t bytes) const { return fusedAway_.count(v) ? 0 : bytes; }
+  /// --float8: the converted linears (their GEMMs' fp8 operand copies, the
+  /// fp8-gathered weights).
+  Float8Linears float8_;
+  /// Bytes of the fp8 copies that live while `n` runs as a converted
+  /// linear's GEMM (its backward's when `synthesisedBackward`); 0 otherwise.
+  uint64_t float8Temporaries(const Node &n, bool synthesisedBackward);
   Trace t_;
   MemorySummary *sum_ = nullptr;
   std::set<std::string> assumed_;

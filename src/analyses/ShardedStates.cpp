@@ -34,9 +34,25 @@ uint64_t PlanBuilder::gatheredBytes(unsigned unit) {
     uint64_t full = bytesOf(p, false);
     if (p->type.dtype == DType::Float)
       full = full / 4 * pp.computeWeightBytes;
+    // torchao's fp8 all-gather: the converted weights arrive, and stay
+    // gathered, as fp8 (1 byte per element) with a scalar scale.
+    if (s_.float8GathersFp8() && float8_.converted(p))
+      full = elementsOf(p).value_or(0);
     b += s_.mesh.dataParallel == DataParallel::FSDP2 ? full : full - full / s_.mesh.dpShard;
   }
   return b;
+}
+
+uint64_t PlanBuilder::float8Temporaries(const Node &n, bool synthesisedBackward) {
+  Float8Gemm gemm = Float8Gemm::Output;
+  const Float8Linear *l = float8_.gemmOf(n, &gemm);
+  if (!l || (synthesisedBackward && gemm != Float8Gemm::Output))
+    return 0;
+  const double h = policy().sixteenBitActivations ? 2 : 4;
+  double bytes = synthesisedBackward ? float8_.backwardCasts(*l, h).liveBytes : float8_.casts(*l, gemm, h).liveBytes;
+  if (sharding_)  // one rank's share of the GEMM under tp/cp (MeshSharding.h)
+    bytes /= sharding_->computeDivisor(n);
+  return static_cast<uint64_t>(bytes);
 }
 
 void PlanBuilder::gather(unsigned unit) {

@@ -5,6 +5,8 @@
 // a collective's result (ZeRO-3 parameters) waits for it.
 #include "graphlint/analyses/StepTimeline.h"
 
+#include "graphlint/analyses/Float8Linears.h"
+
 #include "graphlint/analyses/MeshSharding.h"
 #include "graphlint/analyses/ShardingUnits.h"
 
@@ -313,16 +315,41 @@ StepTimeline::StepTimeline(const Model &m, AnalysisContext &ctx) {
     // Backward: the order it reaches the units, by their last forward use
     // (the root, whose head runs last in forward, first).
     std::stable_sort(bwd.begin(), bwd.end(), [&](int a, int b) { return last[a] > last[b]; });
-    auto gatherBytes = [&](int u) { return buckets_[units[u]].bytes / commElement_ * gatherElement_; };
+    // torchao's fp8 all-gather (--float8-all-gather, Float8Linears.h): the
+    // converted weights move as fp8, 1 byte per element. Each gather's
+    // fsdp_pre_all_gather casts the rank's fp32 shard first (eager, on the
+    // copy-in stream: * scale, clamp, to fp8 = 21 bytes per element), after
+    // its amax (abs, max: 12 bytes per element) and a 4-byte MAX all-reduce
+    // per weight, unless the scales were precomputed after the optimizer.
+    const Float8Linears &float8 = ctx.get<Float8Linears>();
+    const bool fp8Gather = setup.float8GathersFp8();
+    const double memoryBw = hw->memoryBandwidth * hw->memoryEfficiency;
+    auto fp8Weight = [&](unsigned p) { return fp8Gather && float8.converted(params[p].value); };
+    auto gatherBytes = [&](int u) {
+      double b = 0;
+      for (unsigned p : buckets_[units[u]].params)
+        b += elements(p) * (fp8Weight(p) ? 1.0 : gatherElement_);
+      return b;
+    };
+    auto gatherCall = [&](int u, const char *phase, int release, bool atEnd, int gates) {
+      CollectiveCall call = collective(CollectiveKind::AllGather, gatherBytes(u), phase);
+      double castBytes = 0;
+      for (unsigned p : buckets_[units[u]].params)
+        if (fp8Weight(p)) {
+          castBytes += elements(p) / n * (setup.float8PrecomputeScale ? 21 : 33);
+          if (!setup.float8PrecomputeScale)
+            pending.push_back({collective(CollectiveKind::AllReduce, 4, phase), release, atEnd, gates, -1});
+        }
+      call.endSeconds += memoryBw > 0 ? castBytes / memoryBw : 0;
+      pending.push_back({call, release, atEnd, gates, -1});
+    };
     for (int k = 0; k < U; ++k)  // forward all-gathers, prefetching one ahead
-      pending.push_back({collective(CollectiveKind::AllGather, gatherBytes(fwd[k]), "forward"),
-                         k == 0 ? -1 : first[fwd[k - 1]], false, first[fwd[k]], -1});
+      gatherCall(fwd[k], "forward", k == 0 ? -1 : first[fwd[k - 1]], false, first[fwd[k]]);
     // The next unit's gather is issued before this unit's reduce-scatter
     // (FSDP's backward prefetch), so it hides behind this unit's backward.
     auto backwardGather = [&](int k, int release, bool atEnd) {
       int u = bwd[k];
-      pending.push_back({collective(CollectiveKind::AllGather, gatherBytes(u), "backward"), release, atEnd,
-                         backwardSegment(last[u]), -1});
+      gatherCall(u, "backward", release, atEnd, backwardSegment(last[u]));
     };
     if (U > 0)
       backwardGather(0, F - 1, true);
@@ -409,6 +436,26 @@ StepTimeline::StepTimeline(const Model &m, AnalysisContext &ctx) {
       calls_.push_back(p.call);
     }
     step_ = std::max(step_, commFree);
+  }
+  // precompute_float8_dynamic_scale_for_fsdp after optimizer.step(): one
+  // _foreach_norm over the converted fp32 shards, then one MAX all-reduce of
+  // their stacked amaxes before the next forward.
+  if (gathersUnits(strategy_) && setup.float8GathersFp8() && setup.float8PrecomputeScale) {
+    const Float8Linears &float8 = ctx.get<Float8Linears>();
+    double shardElements = 0, weights = 0;
+    for (unsigned p = 0; p < params.size(); ++p)
+      if (float8.converted(params[p].value)) {
+        shardElements += elements(p) / n;
+        weights += 1;
+      }
+    double amaxSeconds = shardElements * 4 / (hw->memoryBandwidth * hw->memoryEfficiency);
+    optimizer_ += amaxSeconds;
+    optEnd += amaxSeconds;
+    commFree = std::max(commFree, optEnd);
+    Pending p{collective(CollectiveKind::AllReduce, 4 * weights, "after optimizer")};
+    issue(p, optEnd);
+    calls_.push_back(p.call);
+    step_ = std::max(optEnd, commFree);
   }
   for (const Pending &p : pending)
     if (p.bucket >= 0) {

@@ -24,6 +24,8 @@ const EnumName<Recompute> kRecomputes[] = {
     {Recompute::SelectiveOp, "selective-op"},
     {Recompute::SelectiveLayer, "selective-layer"}};
 
+const EnumName<Float8> kFloat8s[] = {{Float8::None, "none"}, {Float8::Tensorwise, "tensorwise"}, {Float8::Rowwise, "rowwise"}};
+
 const EnumName<Kernels> kKernels[] = {{Kernels::Cuda, "cuda"}, {Kernels::Cpu, "cpu"}};
 
 const EnumName<PipelineSchedule> kSchedules[] = {{PipelineSchedule::GPipe, "gpipe"},
@@ -149,6 +151,26 @@ std::optional<std::string> Setup::resolveMesh() {
   if (m.pp > 1 && !ppSplitPoints.empty() && ppSplitPoints.size() + 1 != m.pp * virtualStageCount())
     return fmt::format("pp-split-points names {} modules: pp x virtual stages = {} stages need {}",
                        ppSplitPoints.size(), m.pp * virtualStageCount(), m.pp * virtualStageCount() - 1);
+  return std::nullopt;
+}
+
+std::string_view float8Name(Float8 f) { return nameOf(kFloat8s, f); }
+std::optional<Float8> float8FromName(std::string_view s) { return fromName(kFloat8s, s); }
+
+std::optional<std::string> Setup::checkFloat8() const {
+  // torchao asserts it (Float8LinearConfig.__post_init__): the fp8
+  // all-gather carries one tensorwise scale per weight.
+  if (float8AllGather && float8 == Float8::Rowwise)
+    return std::string("float8-all-gather needs --float8 tensorwise (torchao gathers tensorwise-scaled weights only)");
+  if (float8 == Float8::None)
+    return std::nullopt;
+  // torchtitan refuses to convert below SM 8.9 (no fp8 tensor cores); a
+  // bf16 prediction for an fp8 run would be silently wrong.
+  const HardwareProfile *hw = targetProfile();
+  if (hw && !hw->supports(MathPrecision::FP8))
+    return fmt::format("--float8 {} needs fp8 tensor cores; {} has none (torchao's Float8Linear runs on NVIDIA SM 8.9+: "
+                       "H100, H200, L4, RTX 4090)",
+                       float8Name(float8), hw->name);
   return std::nullopt;
 }
 

@@ -242,6 +242,35 @@ const std::vector<SetupKey> &table() {
        [](llvm::StringRef t, SetupSyntax syntax) { return boolean("async-tp", t, syntax); },
        [](Setup &s, const std::string &v) { s.asyncTp = v == "true"; },
        [](const Setup &s) { return std::string(s.asyncTp ? " true" : " false"); }},
+      {"float8", nullptr, "none|tensorwise|rowwise",
+       "torchao's float8 training (Float8Linear; default none):\n"
+       "linears with both dims divisible by 16, but the output\n"
+       "layer (output, lm_head), run their three GEMMs at the\n"
+       "fp8 peak; each GEMM's operands are cast (amax + scaled\n"
+       "cast kernels) per the recipe; needs an fp8 target",
+       nullptr, nullptr, nullptr, false, "rowwise", " rowwise",
+       [](llvm::StringRef t, SetupSyntax syntax) {
+         return choice<Float8, float8FromName, float8Name>("float8", t, syntax, "none, tensorwise, rowwise");
+       },
+       [](Setup &s, const std::string &v) { s.float8 = *float8FromName(v); },
+       [](const Setup &s) { return " " + std::string(float8Name(s.float8)); }},
+      {"float8-all-gather", nullptr, "",
+       "with --float8 tensorwise and FSDP2 (dp-shard > 1): the\n"
+       "converted weights are all-gathered in fp8, 1 byte per\n"
+       "element (torchao's enable_fsdp_float8_all_gather)",
+       nullptr, nullptr, nullptr, false, "true", " true",
+       [](llvm::StringRef t, SetupSyntax syntax) { return boolean("float8-all-gather", t, syntax); },
+       [](Setup &s, const std::string &v) { s.float8AllGather = v == "true"; },
+       [](const Setup &s) { return std::string(s.float8AllGather ? " true" : " false"); }},
+      {"float8-precompute-scale", nullptr, "",
+       "with --float8-all-gather: the weights' scales from one\n"
+       "amax all-reduce per step after the optimizer (torchao's\n"
+       "precompute_float8_dynamic_scale_for_fsdp), not one per\n"
+       "weight per all-gather",
+       nullptr, nullptr, nullptr, false, "true", " true",
+       [](llvm::StringRef t, SetupSyntax syntax) { return boolean("float8-precompute-scale", t, syntax); },
+       [](Setup &s, const std::string &v) { s.float8PrecomputeScale = v == "true"; },
+       [](const Setup &s) { return std::string(s.float8PrecomputeScale ? " true" : " false"); }},
       {"tp-plan", nullptr, "GLOB=STYLE",
        "a module-path glob's tensor-parallel style (repeatable;\n"
        "colwise, rowwise, sequence, replicate), e.g.\n"
@@ -408,7 +437,9 @@ std::optional<std::string> applySetup(Setup &s, const std::vector<SetupSetting> 
   for (const SetupSetting &x : settings)
     x.key->apply(s, x.value);
   s.resolveHardware();
-  return s.resolveMesh();
+  if (auto e = s.resolveMesh())
+    return e;
+  return s.checkFloat8();
 }
 
 }  // namespace graphlint

@@ -1,6 +1,7 @@
 #include "graphlint/engine/CostSummary.h"
 #include "graphlint/ir/Display.h"
 
+#include "graphlint/analyses/Float8Linears.h"
 #include "graphlint/analyses/StepTimeline.h"
 
 #include <fmt/format.h>
@@ -32,6 +33,24 @@ CostSummary summariseCost(const Model &, AnalysisContext &ctx) {
                         nodeLabel(first), c.group->kernels,
                         c.known, c.forward.flops, c.backward.flops, c.forward.bytes, c.backward.bytes,
                         c.forward.seconds, c.backward.seconds});
+  }
+
+  if (setup.float8 != Float8::None) {
+    const Float8Linears &f8 = ctx.get<Float8Linears>();
+    CostSummary::Float8 &f = s.float8;
+    f.present = true;
+    f.recipe = std::string(float8Name(setup.float8));
+    f.converted = static_cast<unsigned>(f8.linears().size());
+    for (const Float8Skipped &k : f8.skipped())
+      f.skipped.push_back({k.name, k.reason});
+    f.fp8FlopsForward = cm.fp8MatmulFlopsForward();
+    f.fp8FlopsBackward = cm.fp8MatmulFlopsBackward();
+    KernelTime cf = cm.float8CastsForward(), cb = cm.float8CastsBackward();
+    f.castBytesForward = cf.bytes, f.castBytesBackward = cb.bytes;
+    f.castKernelsForward = cf.kernels, f.castKernelsBackward = cb.kernels;
+    f.castSecondsForward = cf.seconds, f.castSecondsBackward = cb.seconds;
+    f.allGather = setup.float8GathersFp8();
+    f.weightElements = f8.convertedElements();
   }
 
   const StepTimeline &st = ctx.get<StepTimeline>();

@@ -824,7 +824,16 @@ llvm::Expected<LaunchConfig> mapTorchtitan(Mapper &m) {
     if (Mapper::accepts("float8", r))
       m.set("float8", r, at);
     else
-      m.warn(at, fmt::format("float8 ({}): float8 training is not modelled yet; ignored", shownValue(r)));
+      m.warn(at, fmt::format("float8 ({}): not a float8 recipe graphlint models (tensorwise, rowwise); ignored",
+                             shownValue(r)));
+    // torchtitan's tensorwise-only FSDP2 options (ignored with a recipe_name
+    // other than tensorwise there; graphlint refuses them with rowwise).
+    if (const Entry *e = m.get("float8.enable_fsdp_float8_all_gather"))
+      if (auto b = m.boolean(*e))
+        m.set("float8-all-gather", *b ? "true" : "false", *e);
+    if (const Entry *e = m.get("float8.precompute_float8_dynamic_scale_for_fsdp"))
+      if (auto b = m.boolean(*e))
+        m.set("float8-precompute-scale", *b ? "true" : "false", *e);
   }
   if (const Entry *e = m.get("optimizer.name")) {
     std::string o = lower(e->value);

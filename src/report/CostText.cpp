@@ -50,6 +50,24 @@ void renderCostText(const CostSummary &s, const std::string &title, llvm::raw_os
   if (s.lowerBound())
     os << "  LOWER BOUNDS: more than a few percent of the kernels have unknown cost and count as 0, so the true "
           "FLOPs and times are at least those above\n";
+  if (s.float8.present) {
+    const CostSummary::Float8 &f = s.float8;
+    std::string skipped;
+    for (const auto &[name, why] : f.skipped)
+      if (skipped.size() < 200)
+        skipped += fmt::format("{}{}: {}", skipped.empty() ? "" : "; ", name, why);
+    os << fmt::format("  float8 {}: {} linears converted ({:.2f} M weight elements), {} left in {}{}{}\n", f.recipe,
+                      f.converted, f.weightElements / 1e6, f.skipped.size(), s.matmulMath,
+                      skipped.empty() ? "" : ": ", skipped);
+    os << fmt::format("  float8 GEMMs at the fp8 peak: {:.3f} GFLOP forward, {:.3f} backward\n",
+                      f.fp8FlopsForward / 1e9, f.fp8FlopsBackward / 1e9);
+    os << fmt::format("  float8 amax + cast kernels: forward {} kernels, {:.3f} GB, {} ms; backward {} kernels, "
+                      "{:.3f} GB, {} ms\n",
+                      f.castKernelsForward, f.castBytesForward / 1e9, ms(f.castSecondsForward), f.castKernelsBackward,
+                      f.castBytesBackward / 1e9, ms(f.castSecondsBackward));
+    if (f.allGather)
+      os << "  float8 all-gather: converted weights gathered in fp8, 1 byte per element\n";
+  }
   // Per mesh dimension: which collective, on which link, bytes, time, hidden.
   for (const MeshCollective &x : c.mesh.collectives)
     os << fmt::format("  {:<3} {:<8} {} x{} on {} ({} ranks{}): {} each, {} in {} ms, {} ms hidden ({})\n", x.dim,

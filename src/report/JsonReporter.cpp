@@ -131,6 +131,25 @@ json::Value computeToJson(const CostSummary &s) {
                  {"scheduled_groups", static_cast<int64_t>(s.scheduledGroups)},
                  {"lower_bound", s.lowerBound()},
                  {"groups", std::move(groups)}};
+  if (s.float8.present) {
+    const CostSummary::Float8 &f = s.float8;
+    json::Array skipped;
+    for (const auto &[name, why] : f.skipped)
+      skipped.push_back(json::Object{{"name", name}, {"reason", why}});
+    o["float8"] = json::Object{{"recipe", f.recipe},
+                               {"converted_linears", static_cast<int64_t>(f.converted)},
+                               {"skipped", std::move(skipped)},
+                               {"fp8_matmul_flops_forward", f.fp8FlopsForward},
+                               {"fp8_matmul_flops_backward", f.fp8FlopsBackward},
+                               {"cast_bytes_forward", f.castBytesForward},
+                               {"cast_bytes_backward", f.castBytesBackward},
+                               {"cast_kernels_forward", static_cast<int64_t>(f.castKernelsForward)},
+                               {"cast_kernels_backward", static_cast<int64_t>(f.castKernelsBackward)},
+                               {"cast_time_forward_s", f.castSecondsForward},
+                               {"cast_time_backward_s", f.castSecondsBackward},
+                               {"fp8_all_gather", f.allGather},
+                               {"fp8_weight_elements", f.weightElements}};
+  }
   return o;
 }
 
@@ -249,6 +268,9 @@ json::Value memoryToJson(const MemorySummary &s) {
                                         {"cp", static_cast<int64_t>(s.mesh.cp)},
                                         {"ep", static_cast<int64_t>(s.mesh.ep)},
                                         {"recompute", s.recompute},
+                                        {"float8", s.float8},
+                                        {"float8_all_gather", s.float8AllGather},
+                                        {"float8_precompute_scale", s.float8PrecomputeScale},
                                         {"target", s.target}}},
                  {"params_bytes", bytes(s.paramsBytes)},
                  {"grads_bytes", bytes(s.gradsBytes)},

@@ -107,7 +107,11 @@ TEST(LaunchConfig, TorchtitanTomlWithTorchrunFlags) {
   EXPECT_TRUE(has(r.out, "\n  optimizer: adamw  # from")) << r.out;
   EXPECT_TRUE(has(r.out, "\n  gpus-per-node: 8\n")) << r.out;  // the command line's
   EXPECT_TRUE(has(r.err, ": 'warp_drive.enabled' is not a key graphlint knows; ignored\n")) << r.err;
-  EXPECT_TRUE(has(r.err, ": 'model.converters' float8 (tensorwise): float8 training is not modelled yet")) << r.err;
+  // model.converters ["float8"] with [float8] recipe_name and the FSDP2 option.
+  EXPECT_TRUE(has(r.out, "\n  float8: tensorwise  # from")) << r.out;
+  EXPECT_TRUE(has(r.out, "\n  float8-all-gather: false  # from")) << r.out;
+  EXPECT_FALSE(has(r.err, "float8 training is not modelled")) << r.err;
+  EXPECT_FALSE(has(r.err, "recipe_name")) << r.err;
 
   // Without the world size, -1 cannot be resolved: exit 2, one line.
   CliResult no = runCli({"config", "--dump", "--no-config", "--launch-config", t, model()});
@@ -196,3 +200,23 @@ TEST(LaunchConfig, JsonMemorySetupReflectsTheLaunchConfig) {
 }
 
 }  // namespace
+
+TEST(LaunchConfig, TorchtitanFloat8AllGatherAndPrecomputedScales) {
+  std::string t = tempDir() + "/float8.toml";
+  writeFile(t, "[model]\nconverters = [\"float8\"]\n[float8]\n"
+                                          "enable_fsdp_float8_all_gather = true\n"
+                                          "precompute_float8_dynamic_scale_for_fsdp = true\n");
+  CliResult r = runCli({"config", "--dump", "--no-config", "--launch-config", t, model()});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  // No recipe_name: torchao's default, tensorwise.
+  EXPECT_TRUE(has(r.out, "\n  float8: tensorwise  # from")) << r.out;
+  EXPECT_TRUE(has(r.out, "\n  float8-all-gather: true  # from")) << r.out;
+  EXPECT_TRUE(has(r.out, "\n  float8-precompute-scale: true  # from")) << r.out;
+
+  std::string bad = tempDir() + "/mx.toml";
+  writeFile(bad, "[model]\nconverters = [\"float8\"]\n[float8]\nrecipe_name = \"mxfp8\"\n");
+  CliResult b = runCli({"config", "--dump", "--no-config", "--launch-config", bad, model()});
+  ASSERT_EQ(b.exitCode, 0) << b.err;
+  EXPECT_TRUE(has(b.err, "float8 (mxfp8): not a float8 recipe graphlint models (tensorwise, rowwise); ignored")) << b.err;
+  EXPECT_TRUE(has(b.out, "\n  float8: none\n")) << b.out;
+}

@@ -43,6 +43,10 @@ struct GroupCost {
   /// --recompute: the forward run again, included in `backward` (its time
   /// added to the backward's own, as kernels of their own); zero otherwise.
   KernelTime recompute;
+  /// --float8: the amax and cast kernels around the group's fp8 GEMMs
+  /// (Float8Linears.h), timed as memory-bound kernels of their own and
+  /// included in `forward` and `backward`.
+  KernelTime float8Forward, float8Backward;
 };
 
 /// A parameter the optimizer updates: a floating-point initializer read by
@@ -85,6 +89,12 @@ public:
   KernelTime backwardTotal() const { return backward_; }
   /// --recompute: the forward FLOPs the backward total includes again.
   double recomputedFlops() const { return recomputedFlops_; }
+  /// --float8: the converted linears' GEMM FLOPs (run at the fp8 peak) and
+  /// their cast kernels, forward and backward (included in the totals).
+  double fp8MatmulFlopsForward() const { return fp8Forward_; }
+  double fp8MatmulFlopsBackward() const { return fp8Backward_; }
+  KernelTime float8CastsForward() const { return float8CastsForward_; }
+  KernelTime float8CastsBackward() const { return float8CastsBackward_; }
   /// Main-graph kernels whose cost is unknown (left out of the totals).
   unsigned unknownGroups() const { return unknownGroups_; }
   /// Too many unknown kernels (Provenance.h): the totals are lower bounds.
@@ -100,6 +110,8 @@ private:
   KernelTime forward_, backward_;
   unsigned unknownGroups_ = 0;
   double recomputedFlops_ = 0;
+  double fp8Forward_ = 0, fp8Backward_ = 0;
+  KernelTime float8CastsForward_, float8CastsBackward_;
   bool joint_ = false;
   size_t backwardStart_ = 0;
 };

@@ -44,6 +44,9 @@ struct MemorySummary {
   uint64_t recomputedTensors = 0, recomputedBytes = 0;
   // The setup the prediction assumes.
   std::string optimizer, precision, recompute, target;
+  std::string float8 = "none";    // --float8
+  bool float8AllGather = false;   // the fp8 all-gather in effect (Setup::float8GathersFp8)
+  bool float8PrecomputeScale = false;
   unsigned zero = 0, worldSize = 1;  // the effective ZeRO stage (FSDP2: 3); all ranks
   Mesh mesh;                          // the resolved device mesh
 

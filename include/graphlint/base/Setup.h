@@ -86,6 +86,17 @@ std::optional<Recompute> recomputeFromName(std::string_view s);
 /// The accepted names, for error messages.
 const char *recomputeChoices();
 
+/// --float8: torchao's float8 training (Float8Linear, convert_to_float8_training)
+/// with one of its recipes (torchao/float8/config.py, Float8LinearRecipeName):
+/// `tensorwise` (one dynamic scale per tensor, cuBLAS's fp8 GEMM) or
+/// `rowwise` (a scale per row along each GEMM's reduction axis, CUTLASS's
+/// rowwise GEMM, power-of-two scales). The converted linears' three GEMMs run
+/// at the fp8 peak; their operands are cast (amax + scaled cast) per GEMM
+/// (docs/cost-model.md "Float8 training").
+enum class Float8 : uint8_t { None, Tensorwise, Rowwise };
+std::string_view float8Name(Float8 f);
+std::optional<Float8> float8FromName(std::string_view s);
+
 /// --kernels: whose PyTorch kernels the memory plan assumes where the CPU's
 /// and CUDA's keep different tensors (dropout: CUDA's fused kernel a bool
 /// mask, the CPU's an input-sized noise tensor).
@@ -207,6 +218,24 @@ struct Setup {
   bool sequenceParallelOn() const { return mesh.tp > 1 && sequenceParallel.value_or(true); }
   /// --async-tp: the tensor-parallel collectives overlap the matmuls they feed.
   bool asyncTp = false;
+  /// --float8: torchao's Float8Linear recipe (None: bf16 linears).
+  Float8 float8 = Float8::None;
+  /// --float8-all-gather: torchao's enable_fsdp_float8_all_gather (FSDP2
+  /// gathers the converted weights cast to fp8, tensorwise only);
+  /// --float8-precompute-scale: precompute_float8_dynamic_scale_for_fsdp
+  /// (one amax all-reduce per step after the optimizer instead of one per
+  /// weight per gather).
+  bool float8AllGather = false;
+  bool float8PrecomputeScale = false;
+  /// The fp8 all-gather in effect: tensorwise, asked for, and FSDP2 sharding
+  /// over dp-shard > 1 (torchtitan turns it off without dp_shard, as here).
+  bool float8GathersFp8() const {
+    return float8 == Float8::Tensorwise && float8AllGather && mesh.dataParallel == DataParallel::FSDP2 &&
+           mesh.dpShard > 1;
+  }
+  /// Why the float8 keys cannot run on this setup (rowwise with the fp8
+  /// all-gather, a target without fp8 tensor cores), or nullopt.
+  std::optional<std::string> checkFloat8() const;
   /// --tp-plan GLOB=STYLE (tp-plan: mapping in YAML): module-path globs, in
   /// the order given, before the default plan of the model's family.
   std::vector<std::pair<std::string, TpStyle>> tpPlan;

@@ -60,6 +60,21 @@ struct CostSummary {
   bool lowerBound() const { return isLowerBound(unknownGroups, scheduledGroups); }
   std::vector<Group> groups;     // main-graph kernels in execution order
 
+  /// --float8 (Float8Linears.h): the converted linears, their fp8 GEMM FLOPs
+  /// and their amax/cast kernels (included in the totals above).
+  struct Float8 {
+    bool present = false;
+    std::string recipe;
+    unsigned converted = 0;
+    std::vector<std::pair<std::string, std::string>> skipped;  // module, why
+    double fp8FlopsForward = 0, fp8FlopsBackward = 0;
+    double castBytesForward = 0, castBytesBackward = 0;
+    unsigned castKernelsForward = 0, castKernelsBackward = 0;
+    double castSecondsForward = 0, castSecondsBackward = 0;
+    bool allGather = false;      // converted weights all-gathered in fp8
+    double weightElements = 0;   // the converted weights' elements
+  } float8;
+
   struct Communication {
     bool present = false;        // a training step was modelled
     std::string strategy;        // single, ddp, zero1, zero2, zero3, fsdp2
