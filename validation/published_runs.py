@@ -133,6 +133,11 @@ def setup_flags(row):
     elif f8.startswith("FP8-CS"):
         flags.append(("--float8", "tensorwise"))
         assumed.append("float8 tensorwise for Transformer Engine's per-tensor current scaling (FP8-CS)")
+    prec = row.get("precision", {})
+    if prec.get("float8_all_gather") is True:
+        flags.append(("--float8-all-gather", None))
+    if prec.get("float8_precompute_scale") is True:
+        flags.append(("--float8-precompute-scale", None))
     comp = row.get("compile")
     flags.append(("--backend", "inductor" if comp is True else "eager"))
     # Per data-parallel rank per optimizer step: torchtitan's local batch, or
