@@ -72,7 +72,7 @@ public:
 
 private:
   // The dp-shard ranks a sharded model state is split over (Setup::mesh).
-  unsigned shards(bool sharded) const { return sharded ? std::max(1u, s_.mesh.dpShard) : 1u; }
+  unsigned shards(bool sharded) const { return sharded ? std::max(1u, s_.mesh.shardGroup()) : 1u; }
   /// Elements of one tensor value: symbolic dims left unbound count as 1;
   /// nullopt when its shape is unknown.
   std::optional<uint64_t> elementsOf(const Value *v);
@@ -125,8 +125,8 @@ private:
   // freed, the rank keeping its shard; under stage 3 each unit's parameters
   // are all-gathered around its forward and its backward (the next unit
   // prefetched) and freed after (reshard_after_forward).
-  bool shardsGradients() const { return s_.mesh.zeroStage() >= 2 && s_.mesh.dpShard > 1; }
-  bool gathersParameters() const { return s_.mesh.zeroStage() >= 3 && s_.mesh.dpShard > 1; }
+  bool shardsGradients() const { return s_.mesh.zeroStage() >= 2 && s_.mesh.shardGroup() > 1; }
+  bool gathersParameters() const { return s_.mesh.zeroStage() >= 3 && s_.mesh.shardGroup() > 1; }
   /// Groups the trainable parameters (stage 3: ShardingUnits; stage 2: DDP's
   /// bucket assignment) and finds each unit's forward span.
   void planSharding();

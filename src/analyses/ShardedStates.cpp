@@ -38,7 +38,7 @@ uint64_t PlanBuilder::gatheredBytes(unsigned unit) {
     // gathered, as fp8 (1 byte per element) with a scalar scale.
     if (s_.float8GathersFp8() && float8_.converted(p))
       full = elementsOf(p).value_or(0);
-    b += s_.mesh.dataParallel == DataParallel::FSDP2 ? full : full - full / s_.mesh.dpShard;
+    b += s_.mesh.dataParallel == DataParallel::FSDP2 ? full : full - full / s_.mesh.shardGroup();
   }
   return b;
 }

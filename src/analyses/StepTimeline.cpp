@@ -138,9 +138,11 @@ StepTimeline::StepTimeline(const Model &m, AnalysisContext &ctx) {
   // gpus-per-node / (dp_shard x cp x tp) of one replicate group.
   const Mesh &mesh = setup.mesh;
   const unsigned G = std::max(1u, setup.gpusPerNode);
-  const bool sharded = mesh.zeroStage() > 0 && mesh.dpShard > 1;
-  topo_.ranks = sharded ? mesh.dpShard : std::max(1u, mesh.dataParallelRanks());
-  topo_.perNode = std::max(1u, G / std::max(1u, mesh.tp * mesh.cp));
+  // The sharded group is dp_shard x cp (Mesh::shardGroup): cp is next to
+  // tp in the mesh, so a node holds gpus-per-node / tp of its ranks.
+  const bool sharded = mesh.zeroStage() > 0 && mesh.shardGroup() > 1;
+  topo_.ranks = sharded ? mesh.shardGroup() : std::max(1u, mesh.dataParallelRanks());
+  topo_.perNode = std::max(1u, G / std::max(1u, sharded ? mesh.tp : mesh.tp * mesh.cp));
   topo_.intra = linkFor(setup.intraLink, setup.intra, hw->intraNode, "intra-node");
   topo_.inter = linkFor(setup.interLink, setup.inter, hw->interNode, "inter-node");
   replicas_ = topo_;

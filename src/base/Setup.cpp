@@ -137,13 +137,14 @@ std::optional<std::string> Setup::resolveMesh() {
   if ((m.dpShard * m.cp) % m.ep)
     return fmt::format("ep {} must divide dp-shard x cp = {} (the experts are sharded over those ranks)", m.ep,
                        m.dpShard * m.cp);
-  // --zero names DeepSpeed's stage over the dp-shard ranks; dp-shard > 1
-  // without it is FSDP2 (fully_shard), HSDP with dp-replicate > 1.
+  // --zero names DeepSpeed's stage over the dp-shard x cp ranks; dp-shard
+  // > 1 or cp > 1 without it is FSDP2 (fully_shard over torchtitan's
+  // dp_shard_cp mesh), HSDP with dp-replicate > 1.
   m.dataParallel = zero == 1   ? DataParallel::ZeRO1
                    : zero == 2 ? DataParallel::ZeRO2
                    : zero == 3 ? DataParallel::ZeRO3
-                   : m.dpShard > 1 ? DataParallel::FSDP2
-                                   : DataParallel::DDP;
+                   : m.dpShard * m.cp > 1 ? DataParallel::FSDP2
+                                          : DataParallel::DDP;
   if (ppSchedule == PipelineSchedule::Interleaved1F1B && m.pp > 1 && microbatches && microbatches % m.pp)
     return fmt::format("interleaved-1f1b needs microbatches a multiple of pp {}, got {} (Megatron-LM's rule)", m.pp,
                        microbatches);

@@ -347,3 +347,29 @@ TEST(MeshPlot, SvgListsStagesAndMeshCollectives) {
   EXPECT_EQ(plain.find("communication per step"), std::string::npos);
   EXPECT_NE(plain.find("pipeline: 2 ranks"), std::string::npos);
 }
+
+// torchtitan applies fully_shard over dp_shard x cp (its dp_shard_cp mesh;
+// ParallelDims.fsdp_enabled is dp_shard > 1 or cp > 1): cp ranks without a
+// dp-shard degree still split the model states between them.
+TEST(ContextParallel, StatesShardOverDpShardTimesCp) {
+  auto two = importFixture(kTwoLayers);
+  auto fsdp = [](unsigned dpShard, unsigned cp) {
+    graphlint::Setup s = bf16(1, 1, cp);
+    s.dpShard = dpShard;
+    EXPECT_FALSE(s.resolveMesh());
+    return s;
+  };
+  graphlint::Setup cp2 = fsdp(1, 2), dp2 = fsdp(2, 1), cp2dp2 = fsdp(2, 2), dp4 = fsdp(4, 1);
+  EXPECT_EQ(cp2.mesh.dataParallel, DataParallel::FSDP2);
+  EXPECT_EQ(cp2.mesh.shardGroup(), 2u);
+  EXPECT_EQ(cp2dp2.mesh.shardGroup(), 4u);
+  auto states = [&](const graphlint::Setup &s) {
+    AnalysisContext c(*two, s);
+    const MemorySummary &m = c.get<MemoryPlan>().summary();
+    EXPECT_EQ(c.get<StepTimeline>().strategy(), ParallelStrategy::FSDP2);
+    return std::tuple{m.paramsBytes, m.gradsBytes, m.optimizerBytes};
+  };
+  EXPECT_EQ(states(cp2), states(dp2));
+  EXPECT_EQ(states(cp2dp2), states(dp4));
+  EXPECT_LT(std::get<2>(states(dp4)), std::get<2>(states(dp2)));
+}

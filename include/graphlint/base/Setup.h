@@ -133,8 +133,13 @@ struct Mesh {
     default: return 3;
     }
   }
+  /// The ranks sharded model states are split over: dp_shard x cp, as
+  /// torchtitan applies fully_shard over its flattened dp_shard_cp mesh
+  /// (ParallelDims.fsdp_enabled: dp_shard > 1 or cp > 1): the cp ranks hold
+  /// one replica's states between them too.
+  unsigned shardGroup() const { return zeroStage() > 0 ? dpShard * cp : 1; }
   /// Ranks each sharded model state is split over (1 when not sharded at `stage`).
-  unsigned shardsAt(unsigned stage) const { return zeroStage() >= stage && stage > 0 ? dpShard : 1; }
+  unsigned shardsAt(unsigned stage) const { return zeroStage() >= stage && stage > 0 ? shardGroup() : 1; }
   /// "dp_shard 8 x tp 8", the degrees above 1 (or "1 rank").
   std::string describe() const;
 };
@@ -228,7 +233,8 @@ struct Setup {
   bool float8AllGather = false;
   bool float8PrecomputeScale = false;
   /// The fp8 all-gather in effect: tensorwise, asked for, and FSDP2 sharding
-  /// over dp-shard > 1 (torchtitan turns it off without dp_shard, as here).
+  /// over dp-shard > 1 (torchtitan turns it off without dp_shard, as here,
+  /// even where cp > 1 shards the states: its dp_shard_enabled test).
   bool float8GathersFp8() const {
     return float8 == Float8::Tensorwise && float8AllGather && mesh.dataParallel == DataParallel::FSDP2 &&
            mesh.dpShard > 1;
