@@ -80,6 +80,16 @@ class MemorySummary:
     setup: Dict[str, Any]
     assumed_dims: Sequence[str]
     caveats: Sequence[str] = ()   # what the figures cannot include (a helper's unseen Python locals)
+    # "eager" or "compiled" (torch.compile's memory: a stated inductor backend),
+    # and whether the backend was stated at all (docs/memory.md "Compiled execution").
+    execution: str = "eager"
+    execution_stated: bool = False
+    # The caching allocator's reserved bytes beyond the peak allocated, and the
+    # segments it needed only because of fragmentation (docs/memory.md).
+    reserved_overhead_bytes: int = 0
+    fragmented_growth_bytes: int = 0
+    # Pipeline ranks (pp > 1): memory.stages[] as JSON objects, worst first in peak.
+    stages: Sequence[Dict[str, Any]] = ()
 
     @property
     def fits(self) -> bool:
@@ -98,7 +108,11 @@ class MemorySummary:
                    peak_reserved_bytes=d["peak_reserved_bytes"],
                    device_capacity_bytes=d["device_capacity_bytes"], peak_phase=d.get("peak_phase"),
                    peak_node=d.get("peak_node"), setup=dict(d.get("setup") or {}),
-                   assumed_dims=tuple(d.get("assumed_dims") or ()), caveats=tuple(d.get("caveats") or ()))
+                   assumed_dims=tuple(d.get("assumed_dims") or ()), caveats=tuple(d.get("caveats") or ()),
+                   execution=d.get("execution", "eager"), execution_stated=bool(d.get("execution_stated", False)),
+                   reserved_overhead_bytes=int(d.get("reserved_overhead_bytes", 0)),
+                   fragmented_growth_bytes=int(d.get("fragmented_growth_bytes", 0)),
+                   stages=tuple(d.get("stages") or ()))
 
 
 @dataclass(frozen=True)

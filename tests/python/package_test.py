@@ -102,7 +102,11 @@ GPT2 = textwrap.dedent('''
     r = graphlint.check(model, (ids,), train=True, optimizer="adam", target="A100-80GB",
                         export_path=sys.argv[1])
     assert r.memory is not None and r.memory.mode == "training", r.memory
+    assert r.memory.execution == "eager" and not r.memory.execution_stated, r.memory
     assert r.cost.flops > 0
+    c = graphlint.check(model, (ids,), train=True, optimizer="adam", target="A100-80GB", backend="inductor")
+    assert c.memory.execution == "compiled" and c.memory.execution_stated, c.memory
+    assert c.memory.peak_allocated_bytes <= r.memory.peak_allocated_bytes, (c.memory, r.memory)
     n = sum(p.numel() for p in model.parameters())
     print(json.dumps({"report": r.json, "numel": n}))
 ''')
