@@ -91,7 +91,8 @@ class EagerCausalSkip:
     find_packed_sequence_indices answers None (no packed sequences) for
     create_causal_mask when the traced position_ids are provably consecutive.
     `skipped`: how many create_causal_mask calls then took transformers' own
-    skip (sdpa_mask's `_ignore_causal_mask_sdpa` said True); `unsupported`: why the hook could not be installed (a transformers model
+    skip (sdpa_mask's `_ignore_causal_mask_sdpa` said True); `unsupported`:
+    why the hook could not be installed (a transformers model with SDPA
     under the module, but not the masking_utils this was written against)."""
 
     def __init__(self, module):
