@@ -879,6 +879,88 @@ class HuggingFace(unittest.TestCase):
         self.assertNotIn("loss-only", [d["kind"] for d in doc["diagnostics"]])
 
 
+class CausalMask(unittest.TestCase):
+    """A transformers causal LM with SDPA attention and no attention_mask
+    runs eagerly with SDPA(is_causal=True) and no mask tensor (masking_utils'
+    skip); the trace takes the same path, with a `causal-mask-skipped` note.
+    Given an attention_mask (padding possible), the [b,1,s,s] mask stays."""
+
+    SOURCE = textwrap.dedent("""\
+        from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM, MistralConfig, \\
+            MistralForCausalLM
+
+
+        def llama():
+            return LlamaForCausalLM(LlamaConfig(vocab_size=256, hidden_size=64, intermediate_size=128,
+                                                num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                                                max_position_embeddings=128, attn_implementation="sdpa"))
+
+
+        def gpt2():   # no dropout: SDPA stays one op on the CPU trace
+            return GPT2LMHeadModel(GPT2Config(vocab_size=256, n_embd=64, n_layer=2, n_head=4, n_positions=128,
+                                              attn_pdrop=0.0, attn_implementation="sdpa"))
+
+
+        def mistral():   # a sliding window longer than the traced sequence
+            return MistralForCausalLM(MistralConfig(vocab_size=256, hidden_size=64, intermediate_size=128,
+                                                    num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                                                    sliding_window=64, attn_implementation="sdpa"))
+        """)
+
+    def _capture(self, factory, *inputs):
+        try:
+            import transformers  # noqa: F401
+        except ImportError:
+            self.skipTest(f"transformers is not installed for {sys.executable}")
+        path = model_file("capture-mask-", "causal_lms.py", self.SOURCE)
+        args = ["--model", f"causal_lms:{factory}", "--input", "input_ids:int64[batch,seq]"]
+        for name in inputs:
+            args += ["--input", f"{name}:int64[batch,seq]"]
+        doc, err, _ = export(args + ["--input", "labels:int64[batch,seq]", "--train", "--dim", "batch=2",
+                                     "--dim", "seq=16"], cwd=os.path.dirname(path))
+        self.assertTrue(doc["backward"]["traced"])
+        masks = [n for n in doc["nodes"] for o in n["outputs"] if o.get("shape") == ["batch", 1, "seq", "seq"]]
+        sdpa = [n for n in doc["nodes"] if "scaled_dot_product" in n["op"] and "backward" not in n["op"]]
+        self.assertEqual(len(sdpa), 2, [n["op"] for n in doc["nodes"] if "attention" in n["op"]])  # one per layer
+        notes = {d["kind"]: d["message"] for d in doc.get("diagnostics", [])}
+        return masks, sdpa, notes, err
+
+    def _assert_skipped(self, factory):
+        masks, sdpa, notes, err = self._capture(factory)
+        self.assertEqual(masks, [])
+        for n in sdpa:
+            self.assertIs(n["attrs"].get("is_causal"), True, n)
+            self.assertEqual(len(n["inputs"]), 3, n)   # query, key, value: no attn_mask
+        self.assertIn("is_causal=True", notes["causal-mask-skipped"])
+        self.assertIn("warning: no attention mask given", err)
+
+    def _assert_kept(self, masks, sdpa, notes):
+        self.assertTrue(masks)
+        for n in sdpa:
+            self.assertNotEqual(n["attrs"].get("is_causal"), True, n)
+            self.assertEqual(len(n["inputs"]), 4, n)   # query, key, value, the mask
+        self.assertNotIn("causal-mask-skipped", notes)
+
+    def test_llama_without_attention_mask_traces_is_causal(self):
+        self._assert_skipped("llama")
+
+    def test_gpt2_without_attention_mask_traces_is_causal(self):
+        self._assert_skipped("gpt2")
+
+    def test_attention_mask_keeps_the_mask(self):
+        # padding possible: eager builds the mask as well
+        self._assert_kept(*self._capture("llama", "attention_mask")[:3])
+
+    def test_position_ids_given_keep_the_mask(self):
+        # they may restart within a row (packed sequences): not provably one sequence per row
+        self._assert_kept(*self._capture("llama", "position_ids")[:3])
+
+    def test_sliding_window_keeps_its_mask(self):
+        # eager skips at seq 16 < window 64, not at seq >= 64: a decision on the
+        # symbolic seq the trace does not take (it would pin seq below the window)
+        self._assert_kept(*self._capture("mistral")[:3])
+
+
 def _numel(shape):
     n = 1
     for d in shape:

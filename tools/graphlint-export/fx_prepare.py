@@ -9,6 +9,7 @@ import torch
 
 from fx_build import ExportError, MetaInit, fake_like, meta_construction, real_input, state_tensors
 from fx_capture import TORCH2, trace_export, trace_make_fx
+from fx_causal_skip import EagerCausalSkip
 from fx_record import display_path, is_user_file
 from fx_symbols import SizeNamer, Symbols
 
@@ -146,8 +147,10 @@ class Prepared:
             inputs = self.raw
         else:
             state, aliases, inputs = self._fake(named)
-        cap = trace_make_fx(self.module, state, aliases, inputs, args.train, train, self.fake_mode, self.simulate,
-                            self.blocks)
+        with EagerCausalSkip(self.module) as causal:
+            cap = trace_make_fx(self.module, state, aliases, inputs, args.train, train, self.fake_mode,
+                                self.simulate, self.blocks)
+        self.diagnostics += causal.diagnostics()
         if self.shape_env is not None:
             for name, value in self.namer.specialised():
                 self.diagnostics.append({"kind": "dim-specialised", "message": f"dim '{name}' was specialised to "
