@@ -205,7 +205,7 @@ def predict(graphlint, exp, name, batch, tmp):
             if r.returncode != 0:
                 raise RuntimeError("graphlint failed on %s: %s" % (path, r.stderr.strip()[-400:]))
             mem = json.loads(r.stdout)["files"][0]["memory"]
-            resident = mem["params_bytes"] + mem["inputs_bytes"] + mem["optimizer_bytes"]
+            resident = mem["params_bytes"] + mem.get("buffers_bytes", 0) + mem["inputs_bytes"] + mem["optimizer_bytes"]
             peak = max(p["live_bytes"] for p in mem["timeline"] if p["phase"] in ("forward", "backward"))
             out[(mode, backend)] = {"beyond": peak - resident, "execution": mem["execution"],
                                     "fused_away": mem.get("compiled", {}).get("fused_away_bytes", 0),

@@ -211,7 +211,7 @@ def pt2_export(model, inputs, path, strict=False, frames=False):
 
 def compare(case, truth, mem):
     training = case["mode"] != "inference"
-    resident = mem["params_bytes"] + mem["inputs_bytes"] + (mem["optimizer_bytes"] if training else 0)
+    resident = mem["params_bytes"] + mem.get("buffers_bytes", 0) + mem["inputs_bytes"] + (mem["optimizer_bytes"] if training else 0)
     m, p = truth["peak"], mem["peak_allocated_bytes"]
     mb, pb = m - truth["resident"], p - resident
     case.update({"measured": m, "predicted": p, "measured_beyond": mb, "predicted_beyond": pb,

@@ -309,7 +309,7 @@ def fx_case(graphlint, name, batch, mode, measured, path):
     mem = predict(graphlint, path, mode == "training")
     if not mem:
         return {"name": name, "batch": batch, "mode": mode, "error": "graphlint failed on " + path}
-    resident = mem["params_bytes"] + mem["inputs_bytes"] + (mem["optimizer_bytes"] if mode == "training" else 0)
+    resident = mem["params_bytes"] + mem.get("buffers_bytes", 0) + mem["inputs_bytes"] + (mem["optimizer_bytes"] if mode == "training" else 0)
     m, p = measured["peak_allocated_bytes"], mem["peak_allocated_bytes"]
     mb, pb = m - measured["resident_bytes"], p - resident
     err = (pb - mb) / mb if mb > 0 else 0.0

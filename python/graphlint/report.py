@@ -90,6 +90,9 @@ class MemorySummary:
     fragmented_growth_bytes: int = 0
     # Pipeline ranks (pp > 1): memory.stages[] as JSON objects, worst first in peak.
     stages: Sequence[Dict[str, Any]] = ()
+    # Registered buffers (norm running statistics, causal masks): resident like
+    # the parameters, never trained; params_bytes leaves them out.
+    buffers_bytes: int = 0
 
     @property
     def fits(self) -> bool:
@@ -112,7 +115,8 @@ class MemorySummary:
                    execution=d.get("execution", "eager"), execution_stated=bool(d.get("execution_stated", False)),
                    reserved_overhead_bytes=int(d.get("reserved_overhead_bytes", 0)),
                    fragmented_growth_bytes=int(d.get("fragmented_growth_bytes", 0)),
-                   stages=tuple(d.get("stages") or ()))
+                   stages=tuple(d.get("stages") or ()),
+                   buffers_bytes=int(d.get("buffers_bytes", 0)))
 
 
 @dataclass(frozen=True)

@@ -103,6 +103,7 @@ void applyPipelineStages(const Trace &t, AnalysisContext &ctx, MemorySummary &su
   double scale = sum.peakAllocatedBytes ? static_cast<double>(w.peakAllocatedBytes) / sum.peakAllocatedBytes : 1;
   sum.allocatorPeakAllocatedBytes = static_cast<uint64_t>(sum.allocatorPeakAllocatedBytes * scale);
   sum.paramsBytes = w.paramsBytes;
+  sum.buffersBytes = w.buffersBytes;
   sum.gradsBytes = w.gradsBytes;
   sum.optimizerBytes = w.optimizerBytes;
   sum.activationsBytes = w.activationsBytes;

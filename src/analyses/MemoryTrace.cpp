@@ -1028,7 +1028,7 @@ Trace PlanBuilder::build(MemorySummary &sum) {
     if (training && train)
       b /= shards(s_.mesh.zeroStage() >= 3);
     storageOf_[v] = t_.alloc(b, MemoryKind::Param, v);
-    sum.paramsBytes += b;
+    (p->buffer ? sum.buffersBytes : sum.paramsBytes) += b;
     if (!training || !train || gradless_.count(v))
       continue;
     auto state = static_cast<uint64_t>(static_cast<double>(numel) * optimizerBytesPerElement()) /

@@ -47,7 +47,7 @@ std::vector<MemorySummary::Stage> pipelineStages(const Trace &t, const MemorySum
     savedTotal += static_cast<double>(st.bytes);
   }
   const double n = plan.microbatches();
-  const double states = static_cast<double>(sum.paramsBytes + sum.gradsBytes + sum.optimizerBytes);
+  const double states = static_cast<double>(sum.paramsBytes + sum.buffersBytes + sum.gradsBytes + sum.optimizerBytes);
   const double transient = std::max(0.0, static_cast<double>(sum.peakAllocatedBytes) - states - savedTotal - inputs);
   const double reservedRatio =
       sum.peakAllocatedBytes ? static_cast<double>(sum.peakReservedBytes) / static_cast<double>(sum.peakAllocatedBytes)
@@ -63,12 +63,14 @@ std::vector<MemorySummary::Stage> pipelineStages(const Trace &t, const MemorySum
       }
     double share = plan.paramShare(r);
     s.paramsBytes = static_cast<uint64_t>(static_cast<double>(sum.paramsBytes) * share);
+    s.buffersBytes = static_cast<uint64_t>(static_cast<double>(sum.buffersBytes) * share);
     s.gradsBytes = static_cast<uint64_t>(static_cast<double>(sum.gradsBytes) * share);
     s.optimizerBytes = static_cast<uint64_t>(static_cast<double>(sum.optimizerBytes) * share);
     s.activationsPerMicrobatch = static_cast<uint64_t>(saved[r] / n);
     s.inFlightMicrobatches = plan.inFlight(r);
     s.activationsBytes = static_cast<uint64_t>(saved[r] / n * s.inFlightMicrobatches);
-    double alloc = static_cast<double>(s.paramsBytes + s.gradsBytes + s.optimizerBytes + s.activationsBytes) +
+    double alloc = static_cast<double>(s.paramsBytes + s.buffersBytes + s.gradsBytes + s.optimizerBytes +
+                                       s.activationsBytes) +
                    (transient + (r == 0 ? inputs : 0)) / n;
     s.peakAllocatedBytes = static_cast<uint64_t>(alloc);
     s.peakReservedBytes = static_cast<uint64_t>(alloc * reservedRatio);

@@ -40,9 +40,10 @@ FileStats statsOf(const Model &m) {
     ++s.graphs;
     s.nodes += g.nodes().size();
     s.values += g.values().size();
-    s.params += g.params().size();
-    for (const auto &p : g.params())
-      s.paramBytes += p->tensor.byteSize;
+    for (const auto &p : g.params()) {
+      ++(p->buffer ? s.buffers : s.params);
+      (p->buffer ? s.bufferBytes : s.paramBytes) += p->tensor.byteSize;
+    }
   });
   return s;
 }

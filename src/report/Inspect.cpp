@@ -87,16 +87,17 @@ json::Value inspectJson(const Model &m) {
       {"outputs", std::move(outputs)},
       {"values", std::move(values)},
       {"params", json::Object{{"count", static_cast<int64_t>(s.params)}, {"bytes", static_cast<int64_t>(s.paramBytes)}}},
+      {"buffers", json::Object{{"count", static_cast<int64_t>(s.buffers)}, {"bytes", static_cast<int64_t>(s.bufferBytes)}}},
       {"ops", std::move(ops)}};
 }
 
 
 void renderInspectText(const Model &m, llvm::raw_ostream &os) {
   FileStats s = statsOf(m);
-  uint64_t numel = 0;
+  uint64_t numel = 0, bufferNumel = 0;
   forEachGraph(*m.graph, [&](const Graph &g) {
     for (const auto &p : g.params())
-      numel += static_cast<uint64_t>(p->tensor.numElements().value_or(0));
+      (p->buffer ? bufferNumel : numel) += static_cast<uint64_t>(p->tensor.numElements().value_or(0));
   });
   os << m.path << "\n";
   if (m.format == ModelFormat::Onnx)
@@ -110,6 +111,9 @@ void renderInspectText(const Model &m, llvm::raw_ostream &os) {
   os << fmt::format("  nodes      {} ({} top-level, {} subgraphs, {} functions)\n", s.nodes, m.graph->nodes().size(),
                     s.graphs - 1, m.functions.size());
   os << fmt::format("  params     {} tensors, {} elements, {}\n", s.params, numel, formatBytes(static_cast<double>(s.paramBytes)));
+  if (s.buffers)
+    os << fmt::format("  buffers    {} tensors, {} elements, {} (registered buffers: resident, never trained)\n",
+                      s.buffers, bufferNumel, formatBytes(static_cast<double>(s.bufferBytes)));
   for (const Value *v : m.graph->inputs)
     os << "  input      " << v->name << ": " << v->type.str() << "\n";
   for (const Value *v : m.graph->outputs)

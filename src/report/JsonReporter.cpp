@@ -273,6 +273,7 @@ json::Value memoryToJson(const MemorySummary &s) {
                                         {"float8_precompute_scale", s.float8PrecomputeScale},
                                         {"target", s.target}}},
                  {"params_bytes", bytes(s.paramsBytes)},
+                 {"buffers_bytes", bytes(s.buffersBytes)},
                  {"grads_bytes", bytes(s.gradsBytes)},
                  {"optimizer_bytes", bytes(s.optimizerBytes)},
                  {"inputs_bytes", bytes(s.inputsBytes)},
@@ -308,6 +309,7 @@ json::Value memoryToJson(const MemorySummary &s) {
                                     {"first_module", st.firstModule},
                                     {"last_module", st.lastModule},
                                     {"params_bytes", bytes(st.paramsBytes)},
+                                    {"buffers_bytes", bytes(st.buffersBytes)},
                                     {"grads_bytes", bytes(st.gradsBytes)},
                                     {"optimizer_bytes", bytes(st.optimizerBytes)},
                                     {"activations_per_microbatch_bytes", bytes(st.activationsPerMicrobatch)},
@@ -361,7 +363,9 @@ void renderJson(const std::vector<FileReport> &reports, llvm::raw_ostream &os) {
     f["stats"] = json::Object{{"nodes", static_cast<int64_t>(r.stats.nodes)},
                               {"graphs", static_cast<int64_t>(r.stats.graphs)},
                               {"params", static_cast<int64_t>(r.stats.params)},
-                              {"param_bytes", static_cast<int64_t>(r.stats.paramBytes)}};
+                              {"param_bytes", static_cast<int64_t>(r.stats.paramBytes)},
+                              {"buffers", static_cast<int64_t>(r.stats.buffers)},
+                              {"buffer_bytes", static_cast<int64_t>(r.stats.bufferBytes)}};
     f["dims"] = dimsToJson(r.symbols);
     json::Array warnings;
     for (const std::string &w : r.setupWarnings)

@@ -35,6 +35,8 @@ void renderMemoryText(const MemorySummary &s, const std::string &title, llvm::ra
     os << fmt::format("  {:<20} {:>12}{}{}\n", what, formatBytes(bytes), note.empty() ? "" : "  ", note);
   };
   row("params", static_cast<double>(s.paramsBytes));
+  if (s.buffersBytes)
+    row("buffers", static_cast<double>(s.buffersBytes), "registered buffers: resident, never trained");
   if (s.mode == "training") {
     row("grads", static_cast<double>(s.gradsBytes));
     row("optimizer state", static_cast<double>(s.optimizerBytes));
@@ -64,7 +66,7 @@ void renderMemoryText(const MemorySummary &s, const std::string &title, llvm::ra
       os << fmt::format("    stage {:>2} {:>12} reserved  states {:>10}  activations {:>10} = {:>10} x {:.2f} "
                         "in flight  ({} .. {})\n",
                         st.rank, formatBytes(static_cast<double>(st.peakReservedBytes)),
-                        formatBytes(static_cast<double>(st.paramsBytes + st.gradsBytes + st.optimizerBytes)),
+                        formatBytes(static_cast<double>(st.paramsBytes + st.buffersBytes + st.gradsBytes + st.optimizerBytes)),
                         formatBytes(static_cast<double>(st.activationsBytes)),
                         formatBytes(static_cast<double>(st.activationsPerMicrobatch)), st.inFlightMicrobatches,
                         st.firstModule, st.lastModule);

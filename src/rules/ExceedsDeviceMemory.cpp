@@ -50,9 +50,11 @@ public:
         formatBytes(static_cast<double>(s.peakReservedBytes)), formatBytes(reserve),
         formatBytes(need - s.capacityBytes), formatBytes(s.capacityBytes), s.target);
     Diagnostic &d = plan.peakNode() ? sink.report(*plan.peakNode(), msg) : sink.reportFile(msg);
-    d.note(fmt::format("params {}, grads {}, optimizer state {}, inputs {}, activations {}; peak "
+    d.note(fmt::format("params {}{}, grads {}, optimizer state {}, inputs {}, activations {}; peak "
                        "allocated {} at {} '{}'",
                        formatBytes(static_cast<double>(s.paramsBytes)),
+                       s.buffersBytes ? fmt::format(", buffers {}", formatBytes(static_cast<double>(s.buffersBytes)))
+                                      : std::string(),
                        formatBytes(static_cast<double>(s.gradsBytes)),
                        formatBytes(static_cast<double>(s.optimizerBytes)),
                        formatBytes(static_cast<double>(s.inputsBytes)),

@@ -50,7 +50,8 @@ struct MemorySummary {
   unsigned zero = 0, worldSize = 1;  // the effective ZeRO stage (FSDP2: 3); all ranks
   Mesh mesh;                          // the resolved device mesh
 
-  uint64_t paramsBytes = 0;       // per rank, after ZeRO-3 sharding
+  uint64_t paramsBytes = 0;       // per rank, after ZeRO-3 sharding; registered buffers apart
+  uint64_t buffersBytes = 0;      // registered buffers (norm running stats, masks): resident, never trained
   uint64_t gradsBytes = 0;        // per rank (0 in inference)
   uint64_t optimizerBytes = 0;    // per rank: moments and fp32 master weights
   uint64_t inputsBytes = 0;       // graph inputs
@@ -98,7 +99,7 @@ struct MemorySummary {
   struct Stage {
     unsigned rank = 0;
     std::string firstModule, lastModule;  // the first chunk's first layer, the last chunk's last
-    uint64_t paramsBytes = 0, gradsBytes = 0, optimizerBytes = 0;
+    uint64_t paramsBytes = 0, buffersBytes = 0, gradsBytes = 0, optimizerBytes = 0;
     uint64_t activationsPerMicrobatch = 0;
     double inFlightMicrobatches = 0;
     uint64_t activationsBytes = 0;

@@ -55,8 +55,10 @@ struct FileStats {
   uint64_t nodes = 0;        // all graphs, nested included
   uint64_t graphs = 0;
   uint64_t values = 0;
-  uint64_t params = 0;
+  uint64_t params = 0;        // parameters: registered buffers apart
   uint64_t paramBytes = 0;
+  uint64_t buffers = 0;       // registered buffers (norm running stats, masks)
+  uint64_t bufferBytes = 0;
 };
 
 struct FileReport {
