@@ -96,6 +96,7 @@ bool onTensorCores(MathPrecision p, const HardwareProfile *hw) {
 void add(KernelTime &into, const KernelTime &k) {
   into.flops += k.flops;
   into.matmulFlops += k.matmulFlops;
+  into.attentionFlops += k.attentionFlops;
   into.bytes += k.bytes;
   into.layoutBytes += k.layoutBytes;
   into.kernels += k.kernels;
@@ -108,8 +109,10 @@ void add(KernelTime &into, const KernelTime &k) {
 void timeKernel(KernelTime &k, const HardwareProfile &hw, MathPrecision matmul) {
   MathPrecision run = hw.supports(matmul) ? matmul : MathPrecision::FP32;
   double matmulPeak = hw.peakFor(run) * hw.efficiencyFor(run);
+  double attentionPeak = hw.peakFor(run) * hw.attentionEfficiencyFor(run);
   double scalarPeak = hw.peakFor(MathPrecision::FP32) * hw.computeEfficiency;
-  double math = (matmulPeak > 0 ? k.matmulFlops / matmulPeak : 0) +
+  double math = (matmulPeak > 0 ? (k.matmulFlops - k.attentionFlops) / matmulPeak : 0) +
+                (attentionPeak > 0 ? k.attentionFlops / attentionPeak : 0) +
                 (scalarPeak > 0 ? (k.flops - k.matmulFlops) / scalarPeak : 0);
   double bw = hw.memoryBandwidth * hw.memoryEfficiency;
   double memory = bw > 0 ? (k.bytes - k.layoutBytes) / bw : 0;
@@ -241,8 +244,11 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
       // (a fusion may cross the phase boundary) they are in.
       KernelTime &phase = hasBackward && n->backwardPhase ? c.backward : c.forward;
       phase.flops += fwd;
+      const bool attention = isAttentionKernel(*n);
       if (n->op && n->op->kind == OpKind::Contraction) {
         phase.matmulFlops += fwd;
+        if (attention)
+          phase.attentionFlops += fwd;
         if (!precision)
           precision = contractionPrecision(*n, setup.precision);
       }
@@ -251,6 +257,8 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
         c.backward.flops += bwd;
         if (n->op && n->op->kind == OpKind::Contraction && fwd > 0) {
           c.backward.matmulFlops += bwd;
+          if (attention)
+            c.backward.attentionFlops += bwd;
           gradOperands = std::max(gradOperands, static_cast<unsigned>(bwd / fwd + 0.5));
         }
         // Data movement (transposes, gathers, concats) has no FLOPs but its
@@ -313,6 +321,7 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
       c.recomputedFlops = c.forward.flops;
       c.backward.flops += c.forward.flops;
       c.backward.matmulFlops += c.forward.matmulFlops;
+      c.backward.attentionFlops += c.forward.attentionFlops;
       c.backward.bytes += c.forward.bytes;
       c.backward.layoutBytes += c.forward.layoutBytes;
       c.backward.kernels += c.forward.kernels;

@@ -121,14 +121,14 @@ std::optional<double> convolutionBackwardFlops(const Node &n) {
   return *forward * products;
 }
 
+}  // namespace
+
 bool isAttentionKernel(const Node &n) {
   const std::string name = n.atenName();
   llvm::StringRef op = name;
   return op == "scaled_dot_product_attention" || op.startswith("_scaled_dot_product_") ||
          op == "_flash_attention_forward" || op == "_flash_attention_backward";
 }
-
-}  // namespace
 
 std::optional<double> attentionFlops(const Node &n, bool flashKernels) {
   if (!isAttentionKernel(n))

@@ -80,7 +80,7 @@ struct ProfileYaml {
   NameList aliases;
   unsigned smCount = 0;
   double memoryGiB = 0, bandwidthGBps = 0;
-  llvm::Optional<double> launchOverheadUs, computeEfficiency, tensorCoreEfficiency, memoryEfficiency;
+  llvm::Optional<double> launchOverheadUs, computeEfficiency, tensorCoreEfficiency, attentionEfficiency, memoryEfficiency;
   std::string intraNode, interNode;
   PeakYaml peak;
 };
@@ -150,6 +150,7 @@ template <> struct MappingTraits<ProfileYaml> {
     io.mapOptional("source", p.source);
     io.mapOptional("compute_efficiency", p.computeEfficiency);
     io.mapOptional("tensor_core_efficiency", p.tensorCoreEfficiency);
+    io.mapOptional("attention_efficiency", p.attentionEfficiency);
     io.mapOptional("memory_efficiency", p.memoryEfficiency);
     io.mapOptional("intra_node", p.intraNode);
     io.mapOptional("inter_node", p.interNode);
@@ -305,6 +306,11 @@ llvm::Expected<std::vector<HardwareProfile>> parseHardwareYaml(llvm::StringRef t
     if (!(p.computeEfficiency > 0 && p.computeEfficiency <= 1) || !(p.memoryEfficiency > 0 && p.memoryEfficiency <= 1) ||
         !(p.tensorCoreEfficiency > 0 && p.tensorCoreEfficiency <= 1))
       return bad("compute_efficiency, tensor_core_efficiency and memory_efficiency must be in (0, 1]");
+    if (y.attentionEfficiency) {
+      if (!(*y.attentionEfficiency > 0 && *y.attentionEfficiency <= 1))
+        return bad("attention_efficiency must be in (0, 1]");
+      p.attentionEfficiency = *y.attentionEfficiency;
+    }
     if (!y.intraNode.empty())
       p.intraNode = y.intraNode;
     if (!y.interNode.empty())

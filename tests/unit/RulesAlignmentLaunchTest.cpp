@@ -153,6 +153,50 @@ profiles:
   EXPECT_EQ(c.find("h100"), h);
 }
 
+// attention_efficiency: a user file sets it on a new profile, overrides the
+// built-in H100's measured 0.297, and a profile without it falls back to its
+// own tensor_core_efficiency; out of (0, 1] is rejected.
+TEST(HardwareProfile, UserFileSetsAndOverridesAttentionEfficiency) {
+  HardwareCatalog c = HardwareCatalog::builtin();
+  EXPECT_DOUBLE_EQ(c.find("H100-SXM")->attentionEfficiencyFor(MathPrecision::BF16), 0.297);
+  EXPECT_DOUBLE_EQ(c.find("A100-80GB")->attentionEfficiencyFor(MathPrecision::BF16), 0.5) << "no measurement: unset";
+  auto parsed = parseHardwareYaml(R"(
+profiles:
+  - name: MI300X
+    sm_count: 304
+    memory_gib: 192
+    memory_bandwidth_gb_per_s: 5300
+    peak_tflops: { fp32: 163.4, bf16: 1307.4 }
+    attention_efficiency: 0.4
+  - name: h100-sxm
+    sm_count: 132
+    memory_gib: 80
+    memory_bandwidth_gb_per_s: 3350
+    peak_tflops: { fp32: 67, bf16: 989.4 }
+    attention_efficiency: 0.35
+  - name: A100-80GB
+    sm_count: 108
+    memory_gib: 80
+    memory_bandwidth_gb_per_s: 2039
+    peak_tflops: { fp32: 19.5, bf16: 312 }
+    tensor_core_efficiency: 0.6
+)",
+                                   "user.yaml");
+  ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
+  c.merge(std::move(*parsed));
+  EXPECT_DOUBLE_EQ(c.find("MI300X")->attentionEfficiencyFor(MathPrecision::BF16), 0.4);
+  EXPECT_DOUBLE_EQ(c.find("H100-SXM")->attentionEfficiencyFor(MathPrecision::BF16), 0.35);
+  EXPECT_DOUBLE_EQ(c.find("A100-80GB")->attentionEfficiencyFor(MathPrecision::BF16), 0.6);
+  EXPECT_DOUBLE_EQ(c.find("A100-80GB")->attentionEfficiencyFor(MathPrecision::FP32), 0.7) << "CUDA cores";
+
+  auto bad = parseHardwareYaml("profiles:\n  - name: X\n    sm_count: 1\n    memory_gib: 1\n"
+                               "    memory_bandwidth_gb_per_s: 1\n    peak_tflops: { fp32: 1 }\n"
+                               "    attention_efficiency: 0\n",
+                               "bad.yaml");
+  ASSERT_FALSE(bool(bad));
+  EXPECT_HAS(llvm::toString(bad.takeError()), "attention_efficiency must be in (0, 1]");
+}
+
 TEST(HardwareProfile, MalformedFilesSayWhereAndWhy) {
   auto missing = parseHardwareYaml("profiles:\n  - name: X\n    sm_count: 1\n", "bad.yaml");
   ASSERT_FALSE(bool(missing));

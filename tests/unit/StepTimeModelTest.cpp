@@ -222,3 +222,68 @@ TEST(StepTimeModel, AttentionIsCostedAsTheFlashKernel) {
   EXPECT_DOUBLE_EQ(joint.first, full / 2);
   EXPECT_DOUBLE_EQ(joint.second, 2.5 * full / 2);
 }
+
+// attention_efficiency: on H100-class targets FlashAttention-style kernels
+// reach 0.297 of the bf16 peak (pytorch/benchmark d5f0a12, PR #2296: sdpa
+// forward, mean 294.2 of 989.4 TFLOP/s), not the GEMMs' 0.5. Forward,
+// synthesised backward and a joint graph's backward kernel all run at it.
+TEST(StepTimeModel, AttentionRunsAtTheMeasuredAttentionEfficiencyOnH100) {
+  auto bf16 = [](std::initializer_list<int64_t> dims) { return tensorOf(DType::BFloat16, dims); };
+  const int64_t b = 2, h = 8, s = 2048, d = 128;
+  const double full = 4.0 * b * h * s * s * d;  // dense: compute-bound by far
+  HardwareCatalog catalog = HardwareCatalog::builtin();
+  const HardwareProfile &h100 = *catalog.find("H100-SXM");
+  ASSERT_DOUBLE_EQ(h100.attentionEfficiencyFor(MathPrecision::BF16), 0.297);
+  EXPECT_DOUBLE_EQ(h100.efficiencyFor(MathPrecision::BF16), 0.5) << "GEMMs keep the calibrated share";
+  const double attentionPeak = 989.4e12 * 0.297;
+  // The attention group's (forward, backward) GPU seconds.
+  auto timeOf = [&](bool joint) {
+    IrBuilder g;
+    Value *q = g.param("q", bf16({b, h, s, d}));
+    Value *k = g.param("k", bf16({b, h, s, d}));
+    Value *v = g.param("v", bf16({b, h, s, d}));
+    Node *fwd = g.node("aten::_scaled_dot_product_flash_attention", {q, k, v}, {"o", "lse"},
+                       {bf16({b, h, s, d}), f32({b, h, s})});
+    Node *bwd = nullptr;
+    if (joint) {
+      Value *go = g.node("aten::ones_like", {fwd->outputs[0]}, {"go"}, {bf16({b, h, s, d})})->outputs[0];
+      bwd = g.node("aten::_scaled_dot_product_flash_attention_backward",
+                   {go, q, k, v, fwd->outputs[0], fwd->outputs[1]}, {"dq", "dk", "dv"},
+                   {bf16({b, h, s, d}), bf16({b, h, s, d}), bf16({b, h, s, d})});
+      go->producer->backwardPhase = true;
+      bwd->backwardPhase = true;
+      for (Value *o : bwd->outputs)
+        g.output(o);
+    }
+    g.output(fwd->outputs[0]);
+    graphlint::Setup st;  // target: H100-SXM
+    st.train = true;
+    st.precision = Precision::BF16Mixed;
+    AnalysisContext ctx(g.model(), st);
+    const ComputeModel &cm = ctx.get<ComputeModel>();
+    double forward = 0, backward = 0;
+    for (const GroupCost &c : cm.groups()) {
+      if (!c.group || c.group->nodes.empty())
+        continue;
+      const Node *lead = c.group->nodes.front();
+      if (lead == fwd) {
+        EXPECT_DOUBLE_EQ(c.forward.attentionFlops, full);
+        forward = c.forward.gpuSeconds;
+        if (!joint)
+          backward = c.backward.gpuSeconds;
+      }
+      if (lead == bwd) {
+        EXPECT_DOUBLE_EQ(c.forward.attentionFlops + c.backward.attentionFlops, 2.5 * full);
+        backward = c.forward.gpuSeconds + c.backward.gpuSeconds;
+      }
+    }
+    return std::pair{forward, backward};
+  };
+  auto synthesised = timeOf(false);
+  EXPECT_NEAR(synthesised.first, full / attentionPeak, 1e-9 * synthesised.first);
+  EXPECT_GT(synthesised.first, 1.5 * full / (989.4e12 * 0.5)) << "attention costed at the GEMM efficiency";
+  EXPECT_NEAR(synthesised.second, 2.5 * full / attentionPeak, 1e-9 * synthesised.second);
+  auto joint = timeOf(true);
+  EXPECT_NEAR(joint.first, full / attentionPeak, 1e-9 * joint.first);
+  EXPECT_NEAR(joint.second, 2.5 * full / attentionPeak, 1e-9 * joint.second);
+}

@@ -20,12 +20,16 @@ namespace graphlint {
 struct KernelTime {
   double flops = 0;        // every FLOP
   double matmulFlops = 0;  // the contractions' share (tensor-core work)
+  /// The share of `matmulFlops` fused attention kernels run (isAttentionKernel),
+  /// timed at the profile's attention efficiency instead of the GEMMs'.
+  double attentionFlops = 0;
   double bytes = 0;        // inputs read + outputs written once each
   /// The share of `bytes` that NCHW <-> NHWC transforms around a tensor-core
   /// convolution move: kernels of their own, run before and after it.
   double layoutBytes = 0;
   unsigned kernels = 0;    // launches
-  /// The GPU's time: max(matmul / (peak * eta_c) + rest / (fp32 peak * eta_c),
+  /// The GPU's time: max((matmul - attention) / (peak * eta_c) + attention /
+  /// (peak * eta_attn) + rest / (fp32 peak * eta_c),
   /// (bytes - layoutBytes) / (bandwidth * eta_m)) + layoutBytes / (bandwidth * eta_m).
   double gpuSeconds = 0;
   /// What the stream spends: the GPU time, or the launches when the host

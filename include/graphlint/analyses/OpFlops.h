@@ -20,6 +20,12 @@ namespace graphlint {
 /// nullopt when a shape it needs is not static or the op has no formula.
 std::optional<double> contractionFlops(const Node &n, bool flashKernels = true);
 
+/// A fused attention kernel: scaled_dot_product_attention, the aten
+/// _scaled_dot_product_* kernels it dispatches to and _flash_attention_*,
+/// forward or backward. The cost model times their FLOPs at the target's
+/// attention efficiency (HardwareProfile::attentionEfficiencyFor).
+bool isAttentionKernel(const Node &n);
+
 /// FLOPs of a fused attention kernel (scaled_dot_product_attention and the
 /// aten kernels it dispatches to, forward or backward), as the kernel runs
 /// it (FlashAttention-2, Dao 2023): forward 2·b·h·s_q·s_k·(d + d_v) (QK^T and

@@ -57,9 +57,22 @@ struct HardwareProfile {
   double computeEfficiency = 0.7;
   double tensorCoreEfficiency = 0.5;
   double memoryEfficiency = 0.8;
+  /// Share of the tensor-core peak fused attention kernels (FlashAttention-
+  /// style SDPA, forward and backward) reach: they sustain less of it than a
+  /// GEMM (softmax and rescaling between the two matmuls). Set only where a
+  /// published kernel benchmark measured it (docs/hardware.md); unset, the
+  /// profile's tensorCoreEfficiency.
+  std::optional<double> attentionEfficiency;
   /// The efficiency a contraction in precision p reaches.
   double efficiencyFor(MathPrecision p) const {
     return p == MathPrecision::FP32 || p == MathPrecision::FP64 ? computeEfficiency : tensorCoreEfficiency;
+  }
+  /// The efficiency a fused attention kernel in precision p reaches: the
+  /// measured attention share on tensor cores, computeEfficiency on CUDA cores
+  /// (the measurements are of tensor-core kernels).
+  double attentionEfficiencyFor(MathPrecision p) const {
+    return p == MathPrecision::FP32 || p == MathPrecision::FP64 ? computeEfficiency
+                                                                 : attentionEfficiency.value_or(tensorCoreEfficiency);
   }
   /// The interconnects a multi-GPU job on this part uses by default (names in
   /// the interconnect table): inside a node, and between nodes per GPU.
