@@ -272,7 +272,9 @@ def main(argv=None):
         res.update(status="predicted", peak_reserved_gib=mem.get("peak_reserved_bytes", 0) / GIB,
                    capacity_gib=mem.get("device_capacity_bytes", 0) / GIB, tokens_per_s_per_gpu=tps,
                    step_time_s=comm.get("step_time_s"),
-                   model_tflops_per_gpu=(comm["model_flops"] / comm["step_time_s"] / 1e12
+                   # model_flops is the whole model's step on one data-parallel
+                   # rank's batch: the tp x pp x cp ranks share it.
+                   model_tflops_per_gpu=(comm["model_flops"] / shards / comm["step_time_s"] / 1e12
                                          if comm.get("model_flops") and comm.get("step_time_s") else None))
 
     # ------------------------------------------------------------------ table
