@@ -136,8 +136,29 @@ MeshTraffic meshTraffic(const Model &m, AnalysisContext &ctx, const Topology &da
       t.intra = dataParallel.intra;
       t.inter = dataParallel.inter;
       const Interconnect &link = linkOf(mesh.tp);
-      auto matmuls = [&](const Node &n) { return onRank(n) && sh.readsShardedWeight(n); };
-      double matmulSeconds[2] = {groupSeconds(cm, sh, false, matmuls), groupSeconds(cm, sh, true, matmuls)};
+      // Each region's colwise and rowwise matmul seconds per phase (async TP
+      // overlaps a collective with the matmuls of its own region only).
+      struct RegionMatmuls {
+        double colwise[2] = {0, 0}, rowwise[2] = {0, 0};
+      };
+      std::map<std::string, RegionMatmuls> perBlock;
+      for (const GroupCost &gc : cm.groups()) {
+        if (!gc.known || !gc.group)
+          continue;
+        unsigned divisor = 1;
+        std::optional<MeshSharding::ShardedMatmul> mm;
+        for (const Node *n : gc.group->nodes) {
+          divisor = std::max(divisor, sh.computeDivisor(*n));
+          if (!mm && onRank(*n))
+            mm = sh.shardedMatmul(*n);
+        }
+        if (!mm)
+          continue;
+        RegionMatmuls &r = perBlock[mm->block];
+        double *into = mm->style == TpStyle::Colwise ? r.colwise : r.rowwise;
+        into[0] += gc.forward.seconds / divisor;
+        into[1] += gc.backward.seconds / divisor;
+      }
       std::vector<CollectiveKind> kinds = sh.sequenceParallel()
                                               ? std::vector{CollectiveKind::AllGather, CollectiveKind::ReduceScatter}
                                               : std::vector{CollectiveKind::AllReduce};
@@ -145,7 +166,6 @@ MeshTraffic meshTraffic(const Model &m, AnalysisContext &ctx, const Topology &da
         // The backward runs each region's collectives again, and the
         // recomputed forward (its regions) its forward ones.
         unsigned calls = phase == 1 ? regions + replayed : regions;
-        double phaseComm = 0;
         size_t first = out.collectives.size();
         for (CollectiveKind k : kinds) {
           MeshCollective c =
@@ -157,13 +177,36 @@ MeshTraffic meshTraffic(const Model &m, AnalysisContext &ctx, const Topology &da
           c.what = fmt::format("{} the activation of {} tensor-parallel regions (attention, MLP), {}",
                                sh.sequenceParallel() ? "sequence-parallel:" : "no sequence parallelism:", regions,
                                sh.planName());
-          phaseComm += c.seconds;
           out.collectives.push_back(c);
         }
-        if (s.asyncTp && phaseComm > 0) {
-          double hidden = std::min(phaseComm, matmulSeconds[phase]);
-          for (size_t i = first; i < out.collectives.size(); ++i)
-            out.collectives[i].hiddenSeconds = hidden * out.collectives[i].seconds / phaseComm;
+        // Async TP (PyTorch's micro-pipelined all-gather-matmul and
+        // matmul-reduce-scatter): a region's all-gather runs in tp chunks
+        // beside its colwise matmuls, its reduce-scatter beside its rowwise
+        // matmul (the backward the other way round); one chunk of the
+        // shorter side cannot overlap, so a pair hides min(comm, matmul)
+        // x (1 - 1/tp). An all-reduce (no sequence parallelism) has no
+        // such pattern and stays exposed.
+        if (!s.asyncTp || !sh.sequenceParallel())
+          continue;
+        MeshCollective &gather = out.collectives[first], &scatter = out.collectives[first + 1];
+        const double perGather = gather.seconds / calls, perScatter = scatter.seconds / calls;
+        auto pair = [&](double comm, double matmul) { return std::min(comm, matmul) * (1.0 - 1.0 / mesh.tp); };
+        for (const TpRegion &r : sh.tpRegions()) {
+          if (!onRank(*r.node))
+            continue;
+          auto it = perBlock.find(r.block);
+          const RegionMatmuls mm = it == perBlock.end() ? RegionMatmuls{} : it->second;
+          if (phase == 0) {
+            gather.hiddenSeconds += pair(perGather, mm.colwise[0]);
+            scatter.hiddenSeconds += pair(perScatter, mm.rowwise[0]);
+            continue;
+          }
+          gather.hiddenSeconds += pair(perGather, mm.rowwise[1]);
+          scatter.hiddenSeconds += pair(perScatter, mm.colwise[1]);
+          if (recomputed(r.node)) {  // the replayed forward, beside the recomputed matmuls
+            gather.hiddenSeconds += pair(perGather, mm.colwise[0]);
+            scatter.hiddenSeconds += pair(perScatter, mm.rowwise[0]);
+          }
         }
       }
     }

@@ -248,14 +248,14 @@ unsigned MeshSharding::computeDivisor(const Node &n) const {
   return tp * cp;
 }
 
-bool MeshSharding::readsShardedWeight(const Node &n) const {
+std::optional<MeshSharding::ShardedMatmul> MeshSharding::shardedMatmul(const Node &n) const {
   for (const Value *v : n.inputs) {
     const Value *p = !v ? nullptr : v->kind == Value::Kind::Param ? v : paramOrigin_.lookup(v);
     auto s = p ? paramStyle_.find(p) : paramStyle_.end();
     if (s != paramStyle_.end() && isWeight(p) && (s->second == TpStyle::Colwise || s->second == TpStyle::Rowwise))
-      return true;
+      return ShardedMatmul{moduleOf(moduleOf(p->name)), s->second};
   }
-  return false;
+  return std::nullopt;
 }
 
 void MeshSharding::propagate(const Graph &g) {
@@ -301,7 +301,7 @@ void MeshSharding::propagate(const Graph &g) {
             : sp                             ? TpLayout::SequenceSharded
                                              : TpLayout::Replicated;
       if (*weightStyle == TpStyle::Rowwise && !n.outputs.empty() && n.outputs[0])
-        tpRegions_.push_back({moduleOf(param->name), n.outputs[0], &n});
+        tpRegions_.push_back({moduleOf(param->name), moduleOf(moduleOf(param->name)), n.outputs[0], &n});
     } else if (!n.backwardPhase && !sharded && carriesBatch) {
       // A SequenceParallel module (a norm) runs on the sequence shard.
       for (const TpModule &mod : tpModules_)

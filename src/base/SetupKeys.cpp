@@ -236,8 +236,9 @@ const std::vector<SetupKey> &table() {
          return std::string(!s.sequenceParallel ? " auto" : *s.sequenceParallel ? " true" : " false");
        }},
       {"async-tp", nullptr, "",
-       "async tensor parallelism (torchtitan's async_tp): the\n"
-       "tp collectives overlap the matmuls they feed",
+       "async tensor parallelism (torchtitan's async_tp): each tp\n"
+       "region's all-gather / reduce-scatter overlaps its own matmuls\n"
+       "in tp chunks (needs sequence parallelism)",
        nullptr, nullptr, nullptr, false, "true", " true",
        [](llvm::StringRef t, SetupSyntax syntax) { return boolean("async-tp", t, syntax); },
        [](Setup &s, const std::string &v) { s.asyncTp = v == "true"; },

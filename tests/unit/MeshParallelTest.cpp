@@ -101,9 +101,11 @@ TEST(TensorParallel, UserPlanComesFirst) {
   AnalysisContext ctx(*two, setup);
   const MeshSharding &sh = ctx.get<MeshSharding>();
   EXPECT_EQ(sh.planName(), "user + gpt (default)");
-  for (const auto &p : two->graph->params())
-    if (llvm::StringRef(p->value->name).endswith("fc.weight"))
+  for (const auto &p : two->graph->params()) {
+    if (llvm::StringRef(p->value->name).endswith("fc.weight")) {
       EXPECT_EQ(sh.elementDivisor(p->value), 1u);
+    }
+  }
 }
 
 // The tp collectives per step: each of the 4 regions all-gathers and
@@ -135,6 +137,17 @@ TEST(TensorParallel, CommunicationVolumes) {
   AnalysisContext cs(*two, sync), ca(*two, async);
   EXPECT_GT(ca.get<StepTimeline>().meshTraffic().hiddenSeconds(), 0);
   EXPECT_LT(ca.get<StepTimeline>().stepSeconds(), cs.get<StepTimeline>().stepSeconds());
+  // Micro-pipelined in tp chunks, one chunk of each pair stays exposed: at
+  // most (1 - 1/tp) of every collective is hidden.
+  for (const MeshCollective &c : ca.get<StepTimeline>().meshTraffic().collectives)
+    EXPECT_LE(c.hiddenSeconds, c.seconds * (1 - 1.0 / 4) * (1 + 1e-12)) << c.collective << " " << c.phase;
+  // Without sequence parallelism the all-reduce has no all-gather-matmul /
+  // matmul-reduce-scatter pattern to pipeline: nothing is hidden.
+  graphlint::Setup noSp = bf16(4);
+  noSp.asyncTp = true;
+  noSp.sequenceParallel = false;
+  AnalysisContext cn(*two, noSp);
+  EXPECT_EQ(cn.get<StepTimeline>().meshTraffic().hiddenSeconds(), 0);
 }
 
 // The recomputed forward runs its tp collectives again in the backward:

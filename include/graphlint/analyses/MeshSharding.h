@@ -39,7 +39,8 @@ struct TpModule {
 /// the partial sums are all-reduced (or reduce-scattered onto the sequence
 /// shards with sequence parallelism); one per attention and one per MLP.
 struct TpRegion {
-  std::string module;
+  std::string module;             // the rowwise linear ("layers.0.attention.wo")
+  std::string block;              // its parent, the region ("layers.0.attention")
   const Value *output = nullptr;  // the rowwise matmul's output (one device's size)
   const Node *node = nullptr;
 };
@@ -83,9 +84,15 @@ public:
   TpLayout layout(const Value *v) const;
   /// What one rank computes of node `n`'s work: 1/divisor.
   unsigned computeDivisor(const Node &n) const;
-  /// `n` multiplies by a colwise- or rowwise-sharded weight (async TP hides
-  /// the tp collectives behind these matmuls).
-  bool readsShardedWeight(const Node &n) const;
+  /// A matmul by a colwise- or rowwise-sharded weight: the block whose tp
+  /// region it belongs to ("layers.0.attention": the linear's parent module)
+  /// and the weight's style. Async TP overlaps a region's all-gather with its
+  /// colwise matmuls and its reduce-scatter with its rowwise one.
+  struct ShardedMatmul {
+    std::string block;
+    TpStyle style;
+  };
+  std::optional<ShardedMatmul> shardedMatmul(const Node &n) const;
 
   /// "llama (default)", "user", "user + gpt2 (default)", or "none" (no
   /// module matched: tensor parallelism shards nothing).
