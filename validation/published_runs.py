@@ -115,6 +115,14 @@ def setup_flags(row):
             flags.append(("--microbatches", str(mb)))
         vs = par.get("virtual_stages")
         if par.get("pp_schedule") == "interleaved-1f1b":
+            if unknown(vs) and row["source"].startswith("tt-2412"):
+                # torchtitan 9dec370 parallelisms/pipelining_utils.py,
+                # generate_split_points: a multi-stage schedule without
+                # pipeline_parallel_split_points (the llama3 TOMLs set none)
+                # gets num_stages_per_rank = 2.
+                vs = 2
+                assumed.append("virtual stages 2: torchtitan 9dec370's default for a looped schedule "
+                               "without split points (generate_split_points)")
             if unknown(vs):
                 unstated.append("virtual_stages")
             else:
