@@ -6,6 +6,7 @@
 // with a one-line message naming the field (e.g. "nodes[3].outputs[0].shape:
 // expected an array"), never a crash.
 #include "graphlint/fx/FxImporter.h"
+#include "graphlint/ir/FullRangeSlice.h"
 #include "graphlint/ir/InputFile.h"
 #include "graphlint/ir/JsonInput.h"
 #include "graphlint/ir/MessageText.h"
@@ -424,6 +425,9 @@ private:
     readEffects(o, where, *n);
     readSource(o, where, *n);
     n->modulePath = string(o, "module", where + ".module", false);
+    // A symbolic trace keeps the full-range slices eager skips at these sizes.
+    if (error_.empty())
+      recordFullRangeSliceAsAlias(*n);
   }
 
   void readNodeInputs(const llvm::json::Object &o, const std::string &where, Node &n) {

@@ -1,0 +1,30 @@
+// A full-range slice is a slice that keeps every element of its dim
+// (`x[:, :seq]` or `x[:, 0:]` where the dim is seq long). PyTorch's indexing
+// returns the tensor itself for one (applySlice's `start == 0 && length <=
+// stop && step == 1` shortcut), so eager records no SliceBackward and its
+// backward allocates nothing. A symbolic trace cannot prove `seq <= stop`
+// for every size and records aten::slice, whose backward is a zero-filled
+// copy (aten::slice_backward): a rescalable capture bound with -D would cost
+// what a static capture at the same sizes, and eager, never run. The
+// importers record such a slice, and its slice_backward, as what eager runs
+// at the bound sizes: an aten::alias, a view without a kernel.
+#pragma once
+
+namespace graphlint {
+
+class Node;
+
+/// `n` is an aten::slice or aten::slice_backward that keeps every element at
+/// the bound sizes: step 1, start 0 (where recorded as a number), and its
+/// tensor operand's shape equal to its output's (static dims equal, or the
+/// same symbolic expression, which holds for every binding).
+bool isFullRangeSlice(const Node &n);
+
+/// Rewrites a full-range slice or slice_backward into aten::alias of its
+/// tensor operand (other operands, e.g. a size computed by a node, are
+/// dropped with their uses). The node keeps its name, source line, phase
+/// and gradient marks; metadata "full_range_slice" names the op it was
+/// recorded as. Returns whether it rewrote `n`.
+bool recordFullRangeSliceAsAlias(Node &n);
+
+}  // namespace graphlint
