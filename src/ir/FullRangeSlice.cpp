@@ -29,6 +29,10 @@ bool sameKnownShape(const Type &a, const Type &b) {
 
 }  // namespace
 
+bool eagerAliasesFullRangeSlices(llvm::StringRef torchVersion) {
+  return !torchVersion.startswith("0.") && !torchVersion.startswith("1.");
+}
+
 bool isFullRangeSlice(const Node &n) {
   if (n.domain != "aten" || (n.opType != "slice" && n.opType != "slice_backward"))
     return false;

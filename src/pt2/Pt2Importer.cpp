@@ -488,7 +488,7 @@ private:
       n->outputAliasesInput.push_back(0);
     else if (n->op && n->op->viewOfInput0)  // every piece of a split, chunk or unbind is a view too
       n->outputAliasesInput.assign(n->outputs.size(), 0);
-    // torch.export keeps the full-range slices eager skips at these sizes.
+    // torch.export (torch 2.x) keeps the full-range slices its eager aliases.
     recordFullRangeSliceAsAlias(*n);
     noteReshapeCopy(*n);
     noteMatmulCopies(*n);

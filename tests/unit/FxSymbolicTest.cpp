@@ -234,6 +234,19 @@ TEST(FxSymbolic, UnboundFullRangeSliceIsAnAliasForEverySize) {
   EXPECT_EQ(opOf(**m, "slice_backward"), "aten::slice_backward");
 }
 
+TEST(FxSymbolic, Torch113KeepsTheSliceBackwardItsEagerRuns) {
+  // torch 1.13's eager records SliceBackward0 for h[:, 0:, :] and allocates
+  // its zero-filled gradient: a 1.13 capture keeps the slices as traced.
+  std::string doc = test::readFile(sourcePath(kSymbolicSlices));
+  size_t at = doc.find("\"torch\":\"2.");
+  ASSERT_NE(at, std::string::npos);
+  doc.replace(at, 11, "\"torch\":\"1.");
+  auto m = importFxBytes(doc, "t113.fx.json", {});
+  ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
+  EXPECT_EQ(opOf(**m, "slice_1"), "aten::slice");
+  EXPECT_EQ(opOf(**m, "slice_backward_3"), "aten::slice_backward");
+}
+
 TEST(FxSymbolic, RescaledCapturePredictsWhatTheStaticCaptureDoes) {
   for (Kernels kernels : {Kernels::Cuda, Kernels::Cpu}) {
     LintOptions opts;
