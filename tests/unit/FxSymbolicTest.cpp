@@ -183,7 +183,7 @@ std::string opOf(const Model &m, llvm::StringRef value) {
 TEST(FxSymbolic, FullRangeSlicesAreTheAliasesEagerRuns) {
   auto m = importSlices({{"batch", 4}, {"seq", 32}});
   ASSERT_TRUE(m);
-  // h[:, 0:, :] (slice_1, slice_2) and the `:` of h[:, :16] (slice_3): views
+  // h[:, 0:, :] (slice_1, slice_2) and the `:` of g[:, :16] (slice_3): views
   // without a kernel, whose gradients are the incoming ones.
   for (llvm::StringRef v : {"slice_1", "slice_2", "slice_3", "slice_backward_1", "slice_backward_2",
                             "slice_backward_3"}) {
@@ -196,18 +196,18 @@ TEST(FxSymbolic, FullRangeSlicesAreTheAliasesEagerRuns) {
     EXPECT_EQ(*n->metadataValue("full_range_slice"), v.startswith("slice_backward") ? "aten::slice_backward"
                                                                                     : "aten::slice");
   }
-  // h[:, :16] of a 32-long sequence keeps half: a view, and a zero-filled
+  // g[:, :16] of a 32-long sequence keeps half: a view, and a zero-filled
   // input-sized gradient in backward, as eager has.
   EXPECT_EQ(opOf(*m, "slice_4"), "aten::slice");
   EXPECT_EQ(opOf(*m, "slice_backward"), "aten::slice_backward");
-  // The gradient marks stay: slice_backward_3's output is relu's gradient.
+  // The gradient marks stay: slice_backward_3's output is up's output's gradient.
   const Node *grad = m->graph->findLocal("slice_backward_3")->producer;
   ASSERT_EQ(grad->outputGradientOf.size(), 1u);
-  EXPECT_EQ(grad->outputGradientOf[0], m->graph->findLocal("relu"));
+  EXPECT_EQ(grad->outputGradientOf[0], m->graph->findLocal("view_1"));
 }
 
 TEST(FxSymbolic, SliceCoveringTheBoundDimIsAnAliasAtThatSize) {
-  // At seq 16, h[:, :16] keeps every position: eager's indexing skips it too.
+  // At seq 16, g[:, :16] keeps every position: eager aliases it too.
   auto m = importSlices({{"seq", 16}});
   ASSERT_TRUE(m);
   EXPECT_EQ(opOf(*m, "slice_4"), "aten::alias");
@@ -228,6 +228,7 @@ TEST(FxSymbolic, UnboundFullRangeSliceIsAnAliasForEverySize) {
   auto m = importFxBytes(bytes, "unbound.fx.json", {});
   ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
   EXPECT_EQ((*m)->graph->findLocal("slice_2")->type.str(), "f32[batch,seq,512]");
+  EXPECT_EQ((*m)->graph->findLocal("slice_4")->type.str(), "f32[batch,16,128]");
   EXPECT_EQ(opOf(**m, "slice_2"), "aten::alias");
   EXPECT_EQ(opOf(**m, "slice_backward_2"), "aten::alias");
   EXPECT_EQ(opOf(**m, "slice_4"), "aten::slice");
@@ -256,8 +257,9 @@ TEST(FxSymbolic, RescaledCapturePredictsWhatTheStaticCaptureDoes) {
     opts.setup.dims = {{"batch", 4}, {"seq", 32}};
     FileReport rescaled = lintFile(sourcePath(kSymbolicSlices), opts);
     ASSERT_FALSE(fixed.fatal || rescaled.fatal) << fixed.fatalMessage << rescaled.fatalMessage;
-    // Before: the symbolic capture's two full-range slice_backward copies
-    // put one more f32[4,32,512] (256 KiB) at the peak: 1,743,368 B against 1,481,224 B.
+    // Before: the symbolic capture's full-range slice_backward copies put
+    // one more f32[4,32,512] (256 KiB) at the peak: 1,155,208 B against
+    // 1,056,392 B (eager on torch 2.13's CPU measured 1,056,408 B).
     EXPECT_EQ(rescaled.memory.peakAllocatedBytes, fixed.memory.peakAllocatedBytes);
     EXPECT_EQ(rescaled.memory.activationsBytes, fixed.memory.activationsBytes);
     EXPECT_EQ(rescaled.cost.bytesBackward, fixed.cost.bytesBackward);
