@@ -91,7 +91,8 @@ def lint_file(path: PathLike, *setup_args: str) -> Report:
     return Report(path, args, doc, proc.returncode)
 
 
-def check(model: Any, example_inputs: Optional[Sequence[Any]] = None, *, train: bool = False,
+def check(model: Any, example_inputs: Optional[Sequence[Any]] = None, *,
+          kwargs: Optional[Mapping[str, Any]] = None, loss_output: Optional[str] = None, train: bool = False,
           optimizer: Optional[str] = None, precision: Optional[str] = None,
           world_size: Optional[int] = None, zero: Optional[int] = None, fsdp: bool = False,
           dp_replicate: Optional[int] = None, dp_shard: Optional[int] = None, tp: Optional[int] = None,
@@ -114,7 +115,13 @@ def check(model: Any, example_inputs: Optional[Sequence[Any]] = None, *, train: 
 
     model          an nn.Module, a torch.export ExportedProgram (linted as a .pt2 whose sizes keep
                    their torch.export.Dim names), or the path of a .onnx / .fx.json / .pt2 file
-    example_inputs the inputs of one forward call (a tensor or a tuple of tensors); for a module only
+    example_inputs the positional inputs of one forward call (a tensor or a tuple of tensors); for a
+                   module only
+    kwargs         the keyword inputs of that call, {"input_ids": ids, "labels": labels}: the module
+                   runs forward(*example_inputs, **kwargs); for a module only
+    loss_output    with train=True, the output to back-propagate alone (the exporter's --loss-output:
+                   a key of a dict or ModelOutput, an index of a tuple); default: a scalar "loss"
+                   beside other outputs alone, else every output
     train, optimizer, precision, world_size, zero, fsdp, recompute, target, backend, gpus_per_node,
     intra, inter   the training setup, as the CLI flags of the same names (docs/cli.md)
     dp_replicate, dp_shard, tp, pp, cp, ep
@@ -155,13 +162,15 @@ def check(model: Any, example_inputs: Optional[Sequence[Any]] = None, *, train: 
                         ("--nproc-per-node", nproc_per_node)):
         if value is not None:
             setup += [flag, os.fspath(value) if flag == "--launch-config" else str(int(value))]
+    module_only = [name for name, value in (("example_inputs", example_inputs), ("kwargs", kwargs),
+                                            ("loss_output", loss_output)) if value is not None]
     if isinstance(model, (str, os.PathLike)):
-        if example_inputs is not None:
-            raise TypeError("example_inputs is only for an nn.Module; a model file already has its inputs")
+        if module_only:
+            raise TypeError(f"{module_only[0]} is only for an nn.Module; a model file already has its inputs")
         return lint_file(model, *setup)
     if is_exported_program(model):
-        if example_inputs is not None:
-            raise TypeError("example_inputs is only for an nn.Module; an ExportedProgram already has its inputs")
+        if module_only:
+            raise TypeError(f"{module_only[0]} is only for an nn.Module; an ExportedProgram already has its inputs")
         tmp = tempfile.TemporaryDirectory(prefix="graphlint-")
         out = os.fspath(export_path) if export_path is not None else os.path.join(tmp.name, "program.pt2")
         save_pt2(model, out)
@@ -171,31 +180,35 @@ def check(model: Any, example_inputs: Optional[Sequence[Any]] = None, *, train: 
 
     from ._export import exporter
     exp = exporter()
+    if example_inputs is None and not kwargs:
+        raise TypeError("check(module, example_inputs, kwargs=...): a module needs its example inputs")
     if example_inputs is None:
-        raise TypeError("check(module, example_inputs): a module needs its example inputs")
-    inputs = example_inputs if isinstance(example_inputs, (tuple, list)) else (example_inputs,)
-    kwargs: Dict[str, Any] = {"train": train, "dims": list((export_dims or {}).items()), "device": device}
+        inputs: Sequence[Any] = ()
+    else:
+        inputs = example_inputs if isinstance(example_inputs, (tuple, list)) else (example_inputs,)
+    options: Dict[str, Any] = {"train": train, "dims": list((export_dims or {}).items()), "device": device,
+                               "kwargs": dict(kwargs or {}), "loss_output": loss_output}
     if capture is not None:
-        kwargs["capture"] = capture
+        options["capture"] = capture
     if export_path is not None:
         out = os.fspath(export_path)
-        _capture(exp, model, inputs, out, kwargs)
+        _capture(exp, model, inputs, out, options)
         return lint_file(out, *setup)
     # The export lives as long as the report (it is removed when the report
     # is garbage-collected), so str(report) and to_sarif() can render it.
     tmp = tempfile.TemporaryDirectory(prefix="graphlint-")
     out = os.path.join(tmp.name, f"{type(model).__name__}.fx.json")
-    _capture(exp, model, inputs, out, kwargs)
+    _capture(exp, model, inputs, out, options)
     report = lint_file(out, *setup)
     report._keepalive = tmp
     return report
 
 
-def _capture(exp, model, inputs, out, kwargs) -> None:
+def _capture(exp, model, inputs, out, options) -> None:
     from ._binary import check_fx_version
     check_fx_version(exp.FORMAT_VERSION)
     try:
-        exp.export_module(model, inputs, out, **kwargs)
+        exp.export_module(model, inputs, out, **options)
     except exp.ExportError as e:
         raise GraphlintError(str(e)) from None
 

@@ -6,6 +6,7 @@
 // with a one-line message naming the field (e.g. "nodes[3].outputs[0].shape:
 // expected an array"), never a crash.
 #include "graphlint/fx/FxImporter.h"
+#include "graphlint/ir/FullRangeSlice.h"
 #include "graphlint/ir/InputFile.h"
 #include "graphlint/ir/JsonInput.h"
 #include "graphlint/ir/MessageText.h"
@@ -205,6 +206,7 @@ private:
         for (llvm::StringRef k : {"torch", "capture"})
           if (llvm::Optional<llvm::StringRef> s = o->getString(k))
             model_->metadata.emplace_back(k.str(), s->str());
+        aliasesFullRangeSlices_ = eagerAliasesFullRangeSlices(o->getString("torch").getValueOr(""));
       }
     if (llvm::Optional<llvm::StringRef> mode = root.getString("mode"))
       model_->metadata.emplace_back("mode", mode->str());
@@ -424,6 +426,9 @@ private:
     readEffects(o, where, *n);
     readSource(o, where, *n);
     n->modulePath = string(o, "module", where + ".module", false);
+    // A symbolic trace keeps the full-range slices torch 2.x's eager aliases.
+    if (error_.empty() && aliasesFullRangeSlices_)
+      recordFullRangeSliceAsAlias(*n);
   }
 
   void readNodeInputs(const llvm::json::Object &o, const std::string &where, Node &n) {
@@ -703,6 +708,7 @@ private:
   };
   std::vector<SavePoint> savePoints_;
   int64_t version_ = kFxFormatVersion;
+  bool aliasesFullRangeSlices_ = true;  // the exporting torch's eager (FullRangeSlice.h)
   std::unique_ptr<Model> model_;
   std::string error_;
 };

@@ -5,6 +5,7 @@
 #include "Pt2Schema.h"
 #include "graphlint/ir/ModuleContainers.h"
 #include "graphlint/ir/PythonLocals.h"
+#include "graphlint/ir/FullRangeSlice.h"
 #include "graphlint/ir/InputFile.h"
 #include "graphlint/ir/JsonInput.h"
 #include "graphlint/ir/OpRegistry.h"
@@ -487,6 +488,8 @@ private:
       n->outputAliasesInput.push_back(0);
     else if (n->op && n->op->viewOfInput0)  // every piece of a split, chunk or unbind is a view too
       n->outputAliasesInput.assign(n->outputs.size(), 0);
+    // torch.export (torch 2.x) keeps the full-range slices its eager aliases.
+    recordFullRangeSliceAsAlias(*n);
     noteReshapeCopy(*n);
     noteMatmulCopies(*n);
     noteAttentionMathCopies(*n);

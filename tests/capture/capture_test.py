@@ -599,6 +599,147 @@ class CommittedCaptures(unittest.TestCase):
             self.assertNotIn("GL002", codes, name)
 
 
+class RescalingEqualsCapturing(unittest.TestCase):
+    """A capture with symbolic sizes, bound with -D, predicts what a capture
+    at those sizes does (issue 42 item 5). full_range_slice.py's `h[:, 0:, :]`
+    (transformers' slice_logits_to_keep(0)) is a slice eager's indexing
+    skips; torch 2.x's symbolic trace records it, and its backward as
+    zero-filled slice_backward copies, which graphlint reads as the aliases
+    eager runs."""
+
+    def predict(self, doc, *flags):
+        if not os.access(GRAPHLINT, os.X_OK):
+            self.skipTest(f"{GRAPHLINT} not built")
+        path = os.path.join(tempfile.mkdtemp(prefix="rescale-test-"), "g.fx.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        p = subprocess.run([GRAPHLINT, "--format", "json", "--train", "--cost", *flags, path],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        f = json.loads(p.stdout)["files"][0]
+        self.assertIsNone(f["error"], p.stderr)
+        c = f["compute"]
+        return (f["memory"]["peak_allocated_bytes"], c["kernels_forward"], c["kernels_backward"],
+                round((c["time_forward_s"] + c["time_backward_s"]) * 1e9))
+
+    @unittest.skipUnless(TORCH2, "torch 1.13 names dims back by size: a flattened batch*seq is no name -D rescales")
+    def test_symbolic_capture_bound_with_dims_predicts_the_static_capture(self):
+        sym, _, _ = export(["full_range_slice.py", "--input", "input0:float32[batch,seq,64]", "--dim", "batch=2",
+                            "--dim", "seq=24", "--train"])
+        static, _, _ = export(["full_range_slice.py", "--train"])   # example_inputs(): [4, 32, 64]
+        # The premise: the symbolic trace keeps full-range slices the static one drops.
+        full = [n for n in sym["nodes"] if n["op"] in ("aten::slice", "aten::slice_backward")
+                and n["attrs"].get("end") == 2 ** 63 - 1]
+        self.assertGreaterEqual(len(full), 4, [n["op"] for n in sym["nodes"]])
+        self.assertNotIn(2 ** 63 - 1, [n.get("attrs", {}).get("end") for n in static["nodes"]])
+        for kernels in ("cuda", "cpu"):
+            self.assertEqual(self.predict(sym, "-D", "batch=4", "-D", "seq=32", "--kernels", kernels),
+                             self.predict(static, "--kernels", kernels), kernels)
+
+
+class LossOutputAndKeywordInputs(unittest.TestCase):
+    """--loss-output NAME back-propagates that output alone; keyword inputs by
+    name (--input NAME:..., graphlint.check(kwargs=...)) reach forward() as
+    keywords, and a name forward() lacks is refused by name (issue 42 item 1)."""
+
+    SOURCE = textwrap.dedent("""\
+        import torch
+
+
+        class TwoHeads(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body = torch.nn.Linear(8, 8)
+                self.aux = torch.nn.Linear(8, 4)
+
+            def forward(self, x, scale=None):
+                h = self.body(x) if scale is None else self.body(x) * scale
+                return {"aux": self.aux(h).sum(), "main": (h * h).mean(), "hidden": h}
+
+
+        class Pair(TwoHeads):
+            def forward(self, x):
+                h = self.body(x)
+                return self.aux(h), (h * h).mean()
+
+
+        def model():
+            return TwoHeads()
+
+
+        def pair():
+            return Pair()
+        """)
+
+    def setUp(self):
+        self.folder = os.path.dirname(model_file("capture-loss-", "heads.py", self.SOURCE))
+
+    def capture(self, *args, expect_rc=0):
+        return export(["--model", "heads:model", "--input", "x:float32[2,8]", *args], cwd=self.folder,
+                      expect_rc=expect_rc)
+
+    @staticmethod
+    def seeds(doc):
+        return [n["outputs"][0]["shape"] for n in doc["nodes"] if n["op"] == "aten::ones_like"]
+
+    def test_loss_output_backpropagates_that_output_alone(self):
+        doc, err, _ = self.capture("--train", "--loss-output", "main")
+        self.assertEqual(self.seeds(doc), [[]])   # one scalar seed: main.backward()
+        unused = sorted(d["message"].split("'")[1] for d in doc["diagnostics"] if d["kind"] == "no-gradient")
+        self.assertEqual(unused, ["aux.bias", "aux.weight"])   # only `aux` reads them
+        default, _, _ = self.capture("--train")
+        self.assertEqual(len(self.seeds(default)), 3)   # no `loss`: every output is seeded
+
+    def test_loss_output_is_an_index_of_a_tuple(self):
+        doc, _, _ = export(["--model", "heads:pair", "--input", "x:float32[2,8]", "--train", "--loss-output", "1"],
+                           cwd=self.folder)
+        self.assertEqual(self.seeds(doc), [[]])
+
+    def test_unknown_loss_output_names_the_outputs(self):
+        _, err, _ = self.capture("--train", "--loss-output", "los", expect_rc=2)
+        self.assertIn("--loss-output los: the model has no output 'los' (its outputs: aux, main, hidden)", err)
+        _, err, _ = self.capture("--loss-output", "main", expect_rc=2)
+        self.assertIn("add --train", err)
+
+    def test_loss_output_is_in_help(self):
+        p = subprocess.run([sys.executable, EXPORTER, "--help"], stdout=subprocess.PIPE, text=True)
+        self.assertIn("--loss-output NAME", p.stdout)
+        self.assertIn("--input NAME:DTYPE[DIMS]", p.stdout)
+
+    def test_input_by_name_is_a_keyword_argument_of_forward(self):
+        doc, _, _ = self.capture("--input", "scale:float32[2,8]")
+        self.assertEqual([i["name"] for i in doc["inputs"]], ["x", "scale"])
+        self.assertIn("aten::mul", [n["op"] for n in doc["nodes"]])   # scale=... reached forward()
+        _, err, _ = self.capture("--input", "scales:float32[2,8]", expect_rc=2)
+        self.assertIn("--input scales: TwoHeads.forward() has no argument 'scales' (its arguments: x, scale;", err)
+
+    def test_check_takes_keyword_inputs_and_a_loss_output(self):
+        if not os.access(GRAPHLINT, os.X_OK):
+            self.skipTest(f"{GRAPHLINT} not built")
+        sys.path.insert(0, os.path.join(ROOT, "python"))
+        sys.path.insert(0, self.folder)
+        os.environ["GRAPHLINT_BINARY"] = GRAPHLINT
+        import graphlint
+        import heads
+        out = os.path.join(self.folder, "kw.fx.json")
+        report = graphlint.check(heads.model(), kwargs={"x": torch.randn(2, 8), "scale": torch.randn(2, 8)},
+                                 train=True, loss_output="main", export_path=out)
+        self.assertIsNone(report.json["files"][0]["error"])
+        with open(out) as f:
+            doc = json.load(f)
+        self.assertEqual([i["name"] for i in doc["inputs"]], ["x", "scale"])
+        self.assertEqual(self.seeds(doc), [[]])
+        mixed = graphlint.check(heads.model(), (torch.randn(2, 8),), kwargs={"scale": torch.randn(2, 8)},
+                                export_path=out)
+        self.assertIsNone(mixed.json["files"][0]["error"])
+        with open(out) as f:
+            self.assertEqual([i["name"] for i in json.load(f)["inputs"]], ["input0", "scale"])
+        with self.assertRaises(graphlint.GraphlintError) as e:
+            graphlint.check(heads.model(), kwargs={"y": torch.randn(2, 8)})
+        self.assertIn("kwargs y: TwoHeads.forward() has no argument 'y'", str(e.exception))
+        with self.assertRaises(TypeError):
+            graphlint.check(out, kwargs={"x": torch.randn(2, 8)})
+
+
 class Vision(unittest.TestCase):
     """torchvision (torch 1.13 and venv-vision) and timm (venv-vision):
     real architectures from --model factories, inputs given as shapes."""
@@ -870,6 +1011,16 @@ class HuggingFace(unittest.TestCase):
 
     def test_qwen2_default_config_trains(self):
         self._check("Qwen2")
+
+    def test_loss_output_names_the_output_to_train_on(self):
+        # --loss-output loss is the default made explicit (no note: the user chose);
+        # --loss-output logits seeds the [2,16,256] logits instead of the loss.
+        doc, _, _ = self._capture("Llama", "--input", "labels:int64[2,16]", "--train", "--loss-output", "loss")
+        self.assertEqual([n["outputs"][0]["shape"] for n in doc["nodes"] if n["op"] == "aten::ones_like"], [[]])
+        self.assertNotIn("loss-only", [d["kind"] for d in doc.get("diagnostics", [])])
+        doc, _, _ = self._capture("Llama", "--input", "labels:int64[2,16]", "--train", "--loss-output", "logits")
+        self.assertEqual([n["outputs"][0]["shape"] for n in doc["nodes"] if n["op"] == "aten::ones_like"],
+                         [[2, 16, 256]])
 
     def test_forward_graph_says_it_holds_no_kv_cache(self):
         doc, _, _ = self._capture("Llama")

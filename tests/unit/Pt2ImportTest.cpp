@@ -436,6 +436,21 @@ static std::string programOf(const std::string &name) {
   return *json;
 }
 
+// torch.export keeps the full-range slices of `h[:, 0:, :]` (and the `:`
+// of `h[:, :4]`) that eager's indexing skips: they are recorded as the
+// aliases eager runs, at any binding; `h[:, :4]` of 16 positions stays a slice.
+TEST(Pt2Import, FullRangeSlicesAreAliases) {
+  auto m = importPt2("full_range_slice.pt2", {{"batch", 2}, {"seq", 16}});
+  ASSERT_TRUE(m);
+  std::vector<std::string> ops;
+  for (const auto &n : m->graph->nodes())
+    if (n->name.rfind("slice", 0) == 0)
+      ops.push_back(n->name + " " + n->opType + (n->metadataValue("full_range_slice") ? " (full range)" : ""));
+  EXPECT_EQ(ops, (std::vector<std::string>{"slice_1 alias (full range)", "slice_2 alias (full range)",
+                                           "slice_3 alias (full range)", "slice_4 slice"}));
+  EXPECT_EQ(m->graph->outputs[1]->type.str(), "f32[2,4,48]");
+}
+
 TEST(Pt2Import, DimNamesSavedWithTheProgramNameItsSymbols) {
   auto hinted = importPt2("dynamic_named.pt2");
   ASSERT_TRUE(hinted);

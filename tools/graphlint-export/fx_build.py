@@ -131,6 +131,14 @@ _INPUT_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*):([A-Za-z0-9]+)\[([^\]]*)\]$")
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
+class CallInputs:
+    """The example inputs of one forward call given as positional and keyword
+    tensors (graphlint.check's example_inputs and kwargs): forward(*args, **kwargs)."""
+
+    def __init__(self, args=(), kwargs=None):
+        self.args, self.kwargs = tuple(args), dict(kwargs or {})
+
+
 class InputSpec:
     """One input given on the command line: a keyword argument of forward()
     (or a positional one, named input0, input1, ...), its dtype and its dims:

@@ -54,10 +54,13 @@ def reparametrized(module, tensors):
     return stateless._reparametrize_module(module, tensors)
 
 
-def trace_make_fx(module, state, aliases, inputs, train, module_train, fake_mode, simulate_device, blocks=None):
+def trace_make_fx(module, state, aliases, inputs, train, module_train, fake_mode, simulate_device, blocks=None,
+                  loss_output=None):
     """state: [(kind, name, tensor)] unique parameters and buffers; aliases:
     every qualified name -> index in state (tied weights: two names, one
-    tensor); inputs: [(name, tensor, keyword?)]. Returns a Capture."""
+    tensor); inputs: [(name, tensor, keyword?)]; loss_output: the output
+    name (--loss-output) to back-propagate alone, None for the default (a
+    `loss` beside other outputs, else every output). Returns a Capture."""
     tensors = [t for _, _, t in state]
     module_names = {id(m): n for n, m in module.named_modules()}
     placeholders = list(state) + [("input", name, t) for name, t, _ in inputs]
@@ -102,6 +105,10 @@ def trace_make_fx(module, state, aliases, inputs, train, module_train, fake_mode
             rec.phase = "backward"
             outs = [o for o in pytree.tree_flatten(_plain(out))[0]
                     if isinstance(o, torch.Tensor) and o.requires_grad]
+            if loss_output is not None:
+                # --loss-output NAME: that output alone, as `out[NAME].backward()`.
+                outs = [_named_output(out, loss_output)]
+                return backward_from(outs, flat)
             loss = _loss_output(out)
             if loss is not None and len(outs) > 1:
                 # A model that returns its loss (transformers' `loss`, given
@@ -113,6 +120,9 @@ def trace_make_fx(module, state, aliases, inputs, train, module_train, fake_mode
                                         "kept as forward outputs"})
             if not outs:
                 raise ExportError("--train: no output of the model requires grad (nothing to differentiate)")
+            return backward_from(outs, flat)
+
+        def backward_from(outs, flat):
             _locate_backward(rec, [o.grad_fn for o in outs])
             wrt_idx = [i for i, t in enumerate(flat) if isinstance(t, torch.Tensor) and t.requires_grad]
             seeds = [torch.ones_like(o) for o in outs]
@@ -250,6 +260,41 @@ def _loss_output(out):
     if isinstance(loss, torch.Tensor) and loss.requires_grad and loss.dim() == 0:
         return loss
     return None
+
+
+def _output_names(out):
+    """The names --loss-output accepts for a model's output: a dict's (or
+    transformers ModelOutput's) keys, a tuple's or list's indices, a plain
+    object's tensor attributes; a lone tensor has none."""
+    if isinstance(out, dict):
+        return [str(k) for k in out.keys()]
+    if isinstance(out, (tuple, list)):
+        return [str(i) for i in range(len(out))]
+    if isinstance(out, torch.Tensor):
+        return []
+    return sorted(k for k, v in vars(out).items() if isinstance(v, torch.Tensor)) if hasattr(out, "__dict__") else []
+
+
+def _named_output(out, name):
+    """The output --loss-output NAME names (a key, an index or an attribute),
+    checked to be a tensor autograd can differentiate; ExportError otherwise."""
+    value, found = None, False
+    if isinstance(out, dict):
+        found, value = name in out, out.get(name)
+    elif isinstance(out, (tuple, list)):
+        found = name.isdigit() and int(name) < len(out)
+        value = out[int(name)] if found else None
+    elif not isinstance(out, torch.Tensor) and hasattr(out, name):
+        found, value = True, getattr(out, name)
+    if not found:
+        names = _output_names(out)
+        have = f"its outputs: {', '.join(names)}" if names else f"it returns a single {type(out).__name__}"
+        raise ExportError(f"--loss-output {name}: the model has no output '{name}' ({have})")
+    if not isinstance(value, torch.Tensor):
+        raise ExportError(f"--loss-output {name}: the output is a {type(value).__name__}, not a tensor")
+    if not value.requires_grad:
+        raise ExportError(f"--loss-output {name}: the output does not require grad (nothing to differentiate)")
+    return value
 
 
 def _plain(out):

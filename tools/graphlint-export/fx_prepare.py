@@ -7,7 +7,7 @@ import traceback
 
 import torch
 
-from fx_build import ExportError, MetaInit, fake_like, meta_construction, real_input, state_tensors
+from fx_build import CallInputs, ExportError, MetaInit, fake_like, meta_construction, real_input, state_tensors
 from fx_capture import TORCH2, trace_export, trace_make_fx
 from fx_causal_skip import EagerCausalSkip
 from fx_record import display_path, is_user_file
@@ -44,6 +44,7 @@ class Prepared:
         if not isinstance(self.module, torch.nn.Module):
             raise ExportError(f"{display_path(model_file)}: model() must return an nn.Module, "
                               f"not {type(self.module).__name__}")
+        _check_keywords(self.module, raw, self.given_by)
         self.param_count = sum(p.numel() for p in self.module.parameters())
         wants_cuda = args.device == "cuda" or init.wants_cuda
         if wants_cuda and (capture != "real" or not torch.cuda.is_available()):
@@ -72,6 +73,7 @@ class Prepared:
     def _raw_inputs(self, example_inputs, real):
         """[(name, tensor or meta tensor, is_keyword)], from --input or example_inputs()."""
         args = self.args
+        self.given_by = "--input"   # how the inputs were given, for messages
         if args.inputs:
             sizes = dict(args.dim)
             out = []
@@ -84,10 +86,21 @@ class Prepared:
                 out.append((spec.name, t, not spec.name.startswith("input") or not spec.name[5:].isdigit()))
             return out
         got = self._call(example_inputs, "example_inputs()", self.model_file, real)
-        got = tuple(got) if isinstance(got, (tuple, list)) else (got,)
-        if not all(isinstance(t, torch.Tensor) for t in got):
-            raise ExportError(f"{display_path(self.model_file)}: example_inputs() must return a tuple of tensors")
-        return [(f"input{i}", t, False) for i, t in enumerate(got)]
+        # A dict: keyword arguments of forward() (input_ids=..., labels=...).
+        self.given_by = "example_inputs()"
+        if isinstance(got, CallInputs):
+            positional, keywords = got.args, got.kwargs
+            self.given_by = "kwargs"
+        elif isinstance(got, dict):
+            positional, keywords = (), got
+        else:
+            positional, keywords = tuple(got) if isinstance(got, (tuple, list)) else (got,), {}
+        bad = [f"input{i}" for i, t in enumerate(positional) if not isinstance(t, torch.Tensor)]
+        bad += [str(k) for k, t in keywords.items() if not isinstance(k, str) or not isinstance(t, torch.Tensor)]
+        if bad:
+            raise ExportError(f"{display_path(self.model_file)}: example_inputs() must return a tuple of tensors "
+                              f"or a dict of keyword tensors ({', '.join(bad)} is not a tensor)")
+        return [(f"input{i}", t, False) for i, t in enumerate(positional)] + [(k, t, True) for k, t in keywords.items()]
 
     # ------------------------------------------------------------------
     # Symbolic dims: which input dim is which symbol
@@ -149,7 +162,7 @@ class Prepared:
             state, aliases, inputs = self._fake(named)
         with EagerCausalSkip(self.module) as causal:
             cap = trace_make_fx(self.module, state, aliases, inputs, args.train, train, self.fake_mode,
-                                self.simulate, self.blocks)
+                                self.simulate, self.blocks, getattr(args, "loss_output", None))
         self.diagnostics += causal.diagnostics()
         if self.shape_env is not None:
             for name, value in self.namer.specialised():
@@ -260,6 +273,25 @@ class Prepared:
         for m, k, v in reversed(self._faked):
             setattr(m, k, v)
         self._faked = []
+
+
+def _check_keywords(module, raw, given_by):
+    """Each keyword input names an argument of forward(): a misspelt name
+    (`--input input_id:...`) is refused here, by name, instead of failing
+    the trace with Python's TypeError. A forward() taking **kwargs
+    (transformers' models) accepts any name, as it does when called."""
+    import inspect
+    try:
+        params = inspect.signature(module.forward).parameters
+    except (TypeError, ValueError):
+        return
+    names = [n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    catch_all = any(p.kind == p.VAR_KEYWORD for p in params.values())
+    for name, _, keyword in raw:
+        if keyword and name not in names and not catch_all:
+            raise ExportError(f"{given_by} {name}: {type(module).__name__}.forward() has no argument '{name}' "
+                              f"(its arguments: {', '.join(names) or 'none by name'}; input0, input1, ... are "
+                              f"positional)")
 
 
 def _to_meta_keeping_ties(module):
