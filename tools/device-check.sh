@@ -2,7 +2,7 @@
 # Device check for `graphlint verify` (docs/verify.md, docs/validation.md).
 #
 #   tools/device-check.sh bundle [BUILD_DIR] [BUNDLE_DIR]
-#       On the build machine: copy graphlint, graphlint_tests, the bundled
+#       On the build machine: copy graphlint, graphlint_unit_tests, the bundled
 #       models and the shared libraries they need that a bare GPU machine lacks
 #       (from ldd: everything except the C runtime and the CUDA toolkit's own
 #       libraries) into BUNDLE_DIR (default BUILD_DIR/device-bundle, BUILD_DIR
@@ -27,7 +27,7 @@ bundle() {
   rm -rf "$out"
   mkdir -p "$out/bin" "$out/lib" "$out/models" "$out/data"
   cp "$build/tools/graphlint" "$out/bin/"
-  [[ -x "$build/tests/graphlint_tests" ]] && cp "$build/tests/graphlint_tests" "$out/bin/"
+  [[ -x "$build/tests/graphlint_unit_tests" ]] && cp "$build/tests/graphlint_unit_tests" "$out/bin/"
   # The cuda backend is a module graphlint dlopens from its own directory.
   [[ -f "$build/tools/libgraphlint_cuda.so" ]] || { echo "device-check: no $build/tools/libgraphlint_cuda.so (built without CUDA?)" >&2; exit 2; }
   cp "$build/tools/libgraphlint_cuda.so" "$out/bin/"
@@ -58,7 +58,7 @@ run() {
   local bin tests
   if [[ -x "$dir/bin/graphlint" ]]; then
     bin="$dir/bin/graphlint"
-    tests="$dir/bin/graphlint_tests"
+    tests="$dir/bin/graphlint_unit_tests"
     local cuda_lib=""
     for d in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/extras/CUPTI/lib64; do
       [[ -d "$d" ]] && cuda_lib="$cuda_lib:$d"
@@ -67,9 +67,9 @@ run() {
     export GRAPHLINT_HARDWARE_FILE="$dir/data/hardware.yaml"
   else
     cmake -S "$here" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build "$dir" -j"$(nproc)" \
-      --target graphlint graphlint_tests >/dev/null || { echo "device-check: build failed" >&2; exit 2; }
+      --target graphlint graphlint_unit_tests >/dev/null || { echo "device-check: build failed" >&2; exit 2; }
     bin="$dir/tools/graphlint"
-    tests="$dir/tests/graphlint_tests"
+    tests="$dir/tests/graphlint_unit_tests"
   fi
   local models="$here/models"
   [[ -f "$dir/models/resnet18.onnx" ]] && models="$dir/models"

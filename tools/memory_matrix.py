@@ -36,9 +36,14 @@ stack traces then hold every frame of the model's own Python too, as a strict
 export's do (".pt2 frames", "onnx dynamo frames").
 
 The truth is measured once per case and written to --truth; with --check
-nothing is measured (a case without truth is skipped) and the exit code is 1
-when a case misses its bound. A known miss keeps its own recorded bound
-(KNOWN_MISSES) so a regression still fails."""
+nothing is measured and the exit code is 1 when a row fails the rule of
+recorded_errors.py: an error outside 3% (2% for the ONNX-FX parity) that was
+within it when recorded, or has grown by more than 0.5 percentage points
+since, or has no recorded error; a row without numbers (the truth is missing
+or its eager run failed, an export or graphlint raised); a truth measured
+with another torch than this interpreter's. --record FILE writes every row's
+signed errors into FILE (tests/fixtures/memory/matrix-recorded.json), keeping
+each miss's cause ("why")."""
 
 import argparse
 import contextlib
@@ -64,6 +69,7 @@ import memory_models as mm  # noqa: E402
 sys.path.insert(0, os.path.join(REPO, "python"))
 from graphlint._pt2 import export_pt2, record_python_frames  # noqa: E402
 from validate_memory import LiveStorages, storages_bytes  # noqa: E402
+import recorded_errors  # noqa: E402
 
 TOLERANCE = 0.03   # of the peak beyond the resident states, and of the total peak
 PARITY = 0.02      # ONNX against FX: the same total peak
@@ -71,14 +77,9 @@ PARITY = 0.02      # ONNX against FX: the same total peak
 # kernels where they keep other tensors than CUDA's (dropout's noise tensor).
 TRAIN = ["--train", "--optimizer", "adam", "--precision", "fp32", "--kernels", "cpu"]
 MODES = ("inference", "train", "bf16", "ckpt")
-# (model, mode, frontend) -> (bound, why): the misses docs/validation.md
-# explains, each with its own recorded bound (tests/fixtures/memory/
-# matrix-known-misses.json) so a regression still fails.
-MISSES_FILE = os.path.join(REPO, "tests", "fixtures", "memory", "matrix-known-misses.json")
-KNOWN_MISSES = {}
-if os.path.exists(MISSES_FILE):
-    with open(MISSES_FILE) as _f:
-        KNOWN_MISSES = {tuple(k.split("|")): (v["bound"], v["why"]) for k, v in json.load(_f).items()}
+# Every row's signed errors as last recorded from a real run, the misses with
+# their cause (recorded_errors.py).
+RECORDED_FILE = os.path.join(REPO, "tests", "fixtures", "memory", "matrix-recorded.json")
 
 
 def exporter():
@@ -217,7 +218,7 @@ def compare(case, truth, mem):
     case.update({"measured": m, "predicted": p, "measured_beyond": mb, "predicted_beyond": pb,
                  "error_total": (p - m) / m, "error_beyond": (pb - mb) / mb if mb > 0 else 0.0,
                  "peak_at": "%s %s" % (mem.get("peak_phase", ""), mem.get("peak_node", ""))})
-    errors = [case["error_total"], case["error_beyond"]]
+    errors = {"total": case["error_total"], "beyond": case["error_beyond"]}
     if training:
         # The peak before the optimizer step: activations and gradients, which
         # the step's peak hides when Adam's temporaries set it.
@@ -225,12 +226,10 @@ def compare(case, truth, mem):
         mfb = truth["fwd_bwd_peak"] - truth["resident"]
         case.update({"measured_fwd_bwd": mfb, "predicted_fwd_bwd": fb - resident,
                      "error_fwd_bwd": (fb - resident - mfb) / mfb if mfb > 0 else 0.0})
-        errors.append(case["error_fwd_bwd"])
-    worst = max(abs(e) for e in errors)
-    case["target"] = worst <= TOLERANCE
-    known = KNOWN_MISSES.get((case["model"], case["mode"], case["frontend"]))
-    case["bound"] = known[0] if known and known[0] != "fails" else TOLERANCE
-    case["ok"] = worst <= case["bound"]
+        errors["fwd_bwd"] = case["error_fwd_bwd"]
+    case["errors"] = errors
+    case["worst"] = max(errors.values(), key=abs)
+    case["target"] = abs(case["worst"]) <= TOLERANCE
     return case
 
 
@@ -245,11 +244,9 @@ def run_case(a, exp, tmp, name, batch, mode, truth, layers_truth=None):
         case = {"model": name, "batch": batch, "mode": mode, "frontend": frontend}
         try:
             out.append(compare(case, against or truth, fn()))
-        except Exception as e:  # noqa: BLE001 - a frontend that cannot write the model is a row, not a crash
-            # A frontend known not to write the model is recorded as such ("fails").
-            known = KNOWN_MISSES.get((name, mode, frontend))
+        except Exception as e:  # noqa: BLE001 - a frontend that cannot write the model is a failed row, not a crash
             case.update({"error": "%s: %s" % (type(e).__name__, (str(e).strip().splitlines() or ["?"])[0][:160]),
-                         "ok": known is not None and known[0] == "fails", "target": False})
+                         "target": False})
             out.append(case)
 
     train = mode != "inference"
@@ -311,7 +308,7 @@ def run_case(a, exp, tmp, name, batch, mode, truth, layers_truth=None):
 
 
 def parity(cases):
-    """ONNX against FX, the same model, batch and mode: (case pairs, misses)."""
+    """ONNX against FX, the same model, batch and mode: one row per pair."""
     fx = {(c["model"], c["batch"], c["mode"]): c for c in cases if c["frontend"] == "fx" and "error" not in c}
     rows = []
     for c in cases:
@@ -319,37 +316,60 @@ def parity(cases):
         if c["frontend"] != ONNX_FRONTEND or "error" in c or f is None:
             continue
         d = (c["predicted"] - f["predicted"]) / f["predicted"]
-        bound = KNOWN_MISSES.get((c["model"], c["mode"], ONNX_FRONTEND + " vs fx"), (PARITY,))[0]
-        rows.append({"model": c["model"], "batch": c["batch"], "mode": c["mode"], "fx": f["predicted"],
-                     "onnx": c["predicted"], "diff": d, "ok": abs(d) <= bound, "target": abs(d) <= PARITY})
+        rows.append({"model": c["model"], "batch": c["batch"], "mode": c["mode"], "frontend": ONNX_FRONTEND + " vs fx",
+                     "fx": f["predicted"], "onnx": c["predicted"], "diff": d, "errors": {"diff": d}, "worst": d,
+                     "target": abs(d) <= PARITY})
     return rows
+
+
+def check(rows, recorded, target):
+    """Sets each row's verdict ("ok", "why_failed") against its recorded errors."""
+    for r in rows:
+        r["recorded"] = recorded.get(recorded_errors.row_key(r))
+        if "error" in r:
+            r["ok"], r["why_failed"] = False, r["error"]
+        else:
+            r["ok"], r["why_failed"] = recorded_errors.verdict(r["errors"], r["recorded"], target)
 
 
 MIB = 1024.0 * 1024.0
 
 
+def recorded_text(r):
+    """The row's worst recorded error, or '-' when it has none."""
+    was = [v for k, v in (r.get("recorded") or {}).items() if k != "why"]
+    return "%+.2f%%" % (100 * max(was, key=abs)) if was else "-"
+
+
 def table(cases):
+    """Every row: its signed errors (total peak, peak beyond the resident
+    states, forward+backward peak beyond them), the worst of them, the worst
+    recorded one, and the check's verdict."""
     lines = ["| model | batch | mode | frontend | peak: measured (MiB) | predicted | error | beyond resident:"
-             " measured | predicted | error | fwd+bwd beyond resident: measured | predicted | error | within 3% |"
-             " bound |", "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
+             " measured | predicted | error | fwd+bwd beyond resident: measured | predicted | error | worst |"
+             " recorded | within 3% | check |",
+             "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
     for c in cases:
+        verdict = "ok" if c.get("ok") else "**FAIL**"
         if "error" in c:
-            lines.append("| %s | %d | %s | %s | %s ||||||||||" % (c["model"], c["batch"], c["mode"], c["frontend"],
-                                                                    c["error"]))
+            lines.append("| %s | %d | %s | %s | %s |||||||||| - | **no** | %s |" % (
+                c["model"], c["batch"], c["mode"], c["frontend"], c["error"], verdict))
             continue
         fb = ("%.2f | %.2f | %+.2f%%" % (c["measured_fwd_bwd"] / MIB, c["predicted_fwd_bwd"] / MIB,
                                          100 * c["error_fwd_bwd"]) if "error_fwd_bwd" in c else "| |")
-        lines.append("| %s | %d | %s | %s | %.2f | %.2f | %+.2f%% | %.2f | %.2f | %+.2f%% | %s | %s | %g%% |" % (
-            c["model"], c["batch"], c["mode"], c["frontend"], c["measured"] / MIB, c["predicted"] / MIB,
-            100 * c["error_total"], c["measured_beyond"] / MIB, c["predicted_beyond"] / MIB, 100 * c["error_beyond"],
-            fb, "yes" if c["target"] else "**no**", round(100 * c["bound"], 1)))
+        lines.append("| %s | %d | %s | %s | %.2f | %.2f | %+.2f%% | %.2f | %.2f | %+.2f%% | %s | %+.2f%% | %s | %s | %s |"
+                     % (c["model"], c["batch"], c["mode"], c["frontend"], c["measured"] / MIB, c["predicted"] / MIB,
+                        100 * c["error_total"], c["measured_beyond"] / MIB, c["predicted_beyond"] / MIB,
+                        100 * c["error_beyond"], fb, 100 * c["worst"], recorded_text(c),
+                        "yes" if c["target"] else "**no**", verdict))
     return "\n".join(lines)
 
 
 def summary_table(cases):
     """docs/validation.md's form: one row per model and mode, one column per
-    frontend, the case's worst error at each batch size (bold: outside 3%)."""
-    fronts = [f for f in ("fx", "onnx", "onnx dynamo", "onnx dynamo frames", ".pt2", ".pt2 strict", ".pt2 frames",
+    frontend, the case's worst error at each batch size (bold: outside 3%;
+    "failed": no numbers, in the "(measurement)" column when the truth has none)."""
+    fronts = [f for f in ("(truth)", "(measurement)", "fx", "onnx", "onnx dynamo", "onnx dynamo frames", ".pt2", ".pt2 strict", ".pt2 frames",
                           "fx --recompute layer", ".pt2 --recompute layer")
               if any(c["frontend"] == f for c in cases)]
     batches = sorted({c["batch"] for c in cases})
@@ -357,10 +377,10 @@ def summary_table(cases):
     for c in cases:
         if (c["model"], c["mode"]) not in rows:
             rows.append((c["model"], c["mode"]))
-        if "error_beyond" not in c:
+        if "error" in c:
+            cell[(c["model"], c["mode"], c["frontend"], c["batch"])] = "**failed**"
             continue
-        errs = [c["error_total"], c["error_beyond"]] + ([c["error_fwd_bwd"]] if "error_fwd_bwd" in c else [])
-        text = "%+.1f%%" % (100 * max(errs, key=abs))
+        text = "%+.1f%%" % (100 * c["worst"])
         cell[(c["model"], c["mode"], c["frontend"], c["batch"])] = text if c["target"] else "**%s**" % text
     lines = ["| model | mode | " + " | ".join(fronts) + " |", "|---|---|" + "---|" * len(fronts)]
     for model, mode in rows:
@@ -373,21 +393,22 @@ def summary_table(cases):
 
 
 def parity_table(rows):
-    # "within 2%" is the target; a known miss passes --check within its own
-    # recorded bound, which is not the target.
-    lines = ["| model | batch | mode | FX peak (MiB) | ONNX peak (MiB) | ONNX - FX | within 2% |",
-             "|---|---:|---|---:|---:|---:|---|"]
+    lines = ["| model | batch | mode | FX peak (MiB) | ONNX peak (MiB) | ONNX - FX | recorded | within 2% | check |",
+             "|---|---:|---|---:|---:|---:|---:|---|---|"]
     for r in rows:
-        lines.append("| %s | %d | %s | %.2f | %.2f | %+.2f%% | %s |" % (r["model"], r["batch"], r["mode"], r["fx"] / MIB,
-                                                                       r["onnx"] / MIB, 100 * r["diff"],
-                                                                       "yes" if r["target"] else "**no**"))
+        lines.append("| %s | %d | %s | %.2f | %.2f | %+.2f%% | %s | %s | %s |" % (
+            r["model"], r["batch"], r["mode"], r["fx"] / MIB, r["onnx"] / MIB, 100 * r["diff"], recorded_text(r),
+            "yes" if r["target"] else "**no**", "ok" if r["ok"] else "**FAIL**"))
     return "\n".join(lines)
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--truth", required=True, help="the measured peaks (read; measured and written when missing)")
-    ap.add_argument("--check", action="store_true", help="measure nothing; exit 1 when a case misses its bound")
+    ap.add_argument("--check", action="store_true", help="measure nothing; exit 1 when a row fails (recorded_errors.py)")
+    ap.add_argument("--record", metavar="FILE", help="write every row's signed errors into FILE's section for this "
+                    "truth (tests/fixtures/memory/matrix-recorded.json), keeping each miss's cause")
+    ap.add_argument("--recorded", default=RECORDED_FILE, help="the recorded errors --check compares with")
     ap.add_argument("--graphlint", default=os.path.join(REPO, "build", "tools", "graphlint"))
     ap.add_argument("--out", help="keep the exports and results.json here (default: a temporary folder)")
     ap.add_argument("--only", nargs="*", help="these models only")
@@ -417,18 +438,19 @@ def main(argv=None):
         with open(a.truth) as f:
             truth = json.load(f)
     if truth.get("torch") != torch.__version__:
-        print("memory_matrix: SKIP: %s was measured with torch %s, this is %s" % (a.truth, truth.get("torch"),
-                                                                                 torch.__version__))
-        return 77
+        # A truth is checked on the torch it was measured with, or the test fails.
+        print("memory_matrix: FAIL: %s was measured with torch %s, but %s has torch %s: its rows cannot be checked "
+              "here (run it with torch %s, or measure it again without --check)" % (
+                  a.truth, truth.get("torch"), sys.executable, torch.__version__, truth.get("torch")))
+        return 1
     names = [n for n in mm.available(a.heldout, a.sdpa) if not a.only or n in a.only]
-    if not names:
-        print("memory_matrix: SKIP: %s (torch %s) can build none of the models" % (sys.executable, torch.__version__))
-        return 77
+    cases = [{"model": n, "batch": b, "mode": "-", "frontend": "(truth)", "target": False,
+              "error": "measured in %s, but %s cannot build it (a library is missing)" % (a.truth, sys.executable)}
+             for n, b in unbuildable(truth, names, a)]
     exp = exporter()
     tmpdir = tempfile.TemporaryDirectory(prefix="memory-matrix-")
     tmp = a.out or tmpdir.name
     os.makedirs(tmp, exist_ok=True)
-    cases = []
     t_all = time.time()
     for name in names:
         t0 = time.time()
@@ -453,12 +475,10 @@ def main(argv=None):
                     with open(a.truth, "w") as f:
                         json.dump(truth, f, indent=1, sort_keys=True)
                         f.write("\n")
-                if key not in truth["cases"]:
-                    print("%s: no measured truth in %s, skipped" % (key, a.truth))
-                    continue
-                if "error" in truth["cases"][key]:
+                if key not in truth["cases"] or "error" in truth["cases"][key]:
                     cases.append({"model": name, "batch": batch, "mode": mode, "frontend": "(measurement)",
-                                  "error": truth["cases"][key]["error"], "ok": True, "target": False})
+                                  "target": False, "error": truth["cases"].get(key, {}).get(
+                                      "error", "no measured truth in %s" % a.truth)})
                     continue
                 layers = truth["cases"].get(measured[-1]) if len(measured) > 1 else None
                 if layers is not None and "error" in layers:
@@ -466,36 +486,72 @@ def main(argv=None):
                 cases += run_case(a, exp, tmp, name, batch, mode, truth["cases"][key], layers)
         print("%s: %.1f s" % (name, time.time() - t0), file=sys.stderr, flush=True)
     pairs = parity(cases)
+    truth_name = os.path.basename(a.truth)
+    recorded = recorded_errors.load(a.recorded, truth_name)
+    check(cases, recorded, TOLERANCE)
+    check(pairs, recorded, PARITY)
     with open(os.path.join(tmp, "results.json"), "w") as f:
         json.dump({"torch": torch.__version__, "cases": cases, "parity": pairs}, f, indent=1, sort_keys=True)
+    report(a, cases, pairs, time.time() - t_all)
+    failed = [r for r in cases + pairs if "error" in r]
+    if a.record:
+        rows = [(recorded_errors.row_key(r), r["errors"], target)
+                for group, target in ((cases, TOLERANCE), (pairs, PARITY)) for r in group if "error" not in r]
+        command = "memory_matrix.py --truth %s --batches %s%s" % (
+            truth_name, " ".join(map(str, a.batches)), "".join(" " + f for f in frontend_flags(a)))
+        for key in recorded_errors.write(a.record, truth_name, torch.__version__, command, rows):
+            print("recorded without a cause: %s (write its \"why\" in %s)" % (key, a.record))
+        print("recorded %d rows in %s; %d rows without numbers were not recorded" % (len(rows), a.record, len(failed)))
+        return 1 if failed else 0
+    return 1 if a.check and any(not r["ok"] for r in cases + pairs) else 0
+
+
+def unbuildable(truth, names, a):
+    """(model, batch) of the truth's cases in this run's scope that this
+    interpreter cannot build: their rows cannot be checked."""
+    known = mm.SDPA if a.sdpa else mm.HELDOUT if a.heldout else mm.MODELS
+    out = set()
+    for k in truth["cases"]:
+        name, b, mode = k.split("/")
+        batch = int(b[1:])
+        if (name in known and name not in names and (not a.only or name in a.only) and batch in a.batches
+                and mode in a.modes):
+            out.add((name, batch))
+    return sorted(out)
+
+
+def frontend_flags(a):
+    return [f for f, on in (("--onnx", a.onnx), ("--pt2", a.pt2), ("--pt2-strict", a.pt2_strict),
+                            ("--frames", a.frames), ("--heldout", a.heldout), ("--sdpa", a.sdpa)) if on]
+
+
+def report(a, cases, pairs, seconds):
+    """Every row with its signed errors, the headline over all rows, each
+    miss with its cause and each failure with its reason."""
     print("Memory matrix, torch %s (%s), CPU; error of the total peak and of the peak beyond the resident states "
           "(parameters, buffers, inputs, Adam state), target %d%% (%.0f s):\n" % (
-              torch.__version__, sys.executable, round(100 * TOLERANCE), time.time() - t_all))
+              torch.__version__, sys.executable, round(100 * TOLERANCE), seconds))
     print(table(cases))
     print("\nWorst error per case, batch %s (docs/validation.md):\n" % " / ".join(str(b) for b in a.batches))
     print(summary_table(cases))
     if pairs:
         print("\nONNX against FX, the same model: predicted total peak, target %d%%:\n" % round(100 * PARITY))
         print(parity_table(pairs))
-    hit = sum(1 for c in cases if c.get("target"))
-    print("\n%d of %d cases within %d%%" % (hit, len(cases), round(100 * TOLERANCE)))
-    for c in cases:
-        k = (c["model"], c["mode"], c["frontend"])
-        if c.get("ok") and not c["target"] and k in KNOWN_MISSES:
-            if "error" in c:  # a frontend recorded as unable to write the model
-                print("known miss: %s b%d %s %s fails, as recorded: %s" % (c["model"], c["batch"], c["mode"],
-                      c["frontend"], KNOWN_MISSES[k][1]))
-                continue
-            print("known miss: %s b%d %s %s %+.2f%% (bound %g%%): %s" % (c["model"], c["batch"], c["mode"],
-                  c["frontend"], 100 * c["error_beyond"], 100 * c["bound"], KNOWN_MISSES[k][1]))
-    bad = [c for c in cases if not c.get("ok")] + [p for p in pairs if not p["ok"]]
-    for c in bad:
-        print("MISS: %s b%d %s %s: %s" % (c["model"], c["batch"], c["mode"], c.get("frontend", ONNX_FRONTEND + " vs fx"),
-                                          c.get("error") or ("%+.2f%% beyond resident, %+.2f%% total, %+.2f%% fwd+bwd" % (
-                                              100 * c["error_beyond"], 100 * c["error_total"],
-                                              100 * c.get("error_fwd_bwd", 0.0)) if "error_beyond" in c
-                                              else "%+.2f%%" % (100 * c["diff"]))))
-    return 1 if bad and a.check else 0
+    print()
+    for r in cases + pairs:
+        if not r["target"] and "error" not in r:
+            print("miss: %s %+.2f%% (recorded %s): %s" % (recorded_errors.row_key(r), 100 * r["worst"],
+                                                         recorded_text(r), (r.get("recorded") or {}).get(
+                                                             "why", recorded_errors.UNEXPLAINED)))
+    for r in cases + pairs:
+        if not r["ok"]:
+            print("FAIL: %s: %s" % (recorded_errors.row_key(r), r["why_failed"]))
+    print("\n%d of %d rows within %d%% (misses and failed rows included)" % (
+        sum(1 for c in cases if c["target"]), len(cases), round(100 * TOLERANCE)))
+    if pairs:
+        print("%d of %d ONNX-FX pairs within %d%%" % (sum(1 for p in pairs if p["target"]), len(pairs),
+                                                      round(100 * PARITY)))
+    print("rows failing the check: %d" % sum(1 for r in cases + pairs if not r["ok"]))
 
 
 if __name__ == "__main__":

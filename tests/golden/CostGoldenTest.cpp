@@ -3,7 +3,7 @@
 // 8 GPUs, over the bundled GPT decoder. Cost-model changes move these numbers
 // on purpose; review them:
 //
-//   GRAPHLINT_UPDATE_GOLDENS=1 build/tests/graphlint_tests --gtest_filter='CostGolden.*'
+//   GRAPHLINT_UPDATE_GOLDENS=1 build/tests/graphlint_golden_tests --gtest_filter='CostGolden.*'
 //   git diff tests/golden/
 #include "TestSupport.h"
 

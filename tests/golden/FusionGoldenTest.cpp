@@ -3,7 +3,7 @@
 // control-flow exports. Only the fusion parts of the output are compared, so
 // rule changes do not disturb these goldens; planner changes do, on purpose:
 //
-//   GRAPHLINT_UPDATE_GOLDENS=1 build/tests/graphlint_tests --gtest_filter='FusionGolden.*'
+//   GRAPHLINT_UPDATE_GOLDENS=1 build/tests/graphlint_golden_tests --gtest_filter='FusionGolden.*'
 //   git diff tests/golden/
 #include "TestSupport.h"
 

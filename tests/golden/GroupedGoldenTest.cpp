@@ -6,7 +6,7 @@
 // --color always, and NO_COLOR must not). The fixture is
 // tests/fixtures/fx/layers.py, exported to layers.fx.json beside it.
 //
-//   GRAPHLINT_UPDATE_GOLDENS=1 build/tests/graphlint_tests --gtest_filter='GroupedGolden.*'
+//   GRAPHLINT_UPDATE_GOLDENS=1 build/tests/graphlint_golden_tests --gtest_filter='GroupedGolden.*'
 #include "TestSupport.h"
 
 #include <gtest/gtest.h>

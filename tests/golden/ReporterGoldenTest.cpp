@@ -3,7 +3,7 @@
 // fixture models that produce GL001-GL004 findings. The goldens are what a
 // user sees; review their diff when a change alters them:
 //
-//   GRAPHLINT_UPDATE_GOLDENS=1 build/tests/graphlint_tests --gtest_filter='ReporterGolden.*'
+//   GRAPHLINT_UPDATE_GOLDENS=1 build/tests/graphlint_golden_tests --gtest_filter='ReporterGolden.*'
 //   git diff tests/golden/
 //
 // Fixtures are ONNX textual syntax (tests/fixtures/*.onnxtxt), serialised to a

@@ -15,7 +15,6 @@
 
 #include <llvm/Support/FileSystem.h>
 
-#include <chrono>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -107,12 +106,11 @@ TEST(NestingDepth, ConfigParserRefusesDeepYamlInOneLine) {
 TEST(InputFile, FifosDevicesAndDirectoriesAreRefusedWithoutBlocking) {
   std::string dir = tempDir(), fifo = dir + "/fifo";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-  auto start = std::chrono::steady_clock::now();
+  // A reader that blocked on the FIFO would hang the test past its CTest timeout.
   auto r = readInputFile(fifo, InputKind::Config);
   ASSERT_FALSE(r);
   EXPECT_EQ(llvm::toString(r.takeError()),
             fifo + ": is a FIFO (named pipe), not a regular file (config files must be regular files)");
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
   auto z = readInputFile("/dev/zero", InputKind::Baseline);
   ASSERT_FALSE(z);
   EXPECT_EQ(llvm::toString(z.takeError()),
@@ -171,19 +169,18 @@ TEST(Glob, BadPatternsAreErrors) {
 }
 
 TEST(Glob, ManyStarsFinishInstantly) {
-  // Case 15: llvm::GlobPattern backtracked exponentially on this pair.
+  // Case 15: llvm::GlobPattern backtracked exponentially on this pair
+  // (timed in bench/InputScalingBench.cpp).
   std::string pattern = repeat("*a", 64) + "*b", text = repeat("a", 200);
-  auto start = std::chrono::steady_clock::now();
   EXPECT_FALSE(globMatch(pattern, text));
   EXPECT_TRUE(globMatch(pattern, repeat("a", 64) + "b"));
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500));
 }
 
 TEST(Glob, OneStarBeforeALongSegmentIsLinear) {
   // Round 2, gap 15: "*" + 50,000 'a' + "b" against a 400,000-byte name took
-  // 27 s (the two-pointer walk retried the whole segment at every byte).
+  // 27 s (the two-pointer walk retried the whole segment at every byte;
+  // timed in bench/InputScalingBench.cpp).
   std::string pattern = "*" + repeat("a", 50000) + "b", text = repeat("a", 400000);
-  auto start = std::chrono::steady_clock::now();
   EXPECT_FALSE(globMatch(pattern, text));
   EXPECT_TRUE(globMatch(pattern, text + "b"));
   // A long segment between two stars: KMP, and bit-parallel with a class.
@@ -191,7 +188,6 @@ TEST(Glob, OneStarBeforeALongSegmentIsLinear) {
   EXPECT_TRUE(globMatch("*" + repeat("a", 50000) + "b*", text + "bc"));
   EXPECT_FALSE(globMatch("*" + repeat("[a]", 5000) + "b*", text));
   EXPECT_TRUE(globMatch("*" + repeat("?", 5000) + "b*", text + "b"));
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
 }
 
 TEST(Glob, SegmentsMatchAtTheirLeftmostPlaceAndTheEndsAreAnchored) {
@@ -278,14 +274,13 @@ TEST(ModulePathTrie, DeepPathsCostTheirLengthNotItsSquare) {
   std::string path = "m";
   for (int i = 0; i < 50000; ++i)
     path += ".m" + std::to_string(i % 7);
-  auto start = std::chrono::steady_clock::now();
+  // The time, over doubling depths, is bench/InputScalingBench.cpp's.
   ModulePathTrie trie;
   trie.insert(path);
   EXPECT_EQ(trie.size(), 50002u);  // the root and one node per component
   EXPECT_TRUE(trie.find(llvm::StringRef(path).take_front(path.find(".m3"))));
   EXPECT_FALSE(trie.find("m.m1"));
   EXPECT_EQ(trie.path(*trie.find("m.m0.m1")), "m.m0.m1");
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
 }
 
 // ---- messages ------------------------------------------------------------------

@@ -18,7 +18,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <limits>
 
 #include <unistd.h>
@@ -212,8 +211,8 @@ TEST(Robustness, RnnWithWrongInputRanksIsGL001) {
 
 TEST(Robustness, HugeSpatialDimIsInferredByTheCheckedFallback) {
   // ONNX 1.12 walks a 2^39 dim one stride at a time (a hang); graphlint's
-  // own window arithmetic gives (2^39 - 1) / 2 + 1 = 2^38 at once.
-  auto start = std::chrono::steady_clock::now();
+  // own window arithmetic gives (2^39 - 1) / 2 + 1 = 2^38 at once (timed in
+  // bench/InputScalingBench.cpp; a hang runs past the test's CTest timeout).
   auto m = importText(R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[16, 1, 549755813888, 549755813888] x) => (float[16, 1, ?, ?] y) {
@@ -221,7 +220,6 @@ TEST(Robustness, HugeSpatialDimIsInferredByTheCheckedFallback) {
     })");
   ASSERT_TRUE(m);
   EXPECT_EQ(valueNamed(*m, "y")->type.str(), "f32[16,1,274877906944,274877906944]");
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0);
 }
 
 TEST(Robustness, ConstantWhosePayloadDisagreesWithItsDimsIsNoKnownValue) {
@@ -269,11 +267,9 @@ TEST(Robustness, ConstantOfShapeRankFromAHugeDeclaredLengthStaysUnknown) {
         y = ConstantOfShape(x)
       })");
     p.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
-    auto start = std::chrono::steady_clock::now();
     auto m = importOnnxBytes(p.SerializeAsString(), tempDir() + "/cos.onnx", {});
     ASSERT_TRUE(bool(m));
     EXPECT_FALSE(valueNamed(**m, "y")->type.shape.rankKnown) << dt;
-    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0) << dt;
   }
 }
 
@@ -301,12 +297,11 @@ TEST(Robustness, LongScopedNodeNameIsLinear) {
     })");
   m.mutable_graph()->mutable_node(0)->set_name(name);
   m.mutable_graph()->mutable_node(1)->set_name(name);
-  auto start = std::chrono::steady_clock::now();
+  // Took 20 s and 9.8 GB before the scope tree (MemoryTrace) and the linear
+  // module path (SourceInfo); timed over doubling depths in
+  // bench/InputScalingBench.cpp.
   FileReport r = lintProto(m);
   EXPECT_FALSE(r.fatal);
-  // Took 20 s and 9.8 GB before the scope tree (MemoryTrace) and the linear
-  // module path (SourceInfo).
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0);
 }
 
 // ---- 10: DataDependence kept pointers into its map across inserts -----------
