@@ -233,6 +233,11 @@ def compare(case, truth, mem):
     return case
 
 
+# (case, reason) of the configurations torch cannot run on this version
+# (memory_models.NOT_RUNNABLE): listed in the report, never rows.
+NOT_RUN = []
+
+
 def run_case(a, exp, tmp, name, batch, mode, truth, layers_truth=None):
     """The cases of one (model, batch, mode): one per frontend that can write
     it. layers_truth: the measured whole-block checkpoint the `fx --recompute
@@ -242,6 +247,10 @@ def run_case(a, exp, tmp, name, batch, mode, truth, layers_truth=None):
 
     def add(frontend, fn, against=None):
         case = {"model": name, "batch": batch, "mode": mode, "frontend": frontend}
+        why = mm.not_runnable(name, mode, torch.__version__, frontend)
+        if why:
+            NOT_RUN.append((case, why))
+            return
         try:
             out.append(compare(case, against or truth, fn()))
         except Exception as e:  # noqa: BLE001 - a frontend that cannot write the model is a failed row, not a crash
@@ -457,6 +466,10 @@ def main(argv=None):
         for batch in a.batches:
             for mode in a.modes:
                 key = "%s/b%d/%s" % (name, batch, mode)
+                why = mm.not_runnable(name, mode, torch.__version__)
+                if why:
+                    NOT_RUN.append(({"model": name, "batch": batch, "mode": mode, "frontend": "every frontend"}, why))
+                    continue
                 measured = [key]
                 if mode == "ckpt" and name in mm.LAYER_POLICY_DIFFERS:
                     measured.append("%s/b%d/ckpt-layers" % (name, batch))
@@ -543,6 +556,9 @@ def report(a, cases, pairs, seconds):
             print("miss: %s %+.2f%% (recorded %s): %s" % (recorded_errors.row_key(r), 100 * r["worst"],
                                                          recorded_text(r), (r.get("recorded") or {}).get(
                                                              "why", recorded_errors.UNEXPLAINED)))
+    for case, why in NOT_RUN:
+        print("not runnable (outside the matrix, not a row): %s b%d %s %s: %s" % (
+            case["model"], case["batch"], case["mode"], case["frontend"], why))
     for r in cases + pairs:
         if not r["ok"]:
             print("FAIL: %s: %s" % (recorded_errors.row_key(r), r["why_failed"]))
