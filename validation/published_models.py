@@ -62,3 +62,60 @@ def __getattr__(name):
     if m and m.group(1) in _MPT_DIMS:
         return lambda: _mpt(*_MPT_DIMS[m.group(1)], int(m.group(2)))
     raise AttributeError(name)
+
+
+# Mixture-of-experts models. Their dims are those of torchtitan 0.3.0 (the
+# PyPI package, torchtitan/models/<family>/__init__.py, each flavour's
+# function named below), built here with transformers' classes of the same
+# architecture. The experts run transformers' default grouped_mm path (one
+# grouped GEMM per projection for all experts, as torchtitan's and Megatron's
+# grouped experts do); routing functions differ in elementwise detail only.
+
+def _qwen3_moe(hidden, layers, heads, moe_inter, theta):
+    # Qwen3-MoE: 4 KV heads, head dim 128, 128 experts, top-8, vocab 151936,
+    # untied output; every layer sparse (no dense or shared FFN).
+    from transformers import Qwen3MoeConfig, Qwen3MoeForCausalLM
+    return Qwen3MoeForCausalLM(Qwen3MoeConfig(
+        vocab_size=151936, hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
+        num_key_value_heads=4, head_dim=128, moe_intermediate_size=moe_inter, num_experts=128, num_experts_per_tok=8,
+        decoder_sparse_step=1, mlp_only_layers=[], norm_topk_prob=True, tie_word_embeddings=False,
+        max_position_embeddings=40960, rope_theta=theta))
+
+
+def qwen3_30b_a3b():
+    # torchtitan qwen3 `_30b_a3b`: dim 2048, 48 layers, 32 heads, experts of
+    # hidden dim 768, rope theta 1e6.
+    return _qwen3_moe(2048, 48, 32, 768, 1000000.0)
+
+
+def qwen3_235b_a22b():
+    # torchtitan qwen3 `_235b_a22b`: dim 4096, 94 layers, 64 heads, experts of
+    # hidden dim 1536, rope theta 5e6.
+    return _qwen3_moe(4096, 94, 64, 1536, 5000000.0)
+
+
+def gpt_oss_120b():
+    # torchtitan gpt_oss `_120b`: dim 2880, 36 layers, 128 experts of hidden
+    # dim 2880 with biases, top-4, 64 heads of dim 64, 8 KV heads, attention
+    # biases and sinks, a 128-token sliding window on the even layers, vocab
+    # 201088, untied output.
+    from transformers import GptOssConfig, GptOssForCausalLM
+    return GptOssForCausalLM(GptOssConfig(
+        vocab_size=201088, hidden_size=2880, intermediate_size=2880, num_hidden_layers=36, num_local_experts=128,
+        num_experts_per_tok=4, num_attention_heads=64, num_key_value_heads=8, head_dim=64, sliding_window=128,
+        attention_bias=True, tie_word_embeddings=False))
+
+
+def deepseek_v3_16b():
+    # torchtitan deepseek_v3 `_16b` (the YAML row's flavour): dim 2048, 27
+    # layers of which the first is dense (FFN 10944), 16 heads, MLA with no
+    # query LoRA, kv_lora_rank 512, qk nope/rope head dims 128/64, v head dim
+    # 128, 64 routed experts of hidden dim 1408 plus 2 shared, top-6, vocab
+    # 102400, untied output, no multi-token prediction layers.
+    from transformers import DeepseekV3Config, DeepseekV3ForCausalLM
+    return DeepseekV3ForCausalLM(DeepseekV3Config(
+        vocab_size=102400, hidden_size=2048, intermediate_size=10944, moe_intermediate_size=1408,
+        num_hidden_layers=27, first_k_dense_replace=1, num_attention_heads=16, num_key_value_heads=16,
+        q_lora_rank=None, kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128,
+        n_routed_experts=64, n_shared_experts=2, num_experts_per_tok=6, n_group=1, topk_group=1,
+        tie_word_embeddings=False, num_mtp_layers=0))

@@ -46,6 +46,8 @@ FACTORIES = {
     "llama3.1-70b": "llama3_70b", "llama3-70b": "llama3_70b",
     "llama3.1-405b": "llama3_405b",
     "mpt-7b": "mpt_7b", "mpt-30b": "mpt_30b",
+    "qwen3-30b-a3b": "qwen3_30b_a3b", "qwen3-235b-a22b": "qwen3_235b_a22b",
+    "gpt-oss-120b": "gpt_oss_120b", "deepseek-v3-16b": "deepseek_v3_16b",
 }
 # The symbols' sizes at capture; every row rebinds them with -D.
 CAPTURE_DIMS = {"batch": 2, "seq": 256}

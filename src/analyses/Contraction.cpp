@@ -89,6 +89,35 @@ std::optional<ContractionGeometry> matmul(const Node &n, const Value *A, const V
   return g;
 }
 
+// aten::_grouped_mm(A, B, offs): G GEMMs in one kernel. A[S, K] x B[G, K, N]
+// (MoE experts: the rows S are partitioned among the groups) writes [S, N];
+// A[M, S] x B[S, N] (their weight gradients: the reduction is partitioned)
+// writes [G, M, N], K = S / G on average; A[G, M, K] x B[G, K, N] is a bmm.
+// How the rows split is data; the total work is not.
+std::optional<ContractionGeometry> groupedMm(const Node &n) {
+  const Value *A = in(n, 0), *B = in(n, 1);
+  int ra = rankOf(A), rb = rankOf(B);
+  ContractionGeometry g;
+  g.form = ContractionForm::MatMul;
+  g.dtype = A ? A->type.dtype : DType::Undefined;
+  g.hint = kPadHint;
+  if (ra == 2 && rb == 3) {
+    g.M = dimAt(A, 0), g.K = dimAt(A, 1), g.N = dimAt(B, 2);
+    g.tiled = {{"K", g.K}, {"N", g.N}};
+  } else if (ra == 2 && rb == 2) {
+    auto groups = dimAt(out0(n), 0), rows = dimAt(A, 1);
+    g.M = dimAt(A, 0), g.N = dimAt(B, 1);
+    if (groups && rows && *groups > 0)
+      g.K = *rows / *groups;
+    g.tiled = {{"M", g.M}, {"N", g.N}};
+  } else if (ra == 3 && rb == 3) {
+    return matmul(n, A, B);
+  } else {
+    return std::nullopt;
+  }
+  return g;
+}
+
 // ONNX Gemm(A, B) with transA/transB.
 std::optional<ContractionGeometry> gemm(const Node &n) {
   const Value *A = in(n, 0), *B = in(n, 1);
@@ -232,6 +261,7 @@ std::optional<ContractionGeometry> atenGeometry(const Node &n, llvm::StringRef o
   if (op == "mm" || op == "bmm" || op == "matmul") return matmul(n, in(n, 0), in(n, 1));
   if (op == "addmm" || op == "baddbmm") return matmul(n, in(n, 1), in(n, 2));  // (bias, a, b)
   if (op == "linear") return linear(n);
+  if (op == "_grouped_mm") return groupedMm(n);
   if (op == "convolution" || op == "_convolution")
     return conv(n, in(n, 0), in(n, 1), n.attrInt("transposed").value_or(0) != 0, n.attrInt("groups").value_or(1));
   if (op == "conv1d" || op == "conv2d" || op == "conv3d")

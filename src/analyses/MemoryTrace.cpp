@@ -955,7 +955,7 @@ void PlanBuilder::optimizerStep() {
       if (gradless_.count(p))
         continue;
       auto numel = bytesOf(p, false) * 8 / std::max(1u, dtypeBits(p->type.dtype));
-      uint64_t b = numel * width / shards(s_.mesh.zeroStage() >= 1);
+      uint64_t b = numel * width / shards(s_.mesh.zeroStage() >= 1, p);
       uint32_t sq = t_.alloc(b, MemoryKind::Temporary, p);
       uint32_t dn = t_.alloc(b, MemoryKind::Temporary, p);
       t_.release(sq);
@@ -1026,18 +1026,18 @@ Trace PlanBuilder::build(MemorySummary &sum) {
     if (train && fp32)
       b = numel * pp.weightBytes;
     if (training && train)
-      b /= shards(s_.mesh.zeroStage() >= 3);
+      b /= shards(s_.mesh.zeroStage() >= 3, v);
     storageOf_[v] = t_.alloc(b, MemoryKind::Param, v);
     (p->buffer ? sum.buffersBytes : sum.paramsBytes) += b;
     if (!training || !train || gradless_.count(v))
       continue;
     auto state = static_cast<uint64_t>(static_cast<double>(numel) * optimizerBytesPerElement()) /
-                 shards(s_.mesh.zeroStage() >= 1);
+                 shards(s_.mesh.zeroStage() >= 1, v);
     if (state)
       t_.alloc(state, MemoryKind::OptimizerState, v);
     sum.optimizerBytes += state;
     // Gradients of fp32 parameters follow the policy; others keep their dtype.
-    uint64_t grad = (fp32 ? numel * pp.gradBytes : bytesOf(v, false)) / shards(s_.mesh.zeroStage() >= 2);
+    uint64_t grad = (fp32 ? numel * pp.gradBytes : bytesOf(v, false)) / shards(s_.mesh.zeroStage() >= 2, v);
     sum.gradsBytes += grad;
   }
   // The states of batch norms the exporter fused into Convs (fp32 weights,
@@ -1085,6 +1085,9 @@ Trace PlanBuilder::build(MemorySummary &sum) {
   for (const SymbolInfo &sym : m_.symbols)
     if (sym.origin == SymbolInfo::Origin::Hint && sym.value)
       sum.assumedDims.push_back(fmt::format("{}={}", sym.name, *sym.value));
+    else if (sym.origin == SymbolInfo::Origin::Default && sym.value)
+      sum.assumedDims.push_back(fmt::format("{}={} ({})", sym.name, *sym.value,
+                                            sym.assumption.empty() ? sym.defaultExpr->str() : sym.assumption));
   for (const std::string &d : assumed_)
     sum.assumedDims.push_back(d + "=1");
   // Python locals the file's stack traces cannot show (PythonLocals.h), each

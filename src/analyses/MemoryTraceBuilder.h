@@ -71,8 +71,20 @@ public:
   Trace build(MemorySummary &sum);
 
 private:
-  // The dp-shard ranks a sharded model state is split over (Setup::mesh).
-  unsigned shards(bool sharded) const { return sharded ? std::max(1u, s_.mesh.shardGroup()) : 1u; }
+  // The dp-shard ranks a sharded model state is split over (Setup::mesh). An
+  // experts' parameter under ep is split over the ep ranks already
+  // (MeshSharding::elementDivisor); its data-parallel shards are the rest of
+  // dp-shard x cp, ep being carved from it: torchtitan's dp_shard_mod_ep
+  // mesh, Megatron's expert data parallel group.
+  unsigned shards(bool sharded, const Value *p = nullptr) const {
+    if (!sharded)
+      return 1u;
+    unsigned group = std::max(1u, s_.mesh.shardGroup());
+    unsigned ep = std::max(1u, s_.mesh.ep);
+    if (p && ep > 1 && sharding_ && sharding_->isExpertParam(p) && group % ep == 0)
+      return std::max(1u, group / ep);
+    return group;
+  }
   /// Elements of one tensor value: symbolic dims left unbound count as 1;
   /// nullopt when its shape is unknown.
   std::optional<uint64_t> elementsOf(const Value *v);

@@ -22,7 +22,7 @@ uint64_t PlanBuilder::paramGradBytes(const Value *p, bool unsharded) {
   const PrecisionPolicy pp = policy();
   if (p->type.dtype == DType::Float)
     b = b / 4 * (unsharded ? pp.computeGradBytes : pp.gradBytes);
-  return unsharded ? b : b / shards(s_.mesh.zeroStage() >= 2);
+  return unsharded ? b : b / shards(s_.mesh.zeroStage() >= 2, p);
 }
 
 uint64_t PlanBuilder::gatheredBytes(unsigned unit) {
@@ -38,7 +38,7 @@ uint64_t PlanBuilder::gatheredBytes(unsigned unit) {
     // gathered, as fp8 (1 byte per element) with a scalar scale.
     if (s_.float8GathersFp8() && float8_.converted(p))
       full = elementsOf(p).value_or(0);
-    b += s_.mesh.dataParallel == DataParallel::FSDP2 ? full : full - full / s_.mesh.shardGroup();
+    b += s_.mesh.dataParallel == DataParallel::FSDP2 ? full : full - full / shards(true, p);
   }
   return b;
 }

@@ -270,6 +270,16 @@ private:
       else if (!kind.empty() && kind != "input")
         return error(where + ".kind", fmt::format("expected \"input\" or \"unbacked\", got '{}'", kind));
       info.source = string(*s, "source", where + ".source", false);
+      if (const llvm::json::Value *d = s->get("default")) {
+        llvm::Optional<llvm::StringRef> text = d->getAsString();
+        if (!text)
+          return error(where + ".default", "expected a size expression (string)");
+        llvm::Expected<SymExprRef> e = SymExpr::parse(*text);
+        if (!e)
+          return error(where + ".default", llvm::toString(e.takeError()));
+        info.defaultExpr = std::move(*e);
+      }
+      info.assumption = string(*s, "assumption", where + ".assumption", false);
       binder_.declare(std::move(info));
     }
   }

@@ -19,7 +19,21 @@ std::optional<int64_t> SymbolBinder::lookup(llvm::StringRef name) {
   if (auto c = cli_.find(s.name); c != cli_.end()) {
     s.origin = SymbolInfo::Origin::Cli;
     s.value = c->second;
-  } else if (s.hint) {
+    return s.value;
+  }
+  // A default over the other symbols follows their -D (a rescaled batch
+  // rescales tokens_per_expert); one that cannot be evaluated (or names
+  // itself) falls back to the hint.
+  if (s.defaultExpr && resolving_.insert(s.name).second) {
+    std::optional<int64_t> v = s.defaultExpr->evaluate([&](llvm::StringRef n) { return lookup(n); });
+    resolving_.erase(s.name);
+    if (v) {
+      s.origin = SymbolInfo::Origin::Default;
+      s.value = v;
+      return s.value;
+    }
+  }
+  if (s.hint) {
     s.origin = SymbolInfo::Origin::Hint;
     s.value = s.hint;
   }
@@ -36,19 +50,17 @@ void SymbolBinder::noteInput(const std::string &name, const Type &unbound) {
   inputs_.push_back(fmt::format("{} {}", name, unbound.str()));
 }
 
-void SymbolBinder::finish(Model &m) const {
+void SymbolBinder::finish(Model &m) {
   m.symbols.clear();
-  for (const auto &[name, s] : symbols_) {
-    SymbolInfo out = s;
-    if (out.origin == SymbolInfo::Origin::Unbound) {
-      // Declared but not mentioned by any dim: still report what -D or the hint gives it.
-      if (auto c = cli_.find(name); c != cli_.end())
-        out.origin = SymbolInfo::Origin::Cli, out.value = c->second;
-      else if (out.hint)
-        out.origin = SymbolInfo::Origin::Hint, out.value = out.hint;
-    }
-    m.symbols.push_back(std::move(out));
-  }
+  // Declared but not mentioned by any dim: still report what -D, the default
+  // or the hint gives it.
+  std::vector<std::string> declared;
+  for (const auto &[name, s] : symbols_)
+    declared.push_back(name);
+  for (const std::string &name : declared)
+    lookup(name);
+  for (const auto &[name, s] : symbols_)
+    m.symbols.push_back(s);
   std::string names, inputs;
   // Where a symbol comes from tells the user which size it is (.pt2 symbols
   // are torch's s0, s77: the Dim names are not saved).

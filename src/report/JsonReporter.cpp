@@ -336,7 +336,10 @@ static json::Value optInt(const std::optional<int64_t> &v) { return v ? json::Va
 static json::Array dimsToJson(const std::vector<SymbolInfo> &symbols) {
   json::Array out;
   for (const SymbolInfo &s : symbols) {
-    const char *from = s.origin == SymbolInfo::Origin::Cli ? "cli" : s.origin == SymbolInfo::Origin::Hint ? "hint" : "unbound";
+    const char *from = s.origin == SymbolInfo::Origin::Cli       ? "cli"
+                       : s.origin == SymbolInfo::Origin::Default ? "default"
+                       : s.origin == SymbolInfo::Origin::Hint    ? "hint"
+                                                                 : "unbound";
     json::Object o{{"name", s.name},
                    {"kind", s.kind == SymbolInfo::Kind::Unbacked ? "unbacked" : "input"},
                    {"value", optInt(s.value)},
@@ -345,6 +348,10 @@ static json::Array dimsToJson(const std::vector<SymbolInfo> &symbols) {
                    {"min", optInt(s.min)},
                    {"max", optInt(s.max)}};
     o["source"] = s.source.empty() ? json::Value(nullptr) : json::Value(s.source);
+    if (s.defaultExpr)
+      o["default"] = s.defaultExpr->str();
+    if (!s.assumption.empty())
+      o["assumption"] = s.assumption;
     out.push_back(std::move(o));
   }
   return out;

@@ -268,6 +268,44 @@ TEST(FxSymbolic, RescaledCapturePredictsWhatTheStaticCaptureDoes) {
     EXPECT_DOUBLE_EQ(rescaled.cost.secondsForward + rescaled.cost.secondsBackward,
                      fixed.cost.secondsForward + fixed.cost.secondsBackward);
   }
+// A data-dependent size the exporter sizes by an assumption (MoE
+// tokens_per_expert, docs/fx-format.md "Mixture of experts"): its `default`
+// binds it, follows -D of the symbols it names, and yields to -D of its own.
+TEST(FxSymbolic, DefaultedUnbackedSizeFollowsItsExpressionUnlessBound) {
+  std::string doc = test::readFile(sourcePath(kFixture));
+  doc.replace(doc.find("\"source\": \"nonzero\""), 20,
+              "\"source\": \"nonzero\", \"default\": \"CeilDiv(batch*seq*2, 4)\", "
+              "\"assumption\": \"an even share of the routed rows\"");
+  auto import = [&](std::map<std::string, int64_t> dims) {
+    ImportOptions io;
+    io.dims = std::move(dims);
+    auto m = importFxBytes(doc, "moe.fx.json", io);
+    EXPECT_TRUE(bool(m)) << llvm::toString(m.takeError());
+    return m ? std::move(*m) : nullptr;
+  };
+  auto hinted = import({});
+  ASSERT_TRUE(hinted);
+  EXPECT_EQ(value(*hinted, "mm")->type.str(), "f32[16,128]");  // ceil(2 x 16 x 2 / 4)
+  EXPECT_EQ(hinted->symbols[2].origin, SymbolInfo::Origin::Default);
+  EXPECT_EQ(hinted->symbols[2].assumption, "an even share of the routed rows");
+  auto rescaled = import({{"batch", 8}});
+  ASSERT_TRUE(rescaled);
+  EXPECT_EQ(value(*rescaled, "mm")->type.str(), "f32[64,128]");
+  auto bound = import({{"batch", 8}, {"u0", 100}});
+  ASSERT_TRUE(bound);
+  EXPECT_EQ(value(*bound, "mm")->type.str(), "f32[100,128]");
+  EXPECT_EQ(bound->symbols[2].origin, SymbolInfo::Origin::Cli);
+  // A default naming itself cannot be evaluated: the symbol stays unbound.
+  std::string self = doc;
+  self.replace(self.find("CeilDiv(batch*seq*2, 4)"), 23, "u0 + 1");
+  auto m = importFxBytes(self, "self.fx.json", {});
+  ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
+  EXPECT_EQ((*m)->graph->findLocal("mm")->type.str(), "f32[u0,128]");
+  std::string bad = doc;
+  bad.replace(bad.find("CeilDiv(batch*seq*2, 4)"), 23, "batch*/seq");
+  auto e = importFxBytes(bad, "bad.fx.json", {});
+  ASSERT_FALSE(bool(e));
+  EXPECT_EQ(llvm::toString(e.takeError()), "symbols.u0.default: invalid size expression 'batch*/seq': unexpected '/'");
 }
 
 }  // namespace

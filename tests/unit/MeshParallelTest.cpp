@@ -303,6 +303,17 @@ TEST(ExpertParallel, ExpertsShardedAndAllToAllVolume) {
     EXPECT_DOUBLE_EQ(c.bytesPerRank, 2 * 0.5 * S);
   }
   EXPECT_FALSE(sh.assumptions().empty());
+  // ep is carved from dp-shard: each rank keeps its ep share of the experts,
+  // and their states shard over the remaining dp_shard / ep ranks (torchtitan's
+  // dp_shard_mod_ep mesh), so an expert's states per GPU are those without ep.
+  graphlint::Setup noEp = setup;
+  noEp.ep = 1;
+  ASSERT_FALSE(noEp.resolveMesh());
+  AnalysisContext plain(bld.model(), noEp);
+  const MemorySummary &with = ctx.get<MemoryPlan>().summary(), &without = plain.get<MemoryPlan>().summary();
+  EXPECT_EQ(with.paramsBytes, without.paramsBytes);
+  EXPECT_EQ(with.gradsBytes, without.gradsBytes);
+  EXPECT_EQ(with.optimizerBytes, without.optimizerBytes);
 }
 
 // GL201's advice: the memory plan again at a raised tp; a larger tp holds less.

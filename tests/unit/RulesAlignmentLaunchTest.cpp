@@ -1,5 +1,6 @@
 // GL141 tensor-core-alignment, GL142 launch-bound and the hardware profiles
 // they read (built-in table, data/hardware.yaml, roofline-lite estimates).
+#include "IrBuilder.h"
 #include "TestSupport.h"
 
 #include "graphlint/import/Importer.h"
@@ -269,6 +270,23 @@ TEST(ComputeModel, ConvFlopsAndUnknownSizes) {
   const ComputeModel &cm = ctx.get<ComputeModel>();
   EXPECT_FALSE(cm.groups()[ctx.get<FusionPlan>().groupOf(*m->graph->nodes()[1]).id].known);
   EXPECT_EQ(cm.unknownGroups(), 1u);
+}
+
+// aten::_grouped_mm (MoE experts, docs/fx-format.md "Mixture of experts"):
+// every expert in one kernel, however the rows split among them.
+TEST(ComputeModel, GroupedMmFlopsAreTheRowsTimesKTimesN) {
+  test::IrBuilder g;
+  Value *rows = g.input("rows", f32({512, 256}));
+  Value *w = g.param("experts.gate_up_proj", f32({4, 256, 1024}));
+  Value *offs = g.input("offs", Type::tensor(DType::Int32, Shape::of({4})));
+  // Forward: [S, K] x [G, K, N] -> [S, N].
+  Node *fwd = g.node("aten::_grouped_mm", {rows, w, offs}, {"up"}, {f32({512, 1024})});
+  EXPECT_EQ(contractionFlops(*fwd), 2.0 * 512 * 256 * 1024);
+  // Weight gradient: [K, S] x [S, N] -> [G, K, N], the reduction over S split by offs.
+  Value *xt = g.input("rows_t", f32({256, 512}));
+  Value *grad = g.input("grad", f32({512, 1024}));
+  Node *wgrad = g.node("aten::_grouped_mm", {xt, grad, offs}, {"wgrad"}, {f32({4, 256, 1024})});
+  EXPECT_EQ(contractionFlops(*wgrad), 2.0 * 256 * 1024 * 512);
 }
 
 // ---- GL141 tensor-core-alignment ------------------------------------------

@@ -40,6 +40,9 @@ class Capture:
         self.blocks = rec.blocks if rec is not None else None      # fx_blocks.BlockMarks of this graph's trace
         self.called = rec.called if rec is not None else None     # modules whose forward ran (None: not tracked)
         self.held = rec.held if rec is not None else {}          # fx node -> newest node when a Python frame let it go
+        # torch symbol of an unbacked size -> the experts module whose one expert's rows it counts (fx_moe)
+        self.expert_rows = rec.experts.counts if rec is not None and rec.experts is not None else {}
+        self.enumerated = rec.enumerated if rec is not None else {}   # fx_guards._nonzero_rows
 
 
 def reparametrized(module, tensors):

@@ -91,13 +91,56 @@ def fake_iter(orig):
         n = self.shape[0] if self.dim() > 0 else None
         if rec is None or not rec.active or not isinstance(n, torch.SymInt) or n.node.hint is not None:
             return orig(self)
-        count = _unbacked_bound(n)
         loc = user_location()
+        rows = _nonzero_rows(rec, self)
+        if rows is not None:
+            if n.node.expr.is_Symbol:
+                rec.enumerated[n.node.expr.name] = len(rows)
+            rec.diagnostics.append({"kind": "host-value-assumed", "message":
+                                    f"a loop over the {n.node.expr} rows of nonzero() of {len(rows)} elements: "
+                                    f"traced as if every element were nonzero, once per index 0..{len(rows) - 1}",
+                                    **({"source": loc} if loc else {})})
+            return iter(rows)
+        count = _unbacked_bound(n)
         rec.diagnostics.append({"kind": "host-value-assumed", "message":
                                 f"a loop over the {n.node.expr} rows of a data-dependent tensor: traced for "
                                 f"{count} rows", **({"source": loc} if loc else {})})
         return iter([self.select(0, i) for i in range(count)])
     return wrapper
+
+
+# A loop over nonzero() of a 1-D mask at most this long is traced once per
+# index; a longer one (a token mask) once per row up to its bound, as before.
+_ENUMERATED_NONZERO = 4096
+
+
+def _nonzero_rows(rec, t):
+    """The rows of `t` when it is nonzero() of a static 1-D mask (transformers'
+    `for expert_idx in expert_hit`): row i is a select of `t` that make_fx
+    knows holds [i], so `if expert_idx == num_experts: continue` and
+    `weight[expert_idx]` resolve to that index -- every expert traced once,
+    with its own weights -- instead of one unknown index per row."""
+    from torch.fx.experimental import proxy_tensor
+    tracer = rec.tracer
+    slot = proxy_tensor.get_proxy_slot(t, tracer, None) if tracer is not None else None
+    node = getattr(getattr(slot, "proxy", None), "node", None)
+    if node is None or node.target is not torch.ops.aten.nonzero.default or not node.args:
+        return None
+    mask = getattr(node.args[0], "meta", {}).get("val")
+    if not isinstance(mask, torch.Tensor) or mask.dim() != 1 or not isinstance(mask.shape[0], int):
+        return None
+    n = int(mask.shape[0])
+    if n > _ENUMERATED_NONZERO:
+        return None
+    rows = []
+    for i in range(n):
+        row = t.select(0, i)
+        with proxy_tensor.disable_proxy_modes_tracing(), torch._subclasses.fake_tensor.unset_fake_temporarily():
+            value = torch.tensor([i], dtype=t.dtype)
+        row_slot = proxy_tensor.get_proxy_slot(row, tracer)
+        proxy_tensor.set_proxy_slot(row, tracer, type(row_slot)(row_slot.proxy, value))
+        rows.append(row)
+    return rows
 
 
 def guard_bool(orig):

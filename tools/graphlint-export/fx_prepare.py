@@ -10,6 +10,7 @@ import torch
 from fx_build import CallInputs, ExportError, MetaInit, fake_like, meta_construction, real_input, state_tensors
 from fx_capture import TORCH2, trace_export, trace_make_fx
 from fx_causal_skip import EagerCausalSkip
+from fx_moe import name_counts
 from fx_record import display_path, is_user_file
 from fx_symbols import SizeNamer, Symbols
 
@@ -164,6 +165,12 @@ class Prepared:
             cap = trace_make_fx(self.module, state, aliases, inputs, args.train, train, self.fake_mode,
                                 self.simulate, self.blocks, getattr(args, "loss_output", None))
         self.diagnostics += causal.diagnostics()
+        if cap.expert_rows:
+            name_counts(self.namer, cap.expert_rows)
+        for sym, rows in cap.enumerated.items():
+            self.namer.defaults[sym] = {"default": str(rows), "hint": rows, "assumption": f"every element of the "
+                                        f"{rows} nonzero() read was nonzero: the loop over its rows was traced "
+                                        f"once per index"}
         if self.shape_env is not None:
             for name, value in self.namer.specialised():
                 self.diagnostics.append({"kind": "dim-specialised", "message": f"dim '{name}' was specialised to "

@@ -14,6 +14,8 @@ from torch.fx.experimental import proxy_tensor
 from torch.utils import _pytree as pytree
 from torch._subclasses.fake_tensor import FakeTensor
 
+from fx_moe import ExpertsScope, GroupedMmAnyFloat
+
 try:
     from torch._subclasses.fake_tensor import DynamicOutputShapeException as DynamicOutputShape
 except ImportError:  # pragma: no cover
@@ -146,6 +148,8 @@ class Recorder:
         self.forward_values = []              # [(tensor, fx node)] in forward order
         self.grad_of = {}                     # fx node of a gradient -> fx node of the forward value
         self.blocks = None                    # fx_blocks.BlockMarks: where each repeated block starts
+        self.experts = None                   # fx_moe.ExpertsScope (torch 2.x fake captures)
+        self.enumerated = {}                  # unbacked symbol -> rows a loop over nonzero() was traced for
 
 
 REC = None
@@ -228,6 +232,8 @@ def _patched_dispatch(orig):
             out = _record_outputs(self, func, args, kwargs, _backward_outputs(func, args, kwargs))
         finally:
             _IN_DISPATCH[0] -= 1
+        if rec.experts is not None:
+            rec.experts.after_op(func, args, out)
         dev = _output_device(func, args, kwargs, wanted) if rec.simulate_device else None
         for t in (out,) if isinstance(out, torch.Tensor) else pytree.tree_flatten(out)[0]:
             if isinstance(t, torch.Tensor):
@@ -476,7 +482,10 @@ def _fake_bool(orig):
         rec = REC
         if rec is None or not rec.active or rec.fake_mode is None or not _is_fake(self) or rec.tracer is None:
             return orig(self)
-        proxy = proxy_tensor.get_proxy_slot(self, rec.tracer, None, lambda x: x.proxy)
+        slot = proxy_tensor.get_proxy_slot(self, rec.tracer, None)
+        if slot is not None and slot.constant is not None:   # make_fx knows the value (fx_guards._nonzero_rows)
+            return bool(slot.constant)
+        proxy = slot.proxy if slot is not None else None
         # An equality test usually guards the rare case (`if idx == n: continue`,
         # `if count == 0: return`): assume it fails; any other condition holds.
         value = not (proxy is not None and getattr(proxy.node.target, "__name__", "").startswith("eq"))
@@ -544,6 +553,8 @@ def recording(rec):
         if rec.blocks is not None:
             rec.blocks.enter(rec, m)
         rec.called.add(rec.module_stack[-1])
+        if rec.experts is not None:
+            rec.experts.enter(m, rec.module_stack[-1], inputs)
         if _FAST_PATH_MODULES and isinstance(m, _FAST_PATH_MODULES):
             ctx = torch.enable_grad()
             ctx.__enter__()
@@ -564,6 +575,8 @@ def recording(rec):
             grad_stack.pop()[1].__exit__(None, None, None)
         if rec.blocks is not None:
             rec.blocks.leave(rec, m, output)
+        if rec.experts is not None:
+            rec.experts.leave()
 
     hooks = [torch.nn.modules.module.register_module_forward_pre_hook(enter),
              torch.nn.modules.module.register_module_forward_hook(leave)]
@@ -621,9 +634,11 @@ def recording(rec):
     orig_create_node = torch.fx.Graph.create_node
     if rec.blocks is not None:   # fx names nodes in creation order: fx_blocks renumbers from it
         torch.fx.Graph.create_node = rec.blocks.recording(orig_create_node)
+    if TORCH2 and rec.fake_mode is not None:
+        rec.experts = ExpertsScope()
     REC = rec
     try:
-        with patched:
+        with patched, GroupedMmAnyFloat():
             yield rec
     finally:
         REC = None

@@ -124,6 +124,9 @@ class Symbols:
         self.info = {}           # user/unbacked name -> symbols-table entry
         self.values = {}         # torch symbol -> the user's size (the hint written), where it differs from the traced one
         self.unsupported = 0
+        self.assumed = set()     # torch symbols of unbacked sizes written under an assumed, defaulted name
+        self.defaults = {}       # unbacked symbol -> {"default", "hint", "assumption"} its trace assumed
+        self._introduced = set()
         self._cache = {}
         if shape_env is not None and type(getattr(shape_env, "guards", None)) is list:
             shape_env.guards = LocatedGuards(shape_env.guards)
@@ -196,15 +199,34 @@ class Symbols:
         return hit
 
     def unbacked_symbols(self, d):
-        """Names of the unbacked symbols (u0, ...) in a size."""
+        """Names of the unbacked symbols (u0, ...) in a size; an assumed one
+        (fx_moe's tokens_per_expert) by its name, at the size it first sizes."""
         if not isinstance(d, (torch.SymInt, torch.SymFloat, torch.SymBool)):
             return []
-        return sorted(s.name for s in d.node.expr.free_symbols if s.name not in self.names)
+        out = []
+        for s in d.node.expr.free_symbols:
+            if s.name not in self.names:
+                out.append(s.name)
+            elif s.name in self.assumed and s.name not in self._introduced:
+                self._introduced.add(s.name)
+                out.append(self.names[s.name])
+        return sorted(out)
+
+    def assume(self, torch_symbol, name, entry):
+        """Writes torch's unbacked `torch_symbol` as `name`, a data-dependent
+        size with a default (`entry`: its symbols-table entry, the first time)."""
+        self.names[torch_symbol] = name
+        self.assumed.add(torch_symbol)
+        if entry is not None:
+            self.info.setdefault(name, entry)
 
     def note_unbacked(self, name, source, bound, scalar=False):
+        if name in self.info and "default" in self.info[name]:   # an assumed size: each of its sources
+            self.info[name].setdefault("source", source)
+            return True
         if name in self.info:
             return False
-        entry = {"kind": "unbacked", "source": source}
+        entry = {"kind": "unbacked", "source": source, **self.defaults.get(name, {})}
         if scalar:   # the value .item() returned: no size bounds
             self.info[name] = entry
             return True

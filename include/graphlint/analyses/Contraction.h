@@ -37,7 +37,7 @@ struct ContractionGeometry {
 /// The geometry of `n` when it is a contraction this module knows (ONNX
 /// MatMul, Gemm, Conv, ConvTranspose, Einsum, Attention and their
 /// integer/quantized forms in the default domain; aten mm, bmm, matmul, addmm,
-/// baddbmm, linear, convolution/conv*d, conv_transpose*d and the
+/// baddbmm, linear, _grouped_mm, convolution/conv*d, conv_transpose*d and the
 /// scaled_dot_product attention ops); nullopt otherwise.
 std::optional<ContractionGeometry> contractionGeometry(const Node &n);
 

@@ -101,6 +101,8 @@ public:
   const std::vector<TpRegion> &tpRegions() const { return tpRegions_; }
   const std::vector<AttentionLayer> &attentionLayers() const { return attention_; }
   const std::vector<MoeLayer> &moeLayers() const { return moe_; }
+  /// `v` is an experts' parameter, split over the ep ranks (ExpertParallel.cpp).
+  bool isExpertParam(const Value *v) const { return expertParam_.count(v) != 0; }
   /// Bytes of one element of activation `v` under the precision policy
   /// (16-bit activations for fp32 values under a 16-bit policy).
   double activationElementBytes(const Value *v) const;

@@ -307,13 +307,19 @@ enum class ModelFormat : uint8_t { Onnx, Fx };  // Fx: every PyTorch graph (FX J
 /// or unbound (unbacked sizes such as torch's u0, ONNX dim_params without -D).
 struct SymbolInfo {
   enum class Kind : uint8_t { Input, Unbacked };
-  enum class Origin : uint8_t { Cli, Hint, Unbound };
+  /// Where the value came from: -D, the file's default expression (an
+  /// assumption the file states), the traced hint, or nowhere.
+  enum class Origin : uint8_t { Cli, Default, Hint, Unbound };
   std::string name;
   Kind kind = Kind::Input;
   std::optional<int64_t> hint, min, max;
   std::string source;             // "input0.shape[0]", or the op behind an unbacked size
+  /// A data-dependent size the exporter sizes by an assumption (MoE
+  /// tokens_per_expert): its value over the other symbols, unless -D binds it.
+  SymExprRef defaultExpr;
+  std::string assumption;         // what the default assumes, for the report
   Origin origin = Origin::Unbound;
-  std::optional<int64_t> value;   // when bound (Cli or Hint)
+  std::optional<int64_t> value;   // when bound (Cli, Default or Hint)
 };
 
 /// A problem the importer found in the file; GL001/GL004 turn them into

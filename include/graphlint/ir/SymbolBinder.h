@@ -1,6 +1,7 @@
 // Binds the size symbols of one model file, the same way for every frontend:
-// a `-D NAME=N` binding first, else the exporter's hint (the traced size),
-// else the symbol stays symbolic (unbacked sizes, ONNX dim_params without -D).
+// a `-D NAME=N` binding first, else the file's default expression over the
+// other symbols (an assumption it states: MoE tokens_per_expert), else the
+// exporter's hint (the traced size), else the symbol stays symbolic (unbacked sizes, ONNX dim_params without -D).
 // It records what it used for Model::symbols (the JSON `dims` section) and
 // the setup warnings for a -D that binds nothing in the file.
 #pragma once
@@ -8,6 +9,7 @@
 #include "graphlint/ir/Graph.h"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -27,11 +29,12 @@ public:
   /// Remembers a user input and its unbound type for the warning text.
   void noteInput(const std::string &name, const Type &unbound);
   /// Writes Model::symbols and Model::setupWarnings.
-  void finish(Model &m) const;
+  void finish(Model &m);
 
 private:
   const std::map<std::string, int64_t> &cli_;
   std::map<std::string, SymbolInfo> symbols_;
+  std::set<std::string> resolving_;  // defaults being evaluated (a default naming itself)
   std::vector<std::string> inputs_;  // "x f32[batch,3]"
 };
 
