@@ -268,6 +268,8 @@ TEST(FxSymbolic, RescaledCapturePredictsWhatTheStaticCaptureDoes) {
     EXPECT_DOUBLE_EQ(rescaled.cost.secondsForward + rescaled.cost.secondsBackward,
                      fixed.cost.secondsForward + fixed.cost.secondsBackward);
   }
+}
+
 // A data-dependent size the exporter sizes by an assumption (MoE
 // tokens_per_expert, docs/fx-format.md "Mixture of experts"): its `default`
 // binds it, follows -D of the symbols it names, and yields to -D of its own.
