@@ -72,8 +72,16 @@ public:
   /// The target's profile; null when Setup::target names no profile (then
   /// every time is zero and only FLOPs and bytes are meaningful).
   const HardwareProfile *hardware() const { return hw_; }
-  /// The math contractions run in (from the graph's dtypes and --precision).
+  /// The math most of the contraction FLOPs run in (CapturePrecision: the
+  /// graph's dtypes, --precision where the capture recorded none; fp32
+  /// convolutions in TF32 by PyTorch's default).
   MathPrecision matmulPrecision() const { return matmulPrecision_; }
+  /// MFU's denominator over the step time: the model FLOPs (recomputation
+  /// excluded) each at the dense peak of the math it runs in -- the
+  /// contractions at their precision's (the fp32 peak where the target
+  /// lacks it, as timeKernel runs them), everything else at the fastest of
+  /// those. No group is timed faster than this, so MFU <= 100%.
+  double peakSeconds() const { return peakSeconds_; }
   /// One entry per FusionPlan group, same index.
   const std::vector<GroupCost> &groups() const { return groups_; }
   /// Indices into groups() of the main graph's kernels (and control-flow
@@ -107,6 +115,7 @@ public:
 private:
   const HardwareProfile *hw_ = nullptr;
   MathPrecision matmulPrecision_ = MathPrecision::FP32;
+  double peakSeconds_ = 0;
   std::vector<GroupCost> groups_;
   std::vector<unsigned> schedule_;
   std::vector<TrainableParam> params_;
