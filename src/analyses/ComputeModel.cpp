@@ -4,6 +4,7 @@
 #include "graphlint/analyses/ComputeModel.h"
 
 #include "graphlint/ir/OpRegistry.h"
+#include "graphlint/ir/ValueFacts.h"
 #include "graphlint/analyses/CapturePrecision.h"
 #include "graphlint/analyses/Contraction.h"
 #include "graphlint/analyses/DecomposedKernels.h"
@@ -91,6 +92,24 @@ unsigned nchwTensors(const Node &n, llvm::SmallVectorImpl<const Value *> &out) {
   return count;
 }
 
+// The bias operand of a contraction (ONNX Gemm C, Conv B; aten addmm's
+// input, linear's and convolution's bias), or null. Its gradient is a
+// reduction over the output gradient, a kernel of its own after dX and dW
+// (a joint graph records it as a `sum`, or convolution_backward's third
+// output).
+const Value *biasOperand(const Node &n) {
+  if (!n.op || n.op->kind != OpKind::Contraction)
+    return nullptr;
+  std::string aten = n.atenName();
+  unsigned i = aten == "addmm" ? 0
+               : aten == "linear" || aten == "convolution" || aten == "conv2d" || aten == "conv1d" ||
+                       aten == "conv3d" || (aten.empty() && (n.opType == "Gemm" || n.opType == "Conv" ||
+                                                              n.opType == "ConvTranspose"))
+                   ? 2
+                   : ~0u;
+  return i < n.inputs.size() ? n.inputs[i] : nullptr;
+}
+
 bool onTensorCores(MathPrecision p, const HardwareProfile *hw) {
   return hw && hw->supports(p) && p != MathPrecision::FP32 && p != MathPrecision::FP64;
 }
@@ -101,6 +120,7 @@ void add(KernelTime &into, const KernelTime &k) {
   into.attentionFlops += k.attentionFlops;
   into.bytes += k.bytes;
   into.layoutBytes += k.layoutBytes;
+  into.serialBytes += k.serialBytes;
   into.kernels += k.kernels;
   into.gpuSeconds += k.gpuSeconds;
   into.seconds += k.seconds;
@@ -121,8 +141,9 @@ void timeKernel(KernelTime &k, const HardwareProfile &hw, MathPrecision matmul) 
                 (attentionPeak > 0 ? k.attentionFlops / attentionPeak : 0) +
                 (scalarPeak > 0 ? (k.flops - k.matmulFlops) / scalarPeak : 0);
   double bw = hw.memoryBandwidth * hw.memoryEfficiency;
-  double memory = bw > 0 ? (k.bytes - k.layoutBytes) / bw : 0;
-  double transforms = bw > 0 ? k.layoutBytes / bw : 0;  // serial to the kernel they serve
+  double serial = k.layoutBytes + k.serialBytes;
+  double memory = bw > 0 ? (k.bytes - serial) / bw : 0;
+  double transforms = bw > 0 ? serial / bw : 0;  // serial to the kernel they serve
   k.gpuSeconds = std::max(math, memory) + transforms;
   // Launches are asynchronous: the host queues kernel i+1 while kernel i runs,
   // so the stream is held up by launches only when kernels are shorter.
@@ -258,9 +279,27 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
     // A joint graph's convolution_backward is one node but a kernel per
     // gradient it computes (dX, dW), as a synthesised backward counts them.
     unsigned gradientLaunches = 0;
+    unsigned biasGradients = 0;  // a synthesised backward's bias-gradient reductions
+    // The training batch norms the dynamo ONNX exporter fused into Convs
+    // (fusedBatchNormOutput): eager runs each after its convolution, a
+    // reduction kernel of its own that reads the convolution's output twice
+    // (statistics, then normalisation) and writes it; its backward reads dy
+    // and that output twice each and writes their gradient.
+    double fusedNormBytes = 0;
+    unsigned fusedNorms = 0;
     for (const Node *n : g.nodes) {
+      if (const Value *y = setup.train ? fusedBatchNormOutput(*n) : nullptr;
+          y && !dynamoFxTarget(*n).contains("no_training")) {
+        fusedNormBytes += storedBytes(*y, capture).value_or(0);
+        ++fusedNorms;
+      }
       if (unsigned grads = convolutionBackwardGradients(*n); grads > 1)
         gradientLaunches += grads - 1;
+      if (const Attribute *mask = n->atenName() == "convolution_backward" ? n->attr("output_mask") : nullptr;
+          mask && mask->ints.size() > 2 && mask->ints[2])
+        ++gradientLaunches;  // the bias gradient
+      if (const Value *bias = synthesised ? biasOperand(*n) : nullptr; bias && grad(bias))
+        ++biasGradients;
       if (isConvolution(*n)) {
         llvm::SmallVector<const Value *, 4> nchw;
         layoutKernels += nchwTensors(*n, nchw);
@@ -360,9 +399,10 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
       layoutBytes = backwardLayoutBytes = 0;
       layoutKernels = backwardLayoutKernels = 0;
     }
-    c.forward.bytes += layoutBytes;
+    c.forward.bytes += layoutBytes + 3 * fusedNormBytes;
     c.forward.layoutBytes = layoutBytes;
-    c.forward.kernels = g.kernels + layoutKernels + gradientLaunches;
+    c.forward.serialBytes = 3 * fusedNormBytes;
+    c.forward.kernels = g.kernels + layoutKernels + gradientLaunches + fusedNorms;
     if (backward && !fp8Group) {
       // Backward reads each output's gradient and the saved tensors and
       // writes each input's gradient, each once. A contraction launches one
@@ -375,9 +415,10 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
         c.backward.bytes += (twoPassBackward ? 2 : 1) * (grad(v) ? storedBytes(*v, capture).value_or(0) : 0);
       for (const Value *v : counted)
         c.backward.bytes += gradWritten.count(v) ? storedBytes(*v, capture).value_or(0) : 0;
-      c.backward.bytes += backwardLayoutBytes;
+      c.backward.bytes += backwardLayoutBytes + 5 * fusedNormBytes;
       c.backward.layoutBytes = backwardLayoutBytes;
-      c.backward.kernels = g.kernels * gradOperands + backwardLayoutKernels;
+      c.backward.serialBytes = 5 * fusedNormBytes;
+      c.backward.kernels = g.kernels * gradOperands + backwardLayoutKernels + fusedNorms + biasGradients;
     } else if (backward) {
       // The fp8 GEMMs' operands: about twice the forward traffic.
       c.backward.bytes = 2 * c.forward.bytes;
@@ -390,6 +431,7 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
     if (backwardGroup) {  // led by a backward node: its traffic and launches are the backward's
       std::swap(c.forward.bytes, c.backward.bytes);
       std::swap(c.forward.layoutBytes, c.backward.layoutBytes);
+      std::swap(c.forward.serialBytes, c.backward.serialBytes);
       std::swap(c.forward.kernels, c.backward.kernels);
     }
     if (hw_) {
@@ -426,6 +468,7 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
       c.backward.attentionFlops += c.forward.attentionFlops;
       c.backward.bytes += c.forward.bytes;
       c.backward.layoutBytes += c.forward.layoutBytes;
+      c.backward.serialBytes += c.forward.serialBytes;
       c.backward.kernels += c.forward.kernels;
       c.backward.gpuSeconds += c.forward.gpuSeconds;
       c.backward.seconds += c.forward.seconds;

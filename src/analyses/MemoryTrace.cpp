@@ -878,6 +878,12 @@ void PlanBuilder::backward() {
       llvm::SmallVector<uint32_t, 2> temps;
       for (const Value *like : backwardTemporariesLike(n))
         temps.push_back(t_.alloc(bytesOf(like, true), MemoryKind::Temporary, like, &n));
+      // A batch norm the dynamo exporter fused into this Conv runs its
+      // backward first and returns: autograd frees what it saved (the
+      // convolution's output, mean and rstd) before the convolution's
+      // backward makes its gradients.
+      if (fusedBatchNormOutput(n) && extraSaved_[n.index] != kNone)
+        t_.release(extraSaved_[n.index]);
       if (uint64_t f8 = float8Temporaries(n, true))
         temps.push_back(t_.alloc(f8, MemoryKind::Temporary, nullptr, &n));
       uint32_t outGrad = n.outputs.empty() || !n.outputs[0] || !pending.count(n.outputs[0])

@@ -52,6 +52,10 @@ struct TorchStorage {
   bool bytePerElement = false;
 };
 TorchStorage torchStorageOf(const Node &n, unsigned oi, Kernels kernels);
+/// The value whose size the storage of a reduced MSE or smooth-L1 loss is
+/// on the CPU (aten mse_loss, smooth_l1_loss; torch.onnx's Sub -> Mul ->
+/// ReduceMean): the unreduced buffer its 0-d result keeps. Null otherwise.
+const Value *cpuLossStorage(const Node &n);
 /// `n` is the empty_like of torch 1.x's traced CPU dropout (at::dropout's
 /// unfused path: noise = empty_like(x).bernoulli_(1 - p).div_(1 - p);
 /// x * noise), which CUDA runs as one native_dropout.

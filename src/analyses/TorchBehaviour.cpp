@@ -332,7 +332,38 @@ TorchStorage torchStorageOf(const Node &n, unsigned oi, Kernels kernels) {
   // tensors): on CUDA the noise is native_dropout's bool mask.
   if (oi == 0 && kernels == Kernels::Cuda && isTracedDropoutNoise(n))
     return {nullptr, true};
+  // On the CPU, mse_loss and smooth_l1_loss reduce into a 0-d tensor that
+  // keeps the unreduced buffer as its storage (measured: torch 2.13,
+  // F.mse_loss(a, b).untyped_storage().nbytes() == a.nbytes()), held as
+  // long as the loss is: through the whole backward of a training step.
+  if (oi == 0 && kernels == Kernels::Cpu)
+    if (const Value *unreduced = cpuLossStorage(n))
+      return {unreduced, false};
   return {};
+}
+
+const Value *cpuLossStorage(const Node &n) {
+  const Value *y = n.outputs.empty() ? nullptr : n.outputs[0];
+  if (!y || !y->type.shape.rankKnown || y->type.shape.rank() != 0 || n.inputs.empty() || !n.inputs[0])
+    return nullptr;
+  std::string aten = n.atenName();
+  if (aten == "mse_loss" || aten == "smooth_l1_loss")
+    return n.attrInt("reduction").value_or(1) != 0 ? n.inputs[0] : nullptr;
+  // torch.onnx's mse_loss: ReduceMean(Mul(d, d)) or ReduceMean(Pow(d, 2)),
+  // d = Sub(input, target) (the TorchScript exporter writes the Sub twice).
+  if (!isDefaultDomain(n.domain) || (n.opType != "ReduceMean" && n.opType != "ReduceSum"))
+    return nullptr;
+  auto sub = [](const Value *v) -> const Node * {
+    const Node *d = v ? v->producer : nullptr;
+    return d && isDefaultDomain(d->domain) && d->opType == "Sub" && d->inputs.size() == 2 ? d : nullptr;
+  };
+  const Value *sq = n.inputs[0];
+  const Node *m = sq->producer;
+  if (!m || !isDefaultDomain(m->domain) || m->inputs.size() != 2 || !sub(m->inputs[0]))
+    return nullptr;
+  const Node *a = sub(m->inputs[0]), *b = m->opType == "Mul" ? sub(m->inputs[1]) : nullptr;
+  bool square = m->opType == "Pow" || (b && (a == b || a->inputs == b->inputs));
+  return square ? sq : nullptr;
 }
 
 bool torchRunsInPlace(const Node &n) {

@@ -27,10 +27,15 @@ struct KernelTime {
   /// The share of `bytes` that NCHW <-> NHWC transforms around a tensor-core
   /// convolution move: kernels of their own, run before and after it.
   double layoutBytes = 0;
+  /// The share of `bytes` other memory-bound kernels of their own move, run
+  /// after the group's: the training batch norm the dynamo ONNX exporter
+  /// fused into a Conv (eager still runs it: fusedBatchNormOutput).
+  double serialBytes = 0;
   unsigned kernels = 0;    // launches
   /// The GPU's time: max((matmul - attention) / (peak * eta_c) + attention /
   /// (peak * eta_attn) + rest / (fp32 peak * eta_c),
-  /// (bytes - layoutBytes) / (bandwidth * eta_m)) + layoutBytes / (bandwidth * eta_m).
+  /// (bytes - layoutBytes - serialBytes) / (bandwidth * eta_m)) +
+  /// (layoutBytes + serialBytes) / (bandwidth * eta_m).
   double gpuSeconds = 0;
   /// What the stream spends: the GPU time, or the launches when the host
   /// cannot issue kernels faster than they finish.
