@@ -190,6 +190,30 @@ def measure_training(model, x):
             "params_bytes": params, "optimizer_bytes": storages_bytes(state), "resident_bytes": mode.samples[0][1]}
 
 
+def measure_loss_step(model, inputs):
+    """measure_training for a model that takes several inputs and returns its
+    scalar loss: `model(*inputs).backward()`, Adam (single-tensor), one
+    warm-up step for the optimizer state, then every live storage summed at
+    every aten op of the second step. The peak and the op it was reached at."""
+    model.train()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-4, foreach=False)
+
+    def step():
+        model(*inputs).backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    step()
+    gc.collect()
+    state = [t for s in opt.state.values() for t in s.values() if isinstance(t, torch.Tensor)]
+    mode = LiveStorages()
+    mode.track(list(model.parameters()) + list(model.buffers()) + list(inputs) + state)
+    mode.sample("start")
+    with mode:
+        step()
+    return {"peak_allocated_bytes": mode.peak, "peak_op": mode.peak_op}
+
+
 def measure_cuda(model, x, training):
     model = model.cuda()
     x = x.cuda()

@@ -4,6 +4,10 @@
 #include "graphlint/analyses/ComputeModel.h"
 
 #include "graphlint/ir/OpRegistry.h"
+#include "graphlint/ir/ValueFacts.h"
+#include "graphlint/analyses/CapturePrecision.h"
+#include "graphlint/analyses/Contraction.h"
+#include "graphlint/analyses/DecomposedKernels.h"
 #include "graphlint/analyses/Float8Linears.h"
 #include "graphlint/analyses/MemoryPlan.h"
 #include "graphlint/analyses/OpFlops.h"
@@ -13,20 +17,20 @@
 #include <llvm/ADT/DenseSet.h>
 
 #include <algorithm>
+#include <map>
 
 namespace graphlint {
 namespace {
 
-bool sixteenBit(Precision p) { return precisionPolicy(p).sixteenBitActivations; }
-
-// Bytes of a tensor as the run stores it: under --precision *-mixed or bf16,
-// fp32 activations and weights are moved as 16-bit values.
-std::optional<double> storedBytes(const Value &v, Precision p) {
+// Bytes of a tensor as the run stores it (CapturePrecision): under
+// --precision *-mixed or bf16 an fp32 capture's activations and weights are
+// moved as 16-bit values; a capture that recorded its precision moves its own.
+std::optional<double> storedBytes(const Value &v, const CapturePrecision &cp) {
   auto b = v.type.byteSize();
   if (!b)
     return std::nullopt;
-  double bytes = static_cast<double>(*b);
-  return v.type.dtype == DType::Float && sixteenBit(p) ? bytes / 2 : bytes;
+  unsigned bits = dtypeBits(v.type.dtype);
+  return bits ? static_cast<double>(*b) * cp.storedBits(v.type.dtype) / bits : static_cast<double>(*b);
 }
 
 bool isConvolution(const Node &n) {
@@ -37,18 +41,17 @@ bool isConvolution(const Node &n) {
   return n.domain.empty() && (n.opType == "Conv" || n.opType == "ConvTranspose");
 }
 
-MathPrecision contractionPrecision(const Node &n, Precision p) {
-  if (p == Precision::FP16Mixed)
-    return MathPrecision::FP16;
-  if (p == Precision::BF16Mixed || p == Precision::BF16)
-    return MathPrecision::BF16;
+MathPrecision contractionPrecision(const Node &n, Precision p, const CapturePrecision &cp) {
+  // The activation operand's dtype, as the run holds it (CapturePrecision).
+  std::optional<ContractionGeometry> g = contractionGeometry(n);
+  const Value *a = n.inputs.empty() ? nullptr : n.inputs[0];
+  DType t = g ? g->dtype : a ? a->type.dtype : DType::Undefined;
+  auto m = cp.contractionMath(t == DType::Undefined ? DType::Float : t);
   // fp32 matmuls count at the CUDA-core rate (PyTorch's default since 1.12:
   // torch.backends.cuda.matmul.allow_tf32 = False), fp32 convolutions at the
   // TF32 rate (torch.backends.cudnn.allow_tf32 = True by default); --precision
   // tf32 runs both on TF32 tensor cores. Hardware without TF32 falls back to
   // the fp32 peak (timeKernel).
-  const Value *a = n.inputs.empty() ? nullptr : n.inputs[0];
-  auto m = a ? mathPrecisionOf(a->type.dtype) : std::nullopt;
   if (m == MathPrecision::FP32 && (p == Precision::TF32 || isConvolution(n)))
     return MathPrecision::TF32;
   return m.value_or(MathPrecision::FP32);
@@ -89,6 +92,24 @@ unsigned nchwTensors(const Node &n, llvm::SmallVectorImpl<const Value *> &out) {
   return count;
 }
 
+// The bias operand of a contraction (ONNX Gemm C, Conv B; aten addmm's
+// input, linear's and convolution's bias), or null. Its gradient is a
+// reduction over the output gradient, a kernel of its own after dX and dW
+// (a joint graph records it as a `sum`, or convolution_backward's third
+// output).
+const Value *biasOperand(const Node &n) {
+  if (!n.op || n.op->kind != OpKind::Contraction)
+    return nullptr;
+  std::string aten = n.atenName();
+  unsigned i = aten == "addmm" ? 0
+               : aten == "linear" || aten == "convolution" || aten == "conv2d" || aten == "conv1d" ||
+                       aten == "conv3d" || (aten.empty() && (n.opType == "Gemm" || n.opType == "Conv" ||
+                                                              n.opType == "ConvTranspose"))
+                   ? 2
+                   : ~0u;
+  return i < n.inputs.size() ? n.inputs[i] : nullptr;
+}
+
 bool onTensorCores(MathPrecision p, const HardwareProfile *hw) {
   return hw && hw->supports(p) && p != MathPrecision::FP32 && p != MathPrecision::FP64;
 }
@@ -99,6 +120,7 @@ void add(KernelTime &into, const KernelTime &k) {
   into.attentionFlops += k.attentionFlops;
   into.bytes += k.bytes;
   into.layoutBytes += k.layoutBytes;
+  into.serialBytes += k.serialBytes;
   into.kernels += k.kernels;
   into.gpuSeconds += k.gpuSeconds;
   into.seconds += k.seconds;
@@ -106,8 +128,12 @@ void add(KernelTime &into, const KernelTime &k) {
 
 }  // namespace
 
+// The precision a contraction of math `p` runs at on `hw`: its own, or fp32
+// on CUDA cores where the target lacks it.
+MathPrecision runsAt(const HardwareProfile &hw, MathPrecision p) { return hw.supports(p) ? p : MathPrecision::FP32; }
+
 void timeKernel(KernelTime &k, const HardwareProfile &hw, MathPrecision matmul) {
-  MathPrecision run = hw.supports(matmul) ? matmul : MathPrecision::FP32;
+  MathPrecision run = runsAt(hw, matmul);
   double matmulPeak = hw.peakFor(run) * hw.efficiencyFor(run);
   double attentionPeak = hw.peakFor(run) * hw.attentionEfficiencyFor(run);
   double scalarPeak = hw.peakFor(MathPrecision::FP32) * hw.computeEfficiency;
@@ -115,8 +141,9 @@ void timeKernel(KernelTime &k, const HardwareProfile &hw, MathPrecision matmul) 
                 (attentionPeak > 0 ? k.attentionFlops / attentionPeak : 0) +
                 (scalarPeak > 0 ? (k.flops - k.matmulFlops) / scalarPeak : 0);
   double bw = hw.memoryBandwidth * hw.memoryEfficiency;
-  double memory = bw > 0 ? (k.bytes - k.layoutBytes) / bw : 0;
-  double transforms = bw > 0 ? k.layoutBytes / bw : 0;  // serial to the kernel they serve
+  double serial = k.layoutBytes + k.serialBytes;
+  double memory = bw > 0 ? (k.bytes - serial) / bw : 0;
+  double transforms = bw > 0 ? serial / bw : 0;  // serial to the kernel they serve
   k.gpuSeconds = std::max(math, memory) + transforms;
   // Launches are asynchronous: the host queues kernel i+1 while kernel i runs,
   // so the stream is held up by launches only when kernels are shorter.
@@ -128,8 +155,8 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
   hw_ = setup.targetProfile();  // resolved with the configuration
   const FusionPlan &plan = ctx.get<FusionPlan>();
   const Graph &main = *m.graph;
-  if (sixteenBit(setup.precision))
-    matmulPrecision_ = setup.precision == Precision::FP16Mixed ? MathPrecision::FP16 : MathPrecision::BF16;
+  const CapturePrecision &capture = ctx.get<CapturePrecision>();
+  const DecomposedKernels &decomposed = ctx.get<DecomposedKernels>();
   // A joint graph carries its backward: cost those nodes as they are.
   const bool hasBackward = main.hasBackward();
   joint_ = hasBackward && setup.train;
@@ -157,7 +184,6 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
   // --float8: the converted linears' GEMMs and their casts (Float8Linears.h);
   // the casts read the high-precision tensors at the activations' size.
   const Float8Linears &float8 = ctx.get<Float8Linears>();
-  const double hpBytes = sixteenBit(setup.precision) ? 2 : 4;
 
   // The nodes --recompute runs again in the backward (MemoryPlan.h).
   RecomputePlan recompute;
@@ -171,8 +197,18 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
     c.known = true;
     llvm::DenseSet<const Node *> members(g.nodes.begin(), g.nodes.end());
     llvm::DenseSet<const Value *> counted, written;
+    // The storage a member's output lives in: a view's is what it views.
+    // At most one step per member: a cyclic graph (GL001, a node reading
+    // its own output) must not loop.
+    auto storageOf = [&](const Value *v) {
+      for (size_t steps = 0; steps <= members.size() && v && v->producer && members.count(v->producer) &&
+                             v->producer->op && v->producer->op->viewOfInput0 && !v->producer->inputs.empty();
+           ++steps)
+        v = v->producer->inputs[0];
+      return v;
+    };
     auto addBytes = [&](const Value *v, unsigned passes = 1, bool fp8 = false) {
-      auto b = storedBytes(*v, setup.precision);
+      auto b = storedBytes(*v, capture);
       auto n = v->type.shape.numElements();
       if (fp8 && n)  // an fp8 GEMM reads its operands' fp8 copies
         b = static_cast<double>(*n);
@@ -186,18 +222,104 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
     unsigned gradOperands = 1;
     double layoutBytes = 0;
     unsigned layoutKernels = 0;
+    // A synthesised backward (a graph without its own): what the group's
+    // nodes keep for it (savedForBackward), its NCHW layout transforms, and
+    // whether a batch norm reads its dy and x twice.
+    const bool synthesised = setup.train && !hasBackward;
+    llvm::SmallVector<std::pair<const Value *, unsigned>, 8> saved;  // value, read passes
+    double backwardLayoutBytes = 0;
+    unsigned backwardLayoutKernels = 0;
+    bool twoPassBackward = false;
+    // Inputs whose gradient a member's backward writes as a new buffer; a
+    // pass-through gradient (Add, Concat, views) is a view of the output's,
+    // written by whoever makes the gradient it views.
+    llvm::DenseSet<const Value *> gradWritten;
+    // What member n's synthesised backward keeps and which input gradients
+    // it writes. A piece of an exporter-decomposed kernel does neither; the
+    // kernel's last piece keeps the kernel's input (GroupNorm: and its
+    // weight; mean and rstd are bytes per group) and writes their gradients.
+    auto noteBackward = [&](const Node &n) {
+      if (decomposed.isInner(n))
+        return;
+      if (const DecomposedKernel *k = decomposed.endingAt(n)) {
+        llvm::SmallVector<const Value *, 3> kept{k->input};
+        kept.append(k->weights.begin(), k->weights.end());
+        for (const Value *v : kept) {
+          saved.push_back({v, 1});
+          if (grad(v))
+            gradWritten.insert(v);
+        }
+        return;
+      }
+      llvm::SmallVector<bool, 4> needs;
+      for (unsigned i = 0; i < n.inputs.size(); ++i) {
+        const Value *v = n.inputs[i];
+        needs.push_back(grad(v));
+        if (!needs.back() || gradPassesThrough(n, i))
+          continue;
+        // The buffer it writes is the gradient of what v views through
+        // pass-through members: a reshape's input, an add's operand.
+        for (unsigned hops = 0; hops < 8 && v && v->kind == Value::Kind::NodeOutput && members.count(v->producer) &&
+                                !v->producer->inputs.empty() && gradPassesThrough(*v->producer, 0);
+             ++hops)
+          v = v->producer->inputs[0];
+        gradWritten.insert(v);
+      }
+      SavedForBackward sv = savedForBackward(n, needs);
+      for (unsigned i : sv.inputs)
+        saved.push_back({n.inputs[i], readPasses(n, i, true)});
+      for (unsigned o : sv.outputs)
+        if (o < n.outputs.size())
+          saved.push_back({n.outputs[o], 1});
+      c.backward.bytes += static_cast<double>(sv.extraBytes);
+      if (sv.extraLike)
+        c.backward.bytes += storedBytes(*sv.extraLike, capture).value_or(0);
+      twoPassBackward |= !n.inputs.empty() && readPasses(n, 0, true) > 1;
+    };
+    // A joint graph's convolution_backward is one node but a kernel per
+    // gradient it computes (dX, dW), as a synthesised backward counts them.
+    unsigned gradientLaunches = 0;
+    unsigned biasGradients = 0;  // a synthesised backward's bias-gradient reductions
+    // The training batch norms the dynamo ONNX exporter fused into Convs
+    // (fusedBatchNormOutput): eager runs each after its convolution, a
+    // reduction kernel of its own that reads the convolution's output twice
+    // (statistics, then normalisation) and writes it; its backward reads dy
+    // and that output twice each and writes their gradient.
+    double fusedNormBytes = 0;
+    unsigned fusedNorms = 0;
     for (const Node *n : g.nodes) {
+      if (const Value *y = setup.train ? fusedBatchNormOutput(*n) : nullptr;
+          y && !dynamoFxTarget(*n).contains("no_training")) {
+        fusedNormBytes += storedBytes(*y, capture).value_or(0);
+        ++fusedNorms;
+      }
+      if (unsigned grads = convolutionBackwardGradients(*n); grads > 1)
+        gradientLaunches += grads - 1;
+      if (const Attribute *mask = n->atenName() == "convolution_backward" ? n->attr("output_mask") : nullptr;
+          mask && mask->ints.size() > 2 && mask->ints[2])
+        ++gradientLaunches;  // the bias gradient
+      if (const Value *bias = synthesised ? biasOperand(*n) : nullptr; bias && grad(bias))
+        ++biasGradients;
       if (isConvolution(*n)) {
         llvm::SmallVector<const Value *, 4> nchw;
         layoutKernels += nchwTensors(*n, nchw);
-        for (const Value *v : nchw)
-          layoutBytes += 2 * storedBytes(*v, setup.precision).value_or(0);
+        for (const Value *v : nchw) {
+          double b = 2 * storedBytes(*v, capture).value_or(0);
+          layoutBytes += b;
+          // The backward transforms dy, x and w again, and dx and dw.
+          bool gradOut = v->kind == Value::Kind::NodeOutput && v->producer == n;
+          backwardLayoutBytes += b * (grad(v) && !gradOut ? 2 : 1);
+          backwardLayoutKernels += grad(v) && !gradOut ? 2 : 1;
+        }
       }
+      if (synthesised)
+        noteBackward(*n);
       Float8Gemm role = Float8Gemm::Output;
       const Float8Linear *f8 = float8.gemmOf(*n, &role);
       auto f8ops = f8 ? float8GemmOperands(*n) : std::nullopt;
       if (f8) {
         fp8Group = true;
+        const double hpBytes = capture.operandBytes(f8->output);
         Float8CastTraffic t = float8.casts(*f8, role, hpBytes);
         Float8CastTraffic &into = role == Float8Gemm::Output && !n->backwardPhase ? castsForward : castsBackward;
         into.bytes += t.bytes;
@@ -223,14 +345,7 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
         // A view writes nothing: what leaves through it is the storage it
         // views, written once by the group's kernel (or not at all, when the
         // viewed tensor comes from outside the group).
-        // At most one step per member: a cyclic graph (GL001, a node reading
-        // its own output) must not loop.
-        const Value *stored = v;
-        for (size_t steps = 0; steps <= members.size() && stored && stored->producer &&
-                               members.count(stored->producer) && stored->producer->op &&
-                               stored->producer->op->viewOfInput0 && !stored->producer->inputs.empty();
-             ++steps)
-          stored = stored->producer->inputs[0];
+        const Value *stored = storageOf(v);
         bool inside = stored && stored->kind == Value::Kind::NodeOutput && members.count(stored->producer);
         if (leaves && inside && written.insert(stored).second)
           addBytes(stored);
@@ -250,7 +365,7 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
         if (attention)
           phase.attentionFlops += fwd;
         if (!precision)
-          precision = contractionPrecision(*n, setup.precision);
+          precision = contractionPrecision(*n, setup.precision, capture);
       }
       if (setup.train && !hasBackward) {
         double bwd = backwardFlops(*n, fwd, grad);
@@ -266,28 +381,57 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
         backward |= bwd > 0 || std::any_of(n->inputs.begin(), n->inputs.end(), grad);
       }
     }
+    // What a member keeps for the synthesised backward from inside the
+    // group leaves it all the same: the forward kernel writes it, the
+    // backward reads it (as a joint graph's forward group writes what its
+    // backward nodes read).
+    llvm::DenseSet<const Value *> keptInside;
+    for (auto &[v, passes] : saved) {
+      v = v ? storageOf(v) : nullptr;
+      if (v && !counted.count(v) && !written.count(v) && v->kind == Value::Kind::NodeOutput &&
+          members.count(v->producer) && keptInside.insert(v).second)
+        addBytes(v);
+    }
     c.precision = precision.value_or(MathPrecision::FP32);
     if (fp8Group)
       c.precision = MathPrecision::FP8;  // checkFloat8: the target has fp8 tensor cores
     if (!onTensorCores(c.precision, hw_)) {  // CUDA-core kernels read NCHW as it is
-      layoutBytes = 0;
-      layoutKernels = 0;
+      layoutBytes = backwardLayoutBytes = 0;
+      layoutKernels = backwardLayoutKernels = 0;
     }
-    c.forward.bytes += layoutBytes;
+    c.forward.bytes += layoutBytes + 3 * fusedNormBytes;
     c.forward.layoutBytes = layoutBytes;
-    c.forward.kernels = g.kernels + layoutKernels;
-    if (backward) {
-      // Backward reads each output's gradient and the saved inputs and writes
-      // each input's gradient: about twice the forward traffic; a contraction
-      // launches one kernel per operand gradient (dX, dW).
+    c.forward.serialBytes = 3 * fusedNormBytes;
+    c.forward.kernels = g.kernels + layoutKernels + gradientLaunches + fusedNorms;
+    if (backward && !fp8Group) {
+      // Backward reads each output's gradient and the saved tensors and
+      // writes each input's gradient, each once. A contraction launches one
+      // kernel per operand gradient (dX, dW).
+      llvm::DenseSet<const Value *> seen;
+      for (auto [v, passes] : saved)
+        if (v && seen.insert(v).second)
+          c.backward.bytes += passes * storedBytes(*v, capture).value_or(0);
+      for (const Value *v : written)
+        c.backward.bytes += (twoPassBackward ? 2 : 1) * (grad(v) ? storedBytes(*v, capture).value_or(0) : 0);
+      for (const Value *v : counted)
+        c.backward.bytes += gradWritten.count(v) ? storedBytes(*v, capture).value_or(0) : 0;
+      c.backward.bytes += backwardLayoutBytes + 5 * fusedNormBytes;
+      c.backward.layoutBytes = backwardLayoutBytes;
+      c.backward.serialBytes = 5 * fusedNormBytes;
+      c.backward.kernels = g.kernels * gradOperands + backwardLayoutKernels + fusedNorms + biasGradients;
+    } else if (backward) {
+      // The fp8 GEMMs' operands: about twice the forward traffic.
       c.backward.bytes = 2 * c.forward.bytes;
       c.backward.layoutBytes = 2 * c.forward.layoutBytes;
       c.backward.kernels = g.kernels * gradOperands + 2 * layoutKernels;
+    } else {
+      c.backward.bytes = 0;  // no gradient flows through it
     }
     bool backwardGroup = hasBackward && !g.nodes.empty() && g.nodes.front()->backwardPhase;
     if (backwardGroup) {  // led by a backward node: its traffic and launches are the backward's
       std::swap(c.forward.bytes, c.backward.bytes);
       std::swap(c.forward.layoutBytes, c.backward.layoutBytes);
+      std::swap(c.forward.serialBytes, c.backward.serialBytes);
       std::swap(c.forward.kernels, c.backward.kernels);
     }
     if (hw_) {
@@ -324,6 +468,7 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
       c.backward.attentionFlops += c.forward.attentionFlops;
       c.backward.bytes += c.forward.bytes;
       c.backward.layoutBytes += c.forward.layoutBytes;
+      c.backward.serialBytes += c.forward.serialBytes;
       c.backward.kernels += c.forward.kernels;
       c.backward.gpuSeconds += c.forward.gpuSeconds;
       c.backward.seconds += c.forward.seconds;
@@ -350,18 +495,24 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
       }
 
   llvm::DenseMap<unsigned, int> position;  // group index -> place in the schedule
-  bool precisionSeen = sixteenBit(setup.precision);
+  // The model FLOPs (recomputation excluded) per contraction precision, and
+  // the rest: MFU's denominator and the precision most contractions run in.
+  std::map<MathPrecision, double> contractionFlops;
+  double otherFlops = 0;
+  std::optional<MathPrecision> firstContraction;
   for (size_t i = 0; i < schedule_.size(); ++i) {
     position[schedule_[i]] = static_cast<int>(i);
     const GroupCost &c = groups_[schedule_[i]];
-    if (!precisionSeen && c.forward.matmulFlops > 0) {
-      matmulPrecision_ = c.precision;  // the graph's first contraction
-      precisionSeen = true;
-    }
+    if (!firstContraction && c.forward.matmulFlops > 0)
+      firstContraction = c.precision;
     if (!c.known) {
       ++unknownGroups_;
       continue;
     }
+    double mm = c.forward.matmulFlops + c.backward.matmulFlops - (c.recomputedFlops > 0 ? c.recompute.matmulFlops : 0);
+    if (mm > 0)
+      contractionFlops[c.precision] += mm;
+    otherFlops += c.forward.flops + c.backward.flops - c.recomputedFlops - mm;
     add(forward_, c.forward);
     add(backward_, c.backward);
     recomputedFlops_ += c.recomputedFlops;
@@ -371,6 +522,31 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
       fp8Forward_ += c.forward.matmulFlops;
       fp8Backward_ += c.backward.matmulFlops;
     }
+  }
+  // The precision most contraction FLOPs run in; the float8 GEMMs are
+  // reported apart (the others are "left in" this one). With no costed
+  // contraction: the first one seen, or the policy's.
+  double most = 0;
+  for (const auto &[p, flops] : contractionFlops)
+    if (p != MathPrecision::FP8 && flops > most) {
+      most = flops;
+      matmulPrecision_ = p;
+    }
+  if (most == 0)
+    matmulPrecision_ = firstContraction && *firstContraction != MathPrecision::FP8
+                           ? *firstContraction
+                           : capture.contractionMath(DType::Float).value_or(MathPrecision::FP32);
+  // MFU's denominator: each FLOP at the dense peak of the math it runs in
+  // (timeKernel's, efficiencies aside), the non-contraction FLOPs at the
+  // fastest of them, so that no kernel is timed faster than its ideal.
+  if (hw_) {
+    double fastest = hw_->peakFor(MathPrecision::FP32);
+    for (const auto &[p, flops] : contractionFlops) {
+      double peak = hw_->peakFor(runsAt(*hw_, p));
+      fastest = std::max(fastest, peak);
+      peakSeconds_ += peak > 0 ? flops / peak : 0;
+    }
+    peakSeconds_ += fastest > 0 ? std::max(0.0, otherFlops) / fastest : 0;
   }
   // A joint graph's parameter gradients: the backward graph outputs, in the
   // exporter's order (the forward outputs, then one gradient per trainable

@@ -284,12 +284,4 @@ std::optional<ContractionGeometry> contractionGeometry(const Node &n) {
   return onnxGeometry(n);
 }
 
-std::optional<MathPrecision> contractionMathPrecision(DType dtype, Precision run) {
-  if (dtype == DType::Float && run == Precision::FP16Mixed)
-    return MathPrecision::FP16;
-  if (dtype == DType::Float && (run == Precision::BF16Mixed || run == Precision::BF16))
-    return MathPrecision::BF16;
-  return mathPrecisionOf(dtype);
-}
-
 }  // namespace graphlint

@@ -68,6 +68,8 @@ GroupKind registryGroupKind(const Node &n) {
     return GroupKind::Unknown;
   if (isOpaque(n))
     return GroupKind::Opaque;
+  if (isTrainingOnnxBatchNorm(n))
+    return GroupKind::Reduction;  // batch statistics, not an epilogue's affine
   switch (n.op->kind) {
   case OpKind::Pointwise: case OpKind::Broadcast: case OpKind::Injective: return GroupKind::Pointwise;
   case OpKind::Reduction: return GroupKind::Reduction;

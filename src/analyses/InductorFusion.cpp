@@ -12,9 +12,24 @@ namespace graphlint {
 
 using namespace fusion_detail;
 
+namespace {
+
+// ai.onnx Resize/Upsample in nearest mode (the default): torch.onnx's
+// export of F.interpolate(mode="nearest"), which Inductor decomposes into
+// an index computation (aten._unsafe_index, as an FX capture records it),
+// a pointwise loop that fuses with its neighbours.
+bool isNearestResize(const Node &n) {
+  if (!n.domain.empty() || (n.opType != "Resize" && n.opType != "Upsample"))
+    return false;
+  const Attribute *mode = n.attr("mode");
+  return !mode || mode->s == "nearest";
+}
+
+}  // namespace
+
 GroupKind InductorFusion::kindOf(const Node &n) const {
-  if (isWindowPool(n))
-    return GroupKind::Pointwise;  // a loop whose body reads a window
+  if (isWindowPool(n) || isNearestResize(n))
+    return GroupKind::Pointwise;  // a loop whose body reads a window, or an index
   return FusionBackendModel::kindOf(n);
 }
 

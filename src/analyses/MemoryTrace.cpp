@@ -69,10 +69,9 @@ uint64_t PlanBuilder::bytesOf(const Value *v, bool activation) {
 uint64_t PlanBuilder::bytesOfElements(const Value *like, uint64_t elements, bool activation) const {
   if (!like)
     return 0;
-  unsigned bits = dtypeBits(like->type.dtype);
-  // 16-bit training and inference keep fp32 activations in 16 bits.
-  if (activation && policy().sixteenBitActivations && like->type.dtype == DType::Float)
-    bits = 16;
+  // A 16-bit policy narrows fp32 activations only where the capture did not
+  // record its precision: a bf16 capture's fp32 upcasts stay fp32.
+  unsigned bits = activation ? precision_.storedBits(like->type.dtype) : dtypeBits(like->type.dtype);
   // Saturated, not wrapped: 2^56 fp32 elements once counted as 0 B.
   uint64_t bytes = saturatingMul(elements, bits) / 8 + (saturatingMul(elements, bits) % 8 != 0);
   if (bytes <= kMaxTensorBytes)
@@ -358,8 +357,14 @@ PlanBuilder::Saved PlanBuilder::savedOf(const Node &n) {
     return out;
   }
   if (auto c = compositeInput_.find(&n); c != compositeInput_.end()) {
-    if (needsGrad_.count(c->second))
-      out.values.push_back(c->second);  // gelu keeps its input
+    auto extras = compositeExtras_.find(&n);
+    bool weightGrad = extras != compositeExtras_.end() &&
+                      llvm::any_of(extras->second.weights, [&](const Value *w) { return needsGrad_.count(w) != 0; });
+    if (needsGrad_.count(c->second) || weightGrad) {
+      out.values.push_back(c->second);  // gelu keeps its input; group norm too, with its statistics
+      if (extras != compositeExtras_.end())
+        out.extraBytes = extras->second.savedBytes;
+    }
     return out;
   }
   llvm::SmallVector<bool, 4> ng;
@@ -873,6 +878,12 @@ void PlanBuilder::backward() {
       llvm::SmallVector<uint32_t, 2> temps;
       for (const Value *like : backwardTemporariesLike(n))
         temps.push_back(t_.alloc(bytesOf(like, true), MemoryKind::Temporary, like, &n));
+      // A batch norm the dynamo exporter fused into this Conv runs its
+      // backward first and returns: autograd frees what it saved (the
+      // convolution's output, mean and rstd) before the convolution's
+      // backward makes its gradients.
+      if (fusedBatchNormOutput(n) && extraSaved_[n.index] != kNone)
+        t_.release(extraSaved_[n.index]);
       if (uint64_t f8 = float8Temporaries(n, true))
         temps.push_back(t_.alloc(f8, MemoryKind::Temporary, nullptr, &n));
       uint32_t outGrad = n.outputs.empty() || !n.outputs[0] || !pending.count(n.outputs[0])
@@ -895,9 +906,12 @@ void PlanBuilder::backward() {
            ++i) {
         const Value *in = n.inputs[i];
         if (composite != compositeInput_.end()) {
-          if (i > 0 || !needsGrad_.count(composite->second))
-            break;
-          arrive(composite->second, newGrad(bytesOf(composite->second, true), composite->second));
+          if (needsGrad_.count(composite->second))
+            arrive(composite->second, newGrad(bytesOf(composite->second, true), composite->second));
+          if (auto extras = compositeExtras_.find(&n); extras != compositeExtras_.end())
+            for (const Value *w : extras->second.weights)
+              if (needsGrad_.count(w))
+                arrive(w, newGrad(bytesOf(w, true), w));
           break;
         }
         if (!in || !needsGrad_.count(in))

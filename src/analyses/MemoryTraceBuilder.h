@@ -6,6 +6,8 @@
 
 #include "MemoryTrace.h"
 
+#include "graphlint/analyses/CapturePrecision.h"
+#include "graphlint/analyses/DecomposedKernels.h"
 #include "graphlint/analyses/Float8Linears.h"
 #include "graphlint/analyses/Liveness.h"
 #include "graphlint/analyses/MeshSharding.h"
@@ -50,6 +52,10 @@ struct TorchStorage {
   bool bytePerElement = false;
 };
 TorchStorage torchStorageOf(const Node &n, unsigned oi, Kernels kernels);
+/// The value whose size the storage of a reduced MSE or smooth-L1 loss is
+/// on the CPU (aten mse_loss, smooth_l1_loss; torch.onnx's Sub -> Mul ->
+/// ReduceMean): the unreduced buffer its 0-d result keeps. Null otherwise.
+const Value *cpuLossStorage(const Node &n);
 /// `n` is the empty_like of torch 1.x's traced CPU dropout (at::dropout's
 /// unfused path: noise = empty_like(x).bernoulli_(1 - p).div_(1 - p);
 /// x * noise), which CUDA runs as one native_dropout.
@@ -62,7 +68,8 @@ public:
   /// (MeshSharding.h); null when they are all 1.
   PlanBuilder(const Model &m, const Setup &s, const MeshSharding *sharding = nullptr,
               const FusionPlan *compiled = nullptr)
-      : m_(m), s_(s), g_(*m.graph), sharding_(sharding), compiled_(compiled), float8_(m, s) {}
+      : m_(m), s_(s), g_(*m.graph), sharding_(sharding), compiled_(compiled), float8_(m, s), precision_(m, s),
+        decomposed_(*m.graph) {}
 
   using Ints = llvm::SmallVector<int64_t, 4>;  // dims or strides
   /// A value's dims when every one is static.
@@ -90,8 +97,9 @@ private:
   std::optional<uint64_t> elementsOf(const Value *v);
   /// Bytes of one tensor value (elementsOf; 0 when unknown).
   uint64_t bytesOf(const Value *v, bool activation);
-  /// Bytes of `elements` elements of `like`'s dtype; an activation's fp32
-  /// takes 16 bits under a 16-bit precision policy.
+  /// Bytes of `elements` elements of `like`'s dtype; an activation is held
+  /// as the run holds it (CapturePrecision: fp32 in 16 bits only under a
+  /// 16-bit policy on a capture that did not record its precision).
   uint64_t bytesOfElements(const Value *like, uint64_t elements, bool activation) const;
   /// Bytes of the storage eager allocates for output `oi` of `n`.
   uint64_t outputBytes(const Node &n, unsigned oi);
@@ -275,6 +283,8 @@ private:
   /// --float8: the converted linears (their GEMMs' fp8 operand copies, the
   /// fp8-gathered weights).
   Float8Linears float8_;
+  CapturePrecision precision_;  // the capture's dtypes, or the policy's where it recorded none
+  DecomposedKernels decomposed_;  // SiLU, GELU, GroupNorm as exporters write them (findComposites)
   /// Bytes of the fp8 copies that live while `n` runs as a converted
   /// linear's GEMM (its backward's when `synthesisedBackward`); 0 otherwise.
   uint64_t float8Temporaries(const Node &n, bool synthesisedBackward);
@@ -294,6 +304,14 @@ private:
   // stands for the kernel and reads the chain's input.
   llvm::DenseSet<const Node *> compositeInner_;
   llvm::DenseMap<const Node *, const Value *> compositeInput_;
+  // A composite's trained operands besides its input (a group norm's
+  // weight and bias: their gradients arrive from the last piece's
+  // backward) and what its kernel keeps beyond the input (mean and rstd).
+  struct CompositeExtras {
+    llvm::SmallVector<const Value *, 2> weights;
+    uint64_t savedBytes = 0;
+  };
+  llvm::DenseMap<const Node *, CompositeExtras> compositeExtras_;
   llvm::DenseSet<const Value *> skippedMasks_;
   // The copy node of a key/value head repeat eager does not make -> the
   // heads before it, whose storage the copy's output takes.

@@ -111,17 +111,23 @@ std::optional<double> convolutionBackwardFlops(const Node &n) {
                                                      : macs(numel(gradOut), convReduction(w));
   if (!forward)
     return std::nullopt;
+  return *forward * convolutionBackwardGradients(n);
+}
+
+}  // namespace
+
+unsigned convolutionBackwardGradients(const Node &n) {
+  if (n.atenName() != "convolution_backward")
+    return 0;
   const Attribute *mask = n.attr("output_mask");
-  double products = 0;
+  unsigned products = 0;
   for (unsigned i = 0; i < 2; ++i) {
     bool wanted = mask && i < mask->ints.size() ? mask->ints[i] != 0
                                                 : i < n.outputs.size() && n.outputs[i] && !n.outputs[i]->uses.empty();
     products += wanted ? 1 : 0;
   }
-  return *forward * products;
+  return products;
 }
-
-}  // namespace
 
 bool isAttentionKernel(const Node &n) {
   const std::string name = n.atenName();

@@ -48,7 +48,7 @@ uint64_t PlanBuilder::float8Temporaries(const Node &n, bool synthesisedBackward)
   const Float8Linear *l = float8_.gemmOf(n, &gemm);
   if (!l || (synthesisedBackward && gemm != Float8Gemm::Output))
     return 0;
-  const double h = policy().sixteenBitActivations ? 2 : 4;
+  const double h = precision_.operandBytes(l->output);
   double bytes = synthesisedBackward ? float8_.backwardCasts(*l, h).liveBytes : float8_.casts(*l, gemm, h).liveBytes;
   if (sharding_)  // one rank's share of the GEMM under tp/cp (MeshSharding.h)
     bytes /= sharding_->computeDivisor(n);

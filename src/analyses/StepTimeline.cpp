@@ -492,10 +492,11 @@ StepTimeline::StepTimeline(const Model &m, AnalysisContext &ctx) {
 
   KernelTime fwd = cm.forwardTotal(), bwd = cm.backwardTotal();
   modelFlops_ = fwd.flops + bwd.flops - cm.recomputedFlops();
-  MathPrecision p = cm.matmulPrecision();
-  double peak = hw->supports(p) ? hw->peakFor(p) : hw->peakFor(MathPrecision::FP32);
-  // One GPU's share of the replica's FLOPs: tp x cp x pp ranks run it.
-  mfu_ = step_ > 0 && peak > 0 ? modelFlops_ / (mesh.tp * mesh.cp * mesh.pp) / (step_ * peak) : 0;
+  // The model FLOPs' time at the peak of the math each runs in
+  // (ComputeModel::peakSeconds), so a mix of fp32, TF32 and 16-bit
+  // contractions is held to the peaks it runs at. One GPU's share of the
+  // replica's FLOPs: tp x cp x pp ranks run it.
+  mfu_ = step_ > 0 ? cm.peakSeconds() / (mesh.tp * mesh.cp * mesh.pp) / step_ : 0;
 
   // Throughput as torchtitan logs it: the tokens one data-parallel rank
   // trains per step, over the step time and the ranks that share them

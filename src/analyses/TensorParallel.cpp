@@ -9,6 +9,7 @@
 // with sequence parallelism. Per layer that is 10sbh + 24sbh/t + 5as^2b/t
 // bytes without and 34sbh/t + 5as^2b/t with sequence parallelism.
 #include "graphlint/analyses/MeshSharding.h"
+#include "graphlint/analyses/CapturePrecision.h"
 
 #include "graphlint/ir/OpRegistry.h"
 
@@ -122,7 +123,7 @@ double MeshSharding::elements(const Value *v) {
 
 double MeshSharding::activationElementBytes(const Value *v) const {
   unsigned bits = v ? dtypeBits(v->type.dtype) : 0;
-  if (sixteenBit_ && v && v->type.dtype == DType::Float)
+  if (narrowsFp32_ && v && v->type.dtype == DType::Float)
     bits = 16;
   return bits / 8.0;
 }
@@ -135,7 +136,7 @@ void MeshSharding::build(const Model &m, const Setup &s) {
   cp_ = std::max(1u, s.mesh.cp);
   ep_ = std::max(1u, s.mesh.ep);
   sequenceParallel_ = s.sequenceParallelOn();
-  sixteenBit_ = precisionPolicy(s.precision).sixteenBitActivations;
+  narrowsFp32_ = CapturePrecision(m, s).policyNarrowsFp32();
   if (!m.graph)
     return;
   const Graph &g = *m.graph;

@@ -2,8 +2,9 @@
 // memory trace reads (MemoryTrace.h), in one file. Which outputs are views
 // sharing their input's storage (and which of those are strided or
 // permuted, so that a later reshape copies), which activations torchvision
-// runs in place, exporter-decomposed kernels (GELU, SiLU, torch 1.13's
-// traced silu_backward) that PyTorch runs as one, a CPU dropout's
+// runs in place, exporter-decomposed kernels (GELU, SiLU and GroupNorm from
+// DecomposedKernels.h, attention, torch 1.13's traced silu_backward) that
+// PyTorch runs as one, a CPU dropout's
 // input-sized mask (and CUDA's one-byte mask where torch 1.x traced the CPU's
 // noise), and the repeated layers
 // --recompute layer checkpoints. Module scopes (a module's forward holds its
@@ -331,7 +332,38 @@ TorchStorage torchStorageOf(const Node &n, unsigned oi, Kernels kernels) {
   // tensors): on CUDA the noise is native_dropout's bool mask.
   if (oi == 0 && kernels == Kernels::Cuda && isTracedDropoutNoise(n))
     return {nullptr, true};
+  // On the CPU, mse_loss and smooth_l1_loss reduce into a 0-d tensor that
+  // keeps the unreduced buffer as its storage (measured: torch 2.13,
+  // F.mse_loss(a, b).untyped_storage().nbytes() == a.nbytes()), held as
+  // long as the loss is: through the whole backward of a training step.
+  if (oi == 0 && kernels == Kernels::Cpu)
+    if (const Value *unreduced = cpuLossStorage(n))
+      return {unreduced, false};
   return {};
+}
+
+const Value *cpuLossStorage(const Node &n) {
+  const Value *y = n.outputs.empty() ? nullptr : n.outputs[0];
+  if (!y || !y->type.shape.rankKnown || y->type.shape.rank() != 0 || n.inputs.empty() || !n.inputs[0])
+    return nullptr;
+  std::string aten = n.atenName();
+  if (aten == "mse_loss" || aten == "smooth_l1_loss")
+    return n.attrInt("reduction").value_or(1) != 0 ? n.inputs[0] : nullptr;
+  // torch.onnx's mse_loss: ReduceMean(Mul(d, d)) or ReduceMean(Pow(d, 2)),
+  // d = Sub(input, target) (the TorchScript exporter writes the Sub twice).
+  if (!isDefaultDomain(n.domain) || (n.opType != "ReduceMean" && n.opType != "ReduceSum"))
+    return nullptr;
+  auto sub = [](const Value *v) -> const Node * {
+    const Node *d = v ? v->producer : nullptr;
+    return d && isDefaultDomain(d->domain) && d->opType == "Sub" && d->inputs.size() == 2 ? d : nullptr;
+  };
+  const Value *sq = n.inputs[0];
+  const Node *m = sq->producer;
+  if (!m || !isDefaultDomain(m->domain) || m->inputs.size() != 2 || !sub(m->inputs[0]))
+    return nullptr;
+  const Node *a = sub(m->inputs[0]), *b = m->opType == "Mul" ? sub(m->inputs[1]) : nullptr;
+  bool square = m->opType == "Pow" || (b && (a == b || a->inputs == b->inputs));
+  return square ? sq : nullptr;
 }
 
 bool torchRunsInPlace(const Node &n) {
@@ -621,48 +653,30 @@ void PlanBuilder::findComposites() {
         compositeInner_.insert(n);
   }
 
+  // SiLU, GELU and GroupNorm as the exporters write them
+  // (DecomposedKernels.h): the last piece stands for the kernel.
+  for (const DecomposedKernel &k : decomposed_.kernels()) {
+    for (const Node *n : k.inner)
+      compositeInner_.insert(n);
+    compositeInput_[k.last] = k.input;
+    if (k.kind == DecomposedKernel::Kind::Silu)
+      inplaceActivation_.insert(k.last);
+    if (k.weights.empty() && !k.statisticsRows)
+      continue;
+    CompositeExtras &e = compositeExtras_[k.last];
+    e.weights.assign(k.weights.begin(), k.weights.end());
+    // mean and rstd: an fp32 pair per (sample, group), the [N, G, -1] rows.
+    std::optional<uint64_t> elements = k.statisticsRows ? elementsOf(k.statisticsRows) : std::nullopt;
+    std::optional<int64_t> perRow = k.statisticsRows ? k.statisticsRows->type.staticDim(2) : std::nullopt;
+    if (elements && perRow && *perRow > 0)
+      e.savedBytes = *elements / static_cast<uint64_t>(*perRow) * 8;
+  }
   auto soleUser = [](const Value *v) -> const Node * {
     return v && v->uses.size() == 1 && !v->isGraphOutput() ? v->uses[0].user : nullptr;
   };
-  auto isConst = [](const Value *v) { return isFoldedConstant(v); };
   auto other = [](const Node *n, const Value *v) -> const Value * {
     return n->inputs.size() == 2 ? (n->inputs[0] == v ? n->inputs[1] : n->inputs[0]) : nullptr;
   };
-  for (const auto &np : g_.nodes()) {
-    // SiLU: x * Sigmoid(x).
-    const Node &sig = *np;
-    if (sig.opType == "Sigmoid" && !sig.inputs.empty() && sig.inputs[0]) {
-      const Node *mul = soleUser(sig.outputs.empty() ? nullptr : sig.outputs[0]);
-      if (mul && mul->opType == "Mul" && other(mul, sig.outputs[0]) == sig.inputs[0]) {
-        compositeInner_.insert(&sig);
-        compositeInput_[mul] = sig.inputs[0];
-        inplaceActivation_.insert(mul);
-      }
-    }
-  }
-  for (const auto &np : g_.nodes()) {
-    const Node &erf = *np;
-    if (erf.opType != "Erf" || erf.inputs.empty() || !erf.inputs[0] || !erf.inputs[0]->producer)
-      continue;
-    const Node *div = erf.inputs[0]->producer;
-    if ((div->opType != "Div" && div->opType != "Mul") || div->inputs.size() != 2 || !isConst(div->inputs[1]))
-      continue;
-    const Value *x = div->inputs[0];
-    const Node *add = soleUser(erf.outputs[0]);
-    if (!add || add->opType != "Add" || !isConst(other(add, erf.outputs[0])))
-      continue;
-    const Node *mul = soleUser(add->outputs[0]);
-    if (!mul || mul->opType != "Mul" || other(mul, add->outputs[0]) != x)
-      continue;
-    const Node *last = mul;
-    if (const Node *half = soleUser(mul->outputs[0]);
-        half && half->opType == "Mul" && isConst(other(half, mul->outputs[0])))
-      last = half;
-    for (const Node *inner : {div, &erf, add, mul})
-      if (inner != last)
-        compositeInner_.insert(inner);
-    compositeInput_[last] = x;
-  }
   // silu_backward as torch 1.13's fake capture traces it, its
   // CompositeImplicit formula grad * s * (1 + x * (1 - s)), s = sigmoid(x):
   // s = sigmoid(x); o = fill_(empty_like(s), 1); t = sub_(o, s);

@@ -43,26 +43,6 @@ llvm::Optional<DType> dtypeFromTorchName(llvm::StringRef s) {
   return llvm::None;
 }
 
-/// NCHW or NHWC from a rank-4 tensor's recorded strides. Dims of size 1 are
-/// skipped (PyTorch leaves their strides arbitrary), so a tensor both orders
-/// describe, [N, C, 1, 1] or [N, 1, H, W], is Unknown; so is any other order.
-Value::MemoryFormat memoryFormatOf(llvm::ArrayRef<Dim> dims, llvm::ArrayRef<Dim> strides) {
-  if (dims.size() != 4 || strides.size() != 4)
-    return Value::MemoryFormat::Unknown;
-  int64_t c = dims[1].value, h = dims[2].value, w = dims[3].value;
-  for (unsigned i = 1; i < 4; ++i)
-    if (!dims[i].isStatic() || !strides[i].isStatic())
-      return Value::MemoryFormat::Unknown;
-  auto matches = [&](int64_t sc, int64_t sh, int64_t sw) {
-    return (c == 1 || strides[1].value == sc) && (h == 1 || strides[2].value == sh) &&
-           (w == 1 || strides[3].value == sw);
-  };
-  bool nchw = matches(h * w, w, 1), nhwc = matches(1, w * c, c);
-  if (nchw == nhwc)
-    return Value::MemoryFormat::Unknown;
-  return nchw ? Value::MemoryFormat::Contiguous : Value::MemoryFormat::ChannelsLast;
-}
-
 Device deviceFromString(llvm::StringRef s) {
   Device d;
   auto [kind, index] = s.split(':');

@@ -210,4 +210,31 @@ const Function *Model::findFunction(llvm::StringRef domain, llvm::StringRef name
   return nullptr;
 }
 
+Value::MemoryFormat memoryFormatOf(llvm::ArrayRef<Dim> dims, llvm::ArrayRef<Dim> strides) {
+  if (dims.size() != 4 || strides.size() != 4)
+    return Value::MemoryFormat::Unknown;
+  int64_t c = dims[1].value, h = dims[2].value, w = dims[3].value;
+  for (unsigned i = 1; i < 4; ++i)
+    if (!dims[i].isStatic() || !strides[i].isStatic())
+      return Value::MemoryFormat::Unknown;
+  auto matches = [&](int64_t sc, int64_t sh, int64_t sw) {
+    return (c == 1 || strides[1].value == sc) && (h == 1 || strides[2].value == sh) &&
+           (w == 1 || strides[3].value == sw);
+  };
+  bool nchw = matches(h * w, w, 1), nhwc = matches(1, w * c, c);
+  if (nchw == nhwc)
+    return Value::MemoryFormat::Unknown;
+  return nchw ? Value::MemoryFormat::Contiguous : Value::MemoryFormat::ChannelsLast;
+}
+
+Value::MemoryFormat contiguousMemoryFormat(llvm::ArrayRef<Dim> dims) {
+  if (dims.size() != 4)
+    return Value::MemoryFormat::Unknown;
+  // Only dims 1..3 decide (memoryFormatOf): the batch may stay symbolic.
+  int64_t h = dims[2].isStatic() ? dims[2].value : 0, w = dims[3].isStatic() ? dims[3].value : 0;
+  int64_t c = dims[1].isStatic() ? dims[1].value : 0;
+  Dim strides[4] = {Dim::fixed(c * h * w), Dim::fixed(h * w), Dim::fixed(w), Dim::fixed(1)};
+  return memoryFormatOf(dims, strides);
+}
+
 }  // namespace graphlint

@@ -311,6 +311,10 @@ bool isTrainingOnnxDropout(const Node &n) {
   return !(ratio && ratio->floats.size() == 1 && ratio->floats[0] == 0.0);
 }
 
+bool isTrainingOnnxBatchNorm(const Node &n) {
+  return isDefaultDomain(n.domain) && n.opType == "BatchNormalization" && n.attrInt("training_mode").value_or(0) != 0;
+}
+
 bool isNoopConversion(const Node &n) {
   bool onnxCast = isDefaultDomain(n.domain) && n.opType == "Cast";
   if ((!onnxCast && (n.domain != "aten" || n.opType != "to")) || n.inputs.empty() || !n.inputs[0] ||

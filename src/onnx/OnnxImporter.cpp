@@ -141,6 +141,14 @@ public:
     checkParams();
     onnxio::completeShapes(m, builder, proto_, opts_);
     onnxio::restoreDynamoMerges(m);
+    // ONNX tensors have no strides: dense row-major, as the PyTorch run they
+    // were exported from holds them unless it was made channels-last (which
+    // the file cannot say). The cost model's layout transforms read this.
+    forEachGraph(*m.graph, [](const Graph &g) {
+      for (const auto &v : g.values())
+        if (v->type.isTensor() && v->type.shape.rankKnown)
+          v->memoryFormat = contiguousMemoryFormat(v->type.shape.dims);
+    });
     return std::move(model_);
   }
 

@@ -5,6 +5,7 @@
 // become one diagnostic with a count.
 #include "graphlint/ir/Display.h"
 #include "graphlint/ir/CheckedMath.h"
+#include "graphlint/analyses/CapturePrecision.h"
 #include "graphlint/analyses/Contraction.h"
 #include "graphlint/analyses/FusionPlan.h"
 #include "graphlint/base/HardwareProfile.h"
@@ -47,7 +48,7 @@ public:
     const HardwareProfile *hw = HardwareCatalog::instance().find(ctx.setup().target);
     if (!hw)
       return;  // the CLI rejects unknown targets; an API caller gets no guesses
-    const Precision run = ctx.setup().precision;
+    const CapturePrecision &precision = ctx.get<CapturePrecision>();
     std::map<std::string, Finding> findings;  // by op, dtype and the misaligned dims
     std::vector<std::string> order;
     forEachGraph(*m.graph, [&](const Graph &g) {
@@ -57,8 +58,9 @@ public:
         if (!s)
           continue;
         // The precision the kernel runs at: under --precision bf16-mixed an
-        // fp32 tensor is multiplied in bf16 (alignment 8, not TF32's 4).
-        auto math = contractionMathPrecision(s->dtype, run);
+        // fp32 capture's tensor is multiplied in bf16 (alignment 8, not
+        // TF32's 4); a bf16 capture's fp32 contraction stays fp32.
+        auto math = precision.contractionMath(s->dtype);
         unsigned align = math ? alignmentFor(*math, *hw) : 0;
         if (align == 0)
           continue;
@@ -100,7 +102,7 @@ public:
         f.math = *math;
         std::string what = *math == MathPrecision::FP32 ? "f32 (run as TF32)"
                            : s->dtype == DType::Float
-                               ? fmt::format("{} (--precision {})", mathPrecisionName(*math), precisionName(run))
+                               ? fmt::format("{} (--precision {})", mathPrecisionName(*math), precisionName(ctx.setup().precision))
                                : std::string(dtypeShortName(s->dtype));
         f.message = fmt::format(
             "{} '{}' has {}, {} {}, the {} tensor-core alignment: its kernel falls back to narrower loads or "

@@ -27,10 +27,15 @@ struct KernelTime {
   /// The share of `bytes` that NCHW <-> NHWC transforms around a tensor-core
   /// convolution move: kernels of their own, run before and after it.
   double layoutBytes = 0;
+  /// The share of `bytes` other memory-bound kernels of their own move, run
+  /// after the group's: the training batch norm the dynamo ONNX exporter
+  /// fused into a Conv (eager still runs it: fusedBatchNormOutput).
+  double serialBytes = 0;
   unsigned kernels = 0;    // launches
   /// The GPU's time: max((matmul - attention) / (peak * eta_c) + attention /
   /// (peak * eta_attn) + rest / (fp32 peak * eta_c),
-  /// (bytes - layoutBytes) / (bandwidth * eta_m)) + layoutBytes / (bandwidth * eta_m).
+  /// (bytes - layoutBytes - serialBytes) / (bandwidth * eta_m)) +
+  /// (layoutBytes + serialBytes) / (bandwidth * eta_m).
   double gpuSeconds = 0;
   /// What the stream spends: the GPU time, or the launches when the host
   /// cannot issue kernels faster than they finish.
@@ -72,8 +77,16 @@ public:
   /// The target's profile; null when Setup::target names no profile (then
   /// every time is zero and only FLOPs and bytes are meaningful).
   const HardwareProfile *hardware() const { return hw_; }
-  /// The math contractions run in (from the graph's dtypes and --precision).
+  /// The math most of the contraction FLOPs run in (CapturePrecision: the
+  /// graph's dtypes, --precision where the capture recorded none; fp32
+  /// convolutions in TF32 by PyTorch's default).
   MathPrecision matmulPrecision() const { return matmulPrecision_; }
+  /// MFU's denominator over the step time: the model FLOPs (recomputation
+  /// excluded) each at the dense peak of the math it runs in -- the
+  /// contractions at their precision's (the fp32 peak where the target
+  /// lacks it, as timeKernel runs them), everything else at the fastest of
+  /// those. No group is timed faster than this, so MFU <= 100%.
+  double peakSeconds() const { return peakSeconds_; }
   /// One entry per FusionPlan group, same index.
   const std::vector<GroupCost> &groups() const { return groups_; }
   /// Indices into groups() of the main graph's kernels (and control-flow
@@ -107,6 +120,7 @@ public:
 private:
   const HardwareProfile *hw_ = nullptr;
   MathPrecision matmulPrecision_ = MathPrecision::FP32;
+  double peakSeconds_ = 0;
   std::vector<GroupCost> groups_;
   std::vector<unsigned> schedule_;
   std::vector<TrainableParam> params_;

@@ -41,8 +41,4 @@ struct ContractionGeometry {
 /// scaled_dot_product attention ops); nullopt otherwise.
 std::optional<ContractionGeometry> contractionGeometry(const Node &n);
 
-/// The precision a contraction on `dtype` runs at under the run's setup:
-/// fp32 tensors run as bf16/fp16 under --precision *-mixed and bf16.
-std::optional<MathPrecision> contractionMathPrecision(DType dtype, Precision run);
-
 }  // namespace graphlint

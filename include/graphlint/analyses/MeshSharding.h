@@ -121,7 +121,7 @@ private:
 
   unsigned tp_ = 1, cp_ = 1, ep_ = 1;
   bool sequenceParallel_ = false;
-  bool sixteenBit_ = false;
+  bool narrowsFp32_ = false;  // CapturePrecision::policyNarrowsFp32
   std::string planName_ = "none";
   std::vector<TpModule> tpModules_;
   std::vector<TpRegion> tpRegions_;

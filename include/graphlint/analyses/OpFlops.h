@@ -26,6 +26,11 @@ std::optional<double> contractionFlops(const Node &n, bool flashKernels = true);
 /// attention efficiency (HardwareProfile::attentionEfficiencyFor).
 bool isAttentionKernel(const Node &n);
 
+/// The gradients an aten::convolution_backward computes of the input and
+/// the weight (its output_mask; the bias gradient is a reduction): each is a
+/// convolution of its own, cuDNN's dgrad and wgrad kernels. 0 for other ops.
+unsigned convolutionBackwardGradients(const Node &n);
+
 /// FLOPs of a fused attention kernel (scaled_dot_product_attention and the
 /// aten kernels it dispatches to, forward or backward), as the kernel runs
 /// it (FlashAttention-2, Dao 2023): forward 2·b·h·s_q·s_k·(d + d_v) (QK^T and

@@ -168,10 +168,11 @@ public:
   Graph *graph = nullptr;
   Device device;
   bool requiresGrad = false;
-  /// A rank-4 tensor's element order, from the strides the FX exporter
-  /// records (ONNX records none): NCHW (contiguous) or NHWC (channels-last).
+  /// A rank-4 tensor's element order: from the strides the FX exporter
+  /// records; an ONNX tensor has none, it is dense row-major (NCHW for
+  /// Conv, as ONNX defines it). NCHW (contiguous) or NHWC (channels-last);
   /// Unknown without strides, for other strides, or where size-1 dims make
-  /// the two orders the same.
+  /// the two orders the same (memoryFormatOf).
   enum class MemoryFormat : uint8_t { Unknown, Contiguous, ChannelsLast };
   MemoryFormat memoryFormat = MemoryFormat::Unknown;
   llvm::SmallVector<Use, 2> uses;
@@ -372,6 +373,14 @@ public:
 };
 
 /// Calls fn(graph) for the main graph and every nested graph, outer first.
+/// The memory format of a rank-4 tensor of `dims` laid out by `strides`
+/// (Value::memoryFormat). Dims of size 1 are skipped (PyTorch leaves their
+/// strides arbitrary), so a tensor both orders describe, [N, C, 1, 1] or
+/// [N, 1, H, W], is Unknown; so is any other order, and any rank but 4.
+Value::MemoryFormat memoryFormatOf(llvm::ArrayRef<Dim> dims, llvm::ArrayRef<Dim> strides);
+/// The memory format of a dense row-major tensor of `dims` (an ONNX tensor).
+Value::MemoryFormat contiguousMemoryFormat(llvm::ArrayRef<Dim> dims);
+
 template <typename Fn> void forEachGraph(const Graph &g, Fn &&fn) {
   fn(g);
   for (const auto &n : g.nodes())

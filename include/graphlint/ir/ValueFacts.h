@@ -69,6 +69,12 @@ bool isIdentityDropout(const Node &n);
 /// PyTorch's dropout does; any other ai.onnx Dropout is the identity.
 bool isTrainingOnnxDropout(const Node &n);
 
+/// An ai.onnx BatchNormalization in training mode (training_mode = 1, opset
+/// >= 14, as torch.onnx writes it with TrainingMode.TRAINING): it normalises
+/// over the batch's statistics, a reduction over N x H x W like aten's
+/// _native_batch_norm_legit, not the per-channel affine of inference.
+bool isTrainingOnnxBatchNorm(const Node &n);
+
 /// The small payload of a constant: an initializer's or an ai.onnx
 /// Constant's value tensor (through captures and free views); nullptr when
 /// `v` is no constant or its payload was not kept.
