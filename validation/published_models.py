@@ -57,7 +57,18 @@ _MPT_DIMS = {"mpt_7b": (4096, 32, 32), "mpt_30b": (7168, 56, 48)}
 
 def __getattr__(name):
     """mpt_7b_s2048 and the like: the benchmark model at one sequence length
-    (its position table has that many rows)."""
+    (its position table has that many rows). FACTORY_bf16: the model cast to
+    bfloat16, as a run whose parameters compute in bf16 (FSDP2's param_dtype,
+    Megatron's --bf16) holds it: the capture records the bf16 activations and
+    the fp32 upcasts the model writes itself (the loss's logits.float(), the
+    RMSNorm statistics), which graphlint then keeps (docs/memory.md)."""
+    if name.endswith("_bf16"):
+        base = globals().get(name[:-5]) or __getattr__(name[:-5])
+
+        def bf16():
+            import torch
+            return base().to(torch.bfloat16)
+        return bf16
     m = re.fullmatch(r"(mpt_\d+b)_s(\d+)", name)
     if m and m.group(1) in _MPT_DIMS:
         return lambda: _mpt(*_MPT_DIMS[m.group(1)], int(m.group(2)))

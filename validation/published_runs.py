@@ -259,8 +259,14 @@ def main(argv=None):
         if missing:
             res["status"] = "not expressible: " + ", ".join(missing)
             continue
+        # A run whose parameters compute in bf16 is captured in bf16 (its
+        # fp32 upcasts recorded); an autocast run (amp_bf16) in fp32, the
+        # policy narrowing it.
+        bf16 = str(row.get("precision", {}).get("params", "")).startswith("bf16")
         if factory in SEQ_SIZED:
             factory = f"{factory}_s{row['batch']['seq']}"
+        if bf16:
+            factory += "_bf16"
         if factory not in captured:
             captured[factory] = capture(factory, args.cache, args.python, timings)
         fx, why = captured[factory]

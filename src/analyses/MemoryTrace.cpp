@@ -1036,8 +1036,13 @@ Trace PlanBuilder::build(MemorySummary &sum) {
     uint64_t b = bytesOf(v, false);
     uint64_t numel = dtypeBits(v->type.dtype) ? b * 8 / dtypeBits(v->type.dtype) : 0;
     const PrecisionPolicy pp = policy();
-    bool fp32 = v->type.dtype == DType::Float;
-    if (train && fp32)
+    // A mixed policy holds every trainable weight as it says (FSDP2's fp32
+    // shards, DDP's 16-bit copy beside an fp32 master), also one a 16-bit
+    // capture recorded in 16 bits (the run's compute copy, not its storage).
+    const bool mixed = s_.precision == Precision::BF16Mixed || s_.precision == Precision::FP16Mixed;
+    const bool sized = v->type.dtype == DType::Float ||
+                       (mixed && (v->type.dtype == DType::BFloat16 || v->type.dtype == DType::Float16));
+    if (train && sized)
       b = numel * pp.weightBytes;
     if (training && train)
       b /= shards(s_.mesh.zeroStage() >= 3, v);
@@ -1050,8 +1055,8 @@ Trace PlanBuilder::build(MemorySummary &sum) {
     if (state)
       t_.alloc(state, MemoryKind::OptimizerState, v);
     sum.optimizerBytes += state;
-    // Gradients of fp32 parameters follow the policy; others keep their dtype.
-    uint64_t grad = (fp32 ? numel * pp.gradBytes : bytesOf(v, false)) / shards(s_.mesh.zeroStage() >= 2, v);
+    // Gradients of the weights the policy sizes follow it; others keep their dtype.
+    uint64_t grad = (sized ? numel * pp.gradBytes : bytesOf(v, false)) / shards(s_.mesh.zeroStage() >= 2, v);
     sum.gradsBytes += grad;
   }
   // The states of batch norms the exporter fused into Convs (fp32 weights,

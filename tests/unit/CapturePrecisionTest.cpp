@@ -89,6 +89,30 @@ TEST(CapturePrecision, Bf16CaptureKeepsItsFp32TensorsAgainstTheMeasuredStep) {
   EXPECT_EQ(act, cm.get<MemoryPlan>().summary().activationsBytes);
 }
 
+// A bf16 capture's trainable weights are the run's compute copies: a mixed
+// policy stores them as it says. Under FSDP2 bf16-mixed (torchtitan:
+// param_dtype bf16, reduce_dtype fp32) the sharded weights and gradients are
+// fp32, as for an fp32 capture of the same model; pure bf16 keeps 2 bytes.
+TEST(CapturePrecision, MixedPolicySizesTheWeightsOfASixteenBitCapture) {
+  auto bf16 = load("upcast_bf16.train.fx.json"), fp32 = load("upcast_fp32.train.fx.json");
+  ASSERT_TRUE(bf16 && fp32);
+  auto states = [](const Model &m, Precision p, unsigned dpShard) {
+    graphlint::Setup s = adam(p);
+    s.dpShard = dpShard;
+    EXPECT_FALSE(s.resolveMesh());
+    AnalysisContext ctx(m, s);
+    const MemorySummary &sum = ctx.get<MemoryPlan>().summary();
+    return std::pair{sum.paramsBytes, sum.gradsBytes};
+  };
+  for (unsigned shard : {1u, 8u}) {
+    EXPECT_EQ(states(*bf16, Precision::BF16Mixed, shard), states(*fp32, Precision::BF16Mixed, shard)) << shard;
+    auto pure = states(*bf16, Precision::BF16, shard), mixed = states(*bf16, Precision::BF16Mixed, shard);
+    EXPECT_GT(pure.first, 0u);
+    if (shard > 1)  // FSDP2: fp32 shards of weights and gradients
+      EXPECT_EQ(mixed.first, 2 * pure.first) << shard;
+  }
+}
+
 // An fp32 capture under a 16-bit policy: every fp32 activation in 16 bits,
 // every contraction at the bf16 peak -- the policy is the only information.
 TEST(CapturePrecision, Fp32CaptureTakesThePolicy) {
