@@ -5,14 +5,13 @@
 // link, how much, how much hidden) listed below the chart.
 #include "graphlint/report/Reporters.h"
 
-#include "graphlint/ir/MessageText.h"
+#include "Svg.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
 namespace graphlint {
-namespace {
 
 // XML 1.0 cannot hold C0 controls at all (an SVG with one is not
 // well-formed): they are dropped, with the C1 and bidi controls.
@@ -29,6 +28,8 @@ std::string xmlEscape(const std::string &raw) {
   }
   return out;
 }
+
+namespace {
 
 std::string ms(double seconds) { return fmt::format("{:.1f} ms", seconds * 1e3); }
 
