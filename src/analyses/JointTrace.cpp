@@ -33,7 +33,8 @@ void PlanBuilder::joint() {
   const auto end = static_cast<int64_t>(nodes.size());
   auto runs = [&](const Node &n) { return training || !n.backwardPhase; };
   // The last node that reads each value, among the nodes that run.
-  llvm::DenseMap<const Value *, int64_t> lastRead = Liveness(g_, runs, &m_, compiled_ == nullptr).lastReads();
+  llvm::DenseMap<const Value *, int64_t> lastRead =
+      lastReads(training ? "all" : "forward", runs, compiled_ == nullptr);
   if (compiled_) {
     planCompiledJoint(lastRead);
     holdKernelInputs(g_, *compiled_, lastRead, runs);
@@ -222,8 +223,8 @@ void PlanBuilder::planCompiledJoint(llvm::DenseMap<const Value *, int64_t> &last
                                                        [](const Value *v) { return v->producer == nullptr; });
     // A recomputed tensor lives to its last forward reader; the tensors its
     // op reads live until its last backward reader instead.
-    llvm::DenseMap<const Value *, int64_t> forwardRead =
-        Liveness(g_, [](const Node &n) { return !n.backwardPhase; }, &m_, false).lastReads();
+    const llvm::DenseMap<const Value *, int64_t> &forwardRead =
+        lastReads("forward", [](const Node &n) { return !n.backwardPhase; }, false);
     for (const Value *b : saved) {
       if (!recomputedByPartitioner_.count(b)) {
         kept.insert(b);
@@ -277,8 +278,8 @@ std::vector<PlanBuilder::Checkpoint> PlanBuilder::checkpoints(llvm::DenseMap<con
       for (const Value *in : np->inputs)
         if (const Value *v = captureOrigin(in); segmentOf(v) >= 0 && segmentOf(v) != segment_[np->index])
           leaves.insert(v);
-  llvm::DenseMap<const Value *, int64_t> forwardRead =
-      Liveness(g_, [](const Node &n) { return !n.backwardPhase; }, &m_).lastReads();
+  const llvm::DenseMap<const Value *, int64_t> &forwardRead =
+      lastReads("forward", [](const Node &n) { return !n.backwardPhase; }, true);
   for (const auto &np : nodes) {
     int seg = np->backwardPhase || policySaved_[np->index] ? -1 : segment_[np->index];
     if (seg < 0)

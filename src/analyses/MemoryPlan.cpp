@@ -148,7 +148,7 @@ MemoryPlan::MemoryPlan(const Model &m, AnalysisContext &ctx) {
   sum.executionStated = s.backendStated;
   const FusionPlan *compiled = s.compiledExecution() ? &ctx.get<FusionPlan>() : nullptr;
   sum.execution = compiled ? "compiled" : "eager";
-  Trace t = memory::buildTrace(m, s, sum, sharding, compiled);
+  Trace t = memory::buildTrace(ctx, sum, sharding, compiled);
   if (!s.train) {
     sum.gradsBytes = 0;
     sum.optimizerBytes = 0;

@@ -428,9 +428,9 @@ void PlanBuilder::assignSegments(bool training) {
   segment_.assign(nodes.size(), -1);
   policySaved_.assign(nodes.size(), false);
   if (training) {
-    RecomputePlan plan = recomputePlan(g_, s_);
-    segment_ = std::move(plan.segment);
-    policySaved_ = std::move(plan.policySaved);
+    const RecomputePlan &plan = recomputePlanOf(ctx_, g_);
+    segment_ = plan.segment;
+    policySaved_ = plan.policySaved;
   }
   segStart_.clear();
   for (size_t i = 0; i < nodes.size(); ++i)
@@ -509,7 +509,7 @@ void PlanBuilder::forward(bool training) {
   int64_t end = static_cast<int64_t>(nodes.size());
   // Last use of each value (the shared Liveness); the last piece of an
   // exporter-decomposed kernel reads the chain's input too.
-  llvm::DenseMap<const Value *, int64_t> lastUse = Liveness(g_, {}, &m_, compiled_ == nullptr).lastReads();
+  llvm::DenseMap<const Value *, int64_t> lastUse = lastReads("all", {}, compiled_ == nullptr);
   if (compiled_)
     holdKernelInputs(g_, *compiled_, lastUse, [](const Node &) { return true; });
   for (const auto &[node, in] : compositeInput_) {
@@ -1178,9 +1178,16 @@ Trace PlanBuilder::build(MemorySummary &sum) {
   return std::move(t_);
 }
 
-Trace buildTrace(const Model &m, const Setup &s, MemorySummary &sum, const MeshSharding *sharding,
-                 const FusionPlan *compiled) {
-  return PlanBuilder(m, s, sharding, compiled).build(sum);
+const llvm::DenseMap<const Value *, int64_t> &PlanBuilder::lastReads(const char *which,
+                                                                     llvm::function_ref<bool(const Node &)> runs,
+                                                                     bool pythonHolds) {
+  using Reads = llvm::DenseMap<const Value *, int64_t>;
+  return ctx_.fact<Reads>(fmt::format("liveness {} {} {}", which, pythonHolds, static_cast<const void *>(&g_)),
+                          [&] { return Liveness(g_, runs, &m_, pythonHolds).lastReads(); });
+}
+
+Trace buildTrace(AnalysisContext &ctx, MemorySummary &sum, const MeshSharding *sharding, const FusionPlan *compiled) {
+  return PlanBuilder(ctx, sharding, compiled).build(sum);
 }
 
 }  // namespace graphlint::memory

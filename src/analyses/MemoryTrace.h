@@ -73,12 +73,14 @@ public:
   std::vector<Step> steps;
 };
 
-/// Writes the trace of one inference pass or training step of `m` under `s`,
-/// filling the model-state fields of `sum`; `sharding`: one rank's share of
-/// each value under tp/cp/ep (null: the whole graph).
-/// `compiled`: the Inductor fusion plan when the setup states torch.compile's
-/// execution (Setup::compiledExecution; CompiledExecution.h), else null.
-Trace buildTrace(const Model &m, const Setup &s, MemorySummary &sum, const MeshSharding *sharding = nullptr,
+/// Writes the trace of one inference pass or training step of the context's
+/// model under its setup, filling the model-state fields of `sum`;
+/// `sharding`: one rank's share of each value under tp/cp/ep (null: the
+/// whole graph). `compiled`: the Inductor fusion plan when the setup states
+/// torch.compile's execution (Setup::compiledExecution; CompiledExecution.h),
+/// else null. The context supplies the facts the trace shares with other
+/// analyses (the repeated layers, the recompute segments, float8's linears).
+Trace buildTrace(AnalysisContext &ctx, MemorySummary &sum, const MeshSharding *sharding = nullptr,
                  const FusionPlan *compiled = nullptr);
 
 }  // namespace graphlint::memory

@@ -60,9 +60,9 @@ class PlanBuilder {
 public:
   /// `sharding`: what one rank of the mesh's tp/cp/ep holds of each value
   /// (MeshSharding.h); null when they are all 1.
-  PlanBuilder(const Model &m, const Setup &s, const MeshSharding *sharding = nullptr,
-              const FusionPlan *compiled = nullptr)
-      : m_(m), s_(s), g_(*m.graph), sharding_(sharding), compiled_(compiled), float8_(m, s) {}
+  PlanBuilder(AnalysisContext &ctx, const MeshSharding *sharding = nullptr, const FusionPlan *compiled = nullptr)
+      : ctx_(ctx), m_(ctx.model()), s_(ctx.setup()), g_(*m_.graph), sharding_(sharding), compiled_(compiled),
+        float8_(ctx.get<Float8Linears>()) {}
 
   using Ints = llvm::SmallVector<int64_t, 4>;  // dims or strides
   /// A value's dims when every one is static.
@@ -232,10 +232,17 @@ private:
     uint64_t extraBytes = 0;
   };
   Saved savedOf(const Node &n);
+  /// Liveness(g_, runs, &m_, pythonHolds).lastReads(), computed once per
+  /// context (or SharedFacts) for each `which` (the nodes `runs` picks,
+  /// named: "all", "forward", "training").
+  const llvm::DenseMap<const Value *, int64_t> &lastReads(const char *which,
+                                                          llvm::function_ref<bool(const Node &)> runs,
+                                                          bool pythonHolds);
   /// aten's dropout, or a training ai.onnx Dropout, run by the CPU's kernel
   /// (`input * noise`; --kernels cpu).
   bool isCpuDropout(const Node &n) const;
 
+  AnalysisContext &ctx_;
   const Model &m_;
   const Setup &s_;
   const Graph &g_;
@@ -262,7 +269,7 @@ private:
   uint64_t materialised(const Value *v, uint64_t bytes) const { return fusedAway_.count(v) ? 0 : bytes; }
   /// --float8: the converted linears (their GEMMs' fp8 operand copies, the
   /// fp8-gathered weights).
-  Float8Linears float8_;
+  const Float8Linears &float8_;
   /// Bytes of the fp8 copies that live while `n` runs as a converted
   /// linear's GEMM (its backward's when `synthesisedBackward`); 0 otherwise.
   uint64_t float8Temporaries(const Node &n, bool synthesisedBackward);

@@ -130,6 +130,15 @@ double MeshSharding::activationElementBytes(const Value *v) const {
 MeshSharding::MeshSharding(const Model &m, AnalysisContext &ctx) { build(m, ctx.setup()); }
 MeshSharding::MeshSharding(const Model &m, const Setup &s) { build(m, s); }
 
+std::string MeshSharding::sharedKey(const Setup &s) {
+  std::string plan;
+  for (const auto &[glob, style] : s.tpPlan)
+    plan += fmt::format(" {}={}", glob, tpStyleName(style));
+  return fmt::format("tp {} cp {} ep {} sp {} 16bit {} capacity {}{}", s.mesh.tp, s.mesh.cp, s.mesh.ep,
+                     s.sequenceParallelOn(), precisionPolicy(s.precision).sixteenBitActivations, s.capacityFactor,
+                     plan);
+}
+
 void MeshSharding::build(const Model &m, const Setup &s) {
   tp_ = std::max(1u, s.mesh.tp);
   cp_ = std::max(1u, s.mesh.cp);

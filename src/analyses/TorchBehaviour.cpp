@@ -15,6 +15,8 @@
 #include "graphlint/ir/OpRegistry.h"
 #include "graphlint/ir/ValueFacts.h"
 
+#include <fmt/format.h>
+
 #include <llvm/ADT/StringExtras.h>
 #include <llvm/ADT/StringMap.h>
 #include <llvm/ADT/StringSet.h>
@@ -177,6 +179,17 @@ SacOp sacSaveListOp(const Node &n) {
       n.inputs[1]->type.shape.rank() == 2)
     return SacOp::MatMul;
   return SacOp::None;
+}
+
+const std::vector<llvm::StringRef> &checkpointLayersOf(AnalysisContext &ctx, const Graph &g) {
+  return ctx.fact<std::vector<llvm::StringRef>>(fmt::format("checkpointLayers {}", static_cast<const void *>(&g)),
+                                                [&] { return checkpointLayers(g); });
+}
+
+const RecomputePlan &recomputePlanOf(AnalysisContext &ctx, const Graph &g) {
+  const Setup &s = ctx.setup();
+  return ctx.fact<RecomputePlan>(fmt::format("recompute {} {}", s.recomputeLabel(), static_cast<const void *>(&g)),
+                                 [&] { return recomputePlan(g, s); });
 }
 
 RecomputePlan recomputePlan(const Graph &g, const Setup &s) {

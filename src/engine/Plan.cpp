@@ -5,6 +5,7 @@
 
 #include "PlanSpace.h"
 
+#include "graphlint/analyses/Analysis.h"
 #include "graphlint/analyses/MemoryPlan.h"
 #include "graphlint/analyses/StepTimeline.h"
 #include "graphlint/base/HardwareProfile.h"
@@ -22,9 +23,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <limits>
 #include <map>
 #include <mutex>
+#include <thread>
 
 namespace graphlint {
 
@@ -80,7 +83,7 @@ struct Context {
   PlanObjective objective = PlanObjective::Cost;
 };
 
-PlanCandidate evaluate(const Model &m, const Context &cx, const PlanSetup &p) {
+PlanCandidate evaluate(const Model &m, SharedFacts &facts, const Context &cx, const PlanSetup &p) {
   PlanCandidate c;
   c.setup = p;
   auto s = planSetupOver(*cx.base, p);
@@ -89,8 +92,9 @@ PlanCandidate evaluate(const Model &m, const Context &cx, const PlanSetup &p) {
     return c;
   }
   // What lint does for the same flags (Driver.cpp lintModel): one context,
-  // the memory plan's summary, then the step timeline.
-  AnalysisContext ctx(m, *s);
+  // the memory plan's summary, then the step timeline; the context shares
+  // the model's setup-independent facts with the other candidates.
+  AnalysisContext ctx(m, *s, &facts);
   const MemorySummary &mem = ctx.get<MemoryPlan>().summary();
   c.peakReservedBytes = mem.peakReservedBytes;
   c.capacityBytes = mem.capacityBytes;
@@ -136,7 +140,7 @@ PlanCandidate evaluate(const Model &m, const Context &cx, const PlanSetup &p) {
   return c;
 }
 
-std::string usd(double v) { return v >= 100 ? fmt::format("${:.0f}", v) : fmt::format("${:.3g}", v); }
+std::string usd(double v) { return v >= 100 ? fmt::format("${:.0f}", v) : fmt::format("${:.4g}", v); }
 
 // The keys in which two setups differ: "tp 2 (best 1), recompute layer (best none)".
 std::string differences(const PlanSetup &a, const PlanSetup &best) {
@@ -160,7 +164,7 @@ std::string runnerUpLine(const PlanCandidate &top, const PlanCandidate &next, Pl
   } else {
     by = "no price for its target";
   }
-  auto ms = [](double s) { return fmt::format("{:.0f} ms", s * 1e3); };
+  auto ms = [](double s) { return s >= 1e-3 || s == 0 ? fmt::format("{:.0f} ms", s * 1e3) : fmt::format("{:.3g} us", s * 1e6); };
   return fmt::format("runner-up loses by {}: step {} vs {} (compute {} vs {}, exposed communication {} vs {}, "
                      "pipeline bubble {} vs {}); it differs in {}",
                      by, ms(next.stepTimeS), ms(top.stepTimeS), ms(next.computeS), ms(top.computeS),
@@ -279,50 +283,106 @@ llvm::Expected<PlanResult> runPlan(const std::string &modelPath, const PlanReque
   r.contextBytes = cx.contextBytes;
   r.ncclBytes = cx.ncclBytes;
 
-  // One import per per-rank batch; every candidate of that batch reads it.
+  // One import per per-rank batch, each with the facts its candidates share
+  // (Analysis.h); the next batch is imported on a thread of its own while the
+  // pool evaluates this one's candidates, at most two models alive at once.
+  struct Group {
+    unsigned batch = 1;
+    std::vector<size_t> indices;
+    std::unique_ptr<Model> model;
+    std::unique_ptr<SharedFacts> facts;
+    std::string error;
+    bool ready = false;
+    size_t left = 0;  // candidates not evaluated yet
+  };
   std::map<unsigned, std::vector<size_t>> byBatch;
   for (size_t i = 0; i < space.setups.size(); ++i)
     byBatch[space.setups[i].batch].push_back(i);
+  std::vector<Group> groups;
+  for (auto &[batch, indices] : byBatch) {
+    Group g;
+    g.batch = batch;
+    g.left = indices.size();
+    g.indices = std::move(indices);
+    groups.push_back(std::move(g));
+  }
   std::vector<PlanCandidate> out(space.setups.size());
   unsigned jobs = req.jobs ? req.jobs : llvm::hardware_concurrency().compute_thread_count();
   std::mutex mu;
+  std::condition_variable changed;
   size_t done = 0;
   auto evalStart = std::chrono::steady_clock::now();
   std::unique_ptr<Model> owned = std::move(*first);
-  for (const auto &[batch, indices] : byBatch) {
-    std::unique_ptr<Model> model;
-    if (batch == 1) {
-      model = std::move(owned);
-    } else {
-      auto t0 = std::chrono::steady_clock::now();
-      ImportOptions bio;
-      bio.dims = req.base.dims;
-      bio.dims[req.batchSymbol] = batch;
-      auto imported = importModelFile(modelPath, bio);
-      if (!imported)
-        return planError(llvm::toString(imported.takeError()));
-      model = std::move(*imported);
-      r.importSeconds += seconds(t0);
-      ++r.imports;
+  std::thread importer([&] {
+    for (size_t k = 0; k < groups.size(); ++k) {
+      {
+        // Import k once group k-2 is done: its model is freed by then.
+        std::unique_lock<std::mutex> lock(mu);
+        changed.wait(lock, [&] { return k < 2 || groups[k - 2].left == 0; });
+      }
+      Group &g = groups[k];
+      std::unique_ptr<Model> model;
+      std::string error;
+      double took = 0;
+      if (g.batch == 1 && owned) {
+        model = std::move(owned);
+      } else {
+        auto t0 = std::chrono::steady_clock::now();
+        ImportOptions bio;
+        bio.dims = req.base.dims;
+        bio.dims[req.batchSymbol] = g.batch;
+        auto imported = importModelFile(modelPath, bio);
+        if (imported)
+          model = std::move(*imported);
+        else
+          error = llvm::toString(imported.takeError());
+        took = seconds(t0);
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      g.model = std::move(model);
+      g.facts = std::make_unique<SharedFacts>();
+      g.error = std::move(error);
+      g.ready = true;
+      r.importSeconds += took;
+      r.imports += took > 0;
+      changed.notify_all();
     }
-    const Model &m = *model;
-    auto one = [&](size_t i) {
-      out[i] = evaluate(m, cx, space.setups[i]);
+  });
+  auto one = [&](size_t k, size_t i) {
+    Group &g = groups[k];
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      changed.wait(lock, [&] { return g.ready; });
+    }
+    if (g.model) {
+      SharedFacts own;  // unshared: this candidate's alone
+      out[i] = evaluate(*g.model, req.shareFacts ? *g.facts : own, cx, space.setups[i]);
+    }
+    std::unique_ptr<Model> finished;
+    std::unique_ptr<SharedFacts> facts;
+    {
       std::lock_guard<std::mutex> lock(mu);
       ++done;
       if (req.progress)
         req.progress(done, space.setups.size());
-    };
-    if (jobs <= 1 || indices.size() <= 1) {
-      for (size_t i : indices)
-        one(i);
-    } else {
-      llvm::ThreadPool pool(llvm::hardware_concurrency(jobs));
-      for (size_t i : indices)
-        pool.async([&, i] { one(i); });
-      pool.wait();
+      if (--g.left == 0) {
+        finished = std::move(g.model);  // freed outside the lock
+        facts = std::move(g.facts);
+        changed.notify_all();
+      }
     }
+  };
+  {
+    llvm::ThreadPool pool(llvm::hardware_concurrency(std::max(1u, jobs)));
+    for (size_t k = 0; k < groups.size(); ++k)
+      for (size_t i : groups[k].indices)
+        pool.async([&, k, i] { one(k, i); });
+    pool.wait();
   }
+  importer.join();
+  for (const Group &g : groups)
+    if (!g.error.empty())
+      return planError(g.error);
   r.evaluateSeconds = seconds(evalStart);
 
   // Rank: what fits by the objective (ties: faster, fewer GPUs, then the

@@ -37,7 +37,16 @@ std::string pipelineText(const PlanSetup &p) {
   return p.pp > 1 ? fmt::format("{}/{}", pipelineScheduleName(p.ppSchedule), p.microbatches) : "-";
 }
 
-std::string money(double v) { return v >= 100 ? fmt::format("${:.0f}", v) : fmt::format("${:.3f}", v); }
+std::string money(double v) { return v >= 100 ? fmt::format("${:.0f}", v) : fmt::format("${:.3g}", v); }
+
+// A duration with three significant digits in s, ms or us.
+std::string duration(double s) {
+  if (s >= 1)
+    return fmt::format("{:.3g} s", s);
+  if (s >= 1e-3)
+    return fmt::format("{:.3g} ms", s * 1e3);
+  return fmt::format("{:.3g} us", s * 1e6);
+}
 
 std::string shellQuoted(const std::string &s) {
   bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
@@ -172,18 +181,18 @@ void renderPlanText(const PlanResult &r, const std::string &model, unsigned top,
                     formatBytes(r.contextBytes), formatBytes(r.ncclBytes));
   size_t shown = std::min<size_t>(top, r.timed);
   if (shown) {
-    os << fmt::format("\n  {:>2}  {:<16} {:<26} {:>5} {:<14} {:<16} {:<10} {:<8} {:>10} {:>9} {:>9} {:>5} {:>9} {:>8}\n",
+    os << fmt::format("\n  {:>2}  {:<16} {:<26} {:>5} {:<19} {:<16} {:<10} {:<8} {:>10} {:>9} {:>9} {:>5} {:>9} {:>8}\n",
                       "#", "gpus", "mesh", "batch", "pipeline", "recompute", "float8", "backend", "peak/GPU", "step",
                       "tok/s/GPU", "MFU", "exposed", "$/Mtok");
     for (size_t i = 0; i < shown; ++i) {
       const PlanCandidate &c = r.candidates[i];
       const PlanSetup &p = c.setup;
-      os << fmt::format("  {:>2}  {:<16} {:<26} {:>5} {:<14} {:<16} {:<10} {:<8} {:>10} {:>7.3f} s {:>9.0f} {:>4.0f}% "
-                        "{:>6.0f} ms {:>8}\n",
+      os << fmt::format("  {:>2}  {:<16} {:<26} {:>5} {:<19} {:<16} {:<10} {:<8} {:>10} {:>9} {:>9.0f} {:>4.0f}% "
+                        "{:>9} {:>8}\n",
                         i + 1, fmt::format("{} x {}", p.gpus, p.target), meshText(p), p.batch, pipelineText(p),
                         planSetupValue(p, "recompute"), planSetupValue(p, "float8"), planSetupValue(p, "backend"),
-                        formatBytes(static_cast<double>(c.peakReservedBytes)), c.stepTimeS, c.tokensPerSecondPerGpu,
-                        c.mfu * 100, c.exposedCommS * 1e3,
+                        formatBytes(static_cast<double>(c.peakReservedBytes)), duration(c.stepTimeS),
+                        c.tokensPerSecondPerGpu, c.mfu * 100, duration(c.exposedCommS),
                         c.usdPerMillionTokens ? money(*c.usdPerMillionTokens) : std::string("-"));
     }
     if (!r.runnerUp.empty())
@@ -193,7 +202,7 @@ void renderPlanText(const PlanResult &r, const std::string &model, unsigned top,
     if (r.launch) {
       os << "launch it with torchtitan (plan.toml below):\n  " << r.launch->torchrun << "\n";
       for (llvm::StringRef line : llvm::split(llvm::StringRef(r.launch->toml).rtrim('\n'), '\n'))
-        os << "    " << line << "\n";
+        os << (line.empty() ? "" : "    ") << line << "\n";
     }
   } else {
     os << "\nno candidate fits\n";

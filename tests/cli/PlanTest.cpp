@@ -311,3 +311,37 @@ TEST(PlanLaunch, TorchtitanTomlReadsBackAsTheSameSetup) {
     EXPECT_EQ(read.dims, want->dims);
   }
 }
+
+// Candidates share the model's setup-independent facts (SharedFacts,
+// Analysis.h: the fusion plan of a backend, the cost of each kernel on a
+// target, the tp sharding, the repeated layers, the recompute segments).
+// That changes where they are computed, never a number: every candidate of
+// two targets, evaluated on two threads, equals its unshared evaluation.
+TEST(PlanEngine, SharedFactsChangeNoNumber) {
+  PlanRequest req;
+  req.base.train = true;
+  req.base.precision = Precision::BF16Mixed;
+  req.base.optimizer = Optimizer::AdamW;
+  req.base.resolveHardware();
+  ASSERT_FALSE(req.base.resolveMesh().has_value());
+  req.targets = {"H100-SXM", "L4"};
+  req.gpus = {4};
+  req.globalBatchSamples = 8;
+  req.jobs = 2;
+  auto shared = runPlan(tinyLlama(), req);
+  ASSERT_TRUE(bool(shared)) << llvm::toString(shared.takeError());
+  req.shareFacts = false;
+  auto alone = runPlan(tinyLlama(), req);
+  ASSERT_TRUE(bool(alone)) << llvm::toString(alone.takeError());
+  ASSERT_EQ(shared->candidates.size(), alone->candidates.size());
+  ASSERT_GT(shared->candidates.size(), 1000u);
+  for (size_t i = 0; i < shared->candidates.size(); ++i) {
+    const PlanCandidate &a = shared->candidates[i], &b = alone->candidates[i];
+    ASSERT_EQ(a.setup.describe(), b.setup.describe()) << i;
+    EXPECT_EQ(a.peakReservedBytes, b.peakReservedBytes) << a.setup.describe();
+    EXPECT_EQ(a.stepTimeS, b.stepTimeS) << a.setup.describe();
+    EXPECT_EQ(a.tokensPerSecondPerGpu, b.tokensPerSecondPerGpu) << a.setup.describe();
+    EXPECT_EQ(a.exposedCommS, b.exposedCommS) << a.setup.describe();
+    EXPECT_EQ(a.reason, b.reason);
+  }
+}

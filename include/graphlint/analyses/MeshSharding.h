@@ -69,6 +69,9 @@ struct MoeLayer {
 class MeshSharding {
 public:
   MeshSharding(const Model &m, AnalysisContext &ctx);
+  /// The setup values build() reads (Analysis.h, SharedFacts): tp, cp, ep,
+  /// sequence parallelism, 16-bit activations, the tp plan, the capacity factor.
+  static std::string sharedKey(const Setup &s);
   /// The sharding under another setup (GL201's what-if: "tp 8 fits").
   MeshSharding(const Model &m, const Setup &s);
 

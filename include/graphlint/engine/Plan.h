@@ -102,6 +102,10 @@ struct PlanRequest {
   unsigned jobs = 0;
   /// The symbol that is the per-rank batch (`-D batch=`).
   std::string batchSymbol = "batch";
+  /// Candidates of one model share its setup-independent facts (SharedFacts,
+  /// Analysis.h); false: each computes its own, as a lint does (a test
+  /// checks that the two give the same numbers).
+  bool shareFacts = true;
   /// Called after each evaluated candidate, serialised: done, total.
   std::function<void(size_t, size_t)> progress;
 };
