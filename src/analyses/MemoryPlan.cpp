@@ -10,6 +10,7 @@
 #include "graphlint/analyses/FusionPlan.h"
 #include "graphlint/analyses/MeshSharding.h"
 #include "graphlint/base/HardwareProfile.h"
+#include "graphlint/base/SetupKeys.h"
 
 #include <fmt/format.h>
 
@@ -114,11 +115,32 @@ void applyPipelineStages(const Trace &t, AnalysisContext &ctx, MemorySummary &su
                                     w.rank, w.firstModule, w.lastModule, sum.stages.size()));
 }
 
-}  // namespace
+// The plan of one setup: the summary, the node at the peak and what is live
+// there (MemoryPlan's members, built before they are the plan's).
+struct PlanParts {
+  MemorySummary summary;
+  const Node *peakNode = nullptr;
+  std::vector<MemoryPlan::Contributor> atPeak;
+};
 
-MemoryPlan::MemoryPlan(const Model &m, AnalysisContext &ctx) {
+// Every setup value but the target, as `config --dump` spells them (and
+// whether the backend was stated, which the dump does not say): without a
+// pipeline the trace reads no hardware, so setups that differ only in the
+// GPU have one plan but for its name and capacity.
+std::string everythingButTarget(const Setup &s) {
+  std::string key = fmt::format("backend stated {}", s.backendStated);
+  for (const SetupKey &k : setupKeys())
+    if (llvm::StringRef(k.key) != "target")
+      key += fmt::format("\n{}:{}", k.key, k.dump(s));
+  return key;
+}
+
+void buildPlan(const Model &m, AnalysisContext &ctx, PlanParts &parts) {
   const Setup &s = ctx.setup();
-  MemorySummary &sum = summary_;
+  MemorySummary &sum = parts.summary;
+  const Node *&peakNode_ = parts.peakNode;
+  std::vector<MemoryPlan::Contributor> &atPeak_ = parts.atPeak;
+  using Contributor = MemoryPlan::Contributor;
   sum.present = true;
   sum.mode = s.train ? "training" : "inference";
   sum.optimizer = std::string(optimizerName(s.optimizer));
@@ -232,6 +254,36 @@ MemoryPlan::MemoryPlan(const Model &m, AnalysisContext &ctx) {
     const Contributor &c = atPeak_[i];
     sum.topAtPeak.push_back({c.value ? c.value->name : std::string(), c.producer ? nodeLabel(*c.producer) : "",
                              std::string(memoryKindName(c.kind)), c.bytes});
+  }
+}
+
+}  // namespace
+
+MemoryPlan::MemoryPlan(const Model &m, AnalysisContext &ctx) {
+  const Setup &s = ctx.setup();
+  auto build = [&] {
+    PlanParts parts;
+    buildPlan(m, ctx, parts);
+    return parts;
+  };
+  if (s.train && s.mesh.pp > 1) {
+    // The stages are cut by predicted time (PipelinePlan): the target counts.
+    PlanParts parts = build();
+    summary_ = std::move(parts.summary);
+    peakNode_ = parts.peakNode;
+    atPeak_ = std::move(parts.atPeak);
+    return;
+  }
+  // Once per context, or once for every target of a SharedFacts (Analysis.h).
+  const PlanParts &parts = ctx.fact<PlanParts>(everythingButTarget(s), build);
+  summary_ = parts.summary;
+  peakNode_ = parts.peakNode;
+  atPeak_ = parts.atPeak;
+  summary_.target = s.target;
+  summary_.capacityBytes = 0;
+  if (const HardwareProfile *hw = s.targetProfile()) {
+    summary_.target = hw->name;  // the profile's spelling, as compute.target has it
+    summary_.capacityBytes = hw->memoryBytes;
   }
 }
 

@@ -198,6 +198,8 @@ private:
   /// The all-pass masks eager never builds (skippedMaskAdd): every reader is
   /// such an add, or a view read only by such adds.
   void findSkippedMasks();
+  /// findSkippedMasks' walk over `g` alone (a fact of the graph).
+  static void skippedMasksOf(const Graph &g, llvm::DenseSet<const Value *> &skippedMasks);
   /// scaled_dot_product_attention given a causal mask over equal lengths
   /// (isCausalMask): transformers builds it only under a tracer, and
   /// without a mask it lets the kernel group the query heads over the key

@@ -152,6 +152,10 @@ void MeshSharding::build(const Model &m, const Setup &s) {
   propagate(g);
   findExperts(g, s);
   findAttention(g);
+  main_ = &g;
+  divisors_.reserve(g.nodes().size());
+  for (const auto &n : g.nodes())
+    divisors_.push_back(divisorOf(*n));
 }
 
 void MeshSharding::planTensorParallel(const Graph &g, const Setup &s) {
@@ -232,6 +236,12 @@ TpLayout MeshSharding::layout(const Value *v) const {
 }
 
 unsigned MeshSharding::computeDivisor(const Node &n) const {
+  if (n.graph == main_ && n.index < divisors_.size())
+    return divisors_[n.index];
+  return divisorOf(n);
+}
+
+unsigned MeshSharding::divisorOf(const Node &n) const {
   // Experts are not in it: each rank runs its experts on the tokens every
   // rank of the ep group routes to them, as many as all experts get on one.
   unsigned tp = 1, cp = 1;
