@@ -105,9 +105,10 @@ PlanCandidate evaluate(const Model &m, SharedFacts &facts, const Context &cx, co
     return c;
   }
   if (need > c.capacityBytes) {
-    c.reason = fmt::format("{} reserved + {} context/NCCL = {} > {} of {}: {}",
-                           formatBytes(static_cast<double>(c.peakReservedBytes)), formatBytes(c.marginBytes),
-                           formatBytes(need), formatBytes(c.capacityBytes), p.target, whereThePeakIs(mem));
+    c.reason = fmt::format("needs {} ({} reserved + {} context/NCCL), {} more than the {} of {}: {}",
+                           formatBytes(need), formatBytes(static_cast<double>(c.peakReservedBytes)),
+                           formatBytes(c.marginBytes), formatBytes(need - c.capacityBytes),
+                           formatBytes(c.capacityBytes), p.target, whereThePeakIs(mem));
     return c;
   }
   c.fits = true;
@@ -122,7 +123,9 @@ PlanCandidate evaluate(const Model &m, SharedFacts &facts, const Context &cx, co
   c.commS = st.commSeconds();
   c.exposedCommS = st.exposedSeconds();
   c.bubbleS = st.bubbleSeconds();
-  c.computeS = st.forwardSeconds() + st.backwardSeconds() + st.optimizerSeconds();
+  // The rest of the step: this rank's forward, backward and optimizer as
+  // the step timeline lays them out (a pipeline stage's share under pp).
+  c.computeS = std::max(0.0, c.stepTimeS - c.exposedCommS - c.bubbleS);
   c.tokensPerSecondPerGpu = st.tokensPerSecondPerGpu().value_or(0);
   const HardwareProfile *hw = s->targetProfile();
   if (hw && hw->usdPerGpuHour) {
@@ -156,17 +159,22 @@ std::string differences(const PlanSetup &a, const PlanSetup &best) {
 std::string runnerUpLine(const PlanCandidate &top, const PlanCandidate &next, PlanObjective o, uint64_t globalBatch) {
   std::string by;
   if (o == PlanObjective::Time) {
-    by = fmt::format("{:.4g} vs {:.4g} samples/s overall ({:.1f}% slower)", globalBatch / next.stepTimeS,
+    by = fmt::format("{:.4g} vs {:.4g} samples/s overall ({:.2f}% slower)", globalBatch / next.stepTimeS,
                      globalBatch / top.stepTimeS, 100.0 * (top.score - next.score) / top.score);
+  } else if (next.usdPerMillionTokens && top.usdPerMillionTokens) {
+    double a = *next.usdPerMillionTokens, b = *top.usdPerMillionTokens;
+    by = fmt::format("{} vs {} per million tokens ({:.2f}% dearer)", usd(a), usd(b), 100.0 * (a - b) / b);
   } else if (next.usdPerGpuHour && top.usdPerGpuHour) {
-    double a = *next.usdPerGpuHour * next.setup.gpus * next.stepTimeS, b = *top.usdPerGpuHour * top.setup.gpus * top.stepTimeS;
-    by = fmt::format("{} vs {} per step ({:.1f}% dearer)", usd(a), usd(b), 100.0 * (a - b) / b);
+    // Dollars per step: every candidate steps the same global batch.
+    double a = *next.usdPerGpuHour / 3600 * next.setup.gpus * next.stepTimeS,
+           b = *top.usdPerGpuHour / 3600 * top.setup.gpus * top.stepTimeS;
+    by = fmt::format("{} vs {} per step ({:.2f}% dearer)", usd(a), usd(b), 100.0 * (a - b) / b);
   } else {
     by = "no price for its target";
   }
   auto ms = [](double s) { return s >= 1e-3 || s == 0 ? fmt::format("{:.0f} ms", s * 1e3) : fmt::format("{:.3g} us", s * 1e6); };
   return fmt::format("runner-up loses by {}: step {} vs {} (compute {} vs {}, exposed communication {} vs {}, "
-                     "pipeline bubble {} vs {}); it differs in {}",
+                     "pipeline bubble {} vs {}); it differs from the top pick in {}",
                      by, ms(next.stepTimeS), ms(top.stepTimeS), ms(next.computeS), ms(top.computeS),
                      ms(next.exposedCommS), ms(top.exposedCommS), ms(next.bubbleS), ms(top.bubbleS),
                      differences(next.setup, top.setup));
@@ -214,12 +222,21 @@ llvm::Expected<PlanResult> runPlan(const std::string &modelPath, const PlanReque
     const HardwareProfile *hw = req.base.targetProfile();
     req.targets = {hw ? hw->name : req.base.target};
   }
-  if (auto it = fix.find("gpus"); it != fix.end())
+  if (auto it = fix.find("gpus"); it != fix.end()) {
     req.gpus = {static_cast<unsigned>(std::stoul(it->second))};
+    req.gpusOf.clear();
+  }
   if (req.gpus.empty())
     req.gpus = {std::max(1u, req.base.gpusPerNode)};
   std::sort(req.gpus.begin(), req.gpus.end());
   req.gpus.erase(std::unique(req.gpus.begin(), req.gpus.end()), req.gpus.end());
+  unsigned largest = req.gpus.back();
+  for (auto &[target, counts] : req.gpusOf) {
+    std::sort(counts.begin(), counts.end());
+    counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+    if (!counts.empty() && llvm::is_contained(req.targets, target))
+      largest = std::max(largest, counts.back());
+  }
   if (!req.base.train)
     return planError("plan predicts training steps: give --train (and the --precision and --optimizer of the run)");
 
@@ -253,9 +270,9 @@ llvm::Expected<PlanResult> runPlan(const std::string &modelPath, const PlanReque
   } else if (req.globalBatchSamples) {
     r.globalBatchSamples = *req.globalBatchSamples;
   } else {
-    r.globalBatchSamples = req.gpus.back();
+    r.globalBatchSamples = largest;
     r.notes.push_back(fmt::format("global batch {} samples (one per GPU at {} GPUs; --global-batch sets it)",
-                                  r.globalBatchSamples, req.gpus.back()));
+                                  r.globalBatchSamples, largest));
   }
   if (r.globalBatchSamples == 0)
     return planError("--global-batch must be at least one sample");
@@ -267,9 +284,9 @@ llvm::Expected<PlanResult> runPlan(const std::string &modelPath, const PlanReque
     std::string fixes;
     for (const auto &[k, v] : fix)
       fixes += fmt::format(" {}={}", k, v);
-    return planError(fmt::format("no candidate setup: {} GPU count(s) up to {}, a global batch of {} samples{}{} leave "
+    return planError(fmt::format("no candidate setup: the GPU counts, a global batch of {} samples{}{} leave "
                                  "none that divides the model and the topology",
-                                 req.gpus.size(), req.gpus.back(), r.globalBatchSamples,
+                                 r.globalBatchSamples,
                                  fixes.empty() ? "" : " and --fix", fixes));
   }
 

@@ -255,7 +255,8 @@ PlanSpace enumeratePlanSpace(const PlanRequest &req, const PlanModelFacts &f, ui
       float8s.erase(std::remove(float8s.begin(), float8s.end(), Float8::Rowwise), float8s.end());
     if (!fp8 && !fixedFloat8)
       note(fmt::format("{}: no fp8 tensor cores, no float8 candidates", target));
-    for (unsigned gpus : req.gpus) {
+    auto own = req.gpusOf.find(target);
+    for (unsigned gpus : own != req.gpusOf.end() ? own->second : req.gpus) {
       for (unsigned tp : choices(fix, "tp", powersOfTwoUpTo(std::min(perNode, gpus)))) {
         if (gpus % tp || (f.heads && (f.heads % tp || f.kvHeads % tp)))
           continue;

@@ -257,10 +257,7 @@ void renderParetoSvg(const PlanResult &r, const std::string &title, llvm::raw_os
   auto x = [&](double b) { return left + pw * b / xmax; };
   auto y = [&](double v) { return top + ph - ph * v / ymax; };
 
-  os << fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" "
-                    "viewBox=\"0 0 {:.0f} {:.0f}\" font-family=\"sans-serif\" font-size=\"12\">\n",
-                    W, H, W, H);
-  os << fmt::format("<title>{}</title>\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n", xmlEscape(title));
+  svgBegin(os, W, H, title);
   os << fmt::format("<text x=\"{:.0f}\" y=\"20\" font-size=\"14\">{} - memory vs throughput ({} setups that fit, "
                     "Pareto front in blue)</text>\n",
                     left, xmlEscape(title), r.timed);
@@ -323,10 +320,7 @@ void renderParetoSvg(const PlanResult &r, const std::string &title, llvm::raw_os
   if (!legend.empty()) {
     os << fmt::format("<text x=\"20\" y=\"{:.0f}\">Pareto front (less memory, more throughput):</text>\n",
                       chartH + lineHeight);
-    for (size_t i = 0; i < legend.size(); ++i)
-      os << fmt::format("<text x=\"{:.0f}\" y=\"{:.0f}\" font-family=\"monospace\" font-size=\"11\" "
-                        "xml:space=\"preserve\">{}</text>\n",
-                        20.0, chartH + lineHeight * static_cast<double>(i + 2), xmlEscape(legend[i]));
+    svgTextLines(os, legend, 20, chartH + 2 * lineHeight, lineHeight);
   }
   os << "</svg>\n";
 }

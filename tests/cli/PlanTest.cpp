@@ -196,6 +196,18 @@ TEST(PlanCli, JsonContract) {
   EXPECT_NE(launch->getString("torchrun")->find("torchrun --nnodes 1 --nproc-per-node 2"), llvm::StringRef::npos);
 }
 
+// --target GPU:N gives one target its own GPU counts (8 H100 vs 16 L4).
+TEST(PlanCli, TargetsWithTheirOwnGpuCounts) {
+  llvm::json::Object plan = planJson({"--target", "H100-SXM:2,L4:4", "--gpus", "8", "--global-batch", "4", "--fix",
+                                      "recompute=none", "--fix", "backend=eager"});
+  std::set<std::pair<std::string, int64_t>> seen;
+  for (const llvm::json::Value &v : *plan.getArray("candidates")) {
+    const llvm::json::Object &s = *v.getAsObject()->getObject("setup");
+    seen.insert({s.getString("target")->str(), *s.getInteger("gpus")});
+  }
+  EXPECT_EQ(seen, (std::set<std::pair<std::string, int64_t>>{{"H100-SXM", 2}, {"L4", 4}}));
+}
+
 TEST(PlanCli, FixPinsKeys) {
   llvm::json::Object plan = planJson({"--gpus", "4", "--global-batch", "8", "--fix", "tp=2", "--fix", "recompute=full",
                                       "--fix", "backend=eager"});

@@ -157,10 +157,12 @@ private:
   std::optional<std::string> checkFlags(SessionOptions &so, PlanRequest &req, unsigned &top) const;
 
   cl::opt<std::string> &targets_ = add<cl::opt<std::string>>(
-      planOption("GPU[,GPU...]",
+      planOption("GPU[:N][,GPU...]",
                  "target GPUs to compare (default H100-SXM, or the\n"
                  "config's target), e.g. H100-SXM,A100-80GB,L4;\n"
-                 "names as --target takes them (docs/hardware.md)"),
+                 "names as --target takes them (docs/hardware.md);\n"
+                 "GPU:N (L4:16, L4:8|16) gives a target its own GPU\n"
+                 "counts instead of --gpus"),
       "target");
   cl::opt<std::string> &gpus_ = add<cl::opt<std::string>>(
       planOption("N|N,M|A..B",
@@ -231,11 +233,26 @@ std::optional<std::string> Plan::checkFlags(SessionOptions &so, PlanRequest &req
     if (parts.empty())
       return std::string("--target needs a GPU name or a list, e.g. H100-SXM,A100-80GB");
     for (llvm::StringRef p : parts) {
-      auto hw = resolveHardwareTarget(std::string_view(p.trim().data(), p.trim().size()));
+      // TARGET or TARGET:GPUS (L4:16, L4:8|16: that target's own counts).
+      auto [name, counts] = p.trim().split(':');
+      auto hw = resolveHardwareTarget(std::string_view(name.data(), name.size()));
       if (!hw)
         return "--target: " + oneLine(llvm::toString(hw.takeError()));
       if (!llvm::is_contained(req.targets, hw->name))
         req.targets.push_back(hw->name);
+      if (p.contains(':')) {
+        llvm::SmallVector<llvm::StringRef, 4> each;
+        counts.split(each, '|', -1, false);
+        if (each.empty())
+          return fmt::format("--target {}: expects GPU counts after ':', e.g. {}:16", escapedForMessage(p.str()),
+                             hw->name);
+        for (llvm::StringRef c : each) {
+          unsigned n = 0;
+          if (auto err = parseCount("--target GPU:N", c, n))
+            return err;
+          req.gpusOf[hw->name].push_back(n);
+        }
+      }
     }
   }
   if (gpus_.getNumOccurrences() && maxGpus_.getNumOccurrences())
@@ -295,13 +312,10 @@ int Plan::run() {
   const std::string &output = output_, &pareto = pareto_;
   if (!outputsAllowed(session.inputs({file}), {{output, "--output"}, {pareto, "--pareto"}}))
     return 2;
-  std::unique_ptr<AtomicOutput> out;
-  if (!output.empty()) {
-    auto f = AtomicOutput::create(output);
-    if (!f)
-      return fail(llvm::toString(f.takeError()));
-    out = std::move(*f);
-  }
+  auto opened = openReportFile(output);
+  if (!opened)
+    return fail(llvm::toString(opened.takeError()));
+  std::unique_ptr<AtomicOutput> out = std::move(*opened);
   auto started = std::chrono::steady_clock::now();
   llvm::Expected<PlanResult> result = [&] {
     PlanProgress progress;

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -92,6 +93,8 @@ struct PlanRequest {
   std::vector<std::string> targets;
   /// World sizes to consider; empty: base.gpusPerNode (one node).
   std::vector<unsigned> gpus;
+  /// A target's own GPU counts (`--target L4:16`), instead of `gpus`.
+  std::map<std::string, std::vector<unsigned>> gpusOf;
   /// The global batch in samples, or in tokens (divided by the tokens of one
   /// sample); neither: one sample per GPU at the largest GPU count.
   std::optional<uint64_t> globalBatchSamples, globalBatchTokens;
@@ -130,7 +133,7 @@ struct PlanCandidate {
   bool timed = false;
   double stepTimeS = 0, tokensPerSecondPerGpu = 0, mfu = 0;
   double exposedCommS = 0, commS = 0, bubbleS = 0;
-  double computeS = 0;  // forward + backward + optimizer of one rank
+  double computeS = 0;  // the rest of the step: step - exposed communication - bubble
   std::optional<double> usdPerGpuHour, usdPerMillionTokens;
   /// The objective's figure: larger is better (a negative cost for cost).
   double score = 0;
