@@ -57,14 +57,14 @@ llvm::json::Object lintJson(const std::vector<std::string> &flags, const std::ve
   return std::move(*(*v->getAsObject()->getArray("files"))[0].getAsObject());
 }
 
-// A hardware file with a 2 GiB GPU, so that some setups of the tiny model
-// do not fit.
+// A hardware file with a 1.25 GiB GPU, so that some setups of the tiny
+// model do not fit.
 std::string smallGpuFile() {
   std::string dir = tempDir(), hw = dir + "/hw.yaml";
   writeFile(hw, "profiles:\n"
-                "  - name: TINY-2GB\n"
+                "  - name: TINY-1GB\n"
                 "    sm_count: 8\n"
-                "    memory_gib: 2\n"
+                "    memory_gib: 1.25\n"
                 "    memory_bandwidth_gb_per_s: 200\n"
                 "    peak_tflops: { fp32: 10, bf16: 40 }\n"
                 "    usd_per_gpu_hour: 0.25\n"
@@ -121,7 +121,7 @@ TEST(PlanCli, AgreesWithLintOnEveryNumber) {
 TEST(PlanCli, PrunesExactlyWhatGl201Reports) {
   std::string hw = smallGpuFile();
   llvm::json::Object plan =
-      planJson({"--target", "TINY-2GB", "--gpus", "1,2", "--global-batch", "8", "-D", "seq=4096"},
+      planJson({"--target", "TINY-1GB", "--gpus", "1,2", "--global-batch", "8", "-D", "seq=4096"},
                {"GRAPHLINT_HARDWARE_FILE=" + hw});
   std::vector<std::string> base = strings(plan.getArray("base_flags"));
   const llvm::json::Array &cands = *plan.getArray("candidates");
@@ -139,12 +139,12 @@ TEST(PlanCli, PrunesExactlyWhatGl201Reports) {
       seenMisfit = true;
       EXPECT_GT(need, *c.getNumber("capacity_bytes"));
       EXPECT_EQ(c.get("step_time_s")->kind(), llvm::json::Value::Null);
-      EXPECT_NE(c.getString("reason")->find("peak at the"), llvm::StringRef::npos) << c.getString("reason")->str();
-      EXPECT_NE(c.getString("reason")->find("largest live:"), llvm::StringRef::npos);
+      EXPECT_TRUE(c.getString("reason")->contains("peak at the")) << c.getString("reason")->str();
+      EXPECT_TRUE(c.getString("reason")->contains("largest live:"));
       misfit = misfit ? misfit : &c;
     }
   }
-  ASSERT_TRUE(fits && misfit) << "the 2 GiB GPU should split the space";
+  ASSERT_TRUE(fits && misfit) << "the 1.25 GiB GPU should split the space";
   auto gl201 = [&](const llvm::json::Object &c) {
     std::vector<std::string> flags = base, own = strings(c.getArray("lint_flags"));
     flags.insert(flags.end(), own.begin(), own.end());
@@ -193,7 +193,7 @@ TEST(PlanCli, JsonContract) {
   EXPECT_EQ(targets, (std::set<std::string>{"H100-SXM", "L4"}));
   const llvm::json::Object *launch = plan.getObject("launch");
   ASSERT_TRUE(launch);
-  EXPECT_NE(launch->getString("torchrun")->find("torchrun --nnodes 1 --nproc-per-node 2"), llvm::StringRef::npos);
+  EXPECT_TRUE(launch->getString("torchrun")->contains("torchrun --nnodes 1 --nproc-per-node 2"));
 }
 
 // --target GPU:N gives one target its own GPU counts (8 H100 vs 16 L4).
@@ -264,7 +264,7 @@ TEST(PlanCli, BadInputIsOneLineAndExit2) {
       {{"plan", model, "--global-batch", "lots"}, "graphlint: --global-batch expects a number of samples"},
       {{"plan", model, "--target", "H100-SXM,Z9"}, "graphlint: --target: "},
       {{"plan", model, "-D", "batch=4"}, "graphlint: plan searches the per-rank batch"},
-      {{"plan", model, "--tp", "2"}, "graphlint: unknown option '--tp'"},
+      {{"plan", model, "--tp", "2"}, "graphlint: --tp is not an option of 'graphlint plan' (it takes --target,"},
       {{"plan", model, model}, "graphlint: plan expects exactly one MODEL"},
       {{"plan", model, "--gpus", "3", "--global-batch", "2"}, ": error: no candidate setup:"},
       {{"plan", model, "--global-batch", "100tokens", "-D", "seq=64"}, ": error: --global-batch 100 tokens is not a"},
@@ -337,8 +337,8 @@ TEST(PlanEngine, SharedFactsChangeNoNumber) {
   req.base.resolveHardware();
   ASSERT_FALSE(req.base.resolveMesh().has_value());
   req.targets = {"H100-SXM", "L4"};
-  req.gpus = {4};
-  req.globalBatchSamples = 8;
+  req.gpus = {2};
+  req.globalBatchSamples = 4;
   req.jobs = 2;
   auto shared = runPlan(tinyLlama(), req);
   ASSERT_TRUE(bool(shared)) << llvm::toString(shared.takeError());
@@ -346,7 +346,7 @@ TEST(PlanEngine, SharedFactsChangeNoNumber) {
   auto alone = runPlan(tinyLlama(), req);
   ASSERT_TRUE(bool(alone)) << llvm::toString(alone.takeError());
   ASSERT_EQ(shared->candidates.size(), alone->candidates.size());
-  ASSERT_GT(shared->candidates.size(), 1000u);
+  ASSERT_GT(shared->candidates.size(), 400u);
   for (size_t i = 0; i < shared->candidates.size(); ++i) {
     const PlanCandidate &a = shared->candidates[i], &b = alone->candidates[i];
     ASSERT_EQ(a.setup.describe(), b.setup.describe()) << i;
