@@ -158,7 +158,7 @@ void PlanBuilder::joint() {
       if (lastUse_[st] > idx && lastUse_[st] < end)
         dueAt[static_cast<size_t>(lastUse_[st])].push_back(st);
     }
-    t_.mark(&n, nodeLabel(n), n.backwardPhase ? MemoryPhase::Backward : MemoryPhase::Forward);
+    t_.mark(&n, n.backwardPhase ? MemoryPhase::Backward : MemoryPhase::Forward);
     for (uint32_t tmp : temps)
       t_.release(tmp);
     if (training && !n.backwardPhase)
@@ -394,7 +394,7 @@ void PlanBuilder::recompute(int seg, const Checkpoint &c, int64_t at,
         passing.push_back({st, lr == lastRead.end() ? static_cast<int64_t>(i) : lr->second});
       }
     }
-    t_.mark(&r, nodeLabel(r) + " (recompute)", MemoryPhase::Backward);
+    t_.mark(&r, MemoryPhase::Backward, /*recompute=*/true);
     for (uint32_t tmp : temps)
       t_.release(tmp);
     for (auto &[st, last] : passing)

@@ -61,25 +61,32 @@ std::string_view phaseName(MemoryPhase p) {
   return "?";
 }
 
+// One step's point of the timeline before it has a label.
+struct StepPoint {
+  uint32_t step;
+  MemoryPhase phase;
+  uint64_t liveBytes;
+};
+
 // Merges runs of consecutive points of one phase so that at most about
 // `limit` remain (a phase boundary always starts a new point), keeping the
 // point with the most live bytes of each run: the peak survives, and the
 // JSON and the SVG stay small on million-node graphs.
-void downsampleTimeline(std::vector<MemorySummary::Point> &points, size_t limit) {
+void downsampleTimeline(std::vector<StepPoint> &points, size_t limit) {
   if (points.size() <= limit)
     return;
   size_t stride = (points.size() + limit - 1) / limit;
-  std::vector<MemorySummary::Point> out;
+  std::vector<StepPoint> out;
   out.reserve(limit + 4);
   size_t inRun = 0;
-  for (MemorySummary::Point &p : points) {
+  for (const StepPoint &p : points) {
     if (!out.empty() && inRun < stride && out.back().phase == p.phase) {
       ++inRun;
       if (p.liveBytes > out.back().liveBytes)
-        out.back() = std::move(p);
+        out.back() = p;
       continue;
     }
-    out.push_back(std::move(p));
+    out.push_back(p);
     inRun = 1;
   }
   points = std::move(out);
@@ -178,6 +185,8 @@ void buildPlan(const Model &m, AnalysisContext &ctx, PlanParts &parts) {
 
   // Replay: live bytes, each step's own peak, the global peak's event.
   AllocatorSim alloc;
+  std::vector<StepPoint> points;
+  points.reserve(t.steps.size());
   uint64_t live = 0, stepPeak = 0, peak = 0;
   size_t peakEvent = 0;
   int peakStep = -1;
@@ -201,8 +210,7 @@ void buildPlan(const Model &m, AnalysisContext &ctx, PlanParts &parts) {
       alloc.release(ev.id);
       break;
     case Trace::Op::Mark: {
-      const Trace::Step &step = t.steps[ev.id];
-      sum.timeline.push_back({step.label, std::string(phaseName(step.phase)), stepPeak});
+      points.push_back({ev.id, t.steps[ev.id].phase, stepPeak});
       if (peakPending) {
         peakStep = static_cast<int>(ev.id);
         peakPending = false;
@@ -212,8 +220,11 @@ void buildPlan(const Model &m, AnalysisContext &ctx, PlanParts &parts) {
     }
     }
   }
-  sum.timelineSteps = sum.timeline.size();
-  downsampleTimeline(sum.timeline, MemorySummary::kMaxTimelinePoints);
+  sum.timelineSteps = points.size();
+  downsampleTimeline(points, MemorySummary::kMaxTimelinePoints);
+  sum.timeline.reserve(points.size());
+  for (const StepPoint &p : points)
+    sum.timeline.push_back({t.steps[p.step].label(), std::string(phaseName(p.phase)), p.liveBytes});
   sum.peakAllocatedBytes = peak;
   sum.peakReservedBytes = alloc.peakReserved();
   sum.allocatorPeakAllocatedBytes = alloc.peakAllocated();
@@ -224,7 +235,7 @@ void buildPlan(const Model &m, AnalysisContext &ctx, PlanParts &parts) {
   if (peakStep >= 0) {
     const Trace::Step &step = t.steps[peakStep];
     peakNode_ = step.node;
-    sum.peakNode = step.label;
+    sum.peakNode = step.label();
     sum.peakPhase = std::string(phaseName(step.phase));
   }
 

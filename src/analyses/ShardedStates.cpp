@@ -204,8 +204,7 @@ void PlanBuilder::gradientReady(const Value *p, uint32_t st) {
         break;
       }
   }
-  t_.mark(nullptr,
-          fmt::format("reduce_scatter {}", s_.mesh.zeroStage() >= 3 ? units_.names[k] : fmt::format("bucket {}", k)),
+  t_.mark(fmt::format("reduce_scatter {}", s_.mesh.zeroStage() >= 3 ? units_.names[k] : fmt::format("bucket {}", k)),
           MemoryPhase::Backward);
 }
 
