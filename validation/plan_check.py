@@ -34,7 +34,7 @@ BASE_FLAGS = {"--train", "--optimizer", "--precision", "--gpus-per-node", "--asy
 
 
 def plan_top(binary, fx, target, gpus, global_batch, base, seq):
-    cmd = [binary, "plan", fx, "--format", "json", "--objective", "time", "--target", target, "--gpus", str(gpus),
+    cmd = [binary.path, "plan", fx, "--format", "json", "--objective", "time", "--target", target, "--gpus", str(gpus),
            "--global-batch", str(global_batch), "-D", f"seq={seq}", "--top", "1"]
     for f, v in base:
         cmd += [f] if v is None else [f, v]
