@@ -24,10 +24,11 @@ from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Union
 from ._binary import GraphlintError, binary_path, path_arg, run
 from ._pt2 import export_pt2, is_exported_program, record_python_frames, save_pt2
 from ._version import __version__
+from ._plan import PlanResult, plan
 from .report import (CostSummary, Diagnostic, FusionPlan, LintFailed, MemorySummary, Report,
                      SourceLine)
 
-__all__ = ["check", "setup_from_torchtitan", "lint_file", "save_pt2", "export_pt2", "record_python_frames", "Report", "Diagnostic",
+__all__ = ["check", "plan", "PlanResult", "setup_from_torchtitan", "lint_file", "save_pt2", "export_pt2", "record_python_frames", "Report", "Diagnostic",
            "SourceLine", "MemorySummary", "CostSummary", "FusionPlan", "LintFailed", "GraphlintError", "binary_path",
            "__version__"]
 

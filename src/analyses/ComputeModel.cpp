@@ -13,6 +13,8 @@
 #include "graphlint/analyses/OpFlops.h"
 #include "graphlint/analyses/TrainableParams.h"
 
+#include <fmt/format.h>
+
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/DenseSet.h>
 
@@ -150,6 +152,12 @@ void timeKernel(KernelTime &k, const HardwareProfile &hw, MathPrecision matmul) 
   k.seconds = std::max(k.gpuSeconds, hw.launchOverhead * k.kernels);
 }
 
+std::string ComputeModel::sharedKey(const Setup &s) {
+  const HardwareProfile *hw = s.targetProfile();
+  return fmt::format("{} {} {} {} {} [{}] {}", hw ? hw->name : "-", precisionName(s.precision), s.train,
+                     kernelsName(s.kernels), FusionPlan::sharedKey(s), Float8Linears::sharedKey(s), s.recomputeLabel());
+}
+
 ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
   const Setup &setup = ctx.setup();
   hw_ = setup.targetProfile();  // resolved with the configuration
@@ -186,9 +194,8 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
   const Float8Linears &float8 = ctx.get<Float8Linears>();
 
   // The nodes --recompute runs again in the backward (MemoryPlan.h).
-  RecomputePlan recompute;
-  if (setup.train)
-    recompute = recomputePlan(main, setup);
+  static const RecomputePlan none;
+  const RecomputePlan &recompute = setup.train ? recomputePlanOf(ctx, main) : none;
   groups_.resize(plan.groups().size());
   for (size_t gi = 0; gi < plan.groups().size(); ++gi) {
     const FusionGroup &g = plan.groups()[gi];

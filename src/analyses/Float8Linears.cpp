@@ -102,6 +102,10 @@ std::string_view float8GemmName(Float8Gemm g) {
 
 Float8Linears::Float8Linears(const Model &m, AnalysisContext &ctx) : Float8Linears(m, ctx.setup()) {}
 
+std::string Float8Linears::sharedKey(const Setup &s) {
+  return fmt::format("{} {} {}", float8Name(s.float8), s.backend == FusionBackend::Inductor, s.float8GathersFp8());
+}
+
 Float8Linears::Float8Linears(const Model &m, const Setup &s) {
   recipe_ = s.float8;
   fused_ = s.backend == FusionBackend::Inductor;

@@ -83,6 +83,7 @@ template <typename Fn> void forEachModelGraph(const Model &m, Fn fn) {
 }  // namespace
 
 FusionPlan::FusionPlan(const Model &m, AnalysisContext &ctx) : backend_(ctx.setup().backend) { plan(m); }
+std::string FusionPlan::sharedKey(const Setup &s) { return std::string(fusionBackendName(s.backend)); }
 FusionPlan::FusionPlan(const Model &m, FusionBackend backend) : backend_(backend) { plan(m); }
 
 void FusionPlan::plan(const Model &m) {

@@ -33,7 +33,8 @@ void PlanBuilder::joint() {
   const auto end = static_cast<int64_t>(nodes.size());
   auto runs = [&](const Node &n) { return training || !n.backwardPhase; };
   // The last node that reads each value, among the nodes that run.
-  llvm::DenseMap<const Value *, int64_t> lastRead = Liveness(g_, runs, &m_, compiled_ == nullptr).lastReads();
+  llvm::DenseMap<const Value *, int64_t> lastRead =
+      lastReads(training ? "all" : "forward", runs, compiled_ == nullptr);
   if (compiled_) {
     planCompiledJoint(lastRead);
     holdKernelInputs(g_, *compiled_, lastRead, runs);
@@ -157,7 +158,7 @@ void PlanBuilder::joint() {
       if (lastUse_[st] > idx && lastUse_[st] < end)
         dueAt[static_cast<size_t>(lastUse_[st])].push_back(st);
     }
-    t_.mark(&n, nodeLabel(n), n.backwardPhase ? MemoryPhase::Backward : MemoryPhase::Forward);
+    t_.mark(&n, n.backwardPhase ? MemoryPhase::Backward : MemoryPhase::Forward);
     for (uint32_t tmp : temps)
       t_.release(tmp);
     if (training && !n.backwardPhase)
@@ -222,8 +223,8 @@ void PlanBuilder::planCompiledJoint(llvm::DenseMap<const Value *, int64_t> &last
                                                        [](const Value *v) { return v->producer == nullptr; });
     // A recomputed tensor lives to its last forward reader; the tensors its
     // op reads live until its last backward reader instead.
-    llvm::DenseMap<const Value *, int64_t> forwardRead =
-        Liveness(g_, [](const Node &n) { return !n.backwardPhase; }, &m_, false).lastReads();
+    const llvm::DenseMap<const Value *, int64_t> &forwardRead =
+        lastReads("forward", [](const Node &n) { return !n.backwardPhase; }, false);
     for (const Value *b : saved) {
       if (!recomputedByPartitioner_.count(b)) {
         kept.insert(b);
@@ -277,8 +278,8 @@ std::vector<PlanBuilder::Checkpoint> PlanBuilder::checkpoints(llvm::DenseMap<con
       for (const Value *in : np->inputs)
         if (const Value *v = captureOrigin(in); segmentOf(v) >= 0 && segmentOf(v) != segment_[np->index])
           leaves.insert(v);
-  llvm::DenseMap<const Value *, int64_t> forwardRead =
-      Liveness(g_, [](const Node &n) { return !n.backwardPhase; }, &m_).lastReads();
+  const llvm::DenseMap<const Value *, int64_t> &forwardRead =
+      lastReads("forward", [](const Node &n) { return !n.backwardPhase; }, true);
   for (const auto &np : nodes) {
     int seg = np->backwardPhase || policySaved_[np->index] ? -1 : segment_[np->index];
     if (seg < 0)
@@ -393,7 +394,7 @@ void PlanBuilder::recompute(int seg, const Checkpoint &c, int64_t at,
         passing.push_back({st, lr == lastRead.end() ? static_cast<int64_t>(i) : lr->second});
       }
     }
-    t_.mark(&r, nodeLabel(r) + " (recompute)", MemoryPhase::Backward);
+    t_.mark(&r, MemoryPhase::Backward, /*recompute=*/true);
     for (uint32_t tmp : temps)
       t_.release(tmp);
     for (auto &[st, last] : passing)

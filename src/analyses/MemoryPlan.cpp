@@ -10,6 +10,7 @@
 #include "graphlint/analyses/FusionPlan.h"
 #include "graphlint/analyses/MeshSharding.h"
 #include "graphlint/base/HardwareProfile.h"
+#include "graphlint/base/SetupKeys.h"
 
 #include <fmt/format.h>
 
@@ -60,25 +61,32 @@ std::string_view phaseName(MemoryPhase p) {
   return "?";
 }
 
+// One step's point of the timeline before it has a label.
+struct StepPoint {
+  uint32_t step;
+  MemoryPhase phase;
+  uint64_t liveBytes;
+};
+
 // Merges runs of consecutive points of one phase so that at most about
 // `limit` remain (a phase boundary always starts a new point), keeping the
 // point with the most live bytes of each run: the peak survives, and the
 // JSON and the SVG stay small on million-node graphs.
-void downsampleTimeline(std::vector<MemorySummary::Point> &points, size_t limit) {
+void downsampleTimeline(std::vector<StepPoint> &points, size_t limit) {
   if (points.size() <= limit)
     return;
   size_t stride = (points.size() + limit - 1) / limit;
-  std::vector<MemorySummary::Point> out;
+  std::vector<StepPoint> out;
   out.reserve(limit + 4);
   size_t inRun = 0;
-  for (MemorySummary::Point &p : points) {
+  for (const StepPoint &p : points) {
     if (!out.empty() && inRun < stride && out.back().phase == p.phase) {
       ++inRun;
       if (p.liveBytes > out.back().liveBytes)
-        out.back() = std::move(p);
+        out.back() = p;
       continue;
     }
-    out.push_back(std::move(p));
+    out.push_back(p);
     inRun = 1;
   }
   points = std::move(out);
@@ -114,11 +122,32 @@ void applyPipelineStages(const Trace &t, AnalysisContext &ctx, MemorySummary &su
                                     w.rank, w.firstModule, w.lastModule, sum.stages.size()));
 }
 
-}  // namespace
+// The plan of one setup: the summary, the node at the peak and what is live
+// there (MemoryPlan's members, built before they are the plan's).
+struct PlanParts {
+  MemorySummary summary;
+  const Node *peakNode = nullptr;
+  std::vector<MemoryPlan::Contributor> atPeak;
+};
 
-MemoryPlan::MemoryPlan(const Model &m, AnalysisContext &ctx) {
+// Every setup value but the target, as `config --dump` spells them (and
+// whether the backend was stated, which the dump does not say): without a
+// pipeline the trace reads no hardware, so setups that differ only in the
+// GPU have one plan but for its name and capacity.
+std::string everythingButTarget(const Setup &s) {
+  std::string key = fmt::format("backend stated {}", s.backendStated);
+  for (const SetupKey &k : setupKeys())
+    if (llvm::StringRef(k.key) != "target")
+      key += fmt::format("\n{}:{}", k.key, k.dump(s));
+  return key;
+}
+
+void buildPlan(const Model &m, AnalysisContext &ctx, PlanParts &parts) {
   const Setup &s = ctx.setup();
-  MemorySummary &sum = summary_;
+  MemorySummary &sum = parts.summary;
+  const Node *&peakNode_ = parts.peakNode;
+  std::vector<MemoryPlan::Contributor> &atPeak_ = parts.atPeak;
+  using Contributor = MemoryPlan::Contributor;
   sum.present = true;
   sum.mode = s.train ? "training" : "inference";
   sum.optimizer = std::string(optimizerName(s.optimizer));
@@ -148,7 +177,7 @@ MemoryPlan::MemoryPlan(const Model &m, AnalysisContext &ctx) {
   sum.executionStated = s.backendStated;
   const FusionPlan *compiled = s.compiledExecution() ? &ctx.get<FusionPlan>() : nullptr;
   sum.execution = compiled ? "compiled" : "eager";
-  Trace t = memory::buildTrace(m, s, sum, sharding, compiled);
+  Trace t = memory::buildTrace(ctx, sum, sharding, compiled);
   if (!s.train) {
     sum.gradsBytes = 0;
     sum.optimizerBytes = 0;
@@ -156,6 +185,8 @@ MemoryPlan::MemoryPlan(const Model &m, AnalysisContext &ctx) {
 
   // Replay: live bytes, each step's own peak, the global peak's event.
   AllocatorSim alloc;
+  std::vector<StepPoint> points;
+  points.reserve(t.steps.size());
   uint64_t live = 0, stepPeak = 0, peak = 0;
   size_t peakEvent = 0;
   int peakStep = -1;
@@ -179,8 +210,7 @@ MemoryPlan::MemoryPlan(const Model &m, AnalysisContext &ctx) {
       alloc.release(ev.id);
       break;
     case Trace::Op::Mark: {
-      const Trace::Step &step = t.steps[ev.id];
-      sum.timeline.push_back({step.label, std::string(phaseName(step.phase)), stepPeak});
+      points.push_back({ev.id, t.steps[ev.id].phase, stepPeak});
       if (peakPending) {
         peakStep = static_cast<int>(ev.id);
         peakPending = false;
@@ -190,8 +220,11 @@ MemoryPlan::MemoryPlan(const Model &m, AnalysisContext &ctx) {
     }
     }
   }
-  sum.timelineSteps = sum.timeline.size();
-  downsampleTimeline(sum.timeline, MemorySummary::kMaxTimelinePoints);
+  sum.timelineSteps = points.size();
+  downsampleTimeline(points, MemorySummary::kMaxTimelinePoints);
+  sum.timeline.reserve(points.size());
+  for (const StepPoint &p : points)
+    sum.timeline.push_back({t.steps[p.step].label(), std::string(phaseName(p.phase)), p.liveBytes});
   sum.peakAllocatedBytes = peak;
   sum.peakReservedBytes = alloc.peakReserved();
   sum.allocatorPeakAllocatedBytes = alloc.peakAllocated();
@@ -202,7 +235,7 @@ MemoryPlan::MemoryPlan(const Model &m, AnalysisContext &ctx) {
   if (peakStep >= 0) {
     const Trace::Step &step = t.steps[peakStep];
     peakNode_ = step.node;
-    sum.peakNode = step.label;
+    sum.peakNode = step.label();
     sum.peakPhase = std::string(phaseName(step.phase));
   }
 
@@ -232,6 +265,36 @@ MemoryPlan::MemoryPlan(const Model &m, AnalysisContext &ctx) {
     const Contributor &c = atPeak_[i];
     sum.topAtPeak.push_back({c.value ? c.value->name : std::string(), c.producer ? nodeLabel(*c.producer) : "",
                              std::string(memoryKindName(c.kind)), c.bytes});
+  }
+}
+
+}  // namespace
+
+MemoryPlan::MemoryPlan(const Model &m, AnalysisContext &ctx) {
+  const Setup &s = ctx.setup();
+  auto build = [&] {
+    PlanParts parts;
+    buildPlan(m, ctx, parts);
+    return parts;
+  };
+  if (s.train && s.mesh.pp > 1) {
+    // The stages are cut by predicted time (PipelinePlan): the target counts.
+    PlanParts parts = build();
+    summary_ = std::move(parts.summary);
+    peakNode_ = parts.peakNode;
+    atPeak_ = std::move(parts.atPeak);
+    return;
+  }
+  // Once per context, or once for every target of a SharedFacts (Analysis.h).
+  const PlanParts &parts = ctx.fact<PlanParts>(everythingButTarget(s), build);
+  summary_ = parts.summary;
+  peakNode_ = parts.peakNode;
+  atPeak_ = parts.atPeak;
+  summary_.target = s.target;
+  summary_.capacityBytes = 0;
+  if (const HardwareProfile *hw = s.targetProfile()) {
+    summary_.target = hw->name;  // the profile's spelling, as compute.target has it
+    summary_.capacityBytes = hw->memoryBytes;
   }
 }
 

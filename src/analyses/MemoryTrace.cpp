@@ -433,9 +433,9 @@ void PlanBuilder::assignSegments(bool training) {
   segment_.assign(nodes.size(), -1);
   policySaved_.assign(nodes.size(), false);
   if (training) {
-    RecomputePlan plan = recomputePlan(g_, s_);
-    segment_ = std::move(plan.segment);
-    policySaved_ = std::move(plan.policySaved);
+    const RecomputePlan &plan = recomputePlanOf(ctx_, g_);
+    segment_ = plan.segment;
+    policySaved_ = plan.policySaved;
   }
   segStart_.clear();
   for (size_t i = 0; i < nodes.size(); ++i)
@@ -514,7 +514,7 @@ void PlanBuilder::forward(bool training) {
   int64_t end = static_cast<int64_t>(nodes.size());
   // Last use of each value (the shared Liveness); the last piece of an
   // exporter-decomposed kernel reads the chain's input too.
-  llvm::DenseMap<const Value *, int64_t> lastUse = Liveness(g_, {}, &m_, compiled_ == nullptr).lastReads();
+  llvm::DenseMap<const Value *, int64_t> lastUse = lastReads("all", {}, compiled_ == nullptr);
   if (compiled_)
     holdKernelInputs(g_, *compiled_, lastUse, [](const Node &) { return true; });
   for (const auto &[node, in] : compositeInput_) {
@@ -571,7 +571,7 @@ void PlanBuilder::forward(bool training) {
     const Value *convOut = fusedBatchNormOutput(n);
     if (convOut && !training) {
       temps.push_back(t_.alloc(bytesOf(convOut, true), MemoryKind::Temporary, convOut, &n));
-      t_.mark(&n, nodeLabel(n), MemoryPhase::Forward);
+      t_.mark(&n, MemoryPhase::Forward);
       for (const Value *in : n.inputs)
         freeIfDone(captureOrigin(in));
     }
@@ -686,7 +686,7 @@ void PlanBuilder::forward(bool training) {
     // --float8: the GEMM's fp8 operand copies, freed when it returns.
     if (uint64_t f8 = float8Temporaries(n, false))
       temps.push_back(t_.alloc(f8, MemoryKind::Temporary, nullptr, &n));
-    t_.mark(&n, nodeLabel(n), MemoryPhase::Forward);
+    t_.mark(&n, MemoryPhase::Forward);
     for (uint32_t tmp : temps)
       t_.release(tmp);
     if (training)
@@ -851,7 +851,7 @@ void PlanBuilder::backward() {
       if (sv.extraBytes)
         rebuilt[n.index].push_back(t_.alloc(sv.extraBytes, MemoryKind::Saved, nullptr, &n));
       if (!policySaved_[static_cast<size_t>(i)])
-        t_.mark(&n, nodeLabel(n) + " (recompute)", MemoryPhase::Backward);
+        t_.mark(&n, MemoryPhase::Backward, /*recompute=*/true);
       if (auto tr = transient.find(i); tr != transient.end()) {
         for (uint32_t st : tr->second)
           t_.release(st);
@@ -929,7 +929,7 @@ void PlanBuilder::backward() {
       if (uint64_t elems = fusedNormStates(n).trainedElements)
         fusedNormGrads_.push_back(t_.alloc(elems * policy().gradBytes / shards(s_.mesh.zeroStage() >= 2),
                                            MemoryKind::Grad, nullptr, &n));
-      t_.mark(&n, nodeLabel(n), MemoryPhase::Backward);
+      t_.mark(&n, MemoryPhase::Backward);
       for (uint32_t tmp : temps)
         t_.release(tmp);
     }
@@ -976,7 +976,7 @@ void PlanBuilder::optimizerStep() {
       t_.release(dn);
     }
   }
-  t_.mark(nullptr, "optimizer.step", MemoryPhase::Optimizer);
+  t_.mark(nullptr, MemoryPhase::Optimizer);
   for (auto &[p, st] : paramGrad_)
     t_.release(st);  // zero_grad(set_to_none=True)
   // Whole gradients of a group that never completed, and gathered units.
@@ -1148,16 +1148,20 @@ Trace PlanBuilder::build(MemorySummary &sum) {
   // scaled_dot_product_attention as an export writes it: one generic op
   // (.pt2), or the dynamo ONNX exporter's decomposition, whose nodes carry
   // its FX node. Not the kernel eager dispatches (an FX capture records that).
-  std::set<std::string> sdpa;
-  bool decomposed = false;
-  for (const auto &np : g_.nodes()) {
-    if (np->atenName() == "scaled_dot_product_attention") {
-      sdpa.insert(np->name);
-    } else if (const std::string *call = decomposedAttentionCall(*np)) {
-      sdpa.insert(*call);
-      decomposed = true;
+  // A fact of the graph alone (computed once per context or SharedFacts).
+  using Calls = std::pair<std::set<std::string>, bool>;  // the calls; decomposed by the exporter
+  const auto &[sdpa, decomposed] = ctx_.fact<Calls>(fmt::format("sdpaCalls {}", static_cast<const void *>(&g_)), [&] {
+    Calls found;
+    for (const auto &np : g_.nodes()) {
+      if (np->atenName() == "scaled_dot_product_attention") {
+        found.first.insert(np->name);
+      } else if (const std::string *call = decomposedAttentionCall(*np)) {
+        found.first.insert(*call);
+        found.second = true;
+      }
     }
-  }
+    return found;
+  });
   if (!sdpa.empty())
     sum.caveats.push_back(fmt::format(
         "{} scaled_dot_product_attention call{} (transformers' default attention): {}; a causal mask built where "
@@ -1200,9 +1204,16 @@ Trace PlanBuilder::build(MemorySummary &sum) {
   return std::move(t_);
 }
 
-Trace buildTrace(const Model &m, const Setup &s, MemorySummary &sum, const MeshSharding *sharding,
-                 const FusionPlan *compiled) {
-  return PlanBuilder(m, s, sharding, compiled).build(sum);
+const llvm::DenseMap<const Value *, int64_t> &PlanBuilder::lastReads(const char *which,
+                                                                     llvm::function_ref<bool(const Node &)> runs,
+                                                                     bool pythonHolds) {
+  using Reads = llvm::DenseMap<const Value *, int64_t>;
+  return ctx_.fact<Reads>(fmt::format("liveness {} {} {}", which, pythonHolds, static_cast<const void *>(&g_)),
+                          [&] { return Liveness(g_, runs, &m_, pythonHolds).lastReads(); });
+}
+
+Trace buildTrace(AnalysisContext &ctx, MemorySummary &sum, const MeshSharding *sharding, const FusionPlan *compiled) {
+  return PlanBuilder(ctx, sharding, compiled).build(sum);
 }
 
 }  // namespace graphlint::memory

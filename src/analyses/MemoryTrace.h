@@ -34,9 +34,19 @@ public:
     const Node *owner = nullptr;
   };
   struct Step {
-    const Node *node = nullptr;
-    std::string label;
+    const Node *node = nullptr;  // null: the optimizer step
     MemoryPhase phase;
+    bool recompute = false;      // the node's forward run again in the backward
+    std::string text;            // a step of no node ("reduce_scatter bucket 3")
+    /// "mm_3", "mm_3 (recompute)", "optimizer.step": made only for the
+    /// points a summary keeps (a 70B graph has 40,000 steps).
+    std::string label() const {
+      if (!text.empty())
+        return text;
+      if (!node)
+        return "optimizer.step";
+      return recompute ? nodeLabel(*node) + " (recompute)" : nodeLabel(*node);
+    }
   };
   enum class Op : uint8_t { Alloc, Free, Mark };
   struct Event {
@@ -56,9 +66,14 @@ public:
       events.push_back({Op::Free, id});
     }
   }
-  void mark(const Node *n, std::string label, MemoryPhase phase) {
+  void mark(const Node *n, MemoryPhase phase, bool recompute = false) {
     events.push_back({Op::Mark, static_cast<uint32_t>(steps.size())});
-    steps.push_back({n, std::move(label), phase});
+    steps.push_back({n, phase, recompute, {}});
+  }
+  /// A step of no node, with its label.
+  void mark(std::string label, MemoryPhase phase) {
+    events.push_back({Op::Mark, static_cast<uint32_t>(steps.size())});
+    steps.push_back({nullptr, phase, false, std::move(label)});
   }
   uint64_t liveBytes(std::initializer_list<MemoryKind> kinds) const {
     uint64_t b = 0;
@@ -73,12 +88,14 @@ public:
   std::vector<Step> steps;
 };
 
-/// Writes the trace of one inference pass or training step of `m` under `s`,
-/// filling the model-state fields of `sum`; `sharding`: one rank's share of
-/// each value under tp/cp/ep (null: the whole graph).
-/// `compiled`: the Inductor fusion plan when the setup states torch.compile's
-/// execution (Setup::compiledExecution; CompiledExecution.h), else null.
-Trace buildTrace(const Model &m, const Setup &s, MemorySummary &sum, const MeshSharding *sharding = nullptr,
+/// Writes the trace of one inference pass or training step of the context's
+/// model under its setup, filling the model-state fields of `sum`;
+/// `sharding`: one rank's share of each value under tp/cp/ep (null: the
+/// whole graph). `compiled`: the Inductor fusion plan when the setup states
+/// torch.compile's execution (Setup::compiledExecution; CompiledExecution.h),
+/// else null. The context supplies the facts the trace shares with other
+/// analyses (the repeated layers, the recompute segments, float8's linears).
+Trace buildTrace(AnalysisContext &ctx, MemorySummary &sum, const MeshSharding *sharding = nullptr,
                  const FusionPlan *compiled = nullptr);
 
 }  // namespace graphlint::memory

@@ -66,10 +66,9 @@ class PlanBuilder {
 public:
   /// `sharding`: what one rank of the mesh's tp/cp/ep holds of each value
   /// (MeshSharding.h); null when they are all 1.
-  PlanBuilder(const Model &m, const Setup &s, const MeshSharding *sharding = nullptr,
-              const FusionPlan *compiled = nullptr)
-      : m_(m), s_(s), g_(*m.graph), sharding_(sharding), compiled_(compiled), float8_(m, s), precision_(m, s),
-        decomposed_(*m.graph) {}
+  PlanBuilder(AnalysisContext &ctx, const MeshSharding *sharding = nullptr, const FusionPlan *compiled = nullptr)
+      : ctx_(ctx), m_(ctx.model()), s_(ctx.setup()), g_(*m_.graph), sharding_(sharding), compiled_(compiled),
+        float8_(ctx.get<Float8Linears>()), precision_(ctx.get<CapturePrecision>()), decomposed_(*m_.graph) {}
 
   using Ints = llvm::SmallVector<int64_t, 4>;  // dims or strides
   /// A value's dims when every one is static.
@@ -218,6 +217,8 @@ private:
   /// The all-pass masks eager never builds (skippedMaskAdd): every reader is
   /// such an add, or a view read only by such adds.
   void findSkippedMasks();
+  /// findSkippedMasks' walk over `g` alone (a fact of the graph).
+  static void skippedMasksOf(const Graph &g, llvm::DenseSet<const Value *> &skippedMasks);
   /// scaled_dot_product_attention given a causal mask over equal lengths
   /// (isCausalMask): transformers builds it only under a tracer, and
   /// without a mask it lets the kernel group the query heads over the key
@@ -252,10 +253,17 @@ private:
     uint64_t extraBytes = 0;
   };
   Saved savedOf(const Node &n);
+  /// Liveness(g_, runs, &m_, pythonHolds).lastReads(), computed once per
+  /// context (or SharedFacts) for each `which` (the nodes `runs` picks,
+  /// named: "all", "forward", "training").
+  const llvm::DenseMap<const Value *, int64_t> &lastReads(const char *which,
+                                                          llvm::function_ref<bool(const Node &)> runs,
+                                                          bool pythonHolds);
   /// aten's dropout, or a training ai.onnx Dropout, run by the CPU's kernel
   /// (`input * noise`; --kernels cpu).
   bool isCpuDropout(const Node &n) const;
 
+  AnalysisContext &ctx_;
   const Model &m_;
   const Setup &s_;
   const Graph &g_;
@@ -282,8 +290,8 @@ private:
   uint64_t materialised(const Value *v, uint64_t bytes) const { return fusedAway_.count(v) ? 0 : bytes; }
   /// --float8: the converted linears (their GEMMs' fp8 operand copies, the
   /// fp8-gathered weights).
-  Float8Linears float8_;
-  CapturePrecision precision_;  // the capture's dtypes, or the policy's where it recorded none
+  const Float8Linears &float8_;
+  const CapturePrecision &precision_;  // the capture's dtypes, or the policy's where it recorded none
   DecomposedKernels decomposed_;  // SiLU, GELU, GroupNorm as exporters write them (findComposites)
   /// Bytes of the fp8 copies that live while `n` runs as a converted
   /// linear's GEMM (its backward's when `synthesisedBackward`); 0 otherwise.

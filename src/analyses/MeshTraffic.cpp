@@ -113,9 +113,8 @@ MeshTraffic meshTraffic(const Model &m, AnalysisContext &ctx, const Topology &da
   const unsigned G = std::max(1u, s.gpusPerNode);
   auto linkOf = [&](unsigned span) { return span > G ? dataParallel.inter : dataParallel.intra; };
   // What the backward runs again (--recompute): its collectives run again too.
-  RecomputePlan replay;
-  if (s.train)
-    replay = recomputePlan(*m.graph, s);
+  static const RecomputePlan none;
+  const RecomputePlan &replay = s.train ? recomputePlanOf(ctx, *m.graph) : none;
   auto recomputed = [&](const Node *n) { return n && n->graph == m.graph.get() && replay.recomputed(n->index); };
 
   // Tensor parallelism: tp ranks are innermost (torchtitan's mesh), on one node when tp <= G.

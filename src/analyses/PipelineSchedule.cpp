@@ -95,7 +95,7 @@ PipelinePlan::PipelinePlan(const Model &m, AnalysisContext &ctx) {
 
   // Units: the repeated layers in execution order; nodes outside any join
   // the layer before them (the head, the loss), or the first (the embedding).
-  std::vector<llvm::StringRef> layer = checkpointLayers(g);
+  const std::vector<llvm::StringRef> &layer = checkpointLayersOf(ctx, g);
   std::vector<int> nodeUnit(g.nodes().size(), -1);
   std::vector<std::string> unitName;
   int current = -1;

@@ -76,7 +76,7 @@ void PlanBuilder::planSharding() {
       trained.push_back(p);
   auto wire = [&](const Value *p) { return static_cast<double>(paramGradBytes(p, true)); };
   if (s_.mesh.zeroStage() >= 3) {
-    units_ = shardingUnits(g_, trained, wire, kBucketBytes);
+    units_ = shardingUnits(g_, checkpointLayersOf(ctx_, g_), trained, wire, kBucketBytes);
     gradGroups_ = units_.params;
   } else {
     // ZeRO-2: the buckets DDP would build (StepTimeline.cpp), reverse order.
@@ -119,7 +119,7 @@ void PlanBuilder::planSharding() {
   unitDone_.assign(U, false);
   unitFirst_.assign(U, -1);
   unitLast_.assign(U, -1);
-  std::vector<llvm::StringRef> layers = checkpointLayers(g_);
+  const std::vector<llvm::StringRef> &layers = checkpointLayersOf(ctx_, g_);
   llvm::DenseMap<llvm::StringRef, unsigned> byName;
   for (unsigned u = 0; u < U; ++u)
     if (units_.perBlock && static_cast<int>(u) != units_.root)
@@ -204,8 +204,7 @@ void PlanBuilder::gradientReady(const Value *p, uint32_t st) {
         break;
       }
   }
-  t_.mark(nullptr,
-          fmt::format("reduce_scatter {}", s_.mesh.zeroStage() >= 3 ? units_.names[k] : fmt::format("bucket {}", k)),
+  t_.mark(fmt::format("reduce_scatter {}", s_.mesh.zeroStage() >= 3 ? units_.names[k] : fmt::format("bucket {}", k)),
           MemoryPhase::Backward);
 }
 

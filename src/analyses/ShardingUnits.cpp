@@ -24,8 +24,13 @@ llvm::StringRef indexedModule(llvm::StringRef name) {
 
 ShardingUnits shardingUnits(const Graph &g, llvm::ArrayRef<const Value *> trainable,
                             llvm::function_ref<double(const Value *)> bytes, double cutBytes) {
+  return shardingUnits(g, checkpointLayers(g), trainable, bytes, cutBytes);
+}
+
+ShardingUnits shardingUnits(const Graph &g, llvm::ArrayRef<llvm::StringRef> layers,
+                            llvm::ArrayRef<const Value *> trainable, llvm::function_ref<double(const Value *)> bytes,
+                            double cutBytes) {
   ShardingUnits u;
-  std::vector<llvm::StringRef> layers = checkpointLayers(g);
   bool blocks = false;
   // The unit of each parameter and where the forward first enters that unit.
   std::map<std::string, size_t> firstRead;  // unit name -> first forward node index

@@ -5,6 +5,8 @@
 // a collective's result (ZeRO-3 parameters) waits for it.
 #include "graphlint/analyses/StepTimeline.h"
 
+#include "graphlint/analyses/MemoryPlan.h"
+
 #include "graphlint/analyses/Float8Linears.h"
 
 #include "graphlint/analyses/MeshSharding.h"
@@ -289,7 +291,7 @@ StepTimeline::StepTimeline(const Model &m, AnalysisContext &ctx) {
     for (unsigned i = 0; i < params.size(); ++i)
       indexOf[params[i].value] = i;
     ShardingUnits su = shardingUnits(
-        *m.graph, values, [&](const Value *v) { return elements(indexOf[v]) * commElement_; }, kBucketBytes);
+        *m.graph, checkpointLayersOf(ctx, *m.graph), values, [&](const Value *v) { return elements(indexOf[v]) * commElement_; }, kBucketBytes);
     auto useKey = [&](unsigned p) { return params[p].firstGroup < 0 ? F : params[p].firstGroup; };
     std::vector<int> units, first, last;
     for (size_t k = 0; k < su.params.size(); ++k) {

@@ -131,6 +131,15 @@ double MeshSharding::activationElementBytes(const Value *v) const {
 MeshSharding::MeshSharding(const Model &m, AnalysisContext &ctx) { build(m, ctx.setup()); }
 MeshSharding::MeshSharding(const Model &m, const Setup &s) { build(m, s); }
 
+std::string MeshSharding::sharedKey(const Setup &s) {
+  std::string plan;
+  for (const auto &[glob, style] : s.tpPlan)
+    plan += fmt::format(" {}={}", glob, tpStyleName(style));
+  return fmt::format("tp {} cp {} ep {} sp {} 16bit {} capacity {}{}", s.mesh.tp, s.mesh.cp, s.mesh.ep,
+                     s.sequenceParallelOn(), precisionPolicy(s.precision).sixteenBitActivations, s.capacityFactor,
+                     plan);
+}
+
 void MeshSharding::build(const Model &m, const Setup &s) {
   tp_ = std::max(1u, s.mesh.tp);
   cp_ = std::max(1u, s.mesh.cp);
@@ -144,6 +153,10 @@ void MeshSharding::build(const Model &m, const Setup &s) {
   propagate(g);
   findExperts(g, s);
   findAttention(g);
+  main_ = &g;
+  divisors_.reserve(g.nodes().size());
+  for (const auto &n : g.nodes())
+    divisors_.push_back(divisorOf(*n));
 }
 
 void MeshSharding::planTensorParallel(const Graph &g, const Setup &s) {
@@ -224,6 +237,12 @@ TpLayout MeshSharding::layout(const Value *v) const {
 }
 
 unsigned MeshSharding::computeDivisor(const Node &n) const {
+  if (n.graph == main_ && n.index < divisors_.size())
+    return divisors_[n.index];
+  return divisorOf(n);
+}
+
+unsigned MeshSharding::divisorOf(const Node &n) const {
   // Experts are not in it: each rank runs its experts on the tokens every
   // rank of the ep group routes to them, as many as all experts get on one.
   unsigned tp = 1, cp = 1;

@@ -16,6 +16,8 @@
 #include "graphlint/ir/OpRegistry.h"
 #include "graphlint/ir/ValueFacts.h"
 
+#include <fmt/format.h>
+
 #include <llvm/ADT/StringExtras.h>
 #include <llvm/ADT/StringMap.h>
 #include <llvm/ADT/StringSet.h>
@@ -178,6 +180,17 @@ SacOp sacSaveListOp(const Node &n) {
       n.inputs[1]->type.shape.rank() == 2)
     return SacOp::MatMul;
   return SacOp::None;
+}
+
+const std::vector<llvm::StringRef> &checkpointLayersOf(AnalysisContext &ctx, const Graph &g) {
+  return ctx.fact<std::vector<llvm::StringRef>>(fmt::format("checkpointLayers {}", static_cast<const void *>(&g)),
+                                                [&] { return checkpointLayers(g); });
+}
+
+const RecomputePlan &recomputePlanOf(AnalysisContext &ctx, const Graph &g) {
+  const Setup &s = ctx.setup();
+  return ctx.fact<RecomputePlan>(fmt::format("recompute {} {}", s.recomputeLabel(), static_cast<const void *>(&g)),
+                                 [&] { return recomputePlan(g, s); });
 }
 
 RecomputePlan recomputePlan(const Graph &g, const Setup &s) {
@@ -374,6 +387,17 @@ bool torchRunsInPlace(const Node &n) {
 }
 
 void PlanBuilder::findSkippedMasks() {
+  // A fact of the graph alone: computed once per context (or SharedFacts).
+  using Masks = llvm::DenseSet<const Value *>;
+  const Masks &masks = ctx_.fact<Masks>(fmt::format("skippedMasks {}", static_cast<const void *>(&g_)), [&] {
+    Masks found;
+    skippedMasksOf(g_, found);
+    return found;
+  });
+  skippedMasks_.insert(masks.begin(), masks.end());
+}
+
+void PlanBuilder::skippedMasksOf(const Graph &g, llvm::DenseSet<const Value *> &skippedMasks) {
   // Whether eager never builds `v`: each reader is an add that skips it, or
   // a view of it that is itself never built. Memoized; a bounded depth.
   llvm::DenseMap<const Value *, bool> memo;
@@ -395,11 +419,11 @@ void PlanBuilder::findSkippedMasks() {
     }
     return memo[v] = all;
   };
-  for (const auto &np : g_.nodes()) {
+  for (const auto &np : g.nodes()) {
     const Value *mask = skippedMaskAdd(*np).mask;
     // The mask and the views it was read through, up to what eager builds.
     for (unsigned depth = 0; mask && depth < 16 && unbuilt(mask, 0); ++depth) {
-      skippedMasks_.insert(mask);
+      skippedMasks.insert(mask);
       const Node *p = mask->producer;
       mask = p && !p->inputs.empty() && torchViewOf(*p, 0).base == p->inputs[0] ? p->inputs[0] : nullptr;
     }

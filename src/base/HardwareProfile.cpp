@@ -81,6 +81,7 @@ struct ProfileYaml {
   unsigned smCount = 0;
   double memoryGiB = 0, bandwidthGBps = 0;
   llvm::Optional<double> launchOverheadUs, computeEfficiency, tensorCoreEfficiency, attentionEfficiency, memoryEfficiency;
+  llvm::Optional<double> usdPerGpuHour;
   std::string intraNode, interNode;
   PeakYaml peak;
 };
@@ -152,6 +153,7 @@ template <> struct MappingTraits<ProfileYaml> {
     io.mapOptional("tensor_core_efficiency", p.tensorCoreEfficiency);
     io.mapOptional("attention_efficiency", p.attentionEfficiency);
     io.mapOptional("memory_efficiency", p.memoryEfficiency);
+    io.mapOptional("usd_per_gpu_hour", p.usdPerGpuHour);
     io.mapOptional("intra_node", p.intraNode);
     io.mapOptional("inter_node", p.interNode);
   }
@@ -310,6 +312,11 @@ llvm::Expected<std::vector<HardwareProfile>> parseHardwareYaml(llvm::StringRef t
       if (!(*y.attentionEfficiency > 0 && *y.attentionEfficiency <= 1))
         return bad("attention_efficiency must be in (0, 1]");
       p.attentionEfficiency = *y.attentionEfficiency;
+    }
+    if (y.usdPerGpuHour) {
+      if (!(*y.usdPerGpuHour > 0 && *y.usdPerGpuHour < 1e6))
+        return bad("usd_per_gpu_hour must be a price above 0");
+      p.usdPerGpuHour = *y.usdPerGpuHour;
     }
     if (!y.intraNode.empty())
       p.intraNode = y.intraNode;

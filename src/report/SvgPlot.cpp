@@ -5,14 +5,13 @@
 // link, how much, how much hidden) listed below the chart.
 #include "graphlint/report/Reporters.h"
 
-#include "graphlint/ir/MessageText.h"
+#include "Svg.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
 namespace graphlint {
-namespace {
 
 // XML 1.0 cannot hold C0 controls at all (an SVG with one is not
 // well-formed): they are dropped, with the C1 and bidi controls.
@@ -29,6 +28,22 @@ std::string xmlEscape(const std::string &raw) {
   }
   return out;
 }
+
+void svgBegin(llvm::raw_ostream &os, double width, double height, const std::string &title) {
+  os << fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" "
+                    "viewBox=\"0 0 {:.0f} {:.0f}\" font-family=\"sans-serif\" font-size=\"12\">\n",
+                    width, height, width, height);
+  os << fmt::format("<title>{}</title>\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n", xmlEscape(title));
+}
+
+void svgTextLines(llvm::raw_ostream &os, const std::vector<std::string> &lines, double x, double y, double lineHeight) {
+  for (size_t i = 0; i < lines.size(); ++i)
+    os << fmt::format("<text x=\"{:.0f}\" y=\"{:.0f}\" font-family=\"monospace\" font-size=\"11\" "
+                      "xml:space=\"preserve\">{}</text>\n",
+                      x, y + lineHeight * static_cast<double>(i), xmlEscape(lines[i]));
+}
+
+namespace {
 
 std::string ms(double seconds) { return fmt::format("{:.1f} ms", seconds * 1e3); }
 
@@ -87,10 +102,7 @@ void renderMemorySvg(const MemorySummary &s, const CostSummary::Communication *c
   auto x = [&](double i) { return left + (n > 1 ? pw * i / static_cast<double>(n - 1) : pw / 2); };
   auto y = [&](double b) { return top + ph - ph * b / ymax; };
 
-  os << fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" "
-                    "viewBox=\"0 0 {:.0f} {:.0f}\" font-family=\"sans-serif\" font-size=\"12\">\n",
-                    W, H, W, H);
-  os << fmt::format("<title>{}</title>\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n", xmlEscape(title));
+  svgBegin(os, W, H, title);
   os << fmt::format("<text x=\"{:.0f}\" y=\"20\" font-size=\"14\">{} - {} memory per GPU ({})</text>\n", left,
                     xmlEscape(title), xmlEscape(s.mode), xmlEscape(s.target));
   // Phase bands.
@@ -152,10 +164,7 @@ void renderMemorySvg(const MemorySummary &s, const CostSummary::Communication *c
                       "scale)</text>\n",
                       left + pw, top - 4, xmlEscape(s.target), formatBytes(s.capacityBytes));
   }
-  for (size_t i = 0; i < legend.size(); ++i)
-    os << fmt::format("<text x=\"{:.0f}\" y=\"{:.0f}\" font-family=\"monospace\" font-size=\"11\" "
-                      "xml:space=\"preserve\">{}</text>\n",
-                      20.0, chartH + lineHeight * static_cast<double>(i + 1), xmlEscape(legend[i]));
+  svgTextLines(os, legend, 20, chartH + lineHeight, lineHeight);
   os << "</svg>\n";
 }
 

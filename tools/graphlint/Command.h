@@ -85,6 +85,7 @@ protected:
 /// The commands, one file each; the first call creates and registers one.
 Command &lintCommand();
 Command &inspectCommand();
+Command &planCommand();
 Command &rulesCommand();
 Command &ruleCommand();
 Command &configCommand();

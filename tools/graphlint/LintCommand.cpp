@@ -221,13 +221,10 @@ int Lint::run() {
     return 2;
   // Create --output's temporary file before linting so an unwritable path
   // fails fast; it replaces the target only once the report is complete.
-  std::unique_ptr<AtomicOutput> file;
-  if (!output.empty()) {
-    auto f = AtomicOutput::create(output);
-    if (!f)
-      return fail(llvm::toString(f.takeError()));
-    file = std::move(*f);
-  }
+  auto opened = openReportFile(output);
+  if (!opened)
+    return fail(llvm::toString(opened.takeError()));
+  std::unique_ptr<AtomicOutput> file = std::move(*opened);
   llvm::raw_ostream &out = file ? file->os() : llvm::outs();
   if (!jobs)
     jobs = llvm::hardware_concurrency().compute_thread_count();

@@ -3,6 +3,7 @@
 #include "graphlint/rules/Rule.h"
 #include "graphlint/base/SetupKeys.h"
 
+#include <llvm/ADT/STLExtras.h>
 #include <llvm/ADT/SmallVector.h>
 
 #include "graphlint/ir/MessageText.h"
@@ -39,7 +40,7 @@ std::optional<std::string> parseRuleList(const std::string &flag, const std::str
 
 }  // namespace
 
-SetupFlags::SetupFlags(Command &c)
+SetupFlags::SetupFlags(Command &c, const std::vector<std::string> &owned)
     : configOpt_(c.add<cl::opt<std::string>>(
           entry(kConfigSection, "FILE",
                 "use FILE instead of the nearest .graphlint.yaml found\n"
@@ -67,18 +68,24 @@ SetupFlags::SetupFlags(Command &c)
                 "--no-config, and ignore GRAPHLINT_HARDWARE_FILE: the\n"
                 "run depends on the command line alone\n"
                 "(docs/configuration.md)"),
-          "isolated")),
-      nnodes_(c.add<cl::opt<std::string>>(
-          entry(kSetupSection, "N",
-                "torchrun's --nnodes: with --nproc-per-node G, the world\n"
-                "size is N x G"),
-          "nnodes")),
-      nprocPerNode_(c.add<cl::opt<std::string>>(
-          entry(kSetupSection, "G",
-                "torchrun's --nproc-per-node: --gpus-per-node G, and the\n"
-                "world size N x G (N from --nnodes, default 1)"),
-          "nproc-per-node")) {
+          "isolated")) {
+  auto isOwned = [&](const char *key) { return llvm::is_contained(owned, std::string(key)); };
+  if (!isOwned("world-size")) {
+    nnodes_ = &c.add<cl::opt<std::string>>(
+        entry(kSetupSection, "N",
+              "torchrun's --nnodes: with --nproc-per-node G, the world\n"
+              "size is N x G"),
+        "nnodes");
+    nprocPerNode_ = &c.add<cl::opt<std::string>>(
+        entry(kSetupSection, "G",
+              "torchrun's --nproc-per-node: --gpus-per-node G, and the\n"
+              "world size N x G (N from --nnodes, default 1)"),
+        "nproc-per-node");
+  }
+
   for (const SetupKey &k : setupKeys()) {
+    if (isOwned(k.key))
+      continue;
     const char *section = k.lintSection && llvm::StringRef(c.name()) == "lint" ? kLintSection : kSetupSection;
     cl::Option *o = nullptr;
     if (k.isSwitch()) {
@@ -116,8 +123,8 @@ std::optional<std::string> SetupFlags::toLayer(ConfigLayer &layer) const {
       given.emplace_back(s->getPosition(), f.key, s->getValue());
     }
   }
-  if (nnodes_.getNumOccurrences() || nprocPerNode_.getNumOccurrences()) {
-    if (!nprocPerNode_.getNumOccurrences())
+  if (nnodes_ && (nnodes_->getNumOccurrences() || nprocPerNode_->getNumOccurrences())) {
+    if (!nprocPerNode_->getNumOccurrences())
       return std::string("--nnodes needs --nproc-per-node (the world size is their product)");
     auto number = [](const char *flag, const std::string &text, int64_t hi) -> std::variant<int64_t, std::string> {
       int64_t x = 0;
@@ -126,14 +133,14 @@ std::optional<std::string> SetupFlags::toLayer(ConfigLayer &layer) const {
                escapedForMessage(text) + "'";
       return x;
     };
-    auto nodes = nnodes_.getNumOccurrences() ? number("--nnodes", nnodes_, 1 << 20) : int64_t(1);
-    auto per = number("--nproc-per-node", nprocPerNode_, 1024);
+    auto nodes = nnodes_->getNumOccurrences() ? number("--nnodes", *nnodes_, 1 << 20) : int64_t(1);
+    auto per = number("--nproc-per-node", *nprocPerNode_, 1024);
     if (auto *err = std::get_if<std::string>(&nodes))
       return *err;
     if (auto *err = std::get_if<std::string>(&per))
       return *err;
     int64_t world = std::get<int64_t>(nodes) * std::get<int64_t>(per);
-    unsigned at = nprocPerNode_.getPosition();
+    unsigned at = nprocPerNode_->getPosition();
     given.emplace_back(at, findSetupKey("gpus-per-node"), std::to_string(std::get<int64_t>(per)));
     given.emplace_back(at, findSetupKey("world-size"), std::to_string(world));
   }

@@ -17,7 +17,10 @@ namespace graphlint::cli {
 
 class SetupFlags {
 public:
-  explicit SetupFlags(Command &c);
+  /// `owned`: setup keys the command has options of its own for (plan's
+  /// --target list and the keys it searches), which get no flag here;
+  /// owning world-size also drops --nnodes and --nproc-per-node.
+  explicit SetupFlags(Command &c, const std::vector<std::string> &owned = {});
   /// Adds the values given, checked, in command-line order (a later --zero
   /// beats an earlier --fsdp); the message of the first bad value.
   std::optional<std::string> toLayer(ConfigLayer &layer) const;
@@ -37,8 +40,9 @@ private:
   std::vector<Flag> flags_;
   cl::opt<std::string> &configOpt_, &launchOpt_;
   cl::opt<bool> &noConfig_, &isolated_;
-  // torchrun's --nnodes and --nproc-per-node: world-size and gpus-per-node.
-  cl::opt<std::string> &nnodes_, &nprocPerNode_;
+  // torchrun's --nnodes and --nproc-per-node: world-size and gpus-per-node
+  // (null where the command owns the world size).
+  cl::opt<std::string> *nnodes_ = nullptr, *nprocPerNode_ = nullptr;
 };
 
 class PolicyFlags {

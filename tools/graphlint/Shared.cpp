@@ -45,6 +45,12 @@ bool outputsAllowed(const std::vector<std::pair<std::string, std::string>> &inpu
   return true;
 }
 
+llvm::Expected<std::unique_ptr<AtomicOutput>> openReportFile(const std::string &output) {
+  if (output.empty())
+    return nullptr;
+  return AtomicOutput::create(output);
+}
+
 bool writeOutputFile(const std::string &path, llvm::function_ref<void(llvm::raw_ostream &)> render) {
   if (llvm::Error e = writeOutputAtomically(path, render)) {
     llvm::errs() << "graphlint: " << llvm::toString(std::move(e)) << "\n";

@@ -5,6 +5,7 @@
 #include "Command.h"
 #include "SetupFlags.h"
 
+#include "graphlint/engine/OutputFiles.h"
 #include "graphlint/ir/Graph.h"
 #include "graphlint/engine/Session.h"
 
@@ -26,6 +27,10 @@ std::vector<std::string> perModelPaths(const std::string &base, const std::vecto
 /// prints the refusal and returns false.
 bool outputsAllowed(const std::vector<std::pair<std::string, std::string>> &inputs,
                     const std::vector<std::pair<std::string, const char *>> &outputs);
+
+/// The report's file for -o/--output: null for stdout (an empty path); an
+/// error when the temporary file beside it cannot be created.
+llvm::Expected<std::unique_ptr<AtomicOutput>> openReportFile(const std::string &output);
 
 /// Writes `path` atomically; prints the error and returns false.
 bool writeOutputFile(const std::string &path, llvm::function_ref<void(llvm::raw_ostream &)> render);

@@ -73,6 +73,9 @@ struct TrainableParam {
 class ComputeModel {
 public:
   ComputeModel(const Model &m, AnalysisContext &ctx);
+  /// The setup values it reads, with the fusion plan's, float8's and the
+  /// recompute segments' (Analysis.h, SharedFacts): not the mesh.
+  static std::string sharedKey(const Setup &s);
 
   /// The target's profile; null when Setup::target names no profile (then
   /// every time is zero and only FLOPs and bytes are meaningful).

@@ -61,6 +61,9 @@ std::optional<std::pair<unsigned, unsigned>> float8GemmOperands(const Node &n);
 class Float8Linears {
 public:
   Float8Linears(const Model &m, AnalysisContext &ctx);
+  /// The setup values it reads (Analysis.h, SharedFacts): the recipe, an
+  /// Inductor backend, the fp8 all-gather in effect.
+  static std::string sharedKey(const Setup &s);
   /// The same without a context (the memory plan's builder has a Setup only).
   Float8Linears(const Model &m, const Setup &s);
 

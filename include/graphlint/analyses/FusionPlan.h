@@ -84,6 +84,8 @@ class FusionBackendModel;  // planner-internal: one backend's legality
 class FusionPlan {
 public:
   FusionPlan(const Model &m, AnalysisContext &ctx);
+  /// The setup values the plan reads (Analysis.h, SharedFacts): the backend.
+  static std::string sharedKey(const Setup &s);
   /// For tests: plan with an explicit backend.
   FusionPlan(const Model &m, FusionBackend backend);
 

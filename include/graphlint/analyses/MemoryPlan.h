@@ -100,6 +100,9 @@ bool gradPassesThrough(const Node &n, unsigned input);
 /// neighbouring layer in execution order is entered through the same
 /// submodule (a stem "features.0" before blocks "features.1", ... is not).
 std::vector<llvm::StringRef> checkpointLayers(const Graph &g);
+/// checkpointLayers(g), computed once per context, or once per SharedFacts
+/// (Analysis.h): the pipeline cut, the FSDP units and --recompute all read it.
+const std::vector<llvm::StringRef> &checkpointLayersOf(AnalysisContext &ctx, const Graph &g);
 
 /// torchtitan's _op_sac_save_list (torchtitan/distributed/
 /// activation_checkpoint.py): whether `n` is an aten.mm (a matrix product
@@ -127,6 +130,9 @@ struct RecomputePlan {
   bool recomputed(size_t i) const { return i < segment.size() && segment[i] >= 0 && !policySaved[i]; }
 };
 RecomputePlan recomputePlan(const Graph &g, const Setup &s);
+/// recomputePlan(g, ctx.setup()), computed once per context, or once per
+/// SharedFacts and policy (it reads --recompute alone).
+const RecomputePlan &recomputePlanOf(AnalysisContext &ctx, const Graph &g);
 
 class MemoryPlan {
 public:

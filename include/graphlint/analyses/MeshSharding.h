@@ -69,6 +69,9 @@ struct MoeLayer {
 class MeshSharding {
 public:
   MeshSharding(const Model &m, AnalysisContext &ctx);
+  /// The setup values build() reads (Analysis.h, SharedFacts): tp, cp, ep,
+  /// sequence parallelism, 16-bit activations, the tp plan, the capacity factor.
+  static std::string sharedKey(const Setup &s);
   /// The sharding under another setup (GL201's what-if: "tp 8 fits").
   MeshSharding(const Model &m, const Setup &s);
 
@@ -118,6 +121,7 @@ private:
   void propagate(const Graph &g);
   void findAttention(const Graph &g);
   void findExperts(const Graph &g, const Setup &s);
+  unsigned divisorOf(const Node &n) const;
 
   unsigned tp_ = 1, cp_ = 1, ep_ = 1;
   bool sequenceParallel_ = false;
@@ -133,6 +137,10 @@ private:
   llvm::DenseMap<const Value *, TpLayout> layout_;
   llvm::DenseMap<const Value *, bool> batchDerived_;  // carries the batch (cp divides it)
   llvm::DenseMap<const Value *, const Value *> paramOrigin_;  // a param-only view -> its param
+  // computeDivisor of each main-graph node, by index (the memory trace, the
+  // step timeline and the mesh traffic ask for every node, once per setup).
+  const Graph *main_ = nullptr;
+  std::vector<unsigned> divisors_;
 };
 
 /// The default plan for a model family: (glob on a module path, style)

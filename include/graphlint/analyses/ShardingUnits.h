@@ -48,5 +48,10 @@ llvm::StringRef indexedModule(llvm::StringRef name);
 /// `bytes(p)`).
 ShardingUnits shardingUnits(const Graph &g, llvm::ArrayRef<const Value *> trainable,
                             llvm::function_ref<double(const Value *)> bytes, double cutBytes);
+/// The same with the graph's checkpointLayers(g) given (computed once per
+/// context: checkpointLayersOf, MemoryPlan.h).
+ShardingUnits shardingUnits(const Graph &g, llvm::ArrayRef<llvm::StringRef> layers,
+                            llvm::ArrayRef<const Value *> trainable, llvm::function_ref<double(const Value *)> bytes,
+                            double cutBytes);
 
 }  // namespace graphlint

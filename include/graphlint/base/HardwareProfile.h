@@ -78,6 +78,10 @@ struct HardwareProfile {
   /// the interconnect table): inside a node, and between nodes per GPU.
   std::string intraNode = "pcie4";
   std::string interNode = "hdr";
+  /// What one GPU costs per hour on demand, in US dollars (`graphlint plan`'s
+  /// cost objective; docs/hardware.md names the public price list each
+  /// built-in value is from). Unset: no price known, the cost is not ranked.
+  std::optional<double> usdPerGpuHour;
 
   double peakFor(MathPrecision p) const { return peak[static_cast<unsigned>(p)]; }
   bool supports(MathPrecision p) const { return peakFor(p) > 0; }

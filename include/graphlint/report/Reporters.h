@@ -4,6 +4,7 @@
 
 #include "graphlint/ir/Display.h"
 #include "graphlint/engine/Driver.h"
+#include "graphlint/engine/Plan.h"
 
 #include <llvm/Support/JSON.h>
 #include <llvm/Support/raw_ostream.h>
@@ -88,6 +89,17 @@ void renderMemorySvg(const MemorySummary &s, const std::string &title, llvm::raw
 /// data-parallel and mesh collective of the step: link, bytes, time, hidden.
 void renderMemorySvg(const MemorySummary &s, const CostSummary::Communication *comm, const std::string &title,
                      llvm::raw_ostream &os);
+
+/// `graphlint plan` (docs/plan.md): the JSON contract (`candidates[]`, best
+/// first, every one evaluated; `evaluated`), the text report (the top `top`
+/// setups, why the runner-up lost, the launch line, the closest setups that
+/// do not fit) and the memory-vs-throughput Pareto front as an SVG chart.
+/// `baseFlags`: the setup flags the plan was given, which the lint line of
+/// each candidate repeats.
+llvm::json::Value planToJson(const PlanResult &r, const std::string &model, const std::vector<std::string> &baseFlags);
+void renderPlanText(const PlanResult &r, const std::string &model, unsigned top,
+                    const std::vector<std::string> &baseFlags, llvm::raw_ostream &os);
+void renderParetoSvg(const PlanResult &r, const std::string &title, llvm::raw_ostream &os);
 
 /// `graphlint inspect`: the model's structure as JSON (a documented contract)
 /// or as a readable summary.
