@@ -169,12 +169,10 @@ class MoeCapture(unittest.TestCase):
     def test_memory_fp32_within_3_percent_of_the_cpu_truth(self):
         self.check_memory("fp32")
 
-    # --precision bf16 counts the fp32 tensors a bf16 graph records (RMSNorm,
-    # router softmax and loss upcasts) at 2 bytes (user trial item 6): -3.9%
-    # to -18.7% here; counted at their recorded 4 bytes, the same cases are
-    # -0.0% (Mixtral grouped), -0.4% (Mixtral eager), -0.0% (OLMoE grouped).
-    # An unexpected success means that fix landed: drop the decorator.
-    @unittest.expectedFailure
+    # The fp32 tensors a bf16 graph records (RMSNorm, router softmax and loss
+    # upcasts) stay fp32 (precision from the graph, issue 42 item 4): -0.00%
+    # (Mixtral grouped), -0.43% (Mixtral eager), -0.00% (OLMoE grouped); they
+    # were -3.9% to -18.7% when --precision bf16 narrowed them.
     def test_memory_bf16_within_3_percent_of_the_cpu_truth(self):
         self.check_memory("bf16")
 
