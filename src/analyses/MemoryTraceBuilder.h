@@ -68,7 +68,8 @@ public:
   /// (MeshSharding.h); null when they are all 1.
   PlanBuilder(AnalysisContext &ctx, const MeshSharding *sharding = nullptr, const FusionPlan *compiled = nullptr)
       : ctx_(ctx), m_(ctx.model()), s_(ctx.setup()), g_(*m_.graph), sharding_(sharding), compiled_(compiled),
-        float8_(ctx.get<Float8Linears>()), precision_(ctx.get<CapturePrecision>()), decomposed_(*m_.graph) {}
+        float8_(ctx.get<Float8Linears>()), precision_(ctx.get<CapturePrecision>()),
+        decomposed_(ctx.get<DecomposedKernels>()) {}
 
   using Ints = llvm::SmallVector<int64_t, 4>;  // dims or strides
   /// A value's dims when every one is static.
@@ -292,7 +293,7 @@ private:
   /// fp8-gathered weights).
   const Float8Linears &float8_;
   const CapturePrecision &precision_;  // the capture's dtypes, or the policy's where it recorded none
-  DecomposedKernels decomposed_;  // SiLU, GELU, GroupNorm as exporters write them (findComposites)
+  const DecomposedKernels &decomposed_;  // SiLU, GELU, GroupNorm as exporters write them (findComposites)
   /// Bytes of the fp8 copies that live while `n` runs as a converted
   /// linear's GEMM (its backward's when `synthesisedBackward`); 0 otherwise.
   uint64_t float8Temporaries(const Node &n, bool synthesisedBackward);
