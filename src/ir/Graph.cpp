@@ -1,4 +1,5 @@
 #include "graphlint/ir/Graph.h"
+#include "graphlint/ir/CheckedMath.h"
 #include "graphlint/ir/Display.h"
 
 #include <algorithm>
@@ -221,7 +222,12 @@ Value::MemoryFormat memoryFormatOf(llvm::ArrayRef<Dim> dims, llvm::ArrayRef<Dim>
     return (c == 1 || strides[1].value == sc) && (h == 1 || strides[2].value == sh) &&
            (w == 1 || strides[3].value == sw);
   };
-  bool nchw = matches(h * w, w, 1), nhwc = matches(1, w * c, c);
+  // A model file decides the dims: a product past int64 describes no real
+  // layout, so the format stays unknown instead of wrapping.
+  CheckedInt hw = checkedMul(h, w), wc = checkedMul(w, c);
+  if (!hw || !wc)
+    return Value::MemoryFormat::Unknown;
+  bool nchw = matches(*hw, w, 1), nhwc = matches(1, *wc, c);
   if (nchw == nhwc)
     return Value::MemoryFormat::Unknown;
   return nchw ? Value::MemoryFormat::Contiguous : Value::MemoryFormat::ChannelsLast;
@@ -233,7 +239,10 @@ Value::MemoryFormat contiguousMemoryFormat(llvm::ArrayRef<Dim> dims) {
   // Only dims 1..3 decide (memoryFormatOf): the batch may stay symbolic.
   int64_t h = dims[2].isStatic() ? dims[2].value : 0, w = dims[3].isStatic() ? dims[3].value : 0;
   int64_t c = dims[1].isStatic() ? dims[1].value : 0;
-  Dim strides[4] = {Dim::fixed(c * h * w), Dim::fixed(h * w), Dim::fixed(w), Dim::fixed(1)};
+  CheckedInt hw = checkedMul(h, w), chw = hw ? checkedMul(c, *hw) : std::nullopt;
+  if (!chw)
+    return Value::MemoryFormat::Unknown;
+  Dim strides[4] = {Dim::fixed(*chw), Dim::fixed(*hw), Dim::fixed(w), Dim::fixed(1)};
   return memoryFormatOf(dims, strides);
 }
 
