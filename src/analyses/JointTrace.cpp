@@ -291,12 +291,17 @@ std::vector<PlanBuilder::Checkpoint> PlanBuilder::checkpoints(llvm::DenseMap<con
         continue;
       auto fr = forwardRead.find(o);
       int64_t inForward = fr == forwardRead.end() ? static_cast<int64_t>(np->index) : fr->second;
-      if (it->second > inForward) {  // a backward node reads it: saved
-        backwardRead[o] = it->second;
+      // Saved: a backward node reads it. A later forward last read is a
+      // compiled kernel holding its inputs to its end (holdKernelInputs),
+      // which the checkpoint does not change.
+      const int64_t last = it->second;
+      if (last > inForward && (last >= static_cast<int64_t>(nodes.size()) ||
+                               nodes[static_cast<size_t>(last)]->backwardPhase)) {
+        backwardRead[o] = last;
         c.replayEnd = std::max(c.replayEnd, static_cast<int64_t>(np->index));
-        c.backwardEnd = std::max(c.backwardEnd, it->second);
+        c.backwardEnd = std::max(c.backwardEnd, last);
+        it->second = inForward;
       }
-      it->second = inForward;
     }
   }
   // torch 1.x reruns the whole segment; 2.x stops after its last saved
@@ -379,7 +384,10 @@ void PlanBuilder::recompute(int seg, const Checkpoint &c, int64_t at,
       auto b = backwardRead.find(o);
       uint32_t st = viewStorage(r, oi);
       if (st == kNone || !t_.storages[st].live) {
-        st = t_.alloc(outputBytes(r, oi), b != backwardRead.end() ? MemoryKind::Saved : MemoryKind::Activation, o);
+        // A compiled recompute fuses as the forward did: what never
+        // materialised there is not allocated here either.
+        st = t_.alloc(materialised(o, outputBytes(r, oi)),
+                      b != backwardRead.end() ? MemoryKind::Saved : MemoryKind::Activation, o);
         lastUse_.resize(t_.storages.size(), -1);
         lastUse_[st] = at;
       }

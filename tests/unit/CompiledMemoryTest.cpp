@@ -9,6 +9,10 @@
 #include "graphlint/analyses/FusionPlan.h"
 #include "graphlint/analyses/MemoryPlan.h"
 #include "graphlint/base/SetupKeys.h"
+#include "graphlint/fx/FxImporter.h"
+
+#include <fmt/format.h>
+#include <llvm/Support/Error.h>
 
 #include <gtest/gtest.h>
 
@@ -101,6 +105,83 @@ TEST(CompiledMemory, ThePartitionerRecomputesWhatOnlyFusibleBackwardsRead) {
   EXPECT_EQ(c.recomputedTensors, 1u);
   EXPECT_EQ(c.recomputedBytes, kMiB);
   EXPECT_EQ(c.activationsBytes, 3 * kMiB);  // h, m, y
+}
+
+// RMSNorm blocks (c = x.float(); y = c * rsqrt(mean(c^2) + eps); y @ W) as a
+// joint graph, compiled, under --recompute full. The norm's kernel runs from
+// pow to the views of y the matmul reads, so the kernel holds pow's output to
+// a later forward node; that is not a backward read: the checkpoint neither
+// keeps pow's output nor rebuilds it, and full recompute stays below no
+// recompute (before: every layer's pow output counted as saved until the end
+// of backward, 70B TP rows +100%).
+std::string rmsNormBlocks(int layers) {
+  const int B = 4, S = 256, H = 256;
+  std::string nodes, params, grads;
+  auto shape = [&](bool reduced) { return fmt::format("[{},{},{}]", B, S, reduced ? 1 : H); };
+  const std::string flat = fmt::format("[{},{}]", B * S, H), full = shape(false);
+  auto node = [&](const std::string &name, const char *op, const std::string &inputs, const std::string &module,
+                  bool backward, const std::string &shp, const char *attrs = "{}") {
+    nodes += fmt::format(R"({}{{"name":"{}","op":"{}","inputs":[{}],"outputs":[{{"name":"{}","shape":{},
+      "dtype":"float32","device":"cpu"}}],"attrs":{},"module":"{}","phase":"{}"}})",
+                         nodes.empty() ? "" : ",", name, op, inputs, name, shp, attrs, module,
+                         backward ? "backward" : "forward");
+  };
+  std::string cur = "x";
+  for (int i = 0; i < layers; ++i) {
+    std::string n = fmt::format("layers.{}.norm", i), fc = fmt::format("layers.{}.fc", i), k = std::to_string(i);
+    params += fmt::format(R"({}{{"name":"{}.weight","shape":[{},{}],"dtype":"float32","device":"cpu","requires_grad":true}})",
+                          params.empty() ? "" : ",", fc, H, H);
+    auto q = [](const std::string &a) { return "\"" + a + "\""; };
+    node("c" + k, "aten::_to_copy", q(cur), n, false, full, R"({"dtype":"float32"})");
+    node("p" + k, "aten::pow", q("c" + k), n, false, full, R"({"exponent":2})");
+    node("m" + k, "aten::mean", q("p" + k), n, false, shape(true), R"({"dim":[-1],"keepdim":true})");
+    node("a" + k, "aten::add", q("m" + k), n, false, shape(true), R"({"other":1e-6})");
+    node("r" + k, "aten::rsqrt", q("a" + k), n, false, shape(true));
+    node("y" + k, "aten::mul", q("c" + k) + "," + q("r" + k), n, false, full);
+    node("v" + k, "aten::view", q("y" + k), fc, false, flat);
+    node("t" + k, "aten::t", q(fc + ".weight"), fc, false, fmt::format("[{},{}]", H, H));
+    node("o" + k, "aten::mm", q("v" + k) + "," + q("t" + k), fc, false, flat);
+    node("u" + k, "aten::view", q("o" + k), fc, false, full);
+    cur = "u" + k;
+  }
+  node("g", "aten::ones_like", "\"" + cur + "\"", "", true, full);
+  std::string g = "g";
+  for (int i = layers - 1; i >= 0; --i) {
+    std::string k = std::to_string(i);
+    auto q = [](const std::string &a) { return "\"" + a + "\""; };
+    node("gv" + k, "aten::view", q(g), "", true, flat);
+    node("gw" + k, "aten::mm", q("gv" + k) + "," + q("t" + k), "", true, flat);
+    node("gd" + k, "aten::mm", q("gv" + k) + "," + q("v" + k), "", true, fmt::format("[{},{}]", H, H));
+    node("gy" + k, "aten::view", q("gw" + k), "", true, full);
+    node("gc" + k, "aten::mul", q("gy" + k) + "," + q("r" + k), "", true, full);
+    node("gx" + k, "aten::mul", q("gc" + k) + "," + q("c" + k), "", true, full);
+    g = "gx" + k;
+    grads += ",\"gd" + k + "\"";
+  }
+  return fmt::format(R"({{"format":"graphlint-fx","version":2,"mode":"train","params":[{}],
+    "inputs":[{{"name":"x","shape":{},"dtype":"float32","device":"cpu"}}],"nodes":[{}],"outputs":["{}"{}]}})",
+                     params, full, nodes, cur, grads);
+}
+
+TEST(CompiledMemory, AKernelHoldingItsInputIsNotABackwardReadUnderRecompute) {
+  auto planFor = [](int layers, const char *recompute) {
+    auto m = importFxBytes(rmsNormBlocks(layers), "rms.train.fx.json", {});
+    EXPECT_TRUE(static_cast<bool>(m)) << llvm::toString(m.takeError());
+    graphlint::Setup s = compiled(true);
+    const SetupKey *key = findSetupKey("recompute");
+    EXPECT_FALSE(applySetup(s, {SetupSetting{key, recompute}}));
+    AnalysisContext ctx(**m, s);
+    const MemoryPlan &plan = ctx.get<MemoryPlan>();
+    for (const MemoryPlan::Contributor &c : plan.atPeak())
+      EXPECT_FALSE(c.value && llvm::StringRef(c.value->name).startswith("p"))
+          << c.value->name << " (" << c.bytes << " B) is live at the " << recompute << " peak";
+    return plan.summary().peakAllocatedBytes;
+  };
+  uint64_t none4 = planFor(4, "none"), full4 = planFor(4, "full"), full8 = planFor(8, "full");
+  EXPECT_LT(full4, none4);
+  // Four more layers keep four more checkpointed inputs (1 MiB each, the
+  // block's output) and four more fc.weight grads (256 KiB each), nothing else.
+  EXPECT_EQ(full8 - full4, 4 * (kMiB + kMiB / 4));
 }
 
 TEST(CompiledMemory, RandomAndContractionOutputsAreNeverRecomputed) {
