@@ -101,7 +101,17 @@ void applyPipelineStages(const Trace &t, AnalysisContext &ctx, MemorySummary &su
   sum.virtualStages = plan.virtualStages();
   for (const std::string &n : plan.notes())
     sum.caveats.push_back(n);
-  sum.stages = memory::pipelineStages(t, sum, plan);
+  memory::HeldAcrossMicrobatches held;
+  const Setup &s = ctx.setup();
+  if (s.mesh.dataParallel == DataParallel::FSDP2 && plan.microbatches() > 1) {
+    const PrecisionPolicy pp = precisionPolicy(s.precision, s.mesh.dataParallel);
+    const double shards = s.mesh.shardGroup();
+    held.paramsPerShardedByte = shards * pp.computeWeightBytes / pp.weightBytes;
+    // FSDP2 accumulates the unsharded gradient in the reduce dtype, which
+    // is the dtype of its sharded gradient.
+    held.gradsPerShardedByte = shards;
+  }
+  sum.stages = memory::pipelineStages(t, sum, plan, held);
   if (sum.stages.empty())
     return;
   for (unsigned i = 0; i < sum.stages.size(); ++i)

@@ -5,7 +5,8 @@
 
 namespace graphlint::memory {
 
-std::vector<MemorySummary::Stage> pipelineStages(const Trace &t, const MemorySummary &sum, const PipelinePlan &plan) {
+std::vector<MemorySummary::Stage> pipelineStages(const Trace &t, const MemorySummary &sum, const PipelinePlan &plan,
+                                                 HeldAcrossMicrobatches held) {
   std::vector<MemorySummary::Stage> out;
   if (!plan.active())
     return out;
@@ -69,8 +70,12 @@ std::vector<MemorySummary::Stage> pipelineStages(const Trace &t, const MemorySum
     s.activationsPerMicrobatch = static_cast<uint64_t>(saved[r] / n);
     s.inFlightMicrobatches = plan.inFlight(r);
     s.activationsBytes = static_cast<uint64_t>(saved[r] / n * s.inFlightMicrobatches);
+    // Held from the first micro-batch's backward to the last one's
+    // reduce-scatter, so at the stage's peak of activations in flight.
+    s.gatheredParamsBytes = static_cast<uint64_t>(static_cast<double>(s.paramsBytes) * held.paramsPerShardedByte);
+    s.unshardedGradsBytes = static_cast<uint64_t>(static_cast<double>(s.gradsBytes) * held.gradsPerShardedByte);
     double alloc = static_cast<double>(s.paramsBytes + s.buffersBytes + s.gradsBytes + s.optimizerBytes +
-                                       s.activationsBytes) +
+                                       s.gatheredParamsBytes + s.unshardedGradsBytes + s.activationsBytes) +
                    (transient + (r == 0 ? inputs : 0)) / n;
     s.peakAllocatedBytes = static_cast<uint64_t>(alloc);
     s.peakReservedBytes = static_cast<uint64_t>(alloc * reservedRatio);

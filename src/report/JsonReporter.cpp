@@ -312,6 +312,8 @@ json::Value memoryToJson(const MemorySummary &s) {
                                     {"buffers_bytes", bytes(st.buffersBytes)},
                                     {"grads_bytes", bytes(st.gradsBytes)},
                                     {"optimizer_bytes", bytes(st.optimizerBytes)},
+                                    {"gathered_params_bytes", bytes(st.gatheredParamsBytes)},
+                                    {"unsharded_grads_bytes", bytes(st.unshardedGradsBytes)},
                                     {"activations_per_microbatch_bytes", bytes(st.activationsPerMicrobatch)},
                                     {"in_flight_microbatches", st.inFlightMicrobatches},
                                     {"activations_bytes", bytes(st.activationsBytes)},

@@ -63,10 +63,14 @@ void renderMemoryText(const MemorySummary &s, const std::string &title, llvm::ra
     os << fmt::format("  pipeline stages ({}, {} micro-batches, {} virtual stages; figures above: stage {}):\n",
                       s.ppSchedule, s.microbatches, s.virtualStages, s.stages[s.worstStage].rank);
     for (const MemorySummary::Stage &st : s.stages)
-      os << fmt::format("    stage {:>2} {:>12} reserved  states {:>10}  activations {:>10} = {:>10} x {:.2f} "
+      os << fmt::format("    stage {:>2} {:>12} reserved  states {:>10}{}  activations {:>10} = {:>10} x {:.2f} "
                         "in flight  ({} .. {})\n",
                         st.rank, formatBytes(static_cast<double>(st.peakReservedBytes)),
                         formatBytes(static_cast<double>(st.paramsBytes + st.buffersBytes + st.gradsBytes + st.optimizerBytes)),
+                        st.gatheredParamsBytes + st.unshardedGradsBytes
+                            ? fmt::format("  unsharded {:>10}", formatBytes(static_cast<double>(
+                                                                    st.gatheredParamsBytes + st.unshardedGradsBytes)))
+                            : std::string(),
                         formatBytes(static_cast<double>(st.activationsBytes)),
                         formatBytes(static_cast<double>(st.activationsPerMicrobatch)), st.inFlightMicrobatches,
                         st.firstModule, st.lastModule);

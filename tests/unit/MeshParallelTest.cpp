@@ -228,6 +228,42 @@ TEST(PipelineSchedule, StageMemoryAndSends) {
   }
 }
 
+// FSDP2 under the schedule (torchtitan's default with pp > 1, and
+// torch.distributed.pipelining's no-sync backwards): each stage keeps its
+// parameters gathered in bf16 and its gradients unsharded in fp32 (the reduce
+// dtype) across micro-batches: dp_shard x the bf16/fp32 share of its fp32
+// parameter shard, dp_shard x its fp32 gradient shard. One micro-batch
+// reduce-scatters as it goes: nothing is held.
+TEST(PipelineSchedule, Fsdp2KeepsAStagesParametersGatheredAndGradientsUnsharded) {
+  auto two = importFixture(kTwoLayers);
+  auto stagesOf = [&](unsigned dpShard, unsigned microbatches) {
+    graphlint::Setup setup;
+    setup.train = true;
+    setup.precision = Precision::BF16Mixed;
+    setup.pp = 2;
+    setup.dpShard = dpShard;
+    setup.microbatches = microbatches;
+    EXPECT_FALSE(setup.resolveMesh());
+    setup.resolveHardware();
+    EXPECT_EQ(setup.mesh.dataParallel, DataParallel::FSDP2);
+    AnalysisContext ctx(*two, setup);
+    return ctx.get<MemoryPlan>().summary().stages;
+  };
+  auto held = stagesOf(4, 4);
+  ASSERT_EQ(held.size(), 2u);
+  for (const MemorySummary::Stage &st : held) {
+    EXPECT_GT(st.paramsBytes, 0u);
+    EXPECT_NEAR(static_cast<double>(st.gatheredParamsBytes), 4.0 * st.paramsBytes / 2, 1.0);
+    EXPECT_NEAR(static_cast<double>(st.unshardedGradsBytes), 4.0 * st.gradsBytes, 1.0);
+    EXPECT_GE(st.peakAllocatedBytes, st.paramsBytes + st.gradsBytes + st.optimizerBytes + st.gatheredParamsBytes +
+                                         st.unshardedGradsBytes + st.activationsBytes);
+  }
+  for (const MemorySummary::Stage &st : stagesOf(4, 1)) {
+    EXPECT_EQ(st.gatheredParamsBytes, 0u);
+    EXPECT_EQ(st.unshardedGradsBytes, 0u);
+  }
+}
+
 // Ring attention: cp - 1 steps of one K,V block (each [b, a, s/cp, h/a], 2
 // bytes) per attention layer forward; K, V and their gradients backward.
 TEST(ContextParallel, KvRotationVolume) {

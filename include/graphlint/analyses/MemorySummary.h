@@ -100,6 +100,9 @@ struct MemorySummary {
     unsigned rank = 0;
     std::string firstModule, lastModule;  // the first chunk's first layer, the last chunk's last
     uint64_t paramsBytes = 0, buffersBytes = 0, gradsBytes = 0, optimizerBytes = 0;
+    /// FSDP2 under the schedule: parameters kept gathered and gradients kept
+    /// unsharded across micro-batches (PipelineMemory.h).
+    uint64_t gatheredParamsBytes = 0, unshardedGradsBytes = 0;
     uint64_t activationsPerMicrobatch = 0;
     double inFlightMicrobatches = 0;
     uint64_t activationsBytes = 0;
