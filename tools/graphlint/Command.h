@@ -86,6 +86,7 @@ protected:
 Command &lintCommand();
 Command &inspectCommand();
 Command &planCommand();
+Command &diffCommand();
 Command &rulesCommand();
 Command &ruleCommand();
 Command &configCommand();
