@@ -118,7 +118,7 @@ std::string setupKeyText(const Setup &s) {
     std::string v = k.dump(s);
     if (v == k.dump(kDefaults))
       continue;
-    out += (out.empty() ? "" : "; ") + std::string(k.key) + ":" + v;
+    out += (out.empty() ? "" : "; ") + std::string(k.key) + ": " + llvm::StringRef(v).trim().str();
   }
   return out;
 }

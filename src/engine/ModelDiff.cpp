@@ -301,18 +301,27 @@ class PlaceMap {
 public:
   PlaceMap(const Graph &base, const Graph &head, const NodeAlignment &al) : base_(base), head_(head), al_(al) {
     std::map<std::pair<std::string, unsigned>, std::map<unsigned, unsigned>> votes;
+    std::map<std::pair<std::string, unsigned>, unsigned> nodes;
     for (size_t i = 0; i < al.baseToHead.size(); ++i) {
+      const SourceLoc &lb = base.nodes()[i]->loc;
+      if (!lb.valid())
+        continue;
+      ++nodes[{lb.file, lb.line}];
       int j = al.baseToHead[i];
       if (j < 0)
         continue;
-      const SourceLoc &lb = base.nodes()[i]->loc, &lh = head.nodes()[j]->loc;
-      if (lb.valid() && lh.valid() && lb.file == lh.file)
+      const SourceLoc &lh = head.nodes()[j]->loc;
+      if (lh.valid() && lb.file == lh.file)
         ++votes[{lb.file, lb.line}][lh.line];
     }
-    for (const auto &[key, counts] : votes)
-      lines_[key] = std::max_element(counts.begin(), counts.end(), [](const auto &a, const auto &b) {
-                      return a.second < b.second;
-                    })->first;
+    // A line most of whose nodes are gone is gone: the odd view or detach
+    // of it matched elsewhere does not carry it to another line.
+    for (const auto &[key, counts] : votes) {
+      auto best = std::max_element(counts.begin(), counts.end(),
+                                   [](const auto &a, const auto &b) { return a.second < b.second; });
+      if (2 * best->second >= nodes[key])
+        lines_[key] = best->first;
+    }
   }
   DiffPlace head(unsigned j) const { return placeOf(*head_.nodes()[j]); }
   DiffPlace base(unsigned i) const {
@@ -543,6 +552,24 @@ void diffFusion(ModelDiff &d, const Model &bm, const Model &hm, const SideFacts 
       add(c);
     }
   }
+  // A split and a merge at one place, for one reason, that leave the
+  // kernels as they were are one group formed the other way round (a
+  // schedule that ran two independent branches in the other order): no change.
+  for (auto it = out.begin(); it != out.end();) {
+    const auto &[kind, place, reason] = it->first;
+    if (kind != static_cast<int>(FusionChange::Kind::Split)) {
+      ++it;
+      continue;
+    }
+    auto merged = out.find({static_cast<int>(FusionChange::Kind::Merged), place, reason});
+    if (merged != out.end() && it->second.kernelsHead + merged->second.kernelsHead ==
+                                   it->second.kernelsBase + merged->second.kernelsBase) {
+      out.erase(merged);
+      it = out.erase(it);
+    } else {
+      ++it;
+    }
+  }
   for (auto &[key, c] : out)
     d.fusion.push_back(std::move(c));
 }
@@ -551,13 +578,20 @@ void attribute(ModelDiff &d, const SideFacts &fb, const SideFacts &fh, const Pla
   struct Metric {
     const char *name;
     const std::vector<double> SideFacts::*values;
+    const char *total;  // the headline metric whose change this explains
   };
-  static const Metric kMetrics[] = {{"peak_allocated_bytes", &SideFacts::peakBytes},
-                                    {"flops", &SideFacts::flops},
-                                    {"kernels", &SideFacts::kernels},
-                                    {"kernel_time_s", &SideFacts::seconds}};
+  static const Metric kMetrics[] = {{"peak_allocated_bytes", &SideFacts::peakBytes, "peak_allocated_bytes"},
+                                    {"flops", &SideFacts::flops, "flops"},
+                                    {"kernels", &SideFacts::kernels, "kernels"},
+                                    {"kernel_time_s", &SideFacts::seconds, "step_time_s"}};
   constexpr size_t kPerMetric = 25;
   for (const Metric &m : kMetrics) {
+    // Nothing to account for when the total did not move: a schedule that
+    // only changes which tensors are live at an equal peak is no change.
+    auto total = std::find_if(d.metrics.begin(), d.metrics.end(),
+                              [&](const MetricDelta &x) { return x.name == m.total; });
+    if (total == d.metrics.end() || !total->changed())
+      continue;
     std::map<DiffPlace, std::pair<double, double>> sums;
     const std::vector<double> &bv = fb.*m.values, &hv = fh.*m.values;
     double scale = 0;
@@ -663,11 +697,11 @@ llvm::Expected<ModelDiff> diffModelFiles(const std::string &basePath, const std:
     d.changes.push_back(std::move(c));
   diffParams(d, *base.model, *head.model, places);
   diffFusion(d, *base.model, *head.model, base.facts, head.facts, al, places);
-  attribute(d, base.facts, head.facts, places);
   d.base = std::move(base.report);
   d.head = std::move(head.report);
   diffFindings(d, baseTouched, headTouched);
   diffMetrics(d);
+  attribute(d, base.facts, head.facts, places);
   disposeModel(std::move(base.model), baseOpts);
   disposeModel(std::move(head.model), headOpts);
   return d;

@@ -200,6 +200,23 @@ unsigned neighbourhoodScore(const Node &b, const Node &h, const NodeAlignment &a
   return score;
 }
 
+// Each node's identity mixed with its inputs' origins: a producer's
+// identity, or a parameter's or graph input's name.
+std::vector<uint64_t> refinedIds(const Graph &g, const std::vector<uint64_t> &ids) {
+  std::vector<uint64_t> out(ids);
+  for (const auto &n : g.nodes()) {
+    uint64_t h = ids[n->index];
+    for (const Value *v : n->inputs) {
+      Origin o = originOf(v);
+      h = o.kind == Origin::Node ? fnv(h, std::to_string(ids[o.node]))
+          : o.name               ? fnv(h, *o.name)
+                                 : fnv(h, "-");
+    }
+    out[n->index] = h;
+  }
+  return out;
+}
+
 }  // namespace
 
 uint64_t nodeIdentity(const Node &n) {
@@ -232,11 +249,32 @@ NodeAlignment alignGraphs(const Graph &base, const Graph &head) {
   NodeAlignment al;
   al.baseToHead.assign(a.size(), -1);
   al.headToBase.assign(b.size(), -1);
-  for (const auto &[i, j] : alignSequences(a, b)) {
+  auto match = [&](unsigned i, unsigned j) {
     al.baseToHead[i] = static_cast<int>(j);
     al.headToBase[j] = static_cast<int>(i);
     ++al.bySequence;
-  }
+  };
+  // First with each identity refined by where its inputs come from (the
+  // producers' identities, parameters and graph inputs by name), so that
+  // two MatMuls of one module read as different nodes when they read
+  // different weights; then what is left by identity alone, in order.
+  std::vector<uint64_t> ra = refinedIds(base, a), rb = refinedIds(head, b);
+  for (const auto &[i, j] : alignSequences(ra, rb))
+    match(i, j);
+  std::vector<unsigned> leftA, leftB;
+  std::vector<uint64_t> idsA, idsB;
+  for (unsigned i = 0; i < a.size(); ++i)
+    if (al.baseToHead[i] < 0) {
+      leftA.push_back(i);
+      idsA.push_back(a[i]);
+    }
+  for (unsigned j = 0; j < b.size(); ++j)
+    if (al.headToBase[j] < 0) {
+      leftB.push_back(j);
+      idsB.push_back(b[j]);
+    }
+  for (const auto &[i, j] : alignSequences(idsA, idsB))
+    match(leftA[i], leftB[j]);
   // Leftovers of one identity whose order crossed (a re-export that
   // scheduled two independent branches the other way round): matched by
   // their neighbourhood, then by the nearest source line, then by order.
