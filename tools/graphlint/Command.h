@@ -96,6 +96,10 @@ Command &verifyCommand();
 std::vector<Command *> &commands();
 Command *findCommand(llvm::StringRef name);
 
+/// The arguments after the command name, as given (after @FILE expansion):
+/// what `diff --git` hands on to the diffs it runs.
+std::vector<std::string> &commandArguments();
+
 /// "graphlint: MSG" and "Try 'graphlint --help'." on stderr; returns 2.
 int usage(const std::string &msg);
 /// "graphlint: MSG" on stderr; returns 2.

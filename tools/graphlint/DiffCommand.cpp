@@ -12,7 +12,12 @@
 #include "graphlint/ir/MessageText.h"
 #include "graphlint/report/DiffReport.h"
 
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Program.h>
+
 #include <fmt/format.h>
+
+#include <cstdlib>
 
 namespace graphlint::cli {
 
@@ -58,12 +63,65 @@ private:
                  "markdown: link each file:line to URL/file#Lline,\n"
                  "e.g. https://github.com/OWNER/REPO/blob/HEAD_SHA"),
       "link-base");
+  cl::opt<std::string> &git_ = add<cl::opt<std::string>>(
+      diffOption("BASE..HEAD",
+                 "diff the models pyproject.toml names ([tool.graphlint]\n"
+                 "models) between two git revisions: each is checked\n"
+                 "out into a temporary worktree and captured by the\n"
+                 "exporter (Python with torch and the graphlint package:\n"
+                 "GRAPHLINT_PYTHON, default python3); the other options\n"
+                 "apply to each model's diff"),
+      "git");
   SetupFlags setup_{*this};
   PolicyFlags policy_{*this, /*withGate=*/false};
   cl::list<std::string> &files_ = positional("BASE HEAD");
 };
 
+// --git: the Python side checks out, captures and runs `graphlint diff
+// BASE HEAD` per model with the other arguments (python/graphlint/gitdiff.py).
+int runGitDiff(const std::string &revisions) {
+  std::vector<std::string> rest;
+  const std::vector<std::string> &args = commandArguments();
+  for (size_t i = 0; i < args.size(); ++i) {
+    llvm::StringRef a(args[i]);
+    if (a == "--git") {
+      ++i;  // and its value
+      continue;
+    }
+    if (a.startswith("--git="))
+      continue;
+    rest.push_back(args[i]);
+  }
+  const char *py = std::getenv("GRAPHLINT_PYTHON");
+  std::string python = py && *py ? py : "python3";
+  auto found = llvm::sys::findProgramByName(python);
+  if (!found)
+    return fail(fmt::format("diff --git: cannot find '{}' (set GRAPHLINT_PYTHON to a Python with torch and "
+                            "the graphlint package)",
+                            escapedForMessage(python)));
+  // The diffs run this very binary.
+  llvm::SmallString<256> self;
+  if (llvm::sys::fs::real_path("/proc/self/exe", self))
+    self = llvm::sys::fs::getMainExecutable("graphlint", reinterpret_cast<void *>(&runGitDiff));
+  std::vector<std::string> argv{*found, "-m", "graphlint.gitdiff", "--binary", std::string(self), revisions, "--"};
+  argv.insert(argv.end(), rest.begin(), rest.end());
+  std::vector<llvm::StringRef> refs(argv.begin(), argv.end());
+  llvm::outs().flush();
+  std::string error;
+  int rc = llvm::sys::ExecuteAndWait(*found, refs, llvm::None, {}, 0, 0, &error);
+  if (rc < 0)
+    return fail("diff --git: " + (error.empty() ? std::string("the Python side did not run") : error));
+  return rc;
+}
+
 int Diff::run() {
+  if (git_.getNumOccurrences()) {
+    if (!files_.empty())
+      return usage("diff --git takes no model files: it captures the models pyproject.toml names");
+    if (git_.empty())
+      return usage("--git needs revisions, e.g. origin/main..HEAD");
+    return runGitDiff(git_);
+  }
   SessionOptions so;
   if (auto err = readSetup(*this, setup_, so))
     return usage(*err);

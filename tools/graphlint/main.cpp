@@ -194,6 +194,7 @@ int runCommand(std::vector<std::string> args) {
     if (!why.empty())
       return fail("GRAPHLINT_HARDWARE_FILE: " + why);
   }
+  commandArguments() = args;
   if (std::string err = checkArguments(*command, args); !err.empty())
     return usage(err);
   std::vector<const char *> clArgs{"graphlint", command->name()};
