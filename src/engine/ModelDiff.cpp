@@ -1,14 +1,10 @@
 #include "graphlint/engine/ModelDiff.h"
 
-#include "graphlint/analyses/ComputeModel.h"
-#include "graphlint/analyses/FusionPlan.h"
-#include "graphlint/analyses/MemoryPlan.h"
-#include "graphlint/analyses/OpFlops.h"
+#include "DiffSides.h"
+
 #include "graphlint/engine/Grouping.h"
 #include "graphlint/ir/Display.h"
 #include "graphlint/ir/MessageText.h"
-
-#include <llvm/ADT/DenseMap.h>
 
 #include <fmt/format.h>
 
@@ -83,101 +79,7 @@ std::string signedMetricValue(const MetricDelta &m, double delta) {
 
 namespace {
 
-// The node of the main graph a node runs in (a nested body's node: its
-// control-flow node).
-const Node *mainNodeOf(const Node *n) {
-  while (n && n->graph && n->graph->parentNode)
-    n = n->graph->parentNode;
-  return n;
-}
-
-// What each main-graph node of one side accounts for, copied while the
-// model's analyses are alive.
-struct SideFacts {
-  std::vector<double> peakBytes, flops, kernels, seconds;
-  double otherPeakBytes = 0;      // storages at the peak with no node (synthetic buffers)
-  std::vector<int> group;         // fusion group index per node, -1 outside
-  struct Group {
-    unsigned kernels = 0;
-    std::vector<unsigned> nodes;
-  };
-  std::vector<Group> groups;      // main-graph groups by FusionPlan index (others empty)
-  struct Boundary {
-    int from = -1, to = -1;       // group indices
-    unsigned consumer = 0;
-    std::string reason, detail;
-    bool breaker = false;
-  };
-  std::vector<Boundary> boundaries;
-};
-
-void collectFacts(const Model &m, AnalysisContext &ctx, SideFacts &f) {
-  const Graph &g = *m.graph;
-  size_t n = g.nodes().size();
-  f.peakBytes.assign(n, 0);
-  f.flops.assign(n, 0);
-  f.kernels.assign(n, 0);
-  f.seconds.assign(n, 0);
-  f.group.assign(n, -1);
-  auto mainIndex = [&](const Node *x) -> int {
-    x = mainNodeOf(x);
-    return x && x->graph == &g ? static_cast<int>(x->index) : -1;
-  };
-  // Storages live at the peak, by the node that made them, else (parameters,
-  // their gradients and optimizer state, inputs) the first node reading them.
-  for (const MemoryPlan::Contributor &c : ctx.get<MemoryPlan>().atPeak()) {
-    int owner = mainIndex(c.producer);
-    if (owner < 0 && c.value)
-      for (const Use &u : c.value->uses) {
-        int reader = mainIndex(u.user);
-        if (reader >= 0 && (owner < 0 || reader < owner))
-          owner = reader;
-      }
-    (owner < 0 ? f.otherPeakBytes : f.peakBytes[owner]) += static_cast<double>(c.bytes);
-  }
-  const FusionPlan &plan = ctx.get<FusionPlan>();
-  const ComputeModel &cm = ctx.get<ComputeModel>();
-  llvm::DenseMap<unsigned, int> indexOfId;
-  f.groups.resize(plan.groups().size());
-  for (size_t gi = 0; gi < plan.groups().size(); ++gi) {
-    const FusionGroup &fg = plan.groups()[gi];
-    indexOfId[fg.id] = static_cast<int>(gi);
-    if (fg.graph != &g)
-      continue;
-    f.groups[gi].kernels = fg.kernels;
-    for (const Node *x : fg.nodes) {
-      f.group[x->index] = static_cast<int>(gi);
-      f.groups[gi].nodes.push_back(x->index);
-    }
-    if (gi >= cm.groups().size() || fg.nodes.empty())
-      continue;
-    // A group's cost goes to its contraction (the line users recognise), else
-    // to its first node with a source line.
-    const Node *anchor = nullptr;
-    for (const Node *x : fg.nodes)
-      if (contractionFlops(*x).value_or(0) > 0) {
-        anchor = x;
-        break;
-      }
-    for (const Node *x : fg.nodes)
-      if (!anchor && x->loc.valid())
-        anchor = x;
-    if (!anchor)
-      anchor = fg.nodes.front();
-    const GroupCost &gc = cm.groups()[gi];
-    f.flops[anchor->index] += gc.forward.flops + gc.backward.flops;
-    f.kernels[anchor->index] += gc.forward.kernels + gc.backward.kernels;
-    f.seconds[anchor->index] += gc.forward.seconds + gc.backward.seconds;
-  }
-  for (const FusionBoundary &b : plan.boundaries()) {
-    if (!b.consumer || b.consumer->graph != &g)
-      continue;
-    auto from = indexOfId.find(b.fromGroup), to = indexOfId.find(b.toGroup);
-    f.boundaries.push_back({from == indexOfId.end() ? -1 : from->second, to == indexOfId.end() ? -1 : to->second,
-                            b.consumer->index, std::string(breakReasonName(b.reason)), b.detail,
-                            isFusionBreaker(b.reason)});
-  }
-}
+using namespace diffing;
 
 struct Side {
   std::unique_ptr<Model> model;
@@ -278,73 +180,6 @@ NodeComparison compareNodes(const Node &b, const Node &h, const NodeAlignment &a
   }
   return c;
 }
-
-std::string sourceText(const std::string &file, unsigned line) { return fmt::format("{}:{}", file, line); }
-
-DiffPlace placeOf(const Node &n) {
-  DiffPlace p;
-  p.module = n.modulePath;
-  if (n.loc.valid()) {
-    p.file = n.loc.file;
-    p.line = n.loc.line;
-    p.source = sourceText(p.file, p.line);
-  } else {
-    p.source = !n.modulePath.empty() ? n.modulePath : nodeLabel(n);
-  }
-  return p;
-}
-
-// Places in the head's numbering: a base line maps to the head line its
-// matched nodes are at (the most common one); a line only the base has
-// stays a base place.
-class PlaceMap {
-public:
-  PlaceMap(const Graph &base, const Graph &head, const NodeAlignment &al) : base_(base), head_(head), al_(al) {
-    std::map<std::pair<std::string, unsigned>, std::map<unsigned, unsigned>> votes;
-    std::map<std::pair<std::string, unsigned>, unsigned> nodes;
-    for (size_t i = 0; i < al.baseToHead.size(); ++i) {
-      const SourceLoc &lb = base.nodes()[i]->loc;
-      if (!lb.valid())
-        continue;
-      ++nodes[{lb.file, lb.line}];
-      int j = al.baseToHead[i];
-      if (j < 0)
-        continue;
-      const SourceLoc &lh = head.nodes()[j]->loc;
-      if (lh.valid() && lb.file == lh.file)
-        ++votes[{lb.file, lb.line}][lh.line];
-    }
-    // A line most of whose nodes are gone is gone: the odd view or detach
-    // of it matched elsewhere does not carry it to another line.
-    for (const auto &[key, counts] : votes) {
-      auto best = std::max_element(counts.begin(), counts.end(),
-                                   [](const auto &a, const auto &b) { return a.second < b.second; });
-      if (2 * best->second >= nodes[key])
-        lines_[key] = best->first;
-    }
-  }
-  DiffPlace head(unsigned j) const { return placeOf(*head_.nodes()[j]); }
-  DiffPlace base(unsigned i) const {
-    if (int j = al_.baseToHead[i]; j >= 0)
-      return head(static_cast<unsigned>(j));
-    const Node &n = *base_.nodes()[i];
-    DiffPlace p = placeOf(n);
-    if (!n.loc.valid())
-      return p;
-    if (auto it = lines_.find({n.loc.file, n.loc.line}); it != lines_.end()) {
-      p.line = it->second;
-      p.source = sourceText(p.file, p.line);
-    } else {
-      p.baseSide = true;
-    }
-    return p;
-  }
-
-private:
-  const Graph &base_, &head_;
-  const NodeAlignment &al_;
-  std::map<std::pair<std::string, unsigned>, unsigned> lines_;
-};
 
 // Findings by fingerprint: the head's surplus is new, the base's fixed.
 // Of several findings with one fingerprint, the ones at nodes the change
@@ -453,176 +288,6 @@ void diffParams(ModelDiff &d, const Model &base, const Model &head, const PlaceM
   }
 }
 
-void diffFusion(ModelDiff &d, const Model &bm, const Model &hm, const SideFacts &fb, const SideFacts &fh,
-                const NodeAlignment &al, const PlaceMap &places) {
-  const Graph &bg = *bm.graph, &hg = *hm.graph;
-  std::map<std::tuple<int, DiffPlace, std::string>, FusionChange> out;
-  auto add = [&](FusionChange c) {
-    auto [it, fresh] = out.try_emplace({static_cast<int>(c.kind), c.place, c.reason}, c);
-    if (!fresh) {
-      it->second.kernelsBase += c.kernelsBase;
-      it->second.kernelsHead += c.kernelsHead;
-    }
-    ++it->second.count;
-  };
-  // The groups of the other side that a group's matched nodes are in.
-  auto counterparts = [](const SideFacts::Group &g, const std::vector<int> &map, const SideFacts &other) {
-    std::set<int> s;
-    for (unsigned n : g.nodes)
-      if (int m = map[n]; m >= 0 && other.group[m] >= 0 && other.groups[other.group[m]].kernels > 0)
-        s.insert(other.group[m]);
-    return s;
-  };
-  auto boundaryWithin = [](const SideFacts &f, const std::set<int> &groups) -> const SideFacts::Boundary * {
-    const SideFacts::Boundary *found = nullptr;
-    for (const SideFacts::Boundary &b : f.boundaries)
-      if (groups.count(b.from) && groups.count(b.to) && (!found || (b.breaker && !found->breaker)))
-        found = &b;
-    return found;
-  };
-  auto anchorOf = [](const Graph &g, const SideFacts::Group &grp) -> unsigned {
-    for (unsigned n : grp.nodes)
-      if (g.nodes()[n]->loc.valid())
-        return n;
-    return grp.nodes.front();
-  };
-  auto kernelsOf = [](const SideFacts &f, const std::set<int> &s) {
-    unsigned k = 0;
-    for (int g : s)
-      k += f.groups[g].kernels;
-    return k;
-  };
-  for (size_t gi = 0; gi < fb.groups.size(); ++gi) {
-    const SideFacts::Group &g = fb.groups[gi];
-    if (g.kernels == 0 || g.nodes.empty())
-      continue;
-    std::set<int> in = counterparts(g, al.baseToHead, fh);
-    FusionChange c;
-    c.kernelsBase = g.kernels;
-    c.kernelsHead = kernelsOf(fh, in);
-    if (in.empty()) {
-      c.kind = FusionChange::Kind::Removed;
-      unsigned a = anchorOf(bg, g);
-      c.place = places.base(a);
-      c.op = bg.nodes()[a]->qualifiedOp();
-      add(c);
-    } else if (in.size() > 1) {
-      c.kind = FusionChange::Kind::Split;
-      const SideFacts::Boundary *b = boundaryWithin(fh, in);
-      unsigned at = b ? b->consumer : anchorOf(hg, fh.groups[*in.begin()]);
-      c.place = places.head(at);
-      c.op = hg.nodes()[at]->qualifiedOp();
-      if (b) {
-        c.reason = b->reason;
-        c.detail = b->detail;
-      }
-      add(c);
-    } else if (counterparts(fh.groups[*in.begin()], al.headToBase, fb).size() == 1 && c.kernelsHead != c.kernelsBase) {
-      c.kind = FusionChange::Kind::Kernels;
-      unsigned a = anchorOf(hg, fh.groups[*in.begin()]);
-      c.place = places.head(a);
-      c.op = hg.nodes()[a]->qualifiedOp();
-      add(c);
-    }
-  }
-  for (size_t gi = 0; gi < fh.groups.size(); ++gi) {
-    const SideFacts::Group &g = fh.groups[gi];
-    if (g.kernels == 0 || g.nodes.empty())
-      continue;
-    std::set<int> from = counterparts(g, al.headToBase, fb);
-    FusionChange c;
-    c.kernelsHead = g.kernels;
-    c.kernelsBase = kernelsOf(fb, from);
-    if (from.empty()) {
-      c.kind = FusionChange::Kind::Added;
-      unsigned a = anchorOf(hg, g);
-      c.place = places.head(a);
-      c.op = hg.nodes()[a]->qualifiedOp();
-      add(c);
-    } else if (from.size() > 1) {
-      c.kind = FusionChange::Kind::Merged;
-      const SideFacts::Boundary *b = boundaryWithin(fb, from);
-      unsigned at = b ? b->consumer : anchorOf(bg, fb.groups[*from.begin()]);
-      c.place = places.base(at);
-      c.op = bg.nodes()[at]->qualifiedOp();
-      if (b) {
-        c.reason = b->reason;
-        c.detail = b->detail;
-      }
-      add(c);
-    }
-  }
-  // A split and a merge at one place, for one reason, that leave the
-  // kernels as they were are one group formed the other way round (a
-  // schedule that ran two independent branches in the other order): no change.
-  for (auto it = out.begin(); it != out.end();) {
-    const auto &[kind, place, reason] = it->first;
-    if (kind != static_cast<int>(FusionChange::Kind::Split)) {
-      ++it;
-      continue;
-    }
-    auto merged = out.find({static_cast<int>(FusionChange::Kind::Merged), place, reason});
-    if (merged != out.end() && it->second.kernelsHead + merged->second.kernelsHead ==
-                                   it->second.kernelsBase + merged->second.kernelsBase) {
-      out.erase(merged);
-      it = out.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  for (auto &[key, c] : out)
-    d.fusion.push_back(std::move(c));
-}
-
-void attribute(ModelDiff &d, const SideFacts &fb, const SideFacts &fh, const PlaceMap &places) {
-  struct Metric {
-    const char *name;
-    const std::vector<double> SideFacts::*values;
-    const char *total;  // the headline metric whose change this explains
-  };
-  static const Metric kMetrics[] = {{"peak_allocated_bytes", &SideFacts::peakBytes, "peak_allocated_bytes"},
-                                    {"flops", &SideFacts::flops, "flops"},
-                                    {"kernels", &SideFacts::kernels, "kernels"},
-                                    {"kernel_time_s", &SideFacts::seconds, "step_time_s"}};
-  constexpr size_t kPerMetric = 25;
-  for (const Metric &m : kMetrics) {
-    // Nothing to account for when the total did not move: a schedule that
-    // only changes which tensors are live at an equal peak is no change.
-    auto total = std::find_if(d.metrics.begin(), d.metrics.end(),
-                              [&](const MetricDelta &x) { return x.name == m.total; });
-    if (total == d.metrics.end() || !total->changed())
-      continue;
-    std::map<DiffPlace, std::pair<double, double>> sums;
-    const std::vector<double> &bv = fb.*m.values, &hv = fh.*m.values;
-    double scale = 0;
-    for (size_t i = 0; i < bv.size(); ++i)
-      if (bv[i] != 0) {
-        sums[places.base(static_cast<unsigned>(i))].first += bv[i];
-        scale = std::max(scale, std::fabs(bv[i]));
-      }
-    for (size_t j = 0; j < hv.size(); ++j)
-      if (hv[j] != 0) {
-        sums[places.head(static_cast<unsigned>(j))].second += hv[j];
-        scale = std::max(scale, std::fabs(hv[j]));
-      }
-    if (m.values == &SideFacts::peakBytes && (fb.otherPeakBytes || fh.otherPeakBytes)) {
-      DiffPlace other;
-      other.source = "(no node)";
-      sums[other] = {fb.otherPeakBytes, fh.otherPeakBytes};
-    }
-    std::vector<Attribution> found;
-    for (const auto &[place, v] : sums)
-      if (std::fabs(v.second - v.first) > 1e-9 * scale)
-        found.push_back({place, m.name, v.first, v.second});
-    std::stable_sort(found.begin(), found.end(), [](const Attribution &a, const Attribution &b) {
-      return std::fabs(a.delta()) > std::fabs(b.delta());
-    });
-    if (found.size() > kPerMetric)
-      found.resize(kPerMetric);
-    d.attribution.insert(d.attribution.end(), found.begin(), found.end());
-  }
-}
-
 void diffMetrics(ModelDiff &d) {
   std::vector<MetricValue> b = reportMetrics(d.base), h = reportMetrics(d.head);
   for (const MetricValue &v : b)
@@ -701,7 +366,7 @@ llvm::Expected<ModelDiff> diffModelFiles(const std::string &basePath, const std:
   d.head = std::move(head.report);
   diffFindings(d, baseTouched, headTouched);
   diffMetrics(d);
-  attribute(d, base.facts, head.facts, places);
+  attributeToLines(d, base.facts, head.facts, places);
   disposeModel(std::move(base.model), baseOpts);
   disposeModel(std::move(head.model), headOpts);
   return d;
