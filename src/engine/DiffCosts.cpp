@@ -121,66 +121,52 @@ void diffFusion(ModelDiff &d, const Model &bm, const Model &hm, const SideFacts 
       k += f.groups[g].kernels;
     return k;
   };
-  for (size_t gi = 0; gi < fb.groups.size(); ++gi) {
-    const SideFacts::Group &g = fb.groups[gi];
-    if (g.kernels == 0 || g.nodes.empty())
-      continue;
-    std::set<int> in = counterparts(g, al.baseToHead, fh);
-    FusionChange c;
-    c.kernelsBase = g.kernels;
-    c.kernelsHead = kernelsOf(fh, in);
-    if (in.empty()) {
-      c.kind = FusionChange::Kind::Removed;
-      unsigned a = anchorOf(bg, g);
-      c.place = places.base(a);
-      c.op = bg.nodes()[a]->qualifiedOp();
-      add(c);
-    } else if (in.size() > 1) {
-      c.kind = FusionChange::Kind::Split;
-      const SideFacts::Boundary *b = boundaryWithin(fh, in);
-      unsigned at = b ? b->consumer : anchorOf(hg, fh.groups[*in.begin()]);
-      c.place = places.head(at);
-      c.op = hg.nodes()[at]->qualifiedOp();
-      if (b) {
-        c.reason = b->reason;
-        c.detail = b->detail;
-      }
-      add(c);
-    } else if (counterparts(fh.groups[*in.begin()], al.headToBase, fb).size() == 1 && c.kernelsHead != c.kernelsBase) {
-      c.kind = FusionChange::Kind::Kernels;
-      unsigned a = anchorOf(hg, fh.groups[*in.begin()]);
-      c.place = places.head(a);
-      c.op = hg.nodes()[a]->qualifiedOp();
-      add(c);
-    }
-  }
-  for (size_t gi = 0; gi < fh.groups.size(); ++gi) {
-    const SideFacts::Group &g = fh.groups[gi];
-    if (g.kernels == 0 || g.nodes.empty())
-      continue;
-    std::set<int> from = counterparts(g, al.headToBase, fb);
-    FusionChange c;
-    c.kernelsHead = g.kernels;
-    c.kernelsBase = kernelsOf(fb, from);
-    if (from.empty()) {
-      c.kind = FusionChange::Kind::Added;
-      unsigned a = anchorOf(hg, g);
-      c.place = places.head(a);
-      c.op = hg.nodes()[a]->qualifiedOp();
-      add(c);
-    } else if (from.size() > 1) {
-      c.kind = FusionChange::Kind::Merged;
-      const SideFacts::Boundary *b = boundaryWithin(fb, from);
-      unsigned at = b ? b->consumer : anchorOf(bg, fb.groups[*from.begin()]);
-      c.place = places.base(at);
-      c.op = bg.nodes()[at]->qualifiedOp();
-      if (b) {
-        c.reason = b->reason;
-        c.detail = b->detail;
+  // One side's groups against the other's: a group whose nodes are all gone
+  // is `gone` (removed; added, seen from the head), one whose nodes now run
+  // in several groups is `many` (split; merged), placed at the boundary
+  // between those groups on the other side.
+  struct View {
+    const Graph &graph;
+    const SideFacts &facts;
+    const std::vector<int> &toOther;
+    bool base;
+  };
+  View baseView{bg, fb, al.baseToHead, true}, headView{hg, fh, al.headToBase, false};
+  auto placeAt = [&](FusionChange &c, const View &v, unsigned node) {
+    c.place = v.base ? places.base(node) : places.head(node);
+    c.op = v.graph.nodes()[node]->qualifiedOp();
+  };
+  auto compare = [&](const View &from, const View &to, FusionChange::Kind gone, FusionChange::Kind many) {
+    for (const SideFacts::Group &g : from.facts.groups) {
+      if (g.kernels == 0 || g.nodes.empty())
+        continue;
+      std::set<int> in = counterparts(g, from.toOther, to.facts);
+      FusionChange c;
+      (from.base ? c.kernelsBase : c.kernelsHead) = g.kernels;
+      (from.base ? c.kernelsHead : c.kernelsBase) = kernelsOf(to.facts, in);
+      if (in.empty()) {
+        c.kind = gone;
+        placeAt(c, from, anchorOf(from.graph, g));
+      } else if (in.size() > 1) {
+        c.kind = many;
+        const SideFacts::Boundary *b = boundaryWithin(to.facts, in);
+        placeAt(c, to, b ? b->consumer : anchorOf(to.graph, to.facts.groups[*in.begin()]));
+        if (b) {
+          c.reason = b->reason;
+          c.detail = b->detail;
+        }
+      } else if (from.base && c.kernelsHead != c.kernelsBase &&
+                 counterparts(to.facts.groups[*in.begin()], to.toOther, from.facts).size() == 1) {
+        c.kind = FusionChange::Kind::Kernels;  // one group each way, other kernels
+        placeAt(c, to, anchorOf(to.graph, to.facts.groups[*in.begin()]));
+      } else {
+        continue;
       }
       add(c);
     }
-  }
+  };
+  compare(baseView, headView, FusionChange::Kind::Removed, FusionChange::Kind::Split);
+  compare(headView, baseView, FusionChange::Kind::Added, FusionChange::Kind::Merged);
   // A split and a merge at one place, for one reason, that leave the
   // kernels as they were are one group formed the other way round (a
   // schedule that ran two independent branches in the other order): no change.
