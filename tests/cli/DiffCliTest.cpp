@@ -132,7 +132,7 @@ TEST(DiffCli, ACommentThatMovesEveryLineBelowIsAnEmptyDiff) {
 
 // ---- real changes ---------------------------------------------------------
 
-TEST(DiffCli, ADtypeCastNamesItsLineAndFusionBreak) {
+TEST(DiffCli, ADtypeCastNamesItsLineAndItsNewFinding) {
   DiffRun r = diffJson("gpt_softmax_fp32");
   ASSERT_EQ(r.cli.exitCode, 0) << r.cli.err;
   EXPECT_EQ(r.json.getBoolean("empty"), false);
@@ -144,6 +144,16 @@ TEST(DiffCli, ADtypeCastNamesItsLineAndFusionBreak) {
   for (const auto &[kind, source, side] : changes)
     if (source.rfind("model.py:", 0) == 0)
       EXPECT_GE(std::stoul(source.substr(9)), first) << kind << " " << source;
+  // GL101 (a precision change between compute ops) is new at the casts up
+  // and back, both on that line, and nowhere else.
+  const llvm::json::Array *added = r.json.getObject("findings")->getArray("new");
+  ASSERT_FALSE(added->empty()) << dump(r.json);
+  for (const llvm::json::Value &v : *added) {
+    const llvm::json::Object &f = *v.getAsObject();
+    EXPECT_EQ(f.getString("code").getValueOr(""), "GL101");
+    EXPECT_EQ(f.getString("source").getValueOr("").rsplit(':').first, line);
+  }
+  EXPECT_TRUE(r.json.getObject("findings")->getArray("fixed")->empty());
   // The float64 softmax keeps a bigger tensor: the peak grows at that line.
   EXPECT_GT(metric(r.json, "peak_allocated_bytes", "delta"), 0);
   EXPECT_GT(attribution(r.json, "peak_allocated_bytes")[line], 0) << dump(r.json);
