@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace graphlint {
@@ -281,13 +282,18 @@ void renderDiffMarkdown(const ModelDiff &d, const std::string &linkBase, llvm::r
       finding("fixed", x);
   if (!d.changes.empty() || !d.params.empty() || !d.fusion.empty()) {
     os << "\n**Top changes**\n";
+    // Added and removed nodes before changed ones, most nodes first.
+    std::vector<const NodeChange *> top;
+    for (const NodeChange &c : d.changes)
+      top.push_back(&c);
+    std::stable_sort(top.begin(), top.end(), [](const NodeChange *a, const NodeChange *b) {
+      bool ca = a->kind == NodeChange::Kind::Changed, cb = b->kind == NodeChange::Kind::Changed;
+      return ca != cb ? cb : a->count > b->count;
+    });
     shown = 0;
-    for (const NodeChange &c : d.changes)
-      if (c.kind != NodeChange::Kind::Changed && shown++ < kDiffTopChanges)
-        os << fmt::format("- {}: {}\n", at(c.place), changeText(c));
-    for (const NodeChange &c : d.changes)
-      if (c.kind == NodeChange::Kind::Changed && shown++ < kDiffTopChanges)
-        os << fmt::format("- {}: {}\n", at(c.place), changeText(c));
+    for (const NodeChange *c : top)
+      if (shown++ < kDiffTopChanges)
+        os << fmt::format("- {}: {}\n", at(c->place), changeText(*c));
     for (const ParamChange &p : d.params)
       if (shown++ < kDiffTopChanges)
         os << fmt::format("- {}: {}\n", at(p.place), paramText(p));
