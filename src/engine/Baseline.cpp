@@ -24,8 +24,7 @@ llvm::Error fail(const std::string &path, const std::string &why) {
 // The model path as the baseline stores it: relative to the baseline file's
 // directory when under it, else absolute; '/'-separated.
 std::string keyOf(const std::string &modelPath, const std::string &baseDir) {
-  std::string abs = absolutePath(modelPath);
-  return llvm::sys::path::convert_to_slash(pathUnder(abs, baseDir).value_or(abs));
+  return storedPathKey(modelPath, baseDir);
 }
 
 BaselineEntry entryOf(const Diagnostic &d, const std::string &file) {

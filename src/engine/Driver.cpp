@@ -153,6 +153,8 @@ FileReport lintModel(const Model &m, const LintOptions &opts) {
     r.cost = summariseCost(m, ctx);
   if (opts.memorySummary)
     r.memory = ctx.get<MemoryPlan>().summary();
+  if (opts.withAnalyses)
+    opts.withAnalyses(m, ctx);
   escapeForDisplay(r);
   return r;
 }
@@ -168,12 +170,16 @@ FileReport lintFile(const std::string &path, const LintOptions &opts) {
     return r;
   }
   FileReport r = lintModel(**model, opts);
+  disposeModel(std::move(*model), opts);
+  return r;
+}
+
+void disposeModel(std::unique_ptr<Model> model, const LintOptions &opts) {
   // Freeing millions of IR objects one by one costs more than the lint; the
   // OS reclaims them at exit. Sanitizer builds free them anyway so that
   // LeakSanitizer keeps reporting real leaks (docs/robustness.md).
   if (opts.skipModelTeardown && !kSanitizerBuild)
-    (void)model->release();
-  return r;
+    (void)model.release();
 }
 
 std::vector<FileReport> lintFiles(const std::vector<std::string> &paths, const LintOptions &opts, unsigned jobs) {

@@ -63,4 +63,9 @@ std::optional<std::string> pathUnder(llvm::StringRef path, llvm::StringRef dir) 
   return path.drop_front(prefix.size()).str();
 }
 
+std::string storedPathKey(const std::string &path, const std::string &dir) {
+  std::string abs = absolutePath(path);
+  return llvm::sys::path::convert_to_slash(pathUnder(abs, dir).value_or(abs));
+}
+
 }  // namespace graphlint

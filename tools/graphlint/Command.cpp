@@ -121,6 +121,11 @@ void Command::printHelp(llvm::raw_ostream &os, bool topLevel) const {
     os << "  and the configuration and training-setup options above, as for lint\n";
 }
 
+std::vector<std::string> &commandArguments() {
+  static std::vector<std::string> args;
+  return args;
+}
+
 int usage(const std::string &msg) {
   llvm::errs() << "graphlint: " << msg << "\n"
                << "Try 'graphlint --help'.\n";

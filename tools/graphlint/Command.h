@@ -86,6 +86,7 @@ protected:
 Command &lintCommand();
 Command &inspectCommand();
 Command &planCommand();
+Command &diffCommand();
 Command &rulesCommand();
 Command &ruleCommand();
 Command &configCommand();
@@ -94,6 +95,10 @@ Command &verifyCommand();
 /// Every command, in registration (help) order.
 std::vector<Command *> &commands();
 Command *findCommand(llvm::StringRef name);
+
+/// The arguments after the command name, as given (after @FILE expansion):
+/// what `diff --git` hands on to the diffs it runs.
+std::vector<std::string> &commandArguments();
 
 /// "graphlint: MSG" and "Try 'graphlint --help'." on stderr; returns 2.
 int usage(const std::string &msg);

@@ -5,6 +5,7 @@
 #include "SetupFlags.h"
 #include "Shared.h"
 
+#include "graphlint/engine/ExpectedValues.h"
 #include "graphlint/engine/OutputFiles.h"
 #include "graphlint/ir/MessageText.h"
 #include "graphlint/report/Reporters.h"
@@ -163,8 +164,55 @@ private:
   cl::opt<std::string> &writeBaseline_ = add<cl::opt<std::string>>(
       {nullptr, kConfigSection, "", "FILE", "write every finding to FILE as a baseline and exit 0", true},
       "write-baseline");
+  cl::opt<std::string> &expect_ = add<cl::opt<std::string>>(
+      {nullptr, kConfigSection, "", "FILE",
+       "compare each model's predicted metrics (peak memory,\n"
+       "FLOPs, kernels, step time, communication) with FILE's\n"
+       "expected values for its setup, within their noise\n"
+       "margins: a regression or an unexplained win exits 1\n"
+       "and prints the proposed new FILE on stderr (docs/diff.md)",
+       true},
+      "expect");
+  cl::opt<std::string> &writeExpected_ = add<cl::opt<std::string>>(
+      {nullptr, kConfigSection, "", "FILE",
+       "write each model's predicted metrics for its setup to\n"
+       "FILE (margins kept from --expect or the defaults)",
+       true},
+      "write-expected");
   cl::list<std::string> &files_ = positional("FILE...");
+
+  /// --expect / --write-expected after the lint: the exit code they add (1
+  /// on a broken expectation, 2 when a file cannot be written).
+  int checkExpectations(LintSession &session, const std::vector<FileReport> &reports,
+                        const std::optional<ExpectedValues> &expected) const;
 };
+
+int Lint::checkExpectations(LintSession &session, const std::vector<FileReport> &reports,
+                            const std::optional<ExpectedValues> &expected) const {
+  std::vector<std::string> setups;
+  for (size_t i = 0; i < reports.size(); ++i)
+    setups.push_back(setupKeyText(session.config(i).setup));
+  const std::string &target = writeExpected_.empty() ? expect_.getValue() : writeExpected_.getValue();
+  ExpectedCheck c = checkExpected(expected && target == expected->path() ? *expected : ExpectedValues(target),
+                                  reports, setups);
+  if (!writeExpected_.empty()) {
+    if (!writeOutputFile(writeExpected_, [&](llvm::raw_ostream &os) { os << c.proposed.render(); }))
+      return 2;
+    llvm::errs() << fmt::format("graphlint: wrote the expected values of {} model(s) to '{}'\n", reports.size(),
+                                writeExpected_.getValue());
+    return 0;
+  }
+  if (!expected)
+    return 0;
+  for (const std::string &f : c.failures)
+    llvm::errs() << "graphlint: --expect " << oneLine(expected->path()) << ": " << f << "\n";
+  if (c.failures.empty())
+    return 0;
+  llvm::errs() << "graphlint: --expect: the proposed " << oneLine(expected->path())
+               << " (write it with --write-expected " << oneLine(expected->path()) << "):\n"
+               << c.proposed.render();
+  return 1;
+}
 
 // Flag values, checked in the order the help lists them.
 std::optional<std::string> Lint::checkFlags(SessionOptions &so, unsigned &jobs) const {
@@ -201,8 +249,16 @@ int Lint::run() {
     return usage("no input files");
   bool text = *format == OutputFormat::Text;
   const std::string &dot = emitDot_, &plot = memoryPlot_, &output = output_;
-  so.needs = {*format == OutputFormat::Json, text && fusion_, text && cost_, memory_, !dot.empty(), !plot.empty(),
-              text && !quiet_};
+  bool expecting = !expect_.empty() || !writeExpected_.empty();
+  so.needs = {*format == OutputFormat::Json || expecting, text && fusion_, text && cost_, memory_, !dot.empty(),
+              !plot.empty(), text && !quiet_};
+  std::optional<ExpectedValues> expected;
+  if (!expect_.empty()) {
+    auto loaded = ExpectedValues::load(expect_);
+    if (!loaded)
+      return fail(llvm::toString(loaded.takeError()));
+    expected = std::move(*loaded);
+  }
 
   // Every file's configuration and the baseline first: a bad one stops the run.
   LintSession session(std::move(so));
@@ -210,7 +266,8 @@ int Lint::run() {
     return fail(llvm::toString(std::move(e)));
   // No output may be an input; checked before anything is opened.
   std::vector<std::pair<std::string, const char *>> outputs{{output, "--output"},
-                                                             {writeBaseline_, "--write-baseline"}};
+                                                             {writeBaseline_, "--write-baseline"},
+                                                             {writeExpected_, "--write-expected"}};
   if (!dot.empty())
     for (const std::string &p : perModelPaths(dot, files))
       outputs.push_back({p, "--emit-dot"});
@@ -295,7 +352,12 @@ int Lint::run() {
     for (const FileReport &r : reports)
       if (r.fatal)
         llvm::errs() << oneLine(r.path) << ": error: " << r.fatalMessage << "\n";
-  return broken ? 2 : session.exitCode(*result, exitZero_);
+  if (broken)
+    return 2;
+  int code = session.exitCode(*result, exitZero_);
+  if (expecting)
+    code = std::max(code, checkExpectations(session, reports, expected));
+  return code;
 }
 
 }  // namespace

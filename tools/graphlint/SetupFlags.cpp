@@ -155,7 +155,7 @@ std::optional<std::string> SetupFlags::toLayer(ConfigLayer &layer) const {
   return std::nullopt;
 }
 
-PolicyFlags::PolicyFlags(Command &c)
+PolicyFlags::PolicyFlags(Command &c, bool withGate)
     : select_(c.add<cl::opt<std::string>>(
           entry(kConfigSection, "RULES",
                 "run only these rules (comma-separated codes, names,\n"
@@ -164,17 +164,19 @@ PolicyFlags::PolicyFlags(Command &c)
       extendSelect_(
           c.add<cl::opt<std::string>>(entry(kConfigSection, "RULES", "add rules to the selection"), "extend-select")),
       ignore_(c.add<cl::opt<std::string>>(entry(kConfigSection, "RULES", "remove rules from the selection"), "ignore")),
-      failOn_(c.add<cl::opt<std::string>>(
-          entry(kConfigSection, "error|warning|note|never",
-                "lowest severity that makes the exit code 1 (default\n"
-                "error, or the config file's fail-on)"),
-          "fail-on")),
-      baseline_(c.add<cl::opt<std::string>>(
-          entry(kConfigSection, "FILE",
-                "drop findings FILE accepts; only new ones count\n"
-                "toward the exit code; stale entries go to stderr",
-                true),
-          "baseline")),
+      failOn_(!withGate ? nullptr
+                        : &c.add<cl::opt<std::string>>(
+                              entry(kConfigSection, "error|warning|note|never",
+                                    "lowest severity that makes the exit code 1 (default\n"
+                                    "error, or the config file's fail-on)"),
+                              "fail-on")),
+      baseline_(!withGate ? nullptr
+                          : &c.add<cl::opt<std::string>>(
+                                entry(kConfigSection, "FILE",
+                                      "drop findings FILE accepts; only new ones count\n"
+                                      "toward the exit code; stale entries go to stderr",
+                                      true),
+                                "baseline")),
       reportUnused_(c.add<cl::opt<bool>>(
           entry(kConfigSection, "",
                 "report suppressions that suppress nothing (GL005):\n"
@@ -182,9 +184,14 @@ PolicyFlags::PolicyFlags(Command &c)
                 "per-node-ignores entries"),
           "report-unused-ignores")) {}
 
+const std::string &PolicyFlags::baseline() const {
+  static const std::string kNone;
+  return baseline_ ? baseline_->getValue() : kNone;
+}
+
 std::optional<std::string> PolicyFlags::toLayer(ConfigLayer &layer) const {
-  if (failOn_.getNumOccurrences()) {
-    const std::string &v = failOn_;
+  if (failOn_ && failOn_->getNumOccurrences()) {
+    const std::string &v = *failOn_;
     if (v == "never")
       layer.failOn = std::optional<Severity>();
     else if (auto s = severityFromName(v))

@@ -47,12 +47,15 @@ private:
 
 class PolicyFlags {
 public:
-  explicit PolicyFlags(Command &c);
+  /// `withGate`: also --fail-on (a severity) and --baseline; a command with
+  /// a gate of its own (diff) goes without them.
+  explicit PolicyFlags(Command &c, bool withGate = true);
   std::optional<std::string> toLayer(ConfigLayer &layer) const;
-  const std::string &baseline() const { return baseline_.getValue(); }
+  const std::string &baseline() const;
 
 private:
-  cl::opt<std::string> &select_, &extendSelect_, &ignore_, &failOn_, &baseline_;
+  cl::opt<std::string> &select_, &extendSelect_, &ignore_;
+  cl::opt<std::string> *failOn_ = nullptr, *baseline_ = nullptr;
   cl::opt<bool> &reportUnused_;
 };
 

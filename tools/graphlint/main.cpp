@@ -1,5 +1,5 @@
 // The graphlint command line: dispatch only. Each subcommand (lint, inspect,
-// plan, rules, rule, config, verify) is one file in this folder with its own
+// plan, diff, rules, rule, config, verify) is one file in this folder with its own
 // llvm::cl options (Command.h); linting goes through the engine's LintSession (src/engine/Session.cpp).
 #include "Command.h"
 
@@ -152,7 +152,7 @@ namespace {
 
 int runCommand(std::vector<std::string> args) {
   // Registration order is the order of --help.
-  for (Command &(*make)() : {lintCommand, inspectCommand, planCommand, rulesCommand, ruleCommand, configCommand, verifyCommand})
+  for (Command &(*make)() : {lintCommand, inspectCommand, planCommand, diffCommand, rulesCommand, ruleCommand, configCommand, verifyCommand})
     make();
   auto expanded = expandResponseFiles(args);
   if (!expanded)
@@ -194,6 +194,7 @@ int runCommand(std::vector<std::string> args) {
     if (!why.empty())
       return fail("GRAPHLINT_HARDWARE_FILE: " + why);
   }
+  commandArguments() = args;
   if (std::string err = checkArguments(*command, args); !err.empty())
     return usage(err);
   std::vector<const char *> clArgs{"graphlint", command->name()};

@@ -20,6 +20,8 @@
 
 namespace graphlint {
 
+class AnalysisContext;
+
 struct LintOptions {
   Setup setup;
   /// Which rules run, severity overrides and suppressions (from Config).
@@ -49,6 +51,11 @@ struct LintOptions {
   /// Read the user's source lines the findings point at into
   /// FileReport::sourceLines (the text reporter's snippets).
   bool sourceLines = false;
+  /// Called at the end of lintModel while the model and its analyses are
+  /// alive, for a caller that needs more than the summaries (graphlint diff
+  /// reads the memory plan's storages at the peak and the fusion groups per
+  /// node). It reads; it never changes the report's findings.
+  std::function<void(const Model &, AnalysisContext &)> withAnalyses;
 };
 
 struct FileStats {
@@ -96,6 +103,9 @@ ImportOptions importOptionsFor(const LintOptions &opts);
 FileStats statsOf(const Model &m);
 FileReport lintModel(const Model &m, const LintOptions &opts);
 FileReport lintFile(const std::string &path, const LintOptions &opts);
+/// Frees a model after its lint, or leaves it to the OS at exit under
+/// LintOptions::skipModelTeardown (not in sanitizer builds).
+void disposeModel(std::unique_ptr<Model> model, const LintOptions &opts);
 std::vector<FileReport> lintFiles(const std::vector<std::string> &paths, const LintOptions &opts, unsigned jobs);
 
 /// Called after each file is linted, from the thread that linted it (calls

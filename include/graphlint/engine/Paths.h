@@ -34,4 +34,9 @@ llvm::Expected<std::string> readFileUnder(llvm::StringRef root, llvm::StringRef 
 /// when `dir` is empty.
 std::optional<std::string> pathUnder(llvm::StringRef path, llvm::StringRef dir);
 
+/// A model path as a file beside it (a baseline, an expected-values file)
+/// stores it: relative to `dir` (absolute) when under it, else absolute;
+/// '/'-separated.
+std::string storedPathKey(const std::string &path, const std::string &dir);
+
 }  // namespace graphlint
