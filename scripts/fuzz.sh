@@ -101,6 +101,11 @@ declare -A DICT=([onnx]=fuzz/onnx.dict [fx]=fuzz/json.dict [config]=fuzz/yaml.di
 # argv runs the CLI, which prints: its stdout and stderr go to /dev/null.
 declare -A EXTRA=([argv]=-close_fd_mask=3)
 mkdir -p "$B/logs"
+# A wall-clock bound per target: libFuzzer's own timeout handler can
+# deadlock in its report (seen under heavy load: a futex wait after
+# "ALARM: working on the last Unit"), and a hung fuzzer must fail the run,
+# not hang it. Exit 124/137 then reports the target as FAILED.
+WALL_LIMIT=$((SECONDS_PER_TARGET * 3 + 120))
 failed=0
 printf '%-9s %8s %10s %7s %7s %7s  %s\n' target seconds execs cov ft corpus result
 for t in $TARGETS; do
@@ -111,7 +116,8 @@ for t in $TARGETS; do
   start=$(date +%s)
   rc=0
   ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
-    nice -n "$NICE" "$bin" -max_total_time="$SECONDS_PER_TARGET" -max_len="${MAXLEN[$t]}" -timeout="$TIMEOUT" \
+    timeout --kill-after=10 "$WALL_LIMIT" nice -n "$NICE" "$bin" -max_total_time="$SECONDS_PER_TARGET" \
+    -max_len="${MAXLEN[$t]}" -timeout="$TIMEOUT" \
     -rss_limit_mb="$RSS_MB" -dict="${DICT[$t]}" -artifact_prefix="$(cd "$findings" && pwd)/" -print_final_stats=1 \
     -reload=0 ${EXTRA[$t]:-} "$corpus" "$B/seeds/$t" "fuzz/regressions/$t" 2>"$log" >/dev/null || rc=$?
   elapsed=$(( $(date +%s) - start ))
