@@ -83,9 +83,9 @@ const std::vector<SetupKey> &table() {
       {"target", nullptr, "GPU",
        "hardware profile for GL141/GL142 and the memory\n"
        "capacity of GL201 (default H100-SXM):\n"
-       "V100, A100-40GB, A100-80GB, H100-SXM,\n"
-       "H100-96GB-HBM2e, H200, L4, RTX-4090, or one from\n"
-       "hardware.yaml (docs/hardware.md)",
+       "V100, A100-40GB, A100-80GB, H100-SXM, H100-PCIe,\n"
+       "H100-96GB-HBM2e, H200, B200, MI300X, L4, RTX-4090,\n"
+       "or one from hardware.yaml (docs/hardware.md)",
        nullptr, nullptr, nullptr, true, "a100-80g", " A100-80GB",
        [](llvm::StringRef t, SetupSyntax syntax) {
          auto hw = resolveHardwareTarget(std::string_view(t.data(), t.size()));

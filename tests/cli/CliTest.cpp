@@ -442,9 +442,9 @@ TEST(Cli, GccLinesMatchTheProblemMatcher) {
 }  // namespace
 
 TEST(Cli, TargetSelectsTheHardwareProfile) {
-  CliResult bad = runCli({sourcePath("models/resnet18.onnx"), "--target", "B200"});
+  CliResult bad = runCli({sourcePath("models/resnet18.onnx"), "--target", "TPU-v5p"});
   EXPECT_EQ(bad.exitCode, 2);
-  EXPECT_NE(bad.err.find("--target: unknown target 'B200' (known: V100,"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("--target: unknown target 'TPU-v5p' (known: V100,"), std::string::npos) << bad.err;
   // At batch 1, mobilenet_v3_small is launch-bound on an L4 (GL142 names it).
   CliResult l4 = runCli({sourcePath("models/mobilenet_v3_small.onnx"), "-D", "batch=1", "--target", "l4", "--format", "gcc"});
   EXPECT_EQ(l4.exitCode, 0) << l4.err;

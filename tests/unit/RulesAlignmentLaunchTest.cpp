@@ -60,6 +60,14 @@ TEST(HardwareProfile, BuiltinTableHasTheBriefsGpus) {
   EXPECT_FALSE(v100.supportsTf32());
   EXPECT_FALSE(v100.supports(MathPrecision::BF16));
   EXPECT_DOUBLE_EQ(v100.peakFor(MathPrecision::FP16), 125e12);
+  // The datasheets' sparse tensor rates are halved to the dense ones.
+  const HardwareProfile &b200 = *c.find("hgx-b200"), &pcie = *c.find("H100-PCIe"), &mi = *c.find("mi300x");
+  EXPECT_DOUBLE_EQ(b200.peakFor(MathPrecision::BF16), 2250e12);
+  EXPECT_DOUBLE_EQ(b200.memoryBytes, 180.0 * (1ull << 30));
+  EXPECT_DOUBLE_EQ(pcie.peakFor(MathPrecision::FP8), 1513e12);
+  EXPECT_DOUBLE_EQ(pcie.memoryBandwidth, 2e12);
+  EXPECT_DOUBLE_EQ(mi.peakFor(MathPrecision::BF16), 1307.4e12);
+  EXPECT_EQ(mi.computeCapability, 0u);  // not a CUDA device
 }
 
 TEST(HardwareProfile, LookupIsCaseInsensitiveWithAliases) {
@@ -79,10 +87,10 @@ TEST(HardwareProfile, DefaultTargetResolvesAndUnknownOnesListTheNames) {
   auto ok = resolveHardwareTarget(graphlint::Setup{}.target);
   ASSERT_TRUE(bool(ok)) << llvm::toString(ok.takeError());
   EXPECT_EQ(ok->name, "H100-SXM");
-  auto bad = resolveHardwareTarget("B200");
+  auto bad = resolveHardwareTarget("TPU-v5p");
   ASSERT_FALSE(bool(bad));
   std::string msg = llvm::toString(bad.takeError());
-  EXPECT_HAS(msg, "unknown target 'B200'");
+  EXPECT_HAS(msg, "unknown target 'TPU-v5p'");
   EXPECT_HAS(msg, "H100-SXM");
 }
 
@@ -120,12 +128,12 @@ TEST(HardwareProfile, ShippedYamlMatchesBuiltinTable) {
 TEST(HardwareProfile, UserFileAddsAndOverridesProfiles) {
   auto parsed = parseHardwareYaml(R"(
 profiles:
-  - name: MI300X
-    aliases: [mi300]
+  - name: MI325X
+    aliases: [mi325]
     compute_capability: "9.4"
     sm_count: 304
-    memory_gib: 192
-    memory_bandwidth_gb_per_s: 5300
+    memory_gib: 256
+    memory_bandwidth_gb_per_s: 6000
     peak_tflops: { fp32: 163.4, fp16: 1307.4 }
     interconnects: { xgmi: 896 }   # a key from a newer schema: ignored
   - name: h100-sxm
@@ -141,8 +149,8 @@ profiles:
   HardwareCatalog c = HardwareCatalog::builtin();
   size_t builtin = c.profiles().size();
   c.merge(std::move(*parsed));
-  EXPECT_EQ(c.profiles().size(), builtin + 1);  // MI300X added, h100-sxm replaced
-  const HardwareProfile *mi = c.find("MI300");
+  EXPECT_EQ(c.profiles().size(), builtin + 1);  // MI325X added, h100-sxm replaced
+  const HardwareProfile *mi = c.find("MI325");
   ASSERT_TRUE(mi);
   EXPECT_EQ(mi->computeCapability, 94u);
   EXPECT_DOUBLE_EQ(mi->launchOverhead, 4e-6);  // default when absent
