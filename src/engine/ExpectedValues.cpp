@@ -145,7 +145,8 @@ ExpectedCheck checkExpected(const ExpectedValues &expected, const std::vector<Fi
       c.failures.push_back(fmt::format("{}: no expected values for this model and setup", where));
     else
       for (const auto &[name, want] : e->metrics) {
-        auto it = std::find_if(actual.begin(), actual.end(), [&](const MetricValue &v) { return v.name == name; });
+        const std::string &metric = name;  // a structured binding cannot be captured in C++17 (clang)
+        auto it = std::find_if(actual.begin(), actual.end(), [&](const MetricValue &v) { return v.name == metric; });
         if (it == actual.end()) {
           c.failures.push_back(fmt::format("{}: {} is no longer predicted", where, name));
           continue;
