@@ -40,6 +40,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from diff_pairs import named_lines  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 EXPORTER = os.path.join(REPO, "tools", "graphlint-export", "graphlint-export")
@@ -94,20 +97,6 @@ def capture(python, repo, sha, work, reuse):
     if proc.returncode != 0:
         tail = proc.stderr.strip().splitlines()
         raise RuntimeError(f"capture of {sha} failed: {tail[-1] if tail else proc.returncode}")
-    return out
-
-
-def named_lines(diff, file):
-    """(side, line) of every place the diff names outside attribution."""
-    out = set()
-    prefix = file + ":"
-    for key in ("changes", "params", "fusion"):
-        for e in diff[key]:
-            if e["source"].startswith(prefix):
-                out.add((e["side"], int(e["source"].split(":")[1])))
-    for f in diff["findings"]["new"]:
-        if f["source"].startswith(prefix):
-            out.add(("head", int(f["source"].split(":")[1])))
     return out
 
 
@@ -227,6 +216,8 @@ def main():
             else:
                 res = "empty" if r["hit"] else "not empty"
             subject = p["subject"].replace("|", "\\|")
+            if p.get("relabelled"):
+                res += " (relabelled)"
             print(f"| {p['repo'].split('/')[1]} | {p['base']}..{p['head']} | {subject} | "
                   f"{p['why']}: {want} | {res} |")
     return 0 if rate >= 0.9 and empties == len(empty) else 1
