@@ -13,6 +13,8 @@ the line of the head, or of the base for a removal, found by a substring
 unique in that version), and why. An empty `expect` says the commit makes no
 change to the captured training graph (comments, init, generate(),
 from_pretrained(), configure_optimizers(), ...): its diff must be empty.
+A label changed after a run keeps the first label and the reason in
+`relabelled`.
 
 For each version the script writes a folder with a `.git` marker, the model
 file where the repository keeps it, and the repository's capture driver
