@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Before/after pairs of real-style model code for `graphlint diff` (issue 44,
-docs/validation.md "graphlint diff: before/after pairs").
+"""Synthetic before/after pairs for `graphlint diff` (issue 44, docs/validation.md
+"graphlint diff: synthetic pairs"); the pairs from public history are
+validation/diff_history.py's.
 
 Each pair is a base model of validation/diff_pairs/ (nanoGPT's model.py, a
 torchvision BasicBlock ResNet, a timm ViT block, a transformers Llama decoder;
@@ -191,16 +192,16 @@ def capture(python, text, folder, out):
         raise RuntimeError(f"capture failed: {proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else proc.returncode}")
 
 
-def named_lines(diff):
-    """(side, line) of every place the diff names outside attribution."""
+def named_lines(diff, file="model.py"):
+    """(side, line) of every place in FILE the diff names outside attribution."""
     out = set()
+    prefix = file + ":"
     for key in ("changes", "params", "fusion"):
         for e in diff[key]:
-            src = e["source"]
-            if src.startswith("model.py:"):
-                out.add((e["side"], int(src.split(":")[1])))
+            if e["source"].startswith(prefix):
+                out.add((e["side"], int(e["source"].split(":")[1])))
     for f in diff["findings"]["new"]:
-        if f["source"].startswith("model.py:"):
+        if f["source"].startswith(prefix):
             out.add(("head", int(f["source"].split(":")[1])))
     return out
 
