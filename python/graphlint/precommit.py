@@ -145,10 +145,9 @@ def _child(root: str, entry: Entry, mode: str, out: Optional[str]) -> int:
             else:
                 return _fail(f"{entry.entry}: returns a module but names no inputs "
                              "(return (module, inputs), add `inputs = ...`, or define example_inputs())")
-        from ._export import exporter
-        exp = exporter()
+        from .export.cli import export_module   # imports torch: only in the capturing child
         train = "--train" in entry.args
-        exp.export_module(module, inputs if isinstance(inputs, (tuple, list)) else (inputs,), out, train=train)
+        export_module(module, inputs if isinstance(inputs, (tuple, list)) else (inputs,), out, train=train)
         return 0
     except SystemExit as e:  # sys.exit() at import or in the factory
         return _fail(f"{entry.entry}: exited (sys.exit({e.code!r})) while being imported or called")
