@@ -75,7 +75,7 @@ def main():
         line, argv, cwd = BENCH[name]
         out = os.path.join(args.out, f"{name}.fx.json")
         load = round(os.getloadavg()[0], 1)
-        rc, err, wall, cpu, rss = run_measured([LINES[line], EXPORTER, *argv, "-o", out], os.path.join(ROOT, cwd))
+        rc, err, wall, cpu, rss = run_measured([LINES[line], *EXPORTER, *argv, "-o", out], os.path.join(ROOT, cwd))
         row = {"bench": name, "line": line, "rc": rc, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
                "rss_mib": round(rss), "load1_start": load, "load1": round(os.getloadavg()[0], 1),
                "repeated": "repeated blocks: " in err and "traced in full" not in err}

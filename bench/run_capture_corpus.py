@@ -19,7 +19,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "models"))
 from capture_corpus import CORPUS  # noqa: E402
 
-EXPORTER = os.path.join(ROOT, "tools", "graphlint-export", "graphlint-export")
+# The exporter package (python/graphlint/export), imported through PYTHONPATH or the install.
+EXPORTER = ["-m", "graphlint.export"]
 LINES = {
     "1.13": os.environ.get("GRAPHLINT_TORCH113_PYTHON", "/usr/bin/python3"),
     "venv": os.environ.get("GRAPHLINT_TORCH2_PYTHON", os.path.join(ROOT, "build", "venv", "bin", "python")),
@@ -76,7 +77,7 @@ def capture(name, line, mode, out_dir):
     lines, inputs, dims = CORPUS[name]
     python = LINES[line]
     out = os.path.join(out_dir, f"{name}.{line}.{mode}.fx.json")
-    argv = [python, EXPORTER, "--model", f"capture_corpus:{name}", "-o", out]
+    argv = [python, *EXPORTER, "--model", f"capture_corpus:{name}", "-o", out]
     for spec in inputs:
         argv += ["--input", spec]
     for k, v in dims.items():

@@ -10,8 +10,7 @@ import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
-import recorded_errors as re_  # noqa: E402
+import recorded_errors as re_   # validation/, from PYTHONPATH (tests/CMakeLists.txt)
 
 T = 0.03
 

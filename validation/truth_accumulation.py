@@ -81,7 +81,7 @@ def accumulation_ops():
 
 
 def matrix():
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    """memory_matrix (beside this script), imported only by the modes that measure a matrix case."""
     import memory_matrix
     return memory_matrix
 
