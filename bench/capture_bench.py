@@ -22,8 +22,7 @@ import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_capture_corpus import EXPORTER, LINES, run_measured  # noqa: E402
+from run_capture_corpus import EXPORTER, LINES, run_measured  # noqa: E402   (beside this script)
 
 LM = ["--input", "input_ids:int64[batch,seq]", "--input", "labels:int64[batch,seq]"]
 GPT_DIMS = ["--dynamic", "input0:0=batch", "--dynamic", "input0:1=seq", "--dynamic", "input1:0=batch",

@@ -5,7 +5,7 @@ under torch.compile(backend="inductor"), against graphlint's prediction with
 --backend eager and --backend inductor-cpu (docs/validation.md "Memory:
 compiled vs eager").
 
-  PY tools/compiled_memory.py [--only NAME ...] [--batch B] [--graphlint BIN] [--check] [--json OUT]
+  PY validation/compiled_memory.py [--only NAME ...] [--batch B] [--graphlint BIN] [--check] [--json OUT]
 
 Truth. validate_memory.py's LiveStorages samples live storages at every aten
 op through a dispatch mode, which Inductor's generated kernels never enter, so

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """The memory target matrix of issue 15: measured peaks against graphlint's
-memory plan for the models of tools/memory_models.py at two batch sizes, in
+memory plan for the models of validation/memory_models.py at two batch sizes, in
 four modes, through every frontend this interpreter's torch can write
 (docs/validation.md "Memory: the target matrix").
 
-  PY tools/memory_matrix.py --truth tests/fixtures/memory/matrix-torchX.json [--check] [--onnx] [--pt2]
+  PY validation/memory_matrix.py --truth tests/fixtures/memory/matrix-torchX.json [--check] [--onnx] [--pt2]
       [--pt2-strict] [--frames] [--heldout | --sdpa] [--graphlint BIN] [--out DIR] [--only NAME ...]
 
 Modes: inference (eval, no_grad); train (fp32, Adam single-tensor, one step

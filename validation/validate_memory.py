@@ -3,7 +3,7 @@
 models to ONNX, and compare with graphlint's memory plan (docs/memory.md,
 docs/validation.md "Memory").
 
-  /usr/bin/python3 tools/validate_memory.py [--out DIR] [--only NAME ...]
+  /usr/bin/python3 validation/validate_memory.py [--out DIR] [--only NAME ...]
       [--graphlint BIN] [--small]
 
 Needs torch 1.13 / torchvision 0.14 / onnx 1.12 (Debian's /usr/bin/python3);
