@@ -18,8 +18,10 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "models"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "fixtures", "fx"))
-# The exporter package (python/graphlint/export), imported through PYTHONPATH or the install.
+# The exporter package (python/graphlint/export) of this checkout: the child's PYTHONPATH names python/.
 EXPORTER = ["-m", "graphlint.export"]
+EXPORT_ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(
+    p for p in (os.path.join(ROOT, "python"), os.environ.get("PYTHONPATH")) if p))
 GRAPHLINT = os.environ.get("GRAPHLINT_CLI", os.path.join(ROOT, "build", "tools", "graphlint"))
 CODES = ("GL112", "GL121", "GL123")
 
@@ -75,7 +77,7 @@ def make_inputs(specs):
 
 
 def graphlint_findings(export_args, cwd, out):
-    p = subprocess.run([sys.executable, *EXPORTER, *export_args, "-o", out], cwd=cwd, stdout=subprocess.PIPE,
+    p = subprocess.run([sys.executable, *EXPORTER, *export_args, "-o", out], cwd=cwd, env=EXPORT_ENV, stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
         return None, p.stderr.strip().splitlines()[-1]
