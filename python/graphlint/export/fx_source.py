@@ -19,9 +19,11 @@ def _package_dir(name):
 
 
 # Frames in these directories are never the user's: torch itself, the Python
-# standard library and graphlint-export (this package).
+# standard library and graphlint (this exporter and the API that calls it:
+# graphlint.check's own frames are not the line of a model defined in a
+# notebook cell or by exec, which has no file).
 _NOT_USER = [d for d in (_package_dir("torch"), _package_dir("functorch"), sysconfig.get_paths().get("stdlib"),
-                         os.path.dirname(os.path.realpath(__file__))) if d]
+                         os.path.dirname(os.path.dirname(os.path.realpath(__file__)))) if d]
 # Memos of pure functions of a file name / code object (not capture state).
 _user_file_cache = {}
 _positions_cache = {}
