@@ -938,7 +938,8 @@ class UserTrialFindings(unittest.TestCase):
         os.makedirs(os.path.join(lib_root, "triallib"))
         with open(os.path.join(lib_root, "triallib", "__init__.py"), "w") as f:
             f.write(self.LIBRARY)
-        env = {"PYTHONPATH": lib_root}
+        # The library beside the test's own path (graphlint from python/).
+        env = {"PYTHONPATH": os.pathsep.join(p for p in (lib_root, os.environ.get("PYTHONPATH")) if p)}
         _, diags = self.capture_and_lint("user.py", self.USER, env=env)
         lib = [d for d in diags if "site-packages" in d["location"].get("source", {}).get("file", "")]
         # Two .item() lines of the library: one GL112 line for triallib.
