@@ -126,7 +126,7 @@ def _files_under(root: str) -> List[str]:
 def _child(root: str, entry: Entry, mode: str, out: Optional[str]) -> int:
     """Runs in a fresh interpreter: writes the entry's repository imports to
     `out` (JSON; stdout is the user's module's to print on), or captures it."""
-    sys.path.insert(0, root)
+    sys.path.insert(0, root)   # the entry points are modules of the user's repository
     try:
         mod, factory = _resolve(entry.entry)
         if mode == "deps":

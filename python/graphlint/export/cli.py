@@ -48,6 +48,7 @@ from .fx_suppress import source_suppressions  # noqa: E402
 def load_file(path):
     if not os.path.isfile(path):
         fail(f"{path}: no such file")
+    # The user's model imports its neighbours, as `python MODEL.py` would let it.
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     spec = importlib.util.spec_from_file_location("graphlint_user_model", path)
     if spec is None or spec.loader is None:
@@ -70,6 +71,7 @@ def load_factory(text):
     mod_name, sep, attr = text.partition(":")
     if not sep or not mod_name or not attr:
         fail(f"--model: expected pkg.module:factory, got '{text}'")
+    # pkg.module is the user's, found from the working directory as `python -m` finds it.
     sys.path.insert(0, os.getcwd())
     try:
         mod = importlib.import_module(mod_name)
