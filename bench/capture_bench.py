@@ -22,8 +22,7 @@ import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_capture_corpus import EXPORTER, LINES, run_measured  # noqa: E402
+from run_capture_corpus import EXPORTER, LINES, run_measured  # noqa: E402   (beside this script)
 
 LM = ["--input", "input_ids:int64[batch,seq]", "--input", "labels:int64[batch,seq]"]
 GPT_DIMS = ["--dynamic", "input0:0=batch", "--dynamic", "input0:1=seq", "--dynamic", "input1:0=batch",
@@ -75,7 +74,7 @@ def main():
         line, argv, cwd = BENCH[name]
         out = os.path.join(args.out, f"{name}.fx.json")
         load = round(os.getloadavg()[0], 1)
-        rc, err, wall, cpu, rss = run_measured([LINES[line], EXPORTER, *argv, "-o", out], os.path.join(ROOT, cwd))
+        rc, err, wall, cpu, rss = run_measured([LINES[line], *EXPORTER, *argv, "-o", out], os.path.join(ROOT, cwd))
         row = {"bench": name, "line": line, "rc": rc, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
                "rss_mib": round(rss), "load1_start": load, "load1": round(os.getloadavg()[0], 1),
                "repeated": "repeated blocks: " in err and "traced in full" not in err}

@@ -18,7 +18,10 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "models"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "fixtures", "fx"))
-EXPORTER = os.path.join(ROOT, "tools", "graphlint-export", "graphlint-export")
+# The exporter package (python/graphlint/export) of this checkout: the child's PYTHONPATH names python/.
+EXPORTER = ["-m", "graphlint.export"]
+EXPORT_ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(
+    p for p in (os.path.join(ROOT, "python"), os.environ.get("PYTHONPATH")) if p))
 GRAPHLINT = os.environ.get("GRAPHLINT_CLI", os.path.join(ROOT, "build", "tools", "graphlint"))
 CODES = ("GL112", "GL121", "GL123")
 
@@ -60,7 +63,7 @@ def dynamo_breaks(module, args, kwargs):
 
 def make_inputs(specs):
     import torch
-    from fx_build_path import InputSpec
+    from graphlint.export.fx_build import InputSpec   # imports torch: only for an --input spec
     args, kwargs = [], {}
     for s in specs:
         spec = InputSpec.parse(s)
@@ -74,7 +77,7 @@ def make_inputs(specs):
 
 
 def graphlint_findings(export_args, cwd, out):
-    p = subprocess.run([sys.executable, EXPORTER, *export_args, "-o", out], cwd=cwd, stdout=subprocess.PIPE,
+    p = subprocess.run([sys.executable, *EXPORTER, *export_args, "-o", out], cwd=cwd, env=EXPORT_ENV, stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
         return None, p.stderr.strip().splitlines()[-1]
@@ -99,9 +102,6 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "graph-breaks"))
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    sys.path.insert(0, os.path.join(ROOT, "tools", "graphlint-export"))
-    import fx_build
-    sys.modules["fx_build_path"] = fx_build
     names = args.only.split(",") if args.only else FIXTURES + list(CORPUS_SMALL)
     for name in names:
         out = os.path.join(args.out, f"{name}.fx.json")

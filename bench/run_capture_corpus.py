@@ -19,7 +19,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "models"))
 from capture_corpus import CORPUS  # noqa: E402
 
-EXPORTER = os.path.join(ROOT, "tools", "graphlint-export", "graphlint-export")
+# The exporter package (python/graphlint/export) of this checkout, whichever
+# interpreter runs it: the child's PYTHONPATH names python/ (EXPORT_ENV).
+EXPORTER = ["-m", "graphlint.export"]
+EXPORT_ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(
+    p for p in (os.path.join(ROOT, "python"), os.environ.get("PYTHONPATH")) if p))
 LINES = {
     "1.13": os.environ.get("GRAPHLINT_TORCH113_PYTHON", "/usr/bin/python3"),
     "venv": os.environ.get("GRAPHLINT_TORCH2_PYTHON", os.path.join(ROOT, "build", "venv", "bin", "python")),
@@ -32,7 +36,7 @@ GRAPHLINT = os.environ.get("GRAPHLINT_CLI", os.path.join(ROOT, "build", "tools",
 def run_measured(argv, cwd, timeout=1800):
     """(returncode, stderr, wall s, cpu s, peak RSS MiB) of one child process."""
     start = time.perf_counter()
-    p = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(argv, cwd=cwd, env=EXPORT_ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     err = p.stderr.read()
     _, status, usage = os.wait4(p.pid, 0)
     p.returncode = os.waitstatus_to_exitcode(status)
@@ -76,7 +80,7 @@ def capture(name, line, mode, out_dir):
     lines, inputs, dims = CORPUS[name]
     python = LINES[line]
     out = os.path.join(out_dir, f"{name}.{line}.{mode}.fx.json")
-    argv = [python, EXPORTER, "--model", f"capture_corpus:{name}", "-o", out]
+    argv = [python, *EXPORTER, "--model", f"capture_corpus:{name}", "-o", out]
     for spec in inputs:
         argv += ["--input", spec]
     for k, v in dims.items():

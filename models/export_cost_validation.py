@@ -24,8 +24,7 @@ import onnx
 import torch
 
 SCRIPT_DIR = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, SCRIPT_DIR)
-import export_models  # noqa: E402  (GPTTiny, make_weightless)
+import export_models  # noqa: E402   (beside this script)  (GPTTiny, make_weightless)
 import export_validation  # noqa: E402  (classifier, export)
 
 

@@ -12,7 +12,7 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${1:-$ROOT/build}"
 OUT="$BUILD/tmp/fx-validation"
 GL="$BUILD/tools/graphlint"
-EXPORT="$ROOT/tools/graphlint-export/graphlint-export"
+export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"   # graphlint.export from the checkout
 mkdir -p "$OUT"
 cd "$ROOT/models/fx"
 for m in resnet50 vit_b_16 gpt_decoder; do
@@ -21,7 +21,7 @@ for m in resnet50 vit_b_16 gpt_decoder; do
     [[ $mode == train ]] && flags+=(--train)
     if [[ ! -f "$OUT/$m.$mode.fx.json" ]]; then  # delete an export to redo it
       start=$(date +%s.%N)
-      /usr/bin/python3 "$EXPORT" "$m.py" -o "$OUT/$m.$mode.fx.json" "${flags[@]}" 2> "$OUT/$m.$mode.log" || true
+      /usr/bin/python3 -m graphlint.export "$m.py" -o "$OUT/$m.$mode.fx.json" "${flags[@]}" 2> "$OUT/$m.$mode.log" || true
       end=$(date +%s.%N)
       echo "$start $end" > "$OUT/$m.$mode.time"
     fi

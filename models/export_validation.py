@@ -34,8 +34,7 @@ import torch
 import torchvision
 
 SCRIPT_DIR = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, SCRIPT_DIR)
-import export_models  # noqa: E402  (GPTTiny, randomize_constant_params)
+import export_models  # noqa: E402   (beside this script)  (GPTTiny, randomize_constant_params)
 
 
 def export(module, args, path, opset, **kw):

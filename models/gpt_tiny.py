@@ -1,5 +1,5 @@
 """The GPT-style decoder of the bundled models (models/export_models.py),
-the memory validation (tools/validate_memory.py) and models/fx/gpt_small.py:
+the memory validation (validation/validate_memory.py) and models/fx/gpt_small.py:
 pre-LN blocks, a bool causal-mask buffer, no dropout. Needs torch only."""
 import math
 

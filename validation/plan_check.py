@@ -25,8 +25,7 @@ import sys
 import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import published_runs as pr  # noqa: E402
+import published_runs as pr  # noqa: E402   (beside this script)
 
 # The row flags plan takes as its base setup (the rest it searches).
 BASE_FLAGS = {"--train", "--optimizer", "--precision", "--gpus-per-node", "--async-tp", "--float8-all-gather",

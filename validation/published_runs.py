@@ -36,7 +36,8 @@ import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-EXPORTER = os.path.join(ROOT, "tools", "graphlint-export", "graphlint-export")
+# The exporter package (python/graphlint/export), imported through PYTHONPATH or the install.
+EXPORTER = ["-m", "graphlint.export"]
 GIB = 2 ** 30
 
 # Model name in the YAML -> factory in published_models.py (None: no factory,
@@ -183,7 +184,7 @@ def capture(factory, cache, python, timings):
     if os.path.exists(out):
         return out, None
     os.makedirs(cache, exist_ok=True)
-    cmd = [python, EXPORTER, "--model", f"published_models:{factory}", "--input", "input_ids:int64[batch,seq]",
+    cmd = [python, *EXPORTER, "--model", f"published_models:{factory}", "--input", "input_ids:int64[batch,seq]",
            "--input", "labels:int64[batch,seq]", "--train", "-o", out]
     for k, v in CAPTURE_DIMS.items():
         cmd += ["--dim", f"{k}={v}"]

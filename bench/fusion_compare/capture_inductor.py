@@ -2,7 +2,7 @@
 torch.compile(backend="inductor") and record, per graph Inductor lowers,
 
 - the aten graph itself (the post-grad FX graph `GraphLowering` runs), written
-  with graphlint-export's JSON writer (tools/graphlint-export/fx_json.py), so
+  with graphlint-export's JSON writer (graphlint.export.fx_json), so
   graphlint plans exactly the nodes Inductor lowered, under the same names;
 - the kernels: each C++ kernel the CPU backend flushes (its scheduler nodes'
   origins, mapped to FX node names) and each extern kernel call (aten mm/conv);
@@ -24,8 +24,6 @@ import time
 import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "graphlint-export"))
-sys.path.insert(0, HERE)
 
 import torch  # noqa: E402
 import torch._inductor.config as iconfig  # noqa: E402
@@ -34,10 +32,10 @@ from torch._inductor import metrics, scheduler  # noqa: E402
 from torch._inductor.codegen import cpp  # noqa: E402
 from torch._inductor.virtualized import V  # noqa: E402
 
-from fx_capture import Capture  # noqa: E402
-from fx_json import Writer  # noqa: E402
-from fx_record import tensor_meta  # noqa: E402
-from fx_symbols import SizeNamer  # noqa: E402
+from graphlint.export.fx_capture import Capture  # noqa: E402   (python/, from PYTHONPATH: compare.py sets it)
+from graphlint.export.fx_json import Writer  # noqa: E402
+from graphlint.export.fx_record import tensor_meta  # noqa: E402
+from graphlint.export.fx_symbols import SizeNamer  # noqa: E402
 
 import zoo  # noqa: E402
 

@@ -30,7 +30,6 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, HERE)
 
 import metrics  # noqa: E402
 import zoo  # noqa: E402
@@ -77,8 +76,9 @@ def pyshim(out):
 def inductor_result(name, out):
     path = os.path.join(out, f"{name}.inductor.json")
     if not os.path.exists(path):
+        # capture_inductor writes with graphlint's exporter: the checkout's package.
         run([venv_python(zoo.env_of(name)), os.path.join(HERE, "capture_inductor.py"), name, out],
-            log=os.path.join(out, f"{name}.inductor.log"))
+            env={"PYTHONPATH": os.path.join(ROOT, "python")}, log=os.path.join(out, f"{name}.inductor.log"))
     with open(path) as f:
         return json.load(f)
 

@@ -9,7 +9,6 @@ import sys
 import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
 
 import torch  # noqa: E402
 

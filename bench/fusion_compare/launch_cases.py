@@ -12,7 +12,6 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
 
 import torch  # noqa: E402
 import torch._inductor.config as iconfig  # noqa: E402

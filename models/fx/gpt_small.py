@@ -1,4 +1,4 @@
-"""A small GPT-style decoder for graphlint-export and tools/validate_memory.py
+"""A small GPT-style decoder for graphlint-export and validation/validate_memory.py
 --fx: the GPTTiny of models/export_models.py with 4 layers, d_model 256,
 4 heads, a 2048-token vocabulary and 128 tokens; batch 2."""
 import os

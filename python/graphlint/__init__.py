@@ -21,9 +21,10 @@ import os
 import tempfile
 from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Union
 
-from ._binary import GraphlintError, binary_path, path_arg, run
+from ._binary import GraphlintError, binary_path, check_fx_version, path_arg, run
 from ._pt2 import export_pt2, is_exported_program, record_python_frames, save_pt2
 from ._version import __version__
+from .export import FORMAT_VERSION as FX_FORMAT_VERSION
 from ._plan import PlanResult, plan
 from .report import (CostSummary, Diagnostic, FusionPlan, LintFailed, MemorySummary, Report,
                      SourceLine)
@@ -179,8 +180,6 @@ def check(model: Any, example_inputs: Optional[Sequence[Any]] = None, *,
         report._keepalive = tmp
         return report
 
-    from ._export import exporter
-    exp = exporter()
     if example_inputs is None and not kwargs:
         raise TypeError("check(module, example_inputs, kwargs=...): a module needs its example inputs")
     if example_inputs is None:
@@ -193,24 +192,25 @@ def check(model: Any, example_inputs: Optional[Sequence[Any]] = None, *,
         options["capture"] = capture
     if export_path is not None:
         out = os.fspath(export_path)
-        _capture(exp, model, inputs, out, options)
+        _capture(model, inputs, out, options)
         return lint_file(out, *setup)
     # The export lives as long as the report (it is removed when the report
     # is garbage-collected), so str(report) and to_sarif() can render it.
     tmp = tempfile.TemporaryDirectory(prefix="graphlint-")
     out = os.path.join(tmp.name, f"{type(model).__name__}.fx.json")
-    _capture(exp, model, inputs, out, options)
+    _capture(model, inputs, out, options)
     report = lint_file(out, *setup)
     report._keepalive = tmp
     return report
 
 
-def _capture(exp, model, inputs, out, options) -> None:
-    from ._binary import check_fx_version
-    check_fx_version(exp.FORMAT_VERSION)
+def _capture(model, inputs, out, options) -> None:
+    check_fx_version(FX_FORMAT_VERSION)
+    # The exporter imports torch: loaded when a module is captured, never by `import graphlint`.
+    from .export.cli import ExportError, export_module
     try:
-        exp.export_module(model, inputs, out, **options)
-    except exp.ExportError as e:
+        export_module(model, inputs, out, **options)
+    except ExportError as e:
         raise GraphlintError(str(e)) from None
 
 

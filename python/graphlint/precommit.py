@@ -126,7 +126,7 @@ def _files_under(root: str) -> List[str]:
 def _child(root: str, entry: Entry, mode: str, out: Optional[str]) -> int:
     """Runs in a fresh interpreter: writes the entry's repository imports to
     `out` (JSON; stdout is the user's module's to print on), or captures it."""
-    sys.path.insert(0, root)
+    sys.path.insert(0, root)   # the entry points are modules of the user's repository
     try:
         mod, factory = _resolve(entry.entry)
         if mode == "deps":
@@ -145,10 +145,9 @@ def _child(root: str, entry: Entry, mode: str, out: Optional[str]) -> int:
             else:
                 return _fail(f"{entry.entry}: returns a module but names no inputs "
                              "(return (module, inputs), add `inputs = ...`, or define example_inputs())")
-        from ._export import exporter
-        exp = exporter()
+        from .export.cli import export_module   # imports torch: only in the capturing child
         train = "--train" in entry.args
-        exp.export_module(module, inputs if isinstance(inputs, (tuple, list)) else (inputs,), out, train=train)
+        export_module(module, inputs if isinstance(inputs, (tuple, list)) else (inputs,), out, train=train)
         return 0
     except SystemExit as e:  # sys.exit() at import or in the factory
         return _fail(f"{entry.entry}: exited (sys.exit({e.code!r})) while being imported or called")

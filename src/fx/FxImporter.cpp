@@ -1,4 +1,4 @@
-// The FX frontend: reads the JSON that tools/graphlint-export writes
+// The FX frontend: reads the JSON that graphlint-export (python/graphlint/export) writes
 // (docs/fx-format.md) into the same IR the ONNX frontend builds. Types come
 // from the exporter's tensor meta (no inference needed); mutation, alias and
 // saved-for-backward facts, devices, source lines and module paths are copied

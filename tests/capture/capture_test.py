@@ -19,7 +19,8 @@ import unittest
 import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-EXPORTER = os.path.join(ROOT, "tools", "graphlint-export", "graphlint-export")
+# The exporter package (python/graphlint/export), imported through PYTHONPATH or the install.
+EXPORTER = ["-m", "graphlint.export"]
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "fx")
 TORCH2 = int(torch.__version__.split(".")[0]) >= 2
 GRAPHLINT = os.environ.get("GRAPHLINT_CLI", os.path.join(ROOT, "build", "tools", "graphlint"))
@@ -30,7 +31,7 @@ def export(args, cwd=None, expect_rc=0):
     out = os.path.join(tempfile.mkdtemp(prefix="capture-test-"), "out.fx.json")
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     start = time.perf_counter()
-    p = subprocess.run([sys.executable, EXPORTER, *args, "-o", out], cwd=cwd or FIXTURES, env=env,
+    p = subprocess.run([sys.executable, *EXPORTER, *args, "-o", out], cwd=cwd or FIXTURES, env=env,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
     took = time.perf_counter() - start
     if p.returncode != expect_rc:
@@ -412,7 +413,6 @@ class Capture(unittest.TestCase):
         # torch.export.save drops the Dim names; graphlint.save_pt2 (and check(ep)) keeps them.
         if not os.access(GRAPHLINT, os.X_OK):
             self.skipTest(f"{GRAPHLINT} not built")
-        sys.path.insert(0, os.path.join(ROOT, "python"))
         os.environ["GRAPHLINT_BINARY"] = GRAPHLINT
         import graphlint
         sys.path.insert(0, os.path.join(ROOT, "tests", "fixtures", "pt2"))
@@ -442,7 +442,6 @@ class Capture(unittest.TestCase):
         # report then has no caveat about helper locals.
         if not os.access(GRAPHLINT, os.X_OK):
             self.skipTest(f"{GRAPHLINT} not built")
-        sys.path.insert(0, os.path.join(ROOT, "python"))
         import graphlint
         import torch.fx.proxy as proxy
         sys.path.insert(0, os.path.join(ROOT, "tests", "fixtures", "pt2"))
@@ -505,7 +504,7 @@ class FindingsAUserActsOn(unittest.TestCase):
         with open(os.path.join(self.repo, "layers.py"), "w") as f:
             f.write(text)
         out = os.path.join(self.repo, "layers.fx.json")
-        p = subprocess.run([sys.executable, EXPORTER, "layers.py", "-o", out, "--device", "cuda", *args], cwd=self.repo,
+        p = subprocess.run([sys.executable, *EXPORTER, "layers.py", "-o", out, "--device", "cuda", *args], cwd=self.repo,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
         self.assertEqual(p.returncode, 0, p.stderr)
         with open(out) as f:
@@ -701,7 +700,7 @@ class LossOutputAndKeywordInputs(unittest.TestCase):
         self.assertIn("add --train", err)
 
     def test_loss_output_is_in_help(self):
-        p = subprocess.run([sys.executable, EXPORTER, "--help"], stdout=subprocess.PIPE, text=True)
+        p = subprocess.run([sys.executable, *EXPORTER, "--help"], stdout=subprocess.PIPE, text=True)
         self.assertIn("--loss-output NAME", p.stdout)
         self.assertIn("--input NAME:DTYPE[DIMS]", p.stdout)
 
@@ -715,7 +714,6 @@ class LossOutputAndKeywordInputs(unittest.TestCase):
     def test_check_takes_keyword_inputs_and_a_loss_output(self):
         if not os.access(GRAPHLINT, os.X_OK):
             self.skipTest(f"{GRAPHLINT} not built")
-        sys.path.insert(0, os.path.join(ROOT, "python"))
         sys.path.insert(0, self.folder)
         os.environ["GRAPHLINT_BINARY"] = GRAPHLINT
         import graphlint
@@ -855,7 +853,7 @@ class UserTrialFindings(unittest.TestCase):
     def capture_and_lint(self, name, source, *args, lint_args=(), env=None):
         path = model_file("capture-trial-", name, source)
         out = os.path.join(os.path.dirname(path), "out.fx.json")
-        p = subprocess.run([sys.executable, EXPORTER, name, "-o", out, *args], cwd=os.path.dirname(path),
+        p = subprocess.run([sys.executable, *EXPORTER, name, "-o", out, *args], cwd=os.path.dirname(path),
                            env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1", **(env or {})),
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -940,7 +938,8 @@ class UserTrialFindings(unittest.TestCase):
         os.makedirs(os.path.join(lib_root, "triallib"))
         with open(os.path.join(lib_root, "triallib", "__init__.py"), "w") as f:
             f.write(self.LIBRARY)
-        env = {"PYTHONPATH": lib_root}
+        # The library beside the test's own path (graphlint from python/).
+        env = {"PYTHONPATH": os.pathsep.join(p for p in (lib_root, os.environ.get("PYTHONPATH")) if p)}
         _, diags = self.capture_and_lint("user.py", self.USER, env=env)
         lib = [d for d in diags if "site-packages" in d["location"].get("source", {}).get("file", "")]
         # Two .item() lines of the library: one GL112 line for triallib.

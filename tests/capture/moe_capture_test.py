@@ -29,11 +29,11 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-EXPORTER = os.path.join(ROOT, "tools", "graphlint-export", "graphlint-export")
+# The exporter package (python/graphlint/export), imported through PYTHONPATH or the install.
+EXPORTER = ["-m", "graphlint.export"]
 GRAPHLINT = os.environ.get("GRAPHLINT_CLI", os.path.join(ROOT, "build", "tools", "graphlint"))
 TRUTH = os.path.join(ROOT, "tests", "fixtures", "memory", "moe-torch2.13.json")
-sys.path.insert(0, HERE)
-import moe_models  # noqa: E402
+import moe_models  # noqa: E402   (beside this script)
 
 BATCH, SEQ = 2, 128
 TOLERANCE = 0.03
@@ -44,7 +44,7 @@ def export(name):
     """The capture of moe_models:NAME at batch 2 x seq 128, symbolic (cached per run)."""
     if name not in _DOCS:
         out = os.path.join(tempfile.mkdtemp(prefix="moe-test-"), f"{name}.fx.json")
-        p = subprocess.run([sys.executable, EXPORTER, "--model", f"moe_models:{name}",
+        p = subprocess.run([sys.executable, *EXPORTER, "--model", f"moe_models:{name}",
                             "--input", "input_ids:int64[batch,seq]", "--input", "labels:int64[batch,seq]",
                             "--dim", f"batch={BATCH}", "--dim", f"seq={SEQ}", "--train", "-o", out], cwd=HERE,
                            env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"), stdout=subprocess.PIPE,

@@ -10,8 +10,6 @@ the full trace with a note saying why. The exporter runs in this process
     python tests/capture/repeated_blocks_test.py [-k pattern]
 """
 import contextlib
-import importlib.machinery
-import importlib.util
 import io
 import json
 import os
@@ -22,8 +20,9 @@ import unittest
 
 import torch
 
+from graphlint.export import cli as EXPORT   # the package, from PYTHONPATH (tests/CMakeLists.txt)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-EXPORTER = os.path.join(ROOT, "tools", "graphlint-export", "graphlint-export")
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "fx")
 TORCH2 = int(torch.__version__.split(".")[0]) >= 2
 GRAPHLINT = os.environ.get("GRAPHLINT_CLI", os.path.join(ROOT, "build", "tools", "graphlint"))
@@ -33,10 +32,7 @@ try:
 except ImportError:
     HAVE_TRANSFORMERS = False
 
-_loader = importlib.machinery.SourceFileLoader("graphlint_export", EXPORTER)
-_spec = importlib.util.spec_from_loader("graphlint_export", _loader)
-EXPORT = importlib.util.module_from_spec(_spec)
-_loader.exec_module(EXPORT)
+
 LM = ["--input", "input_ids:int64[batch,seq]", "--input", "labels:int64[batch,seq]", "--dim", "batch=2",
       "--dim", "seq=16"]
 
@@ -116,8 +112,7 @@ class RepeatedBlocks(unittest.TestCase):
 
     def test_gpt_1_3b_cut_to_five_layers_train(self):
         doc = self.same_as_full_trace(["--model", "repeated:gpt", "--train"], "blocks x5", with_report=True)
-        sys.path.insert(0, FIXTURES)
-        import repeated
+        repeated = sys.modules["repeated"]   # the model module the export above imported (--model)
         self.assertEqual(doc["model"]["parameters"], sum(p.numel() for p in repeated.gpt().parameters()))
         names = [p["name"] for p in doc["params"]]
         self.assertIn("tok.weight", names)
@@ -169,8 +164,7 @@ class RepeatedBlocks(unittest.TestCase):
     def test_export_capture_keeps_tied_weights_one_parameter(self):
         _, data, _ = export(["--model", "repeated:gpt", "--capture", "export"], "auto")
         doc = json.loads(data)
-        sys.path.insert(0, FIXTURES)
-        import repeated
+        repeated = sys.modules["repeated"]   # the model module the export above imported (--model)
         m = repeated.gpt()
         self.assertIs(m.head.weight, m.tok.weight)
         self.assertEqual(doc["model"]["parameters"], sum(p.numel() for p in m.parameters()))

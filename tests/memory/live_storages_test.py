@@ -1,16 +1,13 @@
 #!/usr/bin/env python3
-"""The memory truth's own checks (tools/validate_memory.py LiveStorages): what
+"""The memory truth's own checks (validation/validate_memory.py LiveStorages): what
 it counts at op boundaries, and the fused fast-path kernels whose internal
 allocations it reads from the profiler. Run by CTest on each torch line."""
 
-import os
-import sys
 import unittest
 
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
-from validate_memory import LiveStorages  # noqa: E402
+from validate_memory import LiveStorages   # validation/, from PYTHONPATH (tests/CMakeLists.txt)
 
 F32 = 4
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The memory matrix's check rule (tools/recorded_errors.py): a row passes
+"""The memory matrix's check rule (validation/recorded_errors.py): a row passes
 within the target, or outside it when it was recorded outside and has not
 grown by more than 0.5 points; it fails when it crosses the target, regresses,
 or misses with no record. No torch: runs in the unit label."""
@@ -10,8 +10,7 @@ import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
-import recorded_errors as re_  # noqa: E402
+import recorded_errors as re_   # validation/, from PYTHONPATH (tests/CMakeLists.txt)
 
 T = 0.03
 

@@ -28,8 +28,6 @@ the memory validation instead).
 """
 import argparse
 import contextlib
-import importlib.machinery
-import importlib.util
 import io
 import json
 import os
@@ -38,11 +36,11 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
 
 import torch  # noqa: E402
 
-import parity_models  # noqa: E402
+import parity_models  # noqa: E402   (beside this script)
+from graphlint.export import cli as EXPORT  # noqa: E402   (the package, from PYTHONPATH: tests/CMakeLists.txt)
 
 COMPARABLE = ["GL101", "GL102", "GL112", "GL121", "GL123", "GL141", "GL142",
               "GL201", "GL202", "GL301", "GL302"]
@@ -69,12 +67,6 @@ def export_onnx(case, path):
         kwargs["dynamo"] = False  # the TorchScript exporter: the same on both torch lines
     with torch.no_grad():
         torch.onnx.export(model, args, path, **kwargs)
-
-
-_LOADER = importlib.machinery.SourceFileLoader("graphlint_export", os.path.join(ROOT, "tools/graphlint-export/graphlint-export"))
-_SPEC = importlib.util.spec_from_loader("graphlint_export", _LOADER)
-EXPORT = importlib.util.module_from_spec(_SPEC)
-_LOADER.exec_module(EXPORT)
 
 
 def export_fx(case, path, train):

@@ -1,13 +1,10 @@
 """setup_from_torchtitan: a torchtitan Trainer.Config / JobConfig shape (a SimpleNamespace, no
-torchtitan import) turned into graphlint.check() keyword arguments. Run: python3 tests/python/launch_config_test.py
-(imports the package from python/ in the source tree)."""
-import os
-import sys
+torchtitan import) turned into graphlint.check() keyword arguments. Run:
+PYTHONPATH=python python3 tests/python/launch_config_test.py (the package in the source tree)."""
 import warnings
 from types import SimpleNamespace as NS
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
-import graphlint  # noqa: E402
+import graphlint
 
 
 def job(**over):

@@ -251,7 +251,6 @@ def replay_round2(args, spec_path, roots):
     with open(spec_path) as f:
         spec = json.load(f)
     checkout = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(spec_path))))
-    export = os.path.join(checkout, "tools", "graphlint-export", "graphlint-export")
     results = {}
     for root in roots:
         lib = os.path.join(os.path.dirname(os.path.abspath(root)), "lib")
@@ -274,9 +273,11 @@ def replay_round2(args, spec_path, roots):
                 shutil.copytree(folder, work, symlinks=True, ignore=shutil.ignore_patterns("release.txt"))
                 if os.path.isdir(lib):
                     shutil.copytree(lib, os.path.join(tmp, "lib"))
+                # $EXPORT runs the checkout's exporter package (python/graphlint/export).
                 env = dict(os.environ, GL=args.graphlint_abs, GRAPHLINT_CHECKOUT=checkout,
+                           PYTHONPATH=os.path.join(checkout, "python"),
                            PY=args.python or "/usr/bin/python3",
-                           EXPORT=f"{args.python or '/usr/bin/python3'} {export}")
+                           EXPORT=f"{args.python or '/usr/bin/python3'} -m graphlint.export")
                 env.pop("GRAPHLINT_HARDWARE_FILE", None)
                 for line in case.get("setup", []):
                     subprocess.run(["bash", "-c", line], cwd=work, env=env, stdout=subprocess.DEVNULL,

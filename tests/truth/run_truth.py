@@ -32,8 +32,6 @@ whose truth is false (error precision below 100%) or GL132's recall is below
 """
 import argparse
 import contextlib
-import importlib.machinery
-import importlib.util
 import io
 import json
 import os
@@ -47,8 +45,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-import patterns as P  # noqa: E402
+import patterns as P  # noqa: E402   (beside this script)
+from graphlint.export import cli as exporter  # noqa: E402   (the package, from PYTHONPATH: tests/CMakeLists.txt)
 
 INPLACE_ERROR = "modified by an inplace operation"
 
@@ -198,18 +196,8 @@ def syncs(name):
 # Export and lint
 # --------------------------------------------------------------------------
 
-def load_exporter():
-    tools = os.path.join(ROOT, "tools", "graphlint-export")
-    sys.path.insert(0, tools)
-    loader = importlib.machinery.SourceFileLoader("graphlint_export", os.path.join(tools, "graphlint-export"))
-    spec = importlib.util.spec_from_loader("graphlint_export", loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
-
-
 def export_all(names, out_dir):
-    exp = load_exporter()
+    exp = exporter
     files, failures = {}, {}
     for name in names:
         path = os.path.join(out_dir, f"{name}.fx.json")

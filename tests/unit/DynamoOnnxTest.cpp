@@ -240,7 +240,7 @@ TEST(DynamoOnnx, ABatchNormFusedIntoAConvStillAllocatesTheConvolutionsOutput) {
 // block. Eager keeps every parameter and both norms' outputs; its triu mask,
 // folded into an initializer, is a local of the model's forward that both
 // blocks read. The peaks beyond the resident states were measured with
-// tools/memory_matrix.py's measure() on torch 2.13 (batch 2): 7,424 bytes in
+// validation/memory_matrix.py's measure() on torch 2.13 (batch 2): 7,424 bytes in
 // inference, 23,104 in an Adam step (7,168 and 20,800 predicted before the
 // merges were undone).
 TEST(DynamoOnnx, WhatTheOptimizerMergedEagerKeepsApart) {
@@ -301,7 +301,7 @@ TEST(DynamoOnnx, WhatTheOptimizerMergedEagerKeepsApart) {
 // + 1, q_pass])` with an empty q_pass, which the optimizer removes. Eager's
 // cat copies the rotated query into a contiguous tensor, so the attention's
 // output is contiguous and its transpose back copies. Measured with
-// tools/memory_matrix.py's measure() on torch 2.13: 5,120 bytes beyond the
+// validation/memory_matrix.py's measure() on torch 2.13: 5,120 bytes beyond the
 // resident states (4,100 predicted before the cat was restored; the 4 more
 // are a folded scalar).
 TEST(DynamoOnnx, ACatTheOptimizerRemovedStillCopies) {
@@ -492,7 +492,7 @@ TEST(DynamoOnnx, ScaledDotProductAttentionRunsAsOneKernel) {
 // generated code's frame), and whose weight casts its optimizer folds into
 // bfloat16 initializers. The weights are float32 parameters again, each
 // with its Cast; the plan says what it cannot see. Measured with
-// tools/memory_matrix.py's measure() on torch 2.13 (batch 4), an Adam step:
+// validation/memory_matrix.py's measure() on torch 2.13 (batch 4), an Adam step:
 // 21,760 bytes beyond the resident states before the optimizer step.
 TEST(DynamoOnnx, AnAutocastModelsFoldedWeightCastsAreCastsAgain) {
   auto m = importModelFile(sourcePath("tests/fixtures/pt2/autocast_mlp.onnx"), {});

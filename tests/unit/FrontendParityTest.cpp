@@ -9,7 +9,7 @@
 // tests/fixtures/parity/conv_norm_block.py is that UNet's block, exported
 // as an FX joint graph, a dynamo ONNX file and a TorchScript ONNX file; the
 // step time and the peak of all three agree within the 2% the memory parity
-// of tools/memory_matrix.py asks of ONNX against FX (PARITY), and the peak
+// of validation/memory_matrix.py asks of ONNX against FX (PARITY), and the peak
 // is within 3% of the step PyTorch ran (docs/validation.md).
 #include "TestSupport.h"
 
@@ -29,7 +29,7 @@ using namespace graphlint::test;
 
 namespace {
 
-constexpr double kParity = 0.02;  // tools/memory_matrix.py PARITY: ONNX against FX, the same model
+constexpr double kParity = 0.02;  // validation/memory_matrix.py PARITY: ONNX against FX, the same model
 constexpr double kTruth = 0.03;   // the memory target against the measured step (docs/memory.md)
 
 std::unique_ptr<Model> load(const std::string &file, int64_t batch) {

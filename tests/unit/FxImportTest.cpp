@@ -345,9 +345,8 @@ bool torchAvailable() {
 std::string exportFixture(const std::string &model, const std::string &flags) {
   std::string out = tempDir() + "/" + model + ".fx.json";
   std::string log;
-  int rc = runShell("cd '" + sourcePath("tests/fixtures/fx") + "' && " + kPython + " '" +
-                        sourcePath("tools/graphlint-export/graphlint-export") + "' " + model + " -o '" + out + "' " +
-                        flags,
+  int rc = runShell("cd '" + sourcePath("tests/fixtures/fx") + "' && PYTHONPATH='" + sourcePath("python") + "' " +
+                        kPython + " -m graphlint.export " + model + " -o '" + out + "' " + flags,
                     &log);
   EXPECT_EQ(rc, 0) << log;
   return out;

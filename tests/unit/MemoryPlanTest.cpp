@@ -2,7 +2,7 @@
 // layer's saved activations), the caching-allocator replay against PyTorch's
 // rules, GL201-GL203, and predicted peaks against PyTorch's measured ones for
 // the committed small models (tests/fixtures/memory, written by
-// tools/validate_memory.py --small).
+// validation/validate_memory.py --small).
 #include "IrBuilder.h"
 #include "TestSupport.h"
 
@@ -478,7 +478,7 @@ double compareWithMeasured(const std::string &dir, double tolerance) {
 
 TEST(MemoryValidation, SmallModelsWithinFivePercentOfPyTorch) {
   std::string dir = sourcePath("tests/fixtures/memory");
-  ASSERT_FALSE(loadMeasured(dir).empty()) << "regenerate with tools/validate_memory.py --small --out " << dir;
+  ASSERT_FALSE(loadMeasured(dir).empty()) << "regenerate with validation/validate_memory.py --small --out " << dir;
   compareWithMeasured(dir, 0.05);
 }
 

@@ -52,7 +52,7 @@ size_t countParams(const Model &m, bool buffers) {
 
 /// The forward+backward peak beyond the resident states (parameters, inputs,
 /// Adam state) of an Adam fp32 step under --kernels cpu, as
-/// tools/memory_matrix.py measures it.
+/// validation/memory_matrix.py measures it.
 uint64_t trainingPeakBeyondResident(const Model &m, Recompute recompute) {
   LintOptions opts;
   opts.setup.kernels = Kernels::Cpu;
@@ -182,7 +182,7 @@ TEST(Pt2Import, ForwardOnlyTracesNameTheHelperCallsTheyCannotSee) {
 // arguments into 4 heads (repeat_kv: an expand, then a reshape that copies)
 // and binds the copies to names, held until it returns. The plan holds them
 // to the end of the statement that calls it, through .pt2 and the dynamo
-// ONNX exporter alike. Measured with tools/memory_matrix.py's measure() on
+// ONNX exporter alike. Measured with validation/memory_matrix.py's measure() on
 // torch 2.13: 8,192 bytes beyond the resident states (7,168 predicted
 // before, when each copy died at its last read).
 TEST(Pt2Import, AHelpersCopiesOfItsArgumentsLiveUntilItReturns) {
@@ -619,7 +619,7 @@ TEST(Pt2Archive, ReadingStopsAtTheCapWhateverTheHeadersClaim) {
 // wrap_with_set_grad_enabled and wrap_with_autocast nodes with body graphs.
 // The bodies are imported in line; autocast's casts, which the body does not
 // record, are added; a strict export, which records the region's dtypes as
-// float32, gets eager's. Measured with tools/memory_matrix.py's measure() on
+// float32, gets eager's. Measured with validation/memory_matrix.py's measure() on
 // torch 2.13 (batch 4): inference 9,168 bytes beyond the resident states,
 // an Adam step 86,296 bytes in all; before, one opaque node: about half.
 TEST(Pt2Import, AutocastAndNoGradRegionsAreInlinedWithTheirCasts) {
@@ -673,7 +673,7 @@ TEST(Pt2Import, AutocastAndNoGradRegionsAreInlinedWithTheirCasts) {
 
 // pt2_models.TwoBlocks (batch 2, 32 positions, d=32): each block's normed
 // input is saved by its q, k and v projections. Measured with
-// tools/memory_matrix.py's measure() on torch 2.13, forward+backward beyond
+// validation/memory_matrix.py's measure() on torch 2.13, forward+backward beyond
 // the resident states: 156,928 bytes; with torch.utils.checkpoint around each
 // block 111,872. `--recompute layer` rebuilds a block's saved tensors before
 // its backward, the shared one once (132,352, +18.3%, when it was rebuilt

@@ -4,7 +4,7 @@
 // torchvision 0.29): convolution_backward FLOPs, views that write nothing,
 // TF32 convolutions under fp32, --precision tf32, --backend eager, two-pass
 // batch norm and the tensor-core efficiency. The published rows themselves
-// are StepTimeCalibration's (tools/calibrate_step_time.py).
+// are StepTimeCalibration's (validation/calibrate_step_time.py).
 #include "IrBuilder.h"
 #include "TestSupport.h"
 

@@ -84,7 +84,7 @@ TEST(JointGraph, CostedAsItIsAgainstTheMeasuredStep) {
   for (const TrainableParam &p : jm.params())
     EXPECT_GE(p.gradGroup, static_cast<int>(jm.backwardStart())) << p.value->name;
 
-  // joint_mlp.measured.json: tools/validate_memory.py's LiveStorages, torch 1.13.
+  // joint_mlp.measured.json: validation/validate_memory.py's LiveStorages, torch 1.13.
   auto buf = llvm::MemoryBuffer::getFile(sourcePath("tests/fixtures/fx/joint_mlp.measured.json"));
   ASSERT_TRUE(static_cast<bool>(buf));
   auto truth = llvm::json::parse((*buf)->getBuffer());

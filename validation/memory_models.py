@@ -1,4 +1,4 @@
-"""The models of the memory target matrix (tools/memory_matrix.py, issue 15):
+"""The models of the memory target matrix (validation/memory_matrix.py, issue 15):
 small, random-init configurations (no downloads) of the architectures a user
 launches, each with the block class that per-layer activation checkpointing
 wraps, and the wrappers that give every mode one call signature:

@@ -12,17 +12,17 @@ each way (the last is w.grad's own, in place either way), and exits 1 if
 eager without a mode does not accumulate in place (torch 1.13 never does:
 its InputBuffer always sums into a new buffer).
 
-  PY tools/truth_accumulation.py
-  PY tools/truth_accumulation.py --case vit_small 8 train
+  PY validation/truth_accumulation.py
+  PY validation/truth_accumulation.py --case vit_small 8 train
 
---case measures one case of tools/memory_matrix.py as its truth does, and
+--case measures one case of validation/memory_matrix.py as its truth does, and
 again with each out-of-place accumulation in backward counted as eager
 without a mode runs it (in place: no new buffer): the forward+backward peak
 beyond the resident states both ways. Eager adds in place only into a
 buffer it alone holds, so the second figure is the lowest the accumulations
 allow; graphlint's plan applies that condition to each.
 
-  PY tools/truth_accumulation.py --against tests/fixtures/memory/matrix-torch2.14.json [--only NAME ...]
+  PY validation/truth_accumulation.py --against tests/fixtures/memory/matrix-torch2.14.json [--only NAME ...]
 
 --against measures every training case of a truth file again without any
 dispatch mode: one forward+backward, after the truth's warm-up step, under
@@ -81,7 +81,7 @@ def accumulation_ops():
 
 
 def matrix():
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    """memory_matrix (beside this script), imported only by the modes that measure a matrix case."""
     import memory_matrix
     return memory_matrix
 

@@ -5,7 +5,7 @@ under torch.compile(backend="inductor"), against graphlint's prediction with
 --backend eager and --backend inductor-cpu (docs/validation.md "Memory:
 compiled vs eager").
 
-  PY tools/compiled_memory.py [--only NAME ...] [--batch B] [--graphlint BIN] [--check] [--json OUT]
+  PY validation/compiled_memory.py [--only NAME ...] [--batch B] [--graphlint BIN] [--check] [--json OUT]
 
 Truth. validate_memory.py's LiveStorages samples live storages at every aten
 op through a dispatch mode, which Inductor's generated kernels never enter, so
@@ -44,7 +44,6 @@ import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-sys.path.insert(0, HERE)
 
 TOLERANCE = 0.10  # of the measured peak beyond the resident states
 
@@ -176,14 +175,9 @@ def live_storages(name, batch):
 
 
 def exporter():
-    import importlib.machinery
-    import importlib.util
-    path = os.path.join(HERE, "graphlint-export", "graphlint-export")
-    loader = importlib.machinery.SourceFileLoader("graphlint_export", path)
-    spec = importlib.util.spec_from_loader("graphlint_export", loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
+    """graphlint's exporter (imports torch: after missing_torch says it is there)."""
+    from graphlint.export import cli
+    return cli
 
 
 def predict(graphlint, exp, name, batch, tmp):

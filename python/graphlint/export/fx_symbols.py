@@ -2,7 +2,12 @@
 symbols of the user's dynamic dims, torch's unbacked sizes, and each dim
 written as an expression string over them."""
 
+import os
+import sys
+
 import torch
+
+from .fx_source import is_user_file
 
 TORCH2 = int(torch.__version__.split(".")[0]) >= 2
 
@@ -94,9 +99,6 @@ class LocatedGuards(list):
 
     @staticmethod
     def _asker():
-        import os
-        import sys
-        from fx_record import is_user_file
         here = os.path.dirname(os.path.realpath(__file__))
         frame = sys._getframe(2)
         while frame is not None:

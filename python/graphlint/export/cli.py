@@ -1,26 +1,7 @@
-#!/usr/bin/env python3
-"""graphlint-export: write a PyTorch model's aten-level FX graph as graphlint JSON.
-
-    graphlint-export MODEL.py -o OUT.fx.json [--train [--loss-output NAME]] [--dim NAME=SIZE ...] [--dynamic INPUT:DIM=NAME ...]
-    graphlint-export --model pkg.module:factory --input 'input_ids:int64[batch,seq]' --dim batch=8 --dim seq=2048 -o OUT.fx.json
-                     [--device cuda] [--capture fake|real|export] [--module-mode eval|train] [--repeated-blocks auto|off]
-
-MODEL.py defines `model()` returning an nn.Module and `example_inputs()`
-returning a tuple of tensors; `--model` names any importable factory, and
-`--input` gives the inputs as shapes. By default nothing is computed: the
-module is built on the meta device, its weights and the inputs are fake
-tensors, and make_fx traces the graph (torch 2.x: with symbolic sizes, so
-dims are expressions such as batch*seq). `--train` traces the joint forward +
-backward graph in train() mode and marks the forward tensors autograd saves
-for backward. Every op records its schema's alias facts, its output tensors'
-meta, the nn.Module path and the user's source line, relative to the user's
-repository root. A model whose nn.ModuleList repeats one block 4 or more
-times (decoder layers) is traced cut to 2 and 3 blocks and written in full
-from them, the same file as a full trace (--repeated-blocks off traces all).
-
-The file format is versioned and documented in docs/fx-format.md. Run with a
-Python that has torch: Debian's /usr/bin/python3 (torch 1.13) or a torch 2.x venv.
-"""
+"""graphlint-export's command line and its Python entry (export_module):
+arguments, loading the model, the capture steps, the document and its
+atomic write. `python -m graphlint.export` and the `graphlint-export`
+console script run `main` (graphlint/export/__main__.py)."""
 
 import argparse
 import gc
@@ -34,9 +15,8 @@ import sys
 import tempfile
 import time
 
-FORMAT_NAME = "graphlint-fx"
-FORMAT_VERSION = 2
-EXPORTER_VERSION = "2.0"
+from . import __doc__ as _PACKAGE_DOC
+from . import EXPORTER_VERSION, FORMAT_NAME, FORMAT_VERSION
 
 
 def fail(msg):
@@ -48,21 +28,17 @@ def warn(msg):
     print(f"graphlint-export: warning: {msg}", file=sys.stderr)
 
 
-if __name__ == "__main__":
-    gc.disable()   # the command line, from the imports on: see run_export
-
 try:
     import torch
 except ImportError as e:  # pragma: no cover - depends on the interpreter
-    fail(f"cannot import torch ({e}); run this script with a Python that has torch, e.g. /usr/bin/python3")
+    fail(f"cannot import torch ({e}); run graphlint-export with a Python that has torch, e.g. /usr/bin/python3")
 
-# The modules beside this script (also when it is reached through a symlink).
-sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
-import fx_record  # noqa: E402
-from fx_build import CallInputs, ExportError, InputSpec  # noqa: E402
-from fx_json import Writer  # noqa: E402
-from fx_prepare import prepare  # noqa: E402
-from fx_suppress import source_suppressions  # noqa: E402
+from .fx_blocks import capture_repeated  # noqa: E402
+from .fx_build import CallInputs, ExportError, InputSpec  # noqa: E402
+from .fx_json import Writer  # noqa: E402
+from .fx_prepare import prepare  # noqa: E402
+from .fx_source import UserSource, repo_root  # noqa: E402
+from .fx_suppress import source_suppressions  # noqa: E402
 
 
 # --------------------------------------------------------------------------
@@ -72,6 +48,7 @@ from fx_suppress import source_suppressions  # noqa: E402
 def load_file(path):
     if not os.path.isfile(path):
         fail(f"{path}: no such file")
+    # The user's model imports its neighbours, as `python MODEL.py` would let it.
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     spec = importlib.util.spec_from_file_location("graphlint_user_model", path)
     if spec is None or spec.loader is None:
@@ -94,6 +71,7 @@ def load_factory(text):
     mod_name, sep, attr = text.partition(":")
     if not sep or not mod_name or not attr:
         fail(f"--model: expected pkg.module:factory, got '{text}'")
+    # pkg.module is the user's, found from the working directory as `python -m` finds it.
     sys.path.insert(0, os.getcwd())
     try:
         mod = importlib.import_module(mod_name)
@@ -132,7 +110,7 @@ def parse_input(s):
 
 
 def build_parser():
-    p = argparse.ArgumentParser(prog="graphlint-export", description=__doc__.split("\n\n")[0],
+    p = argparse.ArgumentParser(prog="graphlint-export", description=_PACKAGE_DOC.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog="docs/fx-format.md describes every option and the file format.")
     p.add_argument("file", nargs="?", help="Python file defining model() and example_inputs()")
@@ -185,7 +163,7 @@ def main(argv=None):
         fail("--train traces in train() mode; --module-mode eval contradicts it")
     factory, example_inputs, model_file = load_file(args.file) if args.file else load_factory(args.factory)
     if example_inputs is None and not args.inputs:
-        fail(f"{display(model_file)}: no example_inputs() and no --input: give the inputs' shapes with --input")
+        fail(f"{UserSource().display_path(model_file)}: no example_inputs() and no --input: give the inputs' shapes with --input")
     try:
         doc, took = run_export(factory, example_inputs, model_file, args)
     except ExportError as e:
@@ -275,13 +253,12 @@ def run_export(factory, example_inputs, model_file, args):
 
 def _run_export(factory, example_inputs, model_file, args):
     capture = "fake" if args.capture == "make_fx" else args.capture
-    fx_record.ROOT = fx_record.repo_root(model_file)
+    source = UserSource(repo_root(model_file))   # this export's user files, shared by every step below
     start = time.perf_counter()
-    prep = _traced(lambda: prepare(factory, example_inputs, model_file, args, capture), model_file)
+    prep = _traced(lambda: prepare(factory, example_inputs, model_file, args, capture, source), model_file, source)
     doc = None
     if capture == "fake" and getattr(args, "repeated_blocks", "auto") != "off":
-        import fx_blocks
-        doc, note = fx_blocks.capture_repeated(prep, lambda: capture_doc(prep, capture, args, model_file))
+        doc, note = capture_repeated(prep, lambda: capture_doc(prep, capture, args, model_file))
         if doc is not None:
             args.repeated = note   # what was repeated, for the summary line
         elif note:
@@ -299,7 +276,7 @@ def _run_export(factory, example_inputs, model_file, args):
     return doc, time.perf_counter() - start
 
 
-def _traced(step, model_file):
+def _traced(step, model_file, source):
     """Runs one preparation or trace step; any failure is a one-line ExportError."""
     try:
         return step()
@@ -308,8 +285,7 @@ def _traced(step, model_file):
     except Exception as e:
         if os.environ.get("GRAPHLINT_EXPORT_DEBUG"):
             raise
-        from fx_capture import error_location
-        raise ExportError(f"{error_location(e) or display(model_file) + ': '}tracing failed: {type(e).__name__}: "
+        raise ExportError(f"{source.error_location(e) or source.display_path(model_file) + ': '}tracing failed: {type(e).__name__}: "
                           f"{first_line(e)}") from None
 
 
@@ -319,7 +295,7 @@ def capture_doc(prep, capture, args, model_file):
     cut short, and reads prep.trace_items: every graph node, and where each
     block's forward and backward start."""
     prep.diagnostics = []
-    cap = _traced(prep.capture, model_file)
+    cap = _traced(prep.capture, model_file, prep.source)
     writer = Writer(cap, prep.namer)
     params, graph_inputs, nodes, outputs = writer.run()
     diagnostics = prep.diagnostics + cap.diagnostics + writer.diagnostics
@@ -335,7 +311,7 @@ def capture_doc(prep, capture, args, model_file):
         "version": FORMAT_VERSION,
         "producer": {"name": "graphlint-export", "version": EXPORTER_VERSION, "torch": torch.__version__,
                      "capture": capture, "tracer": prep.tracer},
-        "model": {"file": display(model_file), "class": type(prep.module).__name__, "parameters": counted},
+        "model": {"file": prep.source.display_path(model_file), "class": type(prep.module).__name__, "parameters": counted},
         "mode": "train" if args.train else "forward",
         "module_mode": "train" if prep.module.training else "eval",
         "params": params,
@@ -355,7 +331,7 @@ def capture_doc(prep, capture, args, model_file):
         doc["simulated_device"] = prep.simulate
     if diagnostics:
         doc["diagnostics"] = diagnostics
-    suppressions = source_suppressions(nodes, fx_record.ROOT or os.getcwd())
+    suppressions = source_suppressions(nodes, prep.source.root or os.getcwd())
     if suppressions:
         doc["suppressions"] = suppressions
     prep.trace_items = (writer.items, writer.constants, cap.blocks)   # for fx_blocks
@@ -413,15 +389,3 @@ def _numel(shape):
         n *= d
     return n
 
-
-def display(path):
-    return fx_record.display_path(path)
-
-
-if __name__ == "__main__":
-    rc = main()
-    # The output is written and closed: skip the interpreter's teardown of
-    # the traced graph and its fake tensors (1.7 s of a Llama 7B capture).
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(rc)

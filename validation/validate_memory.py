@@ -3,7 +3,7 @@
 models to ONNX, and compare with graphlint's memory plan (docs/memory.md,
 docs/validation.md "Memory").
 
-  /usr/bin/python3 tools/validate_memory.py [--out DIR] [--only NAME ...]
+  /usr/bin/python3 validation/validate_memory.py [--out DIR] [--only NAME ...]
       [--graphlint BIN] [--small]
 
 Needs torch 1.13 / torchvision 0.14 / onnx 1.12 (Debian's /usr/bin/python3);
@@ -57,8 +57,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(REPO, "models"))
-from gpt_tiny import GPTTiny  # noqa: E402
+from gpt_tiny import GPTTiny  # noqa: E402   (models/, from PYTHONPATH: tests/CMakeLists.txt)
 
 
 # Kernels eager's fast paths call (nn.MultiheadAttention and
@@ -300,7 +299,8 @@ def predict(graphlint, path, training):
 # The FX path (--fx): the configurations of issue 15's table, exported with
 # graphlint-export by the interpreter running this script (forward in eval()
 # for inference, --train for the joint forward + backward graph).
-EXPORTER = os.path.join(REPO, "tools", "graphlint-export", "graphlint-export")
+# The exporter package (python/graphlint/export), imported through PYTHONPATH or the install.
+EXPORTER = ["-m", "graphlint.export"]
 FX_MODELS = {
     "resnet18": (torchvision_model("resnet18"), 2, ["--model", "torchvision.models:resnet18"]),
     "mobilenet_v3_small": (torchvision_model("mobilenet_v3_small"), 4, ["--model", "torchvision.models:mobilenet_v3_small"]),
@@ -317,7 +317,7 @@ FX_TOLERANCE = 0.03  # of the peak beyond the resident states (parameters, buffe
 
 
 def export_fx(spec, batch, path, train):
-    cmd = [sys.executable, EXPORTER] + spec
+    cmd = [sys.executable, *EXPORTER] + spec
     if spec[0] == "--model":
         cmd += ["--input", "x:float32[%d,3,224,224]" % batch]
     cmd += ["-o", path] + (["--train"] if train else [])

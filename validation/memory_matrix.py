@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """The memory target matrix of issue 15: measured peaks against graphlint's
-memory plan for the models of tools/memory_models.py at two batch sizes, in
+memory plan for the models of validation/memory_models.py at two batch sizes, in
 four modes, through every frontend this interpreter's torch can write
 (docs/validation.md "Memory: the target matrix").
 
-  PY tools/memory_matrix.py --truth tests/fixtures/memory/matrix-torchX.json [--check] [--onnx] [--pt2]
+  PY validation/memory_matrix.py --truth tests/fixtures/memory/matrix-torchX.json [--check] [--onnx] [--pt2]
       [--pt2-strict] [--frames] [--heldout | --sdpa] [--graphlint BIN] [--out DIR] [--only NAME ...]
 
 Modes: inference (eval, no_grad); train (fp32, Adam single-tensor, one step
@@ -48,8 +48,6 @@ each miss's cause ("why")."""
 import argparse
 import contextlib
 import gc
-import importlib.machinery
-import importlib.util
 import io
 import json
 import os
@@ -61,15 +59,17 @@ import warnings
 
 import torch
 
+# graphlint (python/) and the models (models/) come from PYTHONPATH (the
+# CTest command sets it: `ctest -N -V -R MemoryMatrix`); the harnesses beside
+# this script from its folder.
+from graphlint._pt2 import export_pt2, record_python_frames
+from graphlint.export import cli as export_cli
+import memory_models as mm
+from validate_memory import LiveStorages, storages_bytes
+import recorded_errors
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(REPO, "models"))
-import memory_models as mm  # noqa: E402
-sys.path.insert(0, os.path.join(REPO, "python"))
-from graphlint._pt2 import export_pt2, record_python_frames  # noqa: E402
-from validate_memory import LiveStorages, storages_bytes  # noqa: E402
-import recorded_errors  # noqa: E402
 
 TOLERANCE = 0.03   # of the peak beyond the resident states, and of the total peak
 PARITY = 0.02      # ONNX against FX: the same total peak
@@ -80,15 +80,6 @@ MODES = ("inference", "train", "bf16", "ckpt")
 # Every row's signed errors as last recorded from a real run, the misses with
 # their cause (recorded_errors.py).
 RECORDED_FILE = os.path.join(REPO, "tests", "fixtures", "memory", "matrix-recorded.json")
-
-
-def exporter():
-    path = os.path.join(HERE, "graphlint-export", "graphlint-export")
-    loader = importlib.machinery.SourceFileLoader("graphlint_export", path)
-    spec = importlib.util.spec_from_loader("graphlint_export", loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
 
 
 def variant(name, batch, mode):
@@ -456,7 +447,7 @@ def main(argv=None):
     cases = [{"model": n, "batch": b, "mode": "-", "frontend": "(truth)", "target": False,
               "error": "measured in %s, but %s cannot build it (a library is missing)" % (a.truth, sys.executable)}
              for n, b in unbuildable(truth, names, a)]
-    exp = exporter()
+    exp = export_cli
     tmpdir = tempfile.TemporaryDirectory(prefix="memory-matrix-")
     tmp = a.out or tmpdir.name
     os.makedirs(tmp, exist_ok=True)

@@ -5,16 +5,16 @@ The hooks are installed by `recording()` for the duration of one trace."""
 
 import contextlib
 import importlib
-import os
-import sys
-import sysconfig
 
 import torch
 from torch.fx.experimental import proxy_tensor
 from torch.utils import _pytree as pytree
 from torch._subclasses.fake_tensor import FakeTensor
 
-from fx_moe import ExpertsScope, GroupedMmAnyFloat
+from .fx_devices import logical_device, simulate_device_calls
+from .fx_guards import fake_iter, guard_bool, guard_float, guard_int, sym_bool_branch
+from .fx_moe import ExpertsScope, GroupedMmAnyFloat
+from .fx_source import UserSource
 
 try:
     from torch._subclasses.fake_tensor import DynamicOutputShapeException as DynamicOutputShape
@@ -22,86 +22,6 @@ except ImportError:  # pragma: no cover
     DynamicOutputShape = ()
 
 TORCH2 = int(torch.__version__.split(".")[0]) >= 2
-
-# --------------------------------------------------------------------------
-# Source locations: the innermost frame of user code
-# --------------------------------------------------------------------------
-
-def _package_dir(name):
-    try:
-        mod = importlib.import_module(name)
-        return os.path.dirname(os.path.abspath(mod.__file__))
-    except Exception:
-        return None
-
-
-# Frames in these directories are never the user's: torch itself, the Python
-# standard library and graphlint-export (this directory).
-_NOT_USER = [d for d in (_package_dir("torch"), _package_dir("functorch"), sysconfig.get_paths().get("stdlib"),
-                         os.path.dirname(os.path.realpath(__file__))) if d]
-_user_file_cache = {}
-_positions_cache = {}
-
-
-def is_user_file(filename):
-    hit = _user_file_cache.get(filename)
-    if hit is None:
-        path = os.path.abspath(filename)
-        hit = not filename.startswith("<") and not any(
-            path.startswith(d + os.sep) for d in _NOT_USER)
-        _user_file_cache[filename] = hit
-    return hit
-
-
-ROOT = None   # the user's repository root (set by the CLI); paths inside it are written relative to it
-
-
-def repo_root(model_file):
-    """The git top-level directory holding model_file, else its folder."""
-    d = os.path.dirname(os.path.abspath(model_file))
-    probe = d
-    while True:
-        if os.path.exists(os.path.join(probe, ".git")):
-            return probe
-        parent = os.path.dirname(probe)
-        if parent == probe:
-            return d
-        probe = parent
-
-
-def display_path(filename):
-    """Relative to the user's repository root when the file is inside it,
-    absolute otherwise (library code such as transformers)."""
-    path = os.path.abspath(filename)
-    root = ROOT or os.getcwd()
-    if path.startswith(root + os.sep):
-        return os.path.relpath(path, root)
-    return path
-
-
-def frame_position(frame):
-    """(line, 1-based column) of the instruction a frame is executing."""
-    code = frame.f_code
-    if hasattr(code, "co_positions"):  # Python 3.11+: columns are known
-        pos = _positions_cache.get(code)
-        if pos is None:
-            pos = _positions_cache[code] = list(code.co_positions())
-        i = frame.f_lasti // 2
-        if 0 <= i < len(pos) and pos[i][0]:
-            return pos[i][0], (pos[i][2] + 1) if pos[i][2] is not None else 0
-    return frame.f_lineno, 0
-
-
-def user_location():
-    frame = sys._getframe(1)
-    while frame is not None:
-        if is_user_file(frame.f_code.co_filename):
-            line, col = frame_position(frame)
-            return {"file": display_path(frame.f_code.co_filename), "line": line, "col": col,
-                    "function": frame.f_code.co_name}
-        frame = frame.f_back
-    return None
-
 
 # --------------------------------------------------------------------------
 # Trace recorder: hooks into make_fx's tracer and dispatch mode
@@ -119,10 +39,14 @@ SYNC_OPS = {op for op in (_aten("_local_scalar_dense"), _aten("equal"), _aten("i
 
 
 class Recorder:
-    """State shared by the patched tracer and dispatch mode during one trace."""
+    """The capture state of one trace: what the patched tracer, dispatch
+    mode and hooks (installed by `recording(rec)`, each holding this
+    recorder) record and read. Nothing about a capture lives in a module
+    global."""
 
-    def __init__(self, module_names, simulate_device, fake_mode=None):
+    def __init__(self, module_names, simulate_device, fake_mode=None, source=None):
         self.module_names = module_names      # id(module) -> qualified name
+        self.source = source or UserSource()  # the user's files and repository root (fx_source)
         self.fake_mode = fake_mode            # FakeTensorMode of a fake capture, None for --capture real
         self.diagnostics = []                 # [{"kind", "message", "source"}] for the file's top level
         self.unbacked = {}                    # torch 1.13: fx node -> [(output, dim, symbol, max)]
@@ -142,6 +66,8 @@ class Recorder:
         self.saved_at = {}                    # saved fx node -> the newest graph node at its first save
         self.simulate_device = simulate_device  # "cuda:0" when tracing on CPU as if on a GPU
         self.active = False
+        self.in_dispatch = 0                  # inside the dispatch (fake tensor kernels): `.device` is the traced one
+        self.in_repr = 0                      # inside Tensor.__repr__, which re-enters itself for subclasses
         # Joint traces: every forward op's output tensors (a hook on each
         # tells which backward tensor is its gradient) and what the hooks saw.
         self.collect_forward = False
@@ -152,8 +78,6 @@ class Recorder:
         self.enumerated = {}                  # unbacked symbol -> rows a loop over nonzero() was traced for
 
 
-REC = None
-_IN_DISPATCH = [0]
 # torch 1.13: under no_grad these modules take fused inference kernels
 # (_native_multi_head_attention) that its fake tensors cannot run; with grad
 # enabled around them they run their ordinary ops.
@@ -169,18 +93,13 @@ def node_of(tracer, t):
     return proxy.node if proxy is not None else None
 
 
-def logical_device(t):
-    return getattr(t, "_graphlint_device", None) or str(torch._C._TensorBase.device.__get__(t))
-
-
-def _patched_create_proxy(orig):
+def _patched_create_proxy(orig, rec):
     def create_proxy(self, kind, target, args, kwargs, *rest, **kw):
         proxy = orig(self, kind, target, args, kwargs, *rest, **kw)
-        rec = REC
-        if rec is not None and rec.active and kind == "call_function":
+        if rec.active and kind == "call_function":
             rec.tracer = self
             proxy.node.meta["graphlint"] = {
-                "loc": user_location() if rec.phase == "forward" else rec.backward_loc,
+                "loc": rec.source.user_location() if rec.phase == "forward" else rec.backward_loc,
                 "module": rec.module_stack[-1] if rec.module_stack else "",
                 "phase": rec.phase,
             }
@@ -202,11 +121,10 @@ def _device_kwarg(kwargs):
     return torch.device(d) if d is not None else None
 
 
-def _patched_dispatch(orig):
+def _patched_dispatch(orig, rec):
     def dispatch(self, func, types, args=(), kwargs=None):
-        rec = REC
         kwargs = dict(kwargs or {})
-        if rec is None or not rec.active or not getattr(self, "enable_tracing", True):
+        if not rec.active or not getattr(self, "enable_tracing", True):
             return orig(self, func, types, args, kwargs)
         rec.tracer = self.tracer
         if func in SYNC_OPS and not (TORCH2 and rec.fake_mode is not None):
@@ -216,7 +134,7 @@ def _patched_dispatch(orig):
             kwargs["device"] = torch.device("cpu")  # traced on the CPU; recorded as on the GPU below
         # Inside the dispatch (fake tensor kernels), `.device` is the device
         # the tensor is traced on, not the one recorded for it.
-        _IN_DISPATCH[0] += 1
+        rec.in_dispatch += 1
         last = self.tracer.graph._root._prev
         try:
             out = orig(self, func, types, args, kwargs)
@@ -231,10 +149,10 @@ def _patched_dispatch(orig):
                 raise
             out = _record_outputs(self, func, args, kwargs, _backward_outputs(func, args, kwargs))
         finally:
-            _IN_DISPATCH[0] -= 1
+            rec.in_dispatch -= 1
         if rec.experts is not None:
             rec.experts.after_op(func, args, out)
-        dev = _output_device(func, args, kwargs, wanted) if rec.simulate_device else None
+        dev = _output_device(func, args, kwargs, wanted, rec) if rec.simulate_device else None
         for t in (out,) if isinstance(out, torch.Tensor) else pytree.tree_flatten(out)[0]:
             if isinstance(t, torch.Tensor):
                 if dev is not None:
@@ -248,7 +166,7 @@ def _patched_dispatch(orig):
     return dispatch
 
 
-def _output_device(func, args, kwargs, wanted):
+def _output_device(func, args, kwargs, wanted, rec):
     """The device an op's outputs are recorded on (--device cuda without a GPU)."""
     first = _first_tensor(args)
     if first is None:
@@ -260,7 +178,7 @@ def _output_device(func, args, kwargs, wanted):
     # Autograd's backward of a dtype conversion (`.half()` on a GPU tensor)
     # converts the gradient to the forward input's options, whose device is
     # the one traced on (the CPU), not the one recorded: it stays where it is.
-    if (wanted is not None and wanted.type == "cpu" and REC is not None and REC.phase == "backward"
+    if (wanted is not None and wanted.type == "cpu" and rec.phase == "backward"
             and first is not None and kwargs.get("dtype") not in (None, first.dtype)):
         return in_dev
     if wanted is not None and not (derived and in_dev is not None):
@@ -317,7 +235,7 @@ def _short(func):
 
 
 def _note_assumed(rec, what, value):
-    loc = user_location()
+    loc = rec.source.user_location()
     rec.diagnostics.append({"kind": "host-value-assumed", "message":
                             f"{what} reads a tensor value, which a fake capture does not have: the trace continued "
                             f"with {value!r} (a data-dependent branch takes the path that value gives)",
@@ -437,24 +355,20 @@ def _nested(shape, value):
     return [_nested(shape[1:], value) for _ in range(shape[0])] if shape else value
 
 
-_IN_REPR = [0]
-
-
-def _host_copy(orig, marker):
+def _host_copy(orig, marker, rec):
     """Tensor.tolist / Tensor.numpy: the whole tensor goes to Python without
     passing the dispatcher, so the recorder adds the node. A fake tensor has
     no values: the result is filled with the assumed value (see _assumed)."""
     def wrapper(self, *args, **kwargs):
-        rec = REC
-        tracing = rec is not None and rec.active and rec.tracer is not None
+        tracing = rec.active and rec.tracer is not None
         if marker is host_repr:   # nothing to assume: a fake tensor formats its metadata
-            nested = _IN_REPR[0] > 0   # Tensor.__repr__ re-enters itself for subclasses
-            _IN_REPR[0] += 1
+            nested = rec.in_repr > 0   # Tensor.__repr__ re-enters itself for subclasses
+            rec.in_repr += 1
             try:
                 with proxy_tensor.disable_proxy_modes_tracing():
                     result = orig(self, *args, **kwargs)
             finally:
-                _IN_REPR[0] -= 1
+                rec.in_repr -= 1
             tracing = tracing and not nested
         elif tracing and rec.fake_mode is not None and _is_fake(self):
             value = _assumed(self.dtype)
@@ -475,12 +389,11 @@ def _host_copy(orig, marker):
     return wrapper
 
 
-def _fake_bool(orig):
+def _fake_bool(orig, rec):
     """`if t:` / `bool(t)` on a fake tensor: recorded as aten::is_nonzero (a
     host sync) and traced as True."""
     def wrapper(self):
-        rec = REC
-        if rec is None or not rec.active or rec.fake_mode is None or not _is_fake(self) or rec.tracer is None:
+        if not rec.active or rec.fake_mode is None or not _is_fake(self) or rec.tracer is None:
             return orig(self)
         slot = proxy_tensor.get_proxy_slot(self, rec.tracer, None)
         if slot is not None and slot.constant is not None:   # make_fx knows the value (fx_guards._nonzero_rows)
@@ -511,41 +424,40 @@ def _identity_dropout(orig):
 
 @contextlib.contextmanager
 def recording(rec):
-    """Installs the recorder's hooks for the duration of one trace."""
-    global REC
-    from fx_guards import fake_iter, sym_bool_branch, guard_bool, guard_float, guard_int
+    """Installs the recorder's hooks for the duration of one trace; each
+    hook holds `rec`, the one place the trace's state lives."""
     tracer_cls = proxy_tensor.PythonKeyTracer
     mode_cls = proxy_tensor.ProxyTorchDispatchMode
     orig_proxy, orig_dispatch = tracer_cls.create_proxy, mode_cls.__torch_dispatch__
     tensor_methods = {m: getattr(torch.Tensor, m) for m in ("tolist", "numpy", "__bool__", "__repr__")}
     sym_bool = getattr(torch, "SymBool", None)
     orig_sym_bool = sym_bool.__bool__ if sym_bool is not None else None
-    tracer_cls.create_proxy = _patched_create_proxy(orig_proxy)
-    mode_cls.__torch_dispatch__ = _patched_dispatch(orig_dispatch)
+    tracer_cls.create_proxy = _patched_create_proxy(orig_proxy, rec)
+    mode_cls.__torch_dispatch__ = _patched_dispatch(orig_dispatch, rec)
     orig_dropout = torch.nn.functional.dropout
     torch.nn.functional.dropout = _identity_dropout(orig_dropout)
-    torch.Tensor.tolist = _host_copy(tensor_methods["tolist"], tolist)
-    torch.Tensor.numpy = _host_copy(tensor_methods["numpy"], numpy)
-    torch.Tensor.__bool__ = _fake_bool(tensor_methods["__bool__"])
-    torch.Tensor.__repr__ = _host_copy(tensor_methods["__repr__"], host_repr)
+    torch.Tensor.tolist = _host_copy(tensor_methods["tolist"], tolist, rec)
+    torch.Tensor.numpy = _host_copy(tensor_methods["numpy"], numpy, rec)
+    torch.Tensor.__bool__ = _fake_bool(tensor_methods["__bool__"], rec)
+    torch.Tensor.__repr__ = _host_copy(tensor_methods["__repr__"], host_repr, rec)
     fake_repr = FakeTensor.__dict__.get("__repr__")   # fake tensors format themselves
     if fake_repr is not None:
-        FakeTensor.__repr__ = _host_copy(fake_repr, host_repr)
+        FakeTensor.__repr__ = _host_copy(fake_repr, host_repr, rec)
     if sym_bool is not None:
-        sym_bool.__bool__ = sym_bool_branch(orig_sym_bool)
+        sym_bool.__bool__ = sym_bool_branch(orig_sym_bool, rec)
     sym_node = None
     if TORCH2:
         from torch.fx.experimental.sym_node import SymNode as sym_node
         orig_guard_int, orig_guard_bool = sym_node.guard_int, sym_node.guard_bool
         orig_guard_float = sym_node.guard_float
         tensor_methods["__iter__"] = torch.Tensor.__iter__
-        torch.Tensor.__iter__ = fake_iter(tensor_methods["__iter__"])
-        sym_node.guard_int = guard_int(orig_guard_int)
-        sym_node.guard_bool = guard_bool(orig_guard_bool)
-        sym_node.guard_float = guard_float(orig_guard_float)
+        torch.Tensor.__iter__ = fake_iter(tensor_methods["__iter__"], rec)
+        sym_node.guard_int = guard_int(orig_guard_int, rec)
+        sym_node.guard_bool = guard_bool(orig_guard_bool, rec)
+        sym_node.guard_float = guard_float(orig_guard_float, rec)
     fake_tolist = FakeTensor.__dict__.get("tolist")   # torch 2.x fake tensors define their own
     if fake_tolist is not None:
-        FakeTensor.tolist = _host_copy(fake_tolist, tolist)
+        FakeTensor.tolist = _host_copy(fake_tolist, tolist, rec)
     grad_stack = []
 
     def enter(m, inputs):
@@ -580,8 +492,7 @@ def recording(rec):
 
     hooks = [torch.nn.modules.module.register_module_forward_pre_hook(enter),
              torch.nn.modules.module.register_module_forward_hook(leave)]
-    from fx_devices import simulate_device_calls
-    patched = simulate_device_calls() if rec.simulate_device else contextlib.nullcontext()
+    patched = simulate_device_calls(rec) if rec.simulate_device else contextlib.nullcontext()
     # A checkpoint's recompute runs inside the apply of the first backward
     # node that unpacks its tensors, but its ops are the block's forward, not
     # that apply's. torch 2.x marks it with _recomputation_hook; torch 1.13
@@ -636,12 +547,10 @@ def recording(rec):
         torch.fx.Graph.create_node = rec.blocks.recording(orig_create_node)
     if TORCH2 and rec.fake_mode is not None:
         rec.experts = ExpertsScope()
-    REC = rec
     try:
         with patched, GroupedMmAnyFloat():
             yield rec
     finally:
-        REC = None
         tracer_cls.create_proxy, mode_cls.__torch_dispatch__ = orig_proxy, orig_dispatch
         torch.fx.Graph.create_node = orig_create_node
         if recompute is not None:
@@ -681,21 +590,3 @@ def tensor_meta(t):
     except Exception:  # sparse or other layouts
         pass
     return meta
-
-
-def loc_from_stack_trace(trace):
-    """The innermost user frame of a 'File "x.py", line N, in f' stack trace."""
-    if not trace:
-        return None
-    best = None
-    for line in trace.splitlines():
-        line = line.strip()
-        if line.startswith('File "'):
-            try:
-                path, rest = line[6:].split('", line ', 1)
-                num, _, func = rest.partition(", in ")
-                if is_user_file(path):
-                    best = {"file": display_path(path), "line": int(num), "col": 0, "function": func}
-            except ValueError:
-                continue
-    return best

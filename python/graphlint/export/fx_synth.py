@@ -18,8 +18,12 @@ gradient from the block above: the copy above, mid itself for the top
 block). From mid into F1: the top block; from tail into F1/G1: block t.
 Node names are numbered as fx_json numbers them (per base name, in order)."""
 
-from fx_blocks import Mismatch
-from fx_json import name_base, numbered
+from .fx_json import name_base, numbered
+
+
+class Mismatch(Exception):
+    """The repeated-block synthesis does not apply; the message says why
+    (fx_blocks then traces every block)."""
 
 
 class _Trace:

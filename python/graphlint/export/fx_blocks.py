@@ -22,14 +22,11 @@ import inspect
 
 import torch
 
-from fx_build import ExportError
+from .fx_build import ExportError
+from .fx_synth import Mismatch, first_difference, synthesise
 
 MIN_BLOCKS = 4
 _SKIP = {"_parameters", "_buffers", "_modules", "_non_persistent_buffers_set", "training"}
-
-
-class Mismatch(Exception):
-    """The repeated-block synthesis does not apply; the message says why."""
 
 
 # --------------------------------------------------------------------------
@@ -219,7 +216,6 @@ def _capture(prep, capture_doc, path, blocks):
     """Cut to 2 blocks, synthesised and checked against the cut to 3; where
     the first block differs from the rest (a size torch specialises there,
     a cache warmed), once more from the cut to 3, checked against the cut to 4."""
-    from fx_synth import synthesise, first_difference
     n = len(blocks)
     traces = {2: _trace_cut(prep, capture_doc, path, blocks, 2)}
     why = None

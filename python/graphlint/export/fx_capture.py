@@ -17,8 +17,9 @@ import torch
 from torch.fx.experimental import proxy_tensor
 from torch.utils import _pytree as pytree
 
-from fx_build import ExportError
-from fx_record import Recorder, is_user_file, loc_from_stack_trace, node_of, recording, tensor_meta, user_location
+from .fx_build import ExportError
+from .fx_record import Recorder, node_of, recording, tensor_meta
+from .fx_source import UserSource, is_user_file
 
 TORCH2 = int(torch.__version__.split(".")[0]) >= 2
 
@@ -58,12 +59,14 @@ def reparametrized(module, tensors):
 
 
 def trace_make_fx(module, state, aliases, inputs, train, module_train, fake_mode, simulate_device, blocks=None,
-                  loss_output=None):
+                  loss_output=None, source=None):
     """state: [(kind, name, tensor)] unique parameters and buffers; aliases:
     every qualified name -> index in state (tied weights: two names, one
     tensor); inputs: [(name, tensor, keyword?)]; loss_output: the output
     name (--loss-output) to back-propagate alone, None for the default (a
-    `loss` beside other outputs, else every output). Returns a Capture."""
+    `loss` beside other outputs, else every output); source: the user's
+    files (fx_source.UserSource). Returns a Capture."""
+    source = source or UserSource()
     tensors = [t for _, _, t in state]
     module_names = {id(m): n for n, m in module.named_modules()}
     placeholders = list(state) + [("input", name, t) for name, t, _ in inputs]
@@ -76,7 +79,7 @@ def trace_make_fx(module, state, aliases, inputs, train, module_train, fake_mode
     def trace(with_backward, save_hooks):
         # Without a GPU, `.cuda()` in the model is recorded (as cuda:0), not performed.
         patch_devices = simulate_device or (None if torch.cuda.is_available() else "cpu")
-        rec = Recorder(module_names, patch_devices, fake_mode)
+        rec = Recorder(module_names, patch_devices, fake_mode, source)
         rec.blocks = blocks() if blocks is not None else None
         if simulate_device:
             for t in flat_inputs:
@@ -227,7 +230,7 @@ def _backward_failed(e, fwd, frec, placeholders, diagnostics):
     without a backward: keep the forward graph with its saved-for-backward
     marks (GL132 points at the line) and say so in the file."""
     msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-    where = _user_frame(e)
+    where = frec.source.exception_frame(e)
     diagnostics.append({"kind": "backward-not-traced", "message": f"the backward graph could not be traced: {msg}",
                         **({"source": where} if where else {})})
     return Capture(fwd, placeholders, frec.saved, {"traced": False, "error": msg}, diagnostics + frec.diagnostics, frec,
@@ -310,30 +313,13 @@ def _plain(out):
     return out
 
 
-def _user_frame(exc):
-    """The innermost frame of user code in an exception's traceback."""
-    from fx_record import is_user_file, display_path
-    best, tb = None, exc.__traceback__
-    while tb is not None:
-        if is_user_file(tb.tb_frame.f_code.co_filename):
-            best = {"file": display_path(tb.tb_frame.f_code.co_filename), "line": tb.tb_lineno, "col": 0,
-                    "function": tb.tb_frame.f_code.co_name}
-        tb = tb.tb_next
-    return best
-
-
-def error_location(exc):
-    loc = _user_frame(exc)
-    return f"{loc['file']}:{loc['line']}: " if loc else ""
-
-
 @contextlib.contextmanager
 def _forward_stacks():
     """Anomaly mode: autograd keeps, on each grad_fn, the stack that created
     it. It asks torch.fx.traceback.format_stack for that stack; the whole
     formatted stack (source lines read through linecache) cost about a tenth
     of a Llama capture, and only its innermost user frame is ever read
-    (loc_from_stack_trace), so during the trace that frame alone is kept."""
+    (UserSource.loc_from_stack_trace), so during the trace that frame alone is kept."""
     warnings.filterwarnings("ignore", message="Anomaly Detection has been enabled")
     try:
         anomaly = torch.autograd.detect_anomaly(check_nan=False)
@@ -380,7 +366,7 @@ def _locate_backward(rec, roots):
             continue
         seen.add(fn)
         stack = fn.metadata.get("traceback_") if hasattr(fn, "metadata") else None
-        loc = loc_from_stack_trace("".join(stack)) if stack else None
+        loc = rec.source.loc_from_stack_trace("".join(stack)) if stack else None
         fn.register_prehook(lambda grads, loc=loc: enter(loc))
         fn.register_hook(lambda grad_inputs, grad_outputs: setattr(rec, "autograd_node", None))
         todo.extend(next_fn for next_fn, _ in fn.next_functions if next_fn is not None)
@@ -561,11 +547,13 @@ def _forward_ops(gm):
 # torch.export (torch >= 2.1)
 # --------------------------------------------------------------------------
 
-def trace_export(module, inputs, train, dynamic_shapes):
+def trace_export(module, inputs, train, dynamic_shapes, source=None):
     """torch.export.export(...).run_decompositions(): forward only. The module
     and inputs are on the meta device (nothing is computed); dynamic dims are
     torch.export.Dim objects. Source lines come from each node's
-    stack_trace, module paths from nn_module_stack."""
+    stack_trace (written as `source`, a fx_source.UserSource, writes
+    them), module paths from nn_module_stack."""
+    source = source or UserSource()
     if not TORCH2 or not hasattr(torch, "export"):
         raise ExportError("--capture export needs torch >= 2.1 (torch.export); use the default fake capture")
     if train:
@@ -603,7 +591,7 @@ def trace_export(module, inputs, train, dynamic_shapes):
                 lifted = (kind, first.get(tensor_id, lifted[1]), lifted[2])
             placeholders.append(lifted)
         elif node.op == "call_function":
-            node.meta["graphlint"] = {"loc": loc_from_stack_trace(node.meta.get("stack_trace")),
+            node.meta["graphlint"] = {"loc": source.loc_from_stack_trace(node.meta.get("stack_trace")),
                                       "module": _module_from_stack(node.meta.get("nn_module_stack")),
                                       "phase": "forward"}
             val = node.meta.get("val")
@@ -623,4 +611,4 @@ def _module_from_stack(stack):
     return last[0] if isinstance(last, tuple) else str(last)
 
 
-__all__ = ["Capture", "ExportError", "trace_make_fx", "trace_export", "error_location", "user_location", "TORCH2"]
+__all__ = ["Capture", "ExportError", "trace_make_fx", "trace_export", "TORCH2"]

@@ -2,24 +2,25 @@
 or for real with --capture real), make its state and the inputs fake with
 the requested symbolic dims, and trace with make_fx or torch.export."""
 
+import inspect
 import os
 import traceback
 
 import torch
 
-from fx_build import CallInputs, ExportError, MetaInit, fake_like, meta_construction, real_input, state_tensors
-from fx_capture import TORCH2, trace_export, trace_make_fx
-from fx_causal_skip import EagerCausalSkip
-from fx_moe import name_counts
-from fx_record import display_path, is_user_file
-from fx_symbols import SizeNamer, Symbols
+from .fx_build import CallInputs, ExportError, MetaInit, fake_like, meta_construction, real_input, state_tensors
+from .fx_capture import TORCH2, trace_export, trace_make_fx
+from .fx_causal_skip import EagerCausalSkip
+from .fx_moe import name_counts
+from .fx_source import is_user_file
+from .fx_symbols import SizeNamer, Symbols
 
 
-def _where(exc, fallback):
+def _where(exc, fallback, source):
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if is_user_file(f.filename)]
     if frames:
-        return f"{display_path(frames[-1].filename)}:{frames[-1].lineno}"
-    return display_path(fallback)
+        return f"{source.display_path(frames[-1].filename)}:{frames[-1].lineno}"
+    return source.display_path(fallback)
 
 
 def _first(e):
@@ -28,8 +29,13 @@ def _first(e):
 
 
 class Prepared:
-    def __init__(self, factory, example_inputs, model_file, args, capture):
+    """The module and its inputs, ready to trace, and what each trace of
+    them shares: the user's files (`source`, fx_source.UserSource), the
+    symbolic dims, the diagnostics."""
+
+    def __init__(self, factory, example_inputs, model_file, args, capture, source):
         self.args, self.capture_kind = args, capture
+        self.source = source
         self.diagnostics = []
         self.model_file = model_file
         self.fake_mode, self.shape_env = None, None
@@ -43,7 +49,7 @@ class Prepared:
                 self.module = self._call(factory, "model()", model_file, real=False)
                 raw = self._raw_inputs(example_inputs, real=False)
         if not isinstance(self.module, torch.nn.Module):
-            raise ExportError(f"{display_path(model_file)}: model() must return an nn.Module, "
+            raise ExportError(f"{source.display_path(model_file)}: model() must return an nn.Module, "
                               f"not {type(self.module).__name__}")
         _check_keywords(self.module, raw, self.given_by)
         self.param_count = sum(p.numel() for p in self.module.parameters())
@@ -69,7 +75,7 @@ class Prepared:
                 raise
             hint = "" if real else (" (the model is built on the meta device, without real weights; "
                                     "--capture real builds it for real)")
-            raise ExportError(f"{_where(e, model_file)}: {what} failed{hint}: {type(e).__name__}: {_first(e)}")
+            raise ExportError(f"{_where(e, model_file, self.source)}: {what} failed{hint}: {type(e).__name__}: {_first(e)}")
 
     def _raw_inputs(self, example_inputs, real):
         """[(name, tensor or meta tensor, is_keyword)], from --input or example_inputs()."""
@@ -99,7 +105,7 @@ class Prepared:
         bad = [f"input{i}" for i, t in enumerate(positional) if not isinstance(t, torch.Tensor)]
         bad += [str(k) for k, t in keywords.items() if not isinstance(k, str) or not isinstance(t, torch.Tensor)]
         if bad:
-            raise ExportError(f"{display_path(self.model_file)}: example_inputs() must return a tuple of tensors "
+            raise ExportError(f"{self.source.display_path(self.model_file)}: example_inputs() must return a tuple of tensors "
                               f"or a dict of keyword tensors ({', '.join(bad)} is not a tensor)")
         return [(f"input{i}", t, False) for i, t in enumerate(positional)] + [(k, t, True) for k, t in keywords.items()]
 
@@ -163,7 +169,7 @@ class Prepared:
             state, aliases, inputs = self._fake(named)
         with EagerCausalSkip(self.module) as causal:
             cap = trace_make_fx(self.module, state, aliases, inputs, args.train, train, self.fake_mode,
-                                self.simulate, self.blocks, getattr(args, "loss_output", None))
+                                self.simulate, self.blocks, getattr(args, "loss_output", None), self.source)
         self.diagnostics += causal.diagnostics()
         if cap.expert_rows:
             name_counts(self.namer, cap.expert_rows)
@@ -181,7 +187,7 @@ class Prepared:
                                          f"{Symbols.TRACE_AT_LEAST} (torch specialises sizes 0 and 1) and the model "
                                          f"branched on {guard}, which the requested size does not meet: at that "
                                          f"size it takes the other path", "source": {
-                                             "file": display_path(file), "line": line, "col": 0, "function": func}})
+                                             "file": self.source.display_path(file), "line": line, "col": 0, "function": func}})
         return cap
 
     def _cache_off(self):
@@ -265,7 +271,7 @@ class Prepared:
                                    for d, size in enumerate(t.shape)], dtype=t.dtype, device="meta"), kw)
                   for n, t, kw in self.raw]
         try:
-            cap, ep = trace_export(self.module, inputs, train, _flatten_dynamic(dynamic_shapes, shapes))
+            cap, ep = trace_export(self.module, inputs, train, _flatten_dynamic(dynamic_shapes, shapes), self.source)
         except ExportError:
             raise
         self.shape_env = None
@@ -287,7 +293,6 @@ def _check_keywords(module, raw, given_by):
     (`--input input_id:...`) is refused here, by name, instead of failing
     the trace with Python's TypeError. A forward() taking **kwargs
     (transformers' models) accepts any name, as it does when called."""
-    import inspect
     try:
         params = inspect.signature(module.forward).parameters
     except (TypeError, ValueError):
@@ -369,6 +374,6 @@ class _ExportSymbols(Symbols):
         return []
 
 
-def prepare(factory, example_inputs, model_file, args, capture):
-    return Prepared(factory, example_inputs, model_file, args, capture)
+def prepare(factory, example_inputs, model_file, args, capture, source):
+    return Prepared(factory, example_inputs, model_file, args, capture, source)
 

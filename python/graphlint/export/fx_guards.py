@@ -6,8 +6,6 @@ or an upper bound and the assumption becomes a diagnostic. fx_record's
 
 import torch
 
-import fx_record
-from fx_record import user_location
 
 
 def _guess(sym_bool):
@@ -33,41 +31,41 @@ def _guess(sym_bool):
         return True
 
 
-def _on_data_dependent_guard(orig, value_of, message_of):
+def _on_data_dependent_guard(orig, rec, value_of, message_of):
     """Wraps a torch 2.x SymNode/SymBool method: where it would raise
-    GuardOnDataDependentSymNode during a recording, the trace continues with
-    value_of(self) and the assumption is recorded as a diagnostic."""
+    GuardOnDataDependentSymNode while `rec` (fx_record.Recorder) records, the
+    trace continues with value_of(self) and the assumption is recorded as a
+    diagnostic."""
     from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
     def wrapper(self, *args):
         try:
             return orig(self, *args)
         except GuardOnDataDependentSymNode:
-            rec = fx_record.REC
-            if rec is None or not rec.active:
+            if not rec.active:
                 raise
             value = value_of(self)
-            loc = user_location()
+            loc = rec.source.user_location()
             rec.diagnostics.append({"kind": "host-value-assumed", "message": message_of(self, value),
                                     **({"source": loc} if loc else {})})
             return value
     return wrapper
 
 
-def guard_int(orig):
+def guard_int(orig, rec):
     """torch 2.x: a data-dependent size needed as a number (iterating over
     the rows of a nonzero result, range(t.item())): traced at its upper bound
     (or 2 when torch knows none) and reported."""
     return _on_data_dependent_guard(
-        orig, _bound_of, lambda self, value: f"the data-dependent size {self.expr} was needed as a number (a Python "
+        orig, rec, _bound_of, lambda self, value: f"the data-dependent size {self.expr} was needed as a number (a Python "
         f"loop or a size argument): the trace continued with {value}")
 
 
-def guard_float(orig):
+def guard_float(orig, rec):
     """torch 2.x: a value read with float(t) / .item() used as a Python
     number (x / t.item()): traced as 1.0 and reported."""
     return _on_data_dependent_guard(
-        orig, lambda self: 1.0, lambda self, value: f"the data-dependent value {self.expr} was needed as a Python "
+        orig, rec, lambda self: 1.0, lambda self, value: f"the data-dependent value {self.expr} was needed as a Python "
         f"float: the trace continued with {value}")
 
 
@@ -82,16 +80,15 @@ def _bound_of(node):
     return int(upper) if getattr(upper, "is_Integer", False) and int(upper) < 2 ** 16 else 2
 
 
-def fake_iter(orig):
+def fake_iter(orig, rec):
     """torch 2.x: `for row in t` over a data-dependent number of rows (the
     rows of a nonzero result): traced for the upper bound of rows, each a
     select, and reported."""
     def wrapper(self):
-        rec = fx_record.REC
         n = self.shape[0] if self.dim() > 0 else None
-        if rec is None or not rec.active or not isinstance(n, torch.SymInt) or n.node.hint is not None:
+        if not rec.active or not isinstance(n, torch.SymInt) or n.node.hint is not None:
             return orig(self)
-        loc = user_location()
+        loc = rec.source.user_location()
         rows = _nonzero_rows(rec, self)
         if rows is not None:
             if n.node.expr.is_Symbol:
@@ -143,17 +140,17 @@ def _nonzero_rows(rec, t):
     return rows
 
 
-def guard_bool(orig):
+def guard_bool(orig, rec):
     """torch 2.x: a condition torch itself must decide on an unbacked size
     (inside an op's shape logic): guessed as in _guess and reported."""
     return _on_data_dependent_guard(
-        orig, _guess, lambda self, value: f"a condition on a data-dependent size ({self.expr}) cannot be decided "
+        orig, rec, _guess, lambda self, value: f"a condition on a data-dependent size ({self.expr}) cannot be decided "
         f"without data: the trace continued as if it were {str(value).lower()}")
 
 
-def sym_bool_branch(orig):
+def sym_bool_branch(orig, rec):
     """torch 2.x: a Python branch on an unbacked value (`if t.item() > 0:`)
     cannot be decided without data; it is traced as True and reported."""
     return _on_data_dependent_guard(
-        orig, _guess, lambda self, value: f"a condition on a data-dependent size or value ({self}) cannot be "
+        orig, rec, _guess, lambda self, value: f"a condition on a data-dependent size or value ({self}) cannot be "
         f"decided without data: the trace continued as if it were {str(value).lower()}")

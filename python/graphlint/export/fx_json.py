@@ -7,7 +7,7 @@ import re
 import torch
 from torch.utils import _pytree as pytree
 
-from fx_record import DTYPES, SYNC_OPS, host_repr, numpy, tensor_meta, tolist
+from .fx_record import DTYPES, SYNC_OPS, host_repr, numpy, tensor_meta, tolist
 
 SYM_TYPES = tuple(t for t in (getattr(torch, n, None) for n in ("SymInt", "SymFloat", "SymBool")) if t is not None)
 MARKERS = (tolist, numpy, host_repr)

@@ -7,13 +7,15 @@ import sys
 
 import torch
 
-import fx_record
-from fx_record import logical_device
+
+def logical_device(t):
+    """The device a tensor is recorded on: the simulated one, else its own."""
+    return getattr(t, "_graphlint_device", None) or str(torch._C._TensorBase.device.__get__(t))
 
 
 @contextlib.contextmanager
-def simulate_device_calls():
-    """On a machine without a GPU, `.cuda()` / `.to("cuda")` fail before they
+def simulate_device_calls(rec):
+    """While `rec` (fx_record.Recorder) records a trace on a machine without a GPU, `.cuda()` / `.to("cuda")` fail before they
     reach the dispatcher and `.cpu()` of a CPU tensor never reaches it; route
     them to aten._to_copy, which the recorder runs on the CPU and records on
     the device the program would use."""
@@ -50,7 +52,7 @@ def simulate_device_calls():
     real_device = torch._C._TensorBase.device
 
     def device_of(t):
-        if not fx_record._IN_DISPATCH[0] and hasattr(t, "_graphlint_device"):
+        if not rec.in_dispatch and hasattr(t, "_graphlint_device"):
             return torch.device(t._graphlint_device)
         return real_device.__get__(t)
 
@@ -66,7 +68,7 @@ def simulate_device_calls():
     torch_dir = os.path.dirname(torch.__file__) + os.sep
 
     def fake_device_of(t):
-        if not fx_record._IN_DISPATCH[0] and hasattr(t, "_graphlint_device") and \
+        if not rec.in_dispatch and hasattr(t, "_graphlint_device") and \
                 not sys._getframe(1).f_code.co_filename.startswith(torch_dir):
             return torch.device(t._graphlint_device)
         return orig_fake_device.__get__(t)
