@@ -43,6 +43,33 @@ def _revisions(spec: str):
     return base or "HEAD", head or "HEAD"
 
 
+def _output_per_model(rest: List[str], index: int) -> List[str]:
+    """`-o FILE` for the index-th of several models: FILE with the model's
+    number before its extension (diff.json -> diff.1.json), so each model's
+    report is kept instead of the next one writing over it."""
+    out = list(rest)
+
+    def numbered(path: str) -> str:
+        stem, ext = os.path.splitext(path)
+        return f"{stem}.{index}{ext}"
+
+    for k, arg in enumerate(out):
+        if arg in ("-o", "--output", "-output") and k + 1 < len(out):
+            out[k + 1] = numbered(out[k + 1])
+            break
+        for prefix in ("--output=", "-output=", "-o="):
+            if arg.startswith(prefix):
+                out[k] = prefix + numbered(arg[len(prefix):])
+                break
+        else:
+            if arg.startswith("-o") and len(arg) > 2 and not arg.startswith("--"):
+                out[k] = "-o" + numbered(arg[2:])
+            else:
+                continue
+        break
+    return out
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     p = argparse.ArgumentParser(prog="graphlint diff --git", description=__doc__.split("\n\n")[0])
     p.add_argument("revisions", help="BASE..HEAD (HEAD defaults to HEAD), or BASE alone")
@@ -95,10 +122,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 outs.append(out)
             if len(outs) != 2:
                 continue
+            options = rest
             if len(entries) > 1:
                 print(f"== {entry.entry}", flush=True)
+                options = _output_per_model(rest, i + 1)
             try:
-                proc = subprocess.run([binary, "diff", outs[0], outs[1], *entry.args, *rest], cwd=root)
+                proc = subprocess.run([binary, "diff", outs[0], outs[1], *entry.args, *options], cwd=root)
             except OSError as e:
                 return _fail(f"cannot run {binary}: {e.strerror}")
             status = max(status, proc.returncode)

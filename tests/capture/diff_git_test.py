@@ -73,8 +73,17 @@ def main():
         r = diff(repo, "--git", "HEAD~1..HEAD", "--train")
         check(r.returncode == 0 and "no changes" in r.stdout, "a comment-only commit is an empty diff",
               r.stderr + r.stdout)
+        # Two models: each one's report in its own -o file (diff.1.json, diff.2.json).
+        with open(os.path.join(repo, "pkg", "model.py"), "a") as f:
+            f.write("\n\ndef build_again():\n    return build()\n")
+        with open(os.path.join(repo, "pyproject.toml"), "w") as f:
+            f.write('[tool.graphlint]\nmodels = ["pkg.model:build", "pkg.model:build_again"]\n')
+        git(repo, "commit", "-qam", "two models")
+        r = diff(repo, "--git", "HEAD..HEAD", "--train", "--format", "json", "-o", os.path.join(tmp, "diff.json"))
+        kept = [os.path.isfile(os.path.join(tmp, f"diff.{k}.json")) for k in (1, 2)]
+        check(r.returncode == 0 and all(kept), "several models: one -o file per model", r.stderr + r.stdout)
         # A broken limit is exit 1; a bad revision one line and exit 2.
-        r = diff(repo, "--git", "HEAD~2..HEAD~1", "--train", "--fail-on", "peak-1%")
+        r = diff(repo, "--git", "HEAD~3..HEAD~2", "--train", "--fail-on", "peak-1%")
         check(r.returncode == 1 and "graphlint: diff: peak-1%" in r.stderr, "--fail-on through --git", r.stderr)
         r = diff(repo, "--git", "nosuchrev..HEAD")
         check(r.returncode == 2 and r.stderr.count("\n") == 1 and "nosuchrev" in r.stderr,
