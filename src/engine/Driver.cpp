@@ -55,7 +55,12 @@ namespace {
 // gcc, github, DOT, SVG or JSON, can pass a node named "mm\r\x1b[2K" or an
 // exporter message with a newline to a terminal (docs/robustness.md).
 void escapeForDisplay(FileReport &r) {
-  auto esc = [](std::string &s) { s = oneLine(s); };
+  // One line, and UTF-8: a command line is bytes too (`-D NAME=N` is echoed
+  // in setup warnings), and the JSON and SARIF writers accept only UTF-8.
+  auto esc = [](std::string &s) {
+    s = oneLine(s);
+    makeValidUtf8(s);
+  };
   auto loc = [&](Location &l) {
     for (std::string *s : {&l.graphPath, &l.nodeName, &l.opType, &l.modulePath})
       esc(*s);

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <llvm/Support/FileSystem.h>
+#include <llvm/Support/JSON.h>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -64,6 +65,17 @@ TEST(RobustFiles, Case13DeepHardwareFileIsRefusedInOneLine) {
   writeFile(hw, "profiles: " + repeat("[", 100000) + repeat("]", 100000) + "\n");
   CliResult r = runCliTimed({model, "--target", "H100"}, 60, {"GRAPHLINT_HARDWARE_FILE=" + hw});
   expectOneLineError(r, hw + ":1: YAML nested deeper than 64 levels; refused");
+}
+
+// A command line is bytes: a -D name that is not UTF-8 is echoed in the
+// "binds nothing" warning, which the JSON report must still carry as UTF-8
+// (the argv fuzzer's abort: llvm::json asserts on invalid UTF-8).
+TEST(RobustFiles, ADimNameThatIsNotUtf8KeepsTheJsonReportValid) {
+  CliResult r = runCli({sourcePath("tests/fixtures/fx/symbolic_v2.fx.json"), "-D", "ba\xf4tch=8", "--format", "json"});
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(r.out);
+  ASSERT_TRUE(static_cast<bool>(parsed)) << llvm::toString(parsed.takeError());
+  EXPECT_NE(r.out.find("-D ba\\\\xF4tch=8 binds nothing"), std::string::npos) << r.out;
 }
 
 // A malformed user hardware file is its own error, not "unknown target" for
