@@ -57,16 +57,12 @@ def _output_per_model(rest: List[str], index: int) -> List[str]:
         if arg in ("-o", "--output", "-output") and k + 1 < len(out):
             out[k + 1] = numbered(out[k + 1])
             break
-        for prefix in ("--output=", "-output=", "-o="):
-            if arg.startswith(prefix):
-                out[k] = prefix + numbered(arg[len(prefix):])
-                break
-        else:
-            if arg.startswith("-o") and len(arg) > 2 and not arg.startswith("--"):
-                out[k] = "-o" + numbered(arg[2:])
-            else:
-                continue
-        break
+        prefix = next((p for p in ("--output=", "-output=", "-o=") if arg.startswith(p)), None)
+        if prefix is None and arg.startswith("-o") and not arg.startswith("--") and len(arg) > 2:
+            prefix = "-o"
+        if prefix is not None:
+            out[k] = prefix + numbered(arg[len(prefix):])
+            break
     return out
 
 

@@ -119,6 +119,7 @@ std::string rmsNormBlocks(int layers) {
   std::string nodes, params, grads;
   auto shape = [&](bool reduced) { return fmt::format("[{},{},{}]", B, S, reduced ? 1 : H); };
   const std::string flat = fmt::format("[{},{}]", B * S, H), full = shape(false);
+  auto q = [](const std::string &a) { return "\"" + a + "\""; };
   auto node = [&](const std::string &name, const char *op, const std::string &inputs, const std::string &module,
                   bool backward, const std::string &shp, const char *attrs = "{}") {
     nodes += fmt::format(R"({}{{"name":"{}","op":"{}","inputs":[{}],"outputs":[{{"name":"{}","shape":{},
@@ -131,7 +132,6 @@ std::string rmsNormBlocks(int layers) {
     std::string n = fmt::format("layers.{}.norm", i), fc = fmt::format("layers.{}.fc", i), k = std::to_string(i);
     params += fmt::format(R"({}{{"name":"{}.weight","shape":[{},{}],"dtype":"float32","device":"cpu","requires_grad":true}})",
                           params.empty() ? "" : ",", fc, H, H);
-    auto q = [](const std::string &a) { return "\"" + a + "\""; };
     node("c" + k, "aten::_to_copy", q(cur), n, false, full, R"({"dtype":"float32"})");
     node("p" + k, "aten::pow", q("c" + k), n, false, full, R"({"exponent":2})");
     node("m" + k, "aten::mean", q("p" + k), n, false, shape(true), R"({"dim":[-1],"keepdim":true})");
@@ -144,11 +144,10 @@ std::string rmsNormBlocks(int layers) {
     node("u" + k, "aten::view", q("o" + k), fc, false, full);
     cur = "u" + k;
   }
-  node("g", "aten::ones_like", "\"" + cur + "\"", "", true, full);
+  node("g", "aten::ones_like", q(cur), "", true, full);
   std::string g = "g";
   for (int i = layers - 1; i >= 0; --i) {
     std::string k = std::to_string(i);
-    auto q = [](const std::string &a) { return "\"" + a + "\""; };
     node("gv" + k, "aten::view", q(g), "", true, flat);
     node("gw" + k, "aten::mm", q("gv" + k) + "," + q("t" + k), "", true, flat);
     node("gd" + k, "aten::mm", q("gv" + k) + "," + q("v" + k), "", true, fmt::format("[{},{}]", H, H));
