@@ -47,6 +47,22 @@ double MemorySummary::reservedOverhead() const {
   return peakReservedBytes == 0 ? 0 : static_cast<double>(reservedOverheadBytes()) / static_cast<double>(peakReservedBytes);
 }
 
+memory::Trace memory::planTrace(AnalysisContext &ctx, MemorySummary &sum) {
+  const Setup &s = ctx.setup();
+  const MeshSharding *sharding = s.mesh.tp * s.mesh.cp * s.mesh.ep > 1 ? &ctx.get<MeshSharding>() : nullptr;
+  if (sharding) {
+    sum.tpPlan = sharding->planName();
+    sum.sequenceParallel = sharding->sequenceParallel();
+    for (const std::string &a : sharding->assumptions())
+      sum.caveats.push_back(a);
+  }
+  // Memory follows the execution the user stated (Setup::compiledExecution).
+  sum.executionStated = s.backendStated;
+  const FusionPlan *compiled = s.compiledExecution() ? &ctx.get<FusionPlan>() : nullptr;
+  sum.execution = compiled ? "compiled" : "eager";
+  return memory::buildTrace(ctx, sum, sharding, compiled);
+}
+
 namespace {
 
 using memory::Trace;
@@ -176,18 +192,7 @@ void buildPlan(const Model &m, AnalysisContext &ctx, PlanParts &parts) {
   }
   if (!m.graph)
     return;
-  const MeshSharding *sharding = s.mesh.tp * s.mesh.cp * s.mesh.ep > 1 ? &ctx.get<MeshSharding>() : nullptr;
-  if (sharding) {
-    sum.tpPlan = sharding->planName();
-    sum.sequenceParallel = sharding->sequenceParallel();
-    for (const std::string &a : sharding->assumptions())
-      sum.caveats.push_back(a);
-  }
-  // Memory follows the execution the user stated (Setup::compiledExecution).
-  sum.executionStated = s.backendStated;
-  const FusionPlan *compiled = s.compiledExecution() ? &ctx.get<FusionPlan>() : nullptr;
-  sum.execution = compiled ? "compiled" : "eager";
-  Trace t = memory::buildTrace(ctx, sum, sharding, compiled);
+  Trace t = memory::planTrace(ctx, sum);
   if (!s.train) {
     sum.gradsBytes = 0;
     sum.optimizerBytes = 0;

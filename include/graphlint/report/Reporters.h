@@ -90,6 +90,14 @@ void renderMemorySvg(const MemorySummary &s, const std::string &title, llvm::raw
 void renderMemorySvg(const MemorySummary &s, const CostSummary::Communication *comm, const std::string &title,
                      llvm::raw_ostream &os);
 
+/// `--emit-memory-snapshot FILE.pickle`: the predicted memory snapshot as
+/// torch.cuda.memory._snapshot()'s dict, pickled (protocol 2; docs/viewers.md).
+void renderMemorySnapshot(const MemorySnapshot &s, llvm::raw_ostream &os);
+
+/// `--emit-trace FILE.json`: the predicted step trace as torch.profiler's
+/// Chrome trace JSON (docs/viewers.md), `title` the model file.
+void renderStepTrace(const StepTrace &t, const std::string &title, llvm::raw_ostream &os);
+
 /// `graphlint plan` (docs/plan.md): the JSON contract (`candidates[]`, best
 /// first, every one evaluated; `evaluated`), the text report (the top `top`
 /// setups, why the runner-up lost, the launch line, the closest setups that
