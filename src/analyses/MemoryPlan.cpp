@@ -8,6 +8,7 @@
 
 #include "graphlint/analyses/CachingAllocator.h"
 #include "graphlint/analyses/FusionPlan.h"
+#include "graphlint/analyses/MemorySnapshot.h"
 #include "graphlint/analyses/MeshSharding.h"
 #include "graphlint/base/HardwareProfile.h"
 #include "graphlint/base/SetupKeys.h"
@@ -82,6 +83,7 @@ struct StepPoint {
   uint32_t step;
   MemoryPhase phase;
   uint64_t liveBytes;
+  std::array<uint64_t, MemorySummary::kCategories> categoryBytes;
 };
 
 // Merges runs of consecutive points of one phase so that at most about
@@ -203,6 +205,7 @@ void buildPlan(const Model &m, AnalysisContext &ctx, PlanParts &parts) {
   std::vector<StepPoint> points;
   points.reserve(t.steps.size());
   uint64_t live = 0, stepPeak = 0, peak = 0;
+  std::array<uint64_t, MemorySummary::kCategories> liveCategory{}, stepCategory{};
   size_t peakEvent = 0;
   int peakStep = -1;
   bool peakPending = false;
@@ -212,8 +215,12 @@ void buildPlan(const Model &m, AnalysisContext &ctx, PlanParts &parts) {
     switch (ev.op) {
     case Trace::Op::Alloc:
       live += st->bytes;
+      liveCategory[memoryCategoryOf(st->kind)] += st->bytes;
       alloc.allocate(ev.id, st->bytes);
-      stepPeak = std::max(stepPeak, live);
+      if (live >= stepPeak) {
+        stepPeak = live;
+        stepCategory = liveCategory;
+      }
       if (live > peak) {
         peak = live;
         peakEvent = e;
@@ -222,15 +229,17 @@ void buildPlan(const Model &m, AnalysisContext &ctx, PlanParts &parts) {
       break;
     case Trace::Op::Free:
       live -= st->bytes;
+      liveCategory[memoryCategoryOf(st->kind)] -= st->bytes;
       alloc.release(ev.id);
       break;
     case Trace::Op::Mark: {
-      points.push_back({ev.id, t.steps[ev.id].phase, stepPeak});
+      points.push_back({ev.id, t.steps[ev.id].phase, stepPeak, stepCategory});
       if (peakPending) {
         peakStep = static_cast<int>(ev.id);
         peakPending = false;
       }
       stepPeak = live;
+      stepCategory = liveCategory;
       break;
     }
     }
@@ -239,7 +248,7 @@ void buildPlan(const Model &m, AnalysisContext &ctx, PlanParts &parts) {
   downsampleTimeline(points, MemorySummary::kMaxTimelinePoints);
   sum.timeline.reserve(points.size());
   for (const StepPoint &p : points)
-    sum.timeline.push_back({t.steps[p.step].label(), std::string(phaseName(p.phase)), p.liveBytes});
+    sum.timeline.push_back({t.steps[p.step].label(), std::string(phaseName(p.phase)), p.liveBytes, p.categoryBytes});
   sum.peakAllocatedBytes = peak;
   sum.peakReservedBytes = alloc.peakReserved();
   sum.allocatorPeakAllocatedBytes = alloc.peakAllocated();
@@ -279,7 +288,7 @@ void buildPlan(const Model &m, AnalysisContext &ctx, PlanParts &parts) {
   for (size_t i = 0; i < atPeak_.size() && i < 10; ++i) {
     const Contributor &c = atPeak_[i];
     sum.topAtPeak.push_back({c.value ? c.value->name : std::string(), c.producer ? nodeLabel(*c.producer) : "",
-                             std::string(memoryKindName(c.kind)), c.bytes});
+                             std::string(memoryKindName(c.kind)), memoryCategoryOf(c.kind), c.bytes});
   }
 }
 

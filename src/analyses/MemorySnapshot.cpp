@@ -11,19 +11,21 @@
 
 namespace graphlint {
 
-std::string_view snapshotCategory(MemoryKind k) {
+unsigned memoryCategoryOf(MemoryKind k) {
   switch (k) {
-  case MemoryKind::Param: return "parameter";
-  case MemoryKind::Grad: return "gradient";
-  case MemoryKind::OptimizerState: return "optimizer_state";
-  case MemoryKind::Input: return "input";
+  case MemoryKind::Param: return 0;
+  case MemoryKind::Grad: return 1;
+  case MemoryKind::OptimizerState: return 2;
+  case MemoryKind::Input: return 3;
   case MemoryKind::Activation:
-  case MemoryKind::Saved: return "activation";
+  case MemoryKind::Saved: return 4;
   case MemoryKind::Gradient:
-  case MemoryKind::Temporary: return "temporary";
+  case MemoryKind::Temporary: return 5;
   }
-  return "unknown";
+  return 5;
 }
+
+std::string_view snapshotCategory(MemoryKind k) { return MemorySummary::kCategoryNames[memoryCategoryOf(k)]; }
 
 namespace {
 

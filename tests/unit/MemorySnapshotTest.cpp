@@ -134,3 +134,51 @@ TEST(MemorySnapshot, ReplaysToThePlansPeaks) {
 }
 
 }  // namespace
+
+namespace {
+
+// --memory-plot stacks the timeline by the snapshot's categories: each
+// point's categories add up to its live bytes, the chart has one band per
+// category the step holds, and the peak's largest tensors are named on it.
+TEST(MemoryPlot, StacksCategoriesAndLabelsThePeak) {
+  LintOptions opts;
+  opts.setup.train = true;
+  FileReport r = lintFile(sourcePath("tests/fixtures/fx/tiny_llama.train.fx.json"), opts);
+  ASSERT_FALSE(r.fatal) << r.fatalMessage;
+  const MemorySummary &m = r.memory;
+  ASSERT_FALSE(m.timeline.empty());
+  std::array<bool, MemorySummary::kCategories> used{};
+  for (const MemorySummary::Point &p : m.timeline) {
+    uint64_t sum = 0;
+    for (size_t k = 0; k < MemorySummary::kCategories; ++k) {
+      sum += p.categoryBytes[k];
+      used[k] = used[k] || p.categoryBytes[k] > 0;
+    }
+    EXPECT_EQ(sum, p.liveBytes) << p.node;
+  }
+  for (const char *c : {"parameter", "gradient", "optimizer_state", "activation"}) {
+    size_t k = std::find_if(std::begin(MemorySummary::kCategoryNames), std::end(MemorySummary::kCategoryNames),
+                            [&](const char *n) { return std::string(n) == c; }) -
+               std::begin(MemorySummary::kCategoryNames);
+    EXPECT_TRUE(used[k]) << c;
+  }
+  std::string svg;
+  llvm::raw_string_ostream os(svg);
+  renderMemorySvg(m, "tiny_llama", os);
+  os.flush();
+  size_t bands = 0;
+  for (size_t at = svg.find("<polygon"); at != std::string::npos; at = svg.find("<polygon", at + 1))
+    ++bands;
+  EXPECT_EQ(bands, static_cast<size_t>(std::count(used.begin(), used.end(), true)));
+  EXPECT_NE(svg.find("largest at the peak:"), std::string::npos);
+  ASSERT_FALSE(m.topAtPeak.empty());
+  const MemorySummary::Contributor &top = m.topAtPeak.front();
+  EXPECT_NE(svg.find(formatBytes(static_cast<double>(top.bytes))), std::string::npos);
+  ASSERT_LT(top.category, MemorySummary::kCategories);
+  for (const MemorySummary::Contributor &c : m.topAtPeak)
+    if (c.kind == "param" || c.kind == "optimizer_state") {
+      EXPECT_STREQ(MemorySummary::kCategoryNames[c.category], c.kind == "param" ? "parameter" : "optimizer_state");
+    }
+}
+
+}  // namespace

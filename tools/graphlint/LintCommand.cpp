@@ -155,7 +155,10 @@ private:
   cl::opt<std::string> &memoryPlot_ = add<cl::opt<std::string>>(
       lintOption("FILE.svg",
                  "draw live memory over the step as an SVG chart\n"
-                 "(phases shaded, peak and device capacity marked);\n"
+                 "stacked by category (parameters, gradients, optimizer\n"
+                 "state, inputs, activations, temporaries; phases\n"
+                 "shaded, the peak's largest tensors and the device\n"
+                 "capacity marked);\n"
                  "several models: FILE's stem + '.' + the model's stem",
                  true),
       "memory-plot");

@@ -65,8 +65,11 @@ struct MemorySnapshot {
   std::vector<std::string> caveats;
 };
 
-/// torch's memory-profiler category of a MemoryKind: saved tensors are
-/// activations, activation gradients and op temporaries temporaries.
+/// torch's memory-profiler category of a MemoryKind, as an index into
+/// MemorySummary::kCategoryNames: saved tensors are activations, activation
+/// gradients and op temporaries temporaries.
+unsigned memoryCategoryOf(MemoryKind k);
+/// Its name ("parameter", ..., "temporary").
 std::string_view snapshotCategory(MemoryKind k);
 
 /// The snapshot of the context's model under its setup (not present for a
