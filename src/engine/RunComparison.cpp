@@ -92,8 +92,10 @@ RunComparison compareRun(const FileReport &r, const PredictedOps &pred, const Me
   const bool train = cost.present && cost.communication.present;
   if (cost.present) {
     double step = train ? cost.communication.stepSeconds : cost.secondsForward;
-    metric("step", "s", step, some(meas.hasStep || !meas.ops.empty(), meas.stepSeconds));
-    metric("forward", "s", train ? cost.communication.forwardSeconds : cost.secondsForward, meas.forwardSeconds);
+    const bool timed = meas.hasStep || !meas.ops.empty();  // a trace, not a snapshot alone
+    metric("step", "s", step, some(timed, meas.stepSeconds));
+    metric("forward", "s", train ? cost.communication.forwardSeconds : cost.secondsForward,
+           some(timed, meas.forwardSeconds));
     if (train) {
       metric("backward", "s", cost.communication.backwardSeconds, some(meas.hasBackward, meas.backwardSeconds));
       metric("optimizer", "s", cost.communication.optimizerSeconds, some(meas.hasOptimizer, meas.optimizerSeconds));
@@ -144,7 +146,7 @@ RunComparison compareRun(const FileReport &r, const PredictedOps &pred, const Me
   }
   std::set<std::string> names;
   for (const auto &[n, t] : pred.ops)
-    if (t.seconds > 0 || measured.count(n))
+    if (!meas.ops.empty() && (t.seconds > 0 || measured.count(n)))
       names.insert(n);
   for (const std::string &n : names)
     c.ops.push_back({n, pred.ops.at(n), measured.count(n) ? measured[n] : OpTimes{}});
@@ -155,7 +157,7 @@ RunComparison compareRun(const FileReport &r, const PredictedOps &pred, const Me
     c.notes.push_back("per-op times are the forward's: this graph's backward is synthesised per fusion group, "
                       "so its ops have no aten names (export with graphlint-export --train for both passes)");
   if (meas.ops.empty())
-    c.notes.push_back("the trace has no cpu_op events: no per-op times");
+    c.notes.push_back("the measurement has no cpu_op events: no per-op times");
   c.measuredAtPeak = meas.atPeak;
   c.predictedAtPeak = mem.topAtPeak;
   return c;

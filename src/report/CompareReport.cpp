@@ -54,7 +54,8 @@ void renderCompareText(const RunComparison &c, unsigned top, llvm::raw_ostream &
     }
   }
   if (!c.measuredAtPeak.empty() || !c.predictedAtPeak.empty()) {
-    os << "  at the peak: measured (allocated in the profiled region) | predicted\n";
+    os << (c.memoryRelative ? "  at the peak: measured (allocated in the profiled region) | predicted\n"
+                            : "  at the peak: measured | predicted\n");
     size_t n = std::max(c.measuredAtPeak.size(), c.predictedAtPeak.size());
     for (size_t i = 0; i < n && i < 10; ++i) {
       std::string left, right;

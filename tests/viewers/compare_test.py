@@ -87,10 +87,33 @@ def hand_trace(tmp):
     print("ok hand-written trace: phases, nesting, optimizer ops, relative memory, allocation at the peak")
 
 
+def own_snapshot(tmp):
+    """--snapshot: graphlint's own snapshot, and the same dict pickled by
+    Python (protocol 5, with its memo and frames), give the plan's peaks."""
+    import pickle
+    model = os.path.join(ROOT, "tests/fixtures/fx/tiny_llama.train.fx.json")
+    setup = ["--train", "--precision", "bf16-mixed"]
+    snap = os.path.join(tmp, "own.pickle")
+    run(model, "--exit-zero", "-q", "--emit-memory-snapshot", snap, *setup)
+    again = os.path.join(tmp, "own5.pickle")
+    with open(snap, "rb") as f, open(again, "wb") as g:
+        pickle.dump(pickle.load(f), g, protocol=5)
+    for path in (snap, again):
+        doc = json.loads(run("compare", model, "--snapshot", path, "--format", "json", *setup))
+        m = metrics(doc)
+        for k in ("peak_allocated", "peak_reserved"):
+            assert m[k]["predicted"] == m[k]["measured"], (path, k, m[k])
+        assert m["step"]["measured"] is None and not doc["ops"], doc
+        assert doc["measured_top_at_peak"], doc
+    print(f"ok own snapshot (protocols 2 and 5): peak {m['peak_allocated']['measured']:.0f} B, "
+          f"reserved {m['peak_reserved']['measured']:.0f} B")
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         own_trace(tmp)
         hand_trace(tmp)
+        own_snapshot(tmp)
     return 0
 
 

@@ -29,7 +29,7 @@ class Compare : public Command {
 public:
   Compare()
       : Command("compare", "[OPTIONS] MODEL",
-                "predicted vs measured: your run's torch.profiler trace (--trace)", kCompareSection) {}
+                "predicted vs measured: your run's torch.profiler trace and memory snapshot", kCompareSection) {}
   int run() override;
 
 private:
@@ -40,6 +40,13 @@ private:
                     "the memory comparison), one rank's",
                     true),
       "trace");
+  cl::opt<std::string> &snapshot_ = add<cl::opt<std::string>>(
+      compareOption("FILE.pickle",
+                    "the measured memory: a torch memory snapshot\n"
+                    "(torch.cuda.memory._dump_snapshot); its peaks and\n"
+                    "allocations replace the trace's",
+                    true),
+      "snapshot");
   cl::opt<std::string> &format_ = add<cl::opt<std::string>>(
       compareOption("text|json", "output format (default text)"), "format", cl::init("text"));
   cl::opt<unsigned> &top_ = add<cl::opt<unsigned>>(
@@ -52,11 +59,22 @@ int Compare::run() {
   SessionOptions so;
   if (auto err = readOneFileSetup(*this, setup_, so, files_.size(), format_))
     return usage(*err);
-  if (trace_.empty())
-    return usage("compare needs --trace FILE.json (a torch.profiler trace of the run to compare with)");
-  auto measured = readMeasuredTrace(trace_);
+  if (trace_.empty() && snapshot_.empty())
+    return usage("compare needs --trace FILE.json (a torch.profiler trace) and/or --snapshot FILE.pickle (a torch "
+                 "memory snapshot) of the run to compare with");
+  llvm::Expected<MeasuredRun> measured = MeasuredRun();
+  if (!trace_.empty())
+    measured = readMeasuredTrace(trace_);
   if (!measured)
     return fail(llvm::toString(measured.takeError()));
+  if (!snapshot_.empty()) {
+    if (llvm::Error e = readMeasuredSnapshot(snapshot_, *measured))
+      return fail(llvm::toString(std::move(e)));
+    if (measured->path.empty())
+      measured->path = snapshot_;
+    else
+      measured->path += ", " + snapshot_.getValue();
+  }
   so.needs.allSections = true;
   LintSession session(std::move(so));
   const std::string &file = files_[0];

@@ -71,6 +71,10 @@ struct MeasuredRun {
 /// Reads a torch.profiler Chrome trace (one rank's; `.json` or `.json.gz` is
 /// not read: gunzip it first). Errors name the file and the problem.
 llvm::Expected<MeasuredRun> readMeasuredTrace(const std::string &path);
+/// Reads a torch memory snapshot (torch.cuda.memory._dump_snapshot's pickle)
+/// into `run`'s memory figures, replacing the trace's: its device trace
+/// replayed from the bytes held when recording began.
+llvm::Error readMeasuredSnapshot(const std::string &path, MeasuredRun &run);
 
 struct RunComparison {
   struct Metric {
