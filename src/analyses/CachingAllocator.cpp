@@ -65,6 +65,10 @@ void AllocatorSim::allocate(uint64_t id, uint64_t bytes) {
     k.small = small;
     b = newBlock(k);
     reserved_ += k.size;
+    segmentSizes_.push_back(k.size);
+    segmentSmall_.push_back(small);
+    if (log_)
+      log_->push_back({Event::SegmentAlloc, id, k.segment, 0, k.size, bytes});
     if (reserved_ > peakReserved_) {
       peakReserved_ = reserved_;
       freeAtPeak_ = smallFree_ + largeFree_;
@@ -88,6 +92,10 @@ void AllocatorSim::allocate(uint64_t id, uint64_t bytes) {
   blocks_[b].used = true;
   live_[id] = b;
   allocated_ += blocks_[b].size;
+  if (log_) {
+    log_->push_back({Event::Alloc, id, blocks_[b].segment, blocks_[b].offset, blocks_[b].size, bytes});
+    requested_[id] = bytes;
+  }
   peakAllocated_ = std::max(peakAllocated_, allocated_);
 }
 
@@ -97,6 +105,14 @@ void AllocatorSim::release(uint64_t id) {
     return;
   int b = it->second;
   live_.erase(it);
+  if (log_) {
+    uint64_t asked = 0;
+    if (auto r = requested_.find(id); r != requested_.end()) {
+      asked = r->second;
+      requested_.erase(r);
+    }
+    log_->push_back({Event::Free, id, blocks_[b].segment, blocks_[b].offset, blocks_[b].size, asked});
+  }
   allocated_ -= blocks_[b].size;
   blocks_[b].used = false;
   // Merge with free neighbours of the same segment.
@@ -122,6 +138,36 @@ void AllocatorSim::release(uint64_t id) {
   if (int p = blocks_[b].prev; p >= 0 && !blocks_[p].used)
     absorb(b, p);
   insertFree(b);
+}
+
+std::vector<AllocatorSim::SegmentState> AllocatorSim::segmentStates() const {
+  std::vector<SegmentState> out(segmentSizes_.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i].size = segmentSizes_[i];
+    out[i].small = segmentSmall_[i];
+  }
+  std::vector<bool> spare(blocks_.size(), false);
+  for (int i : spare_)
+    spare[i] = true;
+  std::unordered_map<int, uint64_t> owner;
+  for (const auto &[id, b] : live_)
+    owner[b] = id;
+  for (size_t i = 0; i < blocks_.size(); ++i) {
+    if (spare[i])
+      continue;
+    const Block &k = blocks_[i];
+    BlockState s{k.offset, k.size, k.used, 0, 0};
+    if (k.used) {
+      s.id = owner.at(static_cast<int>(i));
+      auto r = requested_.find(s.id);
+      s.requested = r != requested_.end() ? r->second : k.size;
+    }
+    out[k.segment].blocks.push_back(s);
+  }
+  for (SegmentState &seg : out)
+    std::sort(seg.blocks.begin(), seg.blocks.end(),
+              [](const BlockState &a, const BlockState &b) { return a.offset < b.offset; });
+  return out;
 }
 
 }  // namespace graphlint

@@ -8,6 +8,7 @@
 
 #include "graphlint/analyses/CachingAllocator.h"
 #include "graphlint/analyses/FusionPlan.h"
+#include "graphlint/analyses/MemorySnapshot.h"
 #include "graphlint/analyses/MeshSharding.h"
 #include "graphlint/base/HardwareProfile.h"
 #include "graphlint/base/SetupKeys.h"
@@ -47,6 +48,22 @@ double MemorySummary::reservedOverhead() const {
   return peakReservedBytes == 0 ? 0 : static_cast<double>(reservedOverheadBytes()) / static_cast<double>(peakReservedBytes);
 }
 
+memory::Trace memory::planTrace(AnalysisContext &ctx, MemorySummary &sum) {
+  const Setup &s = ctx.setup();
+  const MeshSharding *sharding = s.mesh.tp * s.mesh.cp * s.mesh.ep > 1 ? &ctx.get<MeshSharding>() : nullptr;
+  if (sharding) {
+    sum.tpPlan = sharding->planName();
+    sum.sequenceParallel = sharding->sequenceParallel();
+    for (const std::string &a : sharding->assumptions())
+      sum.caveats.push_back(a);
+  }
+  // Memory follows the execution the user stated (Setup::compiledExecution).
+  sum.executionStated = s.backendStated;
+  const FusionPlan *compiled = s.compiledExecution() ? &ctx.get<FusionPlan>() : nullptr;
+  sum.execution = compiled ? "compiled" : "eager";
+  return memory::buildTrace(ctx, sum, sharding, compiled);
+}
+
 namespace {
 
 using memory::Trace;
@@ -66,6 +83,7 @@ struct StepPoint {
   uint32_t step;
   MemoryPhase phase;
   uint64_t liveBytes;
+  std::array<uint64_t, MemorySummary::kCategories> categoryBytes;
 };
 
 // Merges runs of consecutive points of one phase so that at most about
@@ -176,18 +194,7 @@ void buildPlan(const Model &m, AnalysisContext &ctx, PlanParts &parts) {
   }
   if (!m.graph)
     return;
-  const MeshSharding *sharding = s.mesh.tp * s.mesh.cp * s.mesh.ep > 1 ? &ctx.get<MeshSharding>() : nullptr;
-  if (sharding) {
-    sum.tpPlan = sharding->planName();
-    sum.sequenceParallel = sharding->sequenceParallel();
-    for (const std::string &a : sharding->assumptions())
-      sum.caveats.push_back(a);
-  }
-  // Memory follows the execution the user stated (Setup::compiledExecution).
-  sum.executionStated = s.backendStated;
-  const FusionPlan *compiled = s.compiledExecution() ? &ctx.get<FusionPlan>() : nullptr;
-  sum.execution = compiled ? "compiled" : "eager";
-  Trace t = memory::buildTrace(ctx, sum, sharding, compiled);
+  Trace t = memory::planTrace(ctx, sum);
   if (!s.train) {
     sum.gradsBytes = 0;
     sum.optimizerBytes = 0;
@@ -198,6 +205,7 @@ void buildPlan(const Model &m, AnalysisContext &ctx, PlanParts &parts) {
   std::vector<StepPoint> points;
   points.reserve(t.steps.size());
   uint64_t live = 0, stepPeak = 0, peak = 0;
+  std::array<uint64_t, MemorySummary::kCategories> liveCategory{}, stepCategory{};
   size_t peakEvent = 0;
   int peakStep = -1;
   bool peakPending = false;
@@ -207,8 +215,12 @@ void buildPlan(const Model &m, AnalysisContext &ctx, PlanParts &parts) {
     switch (ev.op) {
     case Trace::Op::Alloc:
       live += st->bytes;
+      liveCategory[memoryCategoryOf(st->kind)] += st->bytes;
       alloc.allocate(ev.id, st->bytes);
-      stepPeak = std::max(stepPeak, live);
+      if (live >= stepPeak) {
+        stepPeak = live;
+        stepCategory = liveCategory;
+      }
       if (live > peak) {
         peak = live;
         peakEvent = e;
@@ -217,15 +229,17 @@ void buildPlan(const Model &m, AnalysisContext &ctx, PlanParts &parts) {
       break;
     case Trace::Op::Free:
       live -= st->bytes;
+      liveCategory[memoryCategoryOf(st->kind)] -= st->bytes;
       alloc.release(ev.id);
       break;
     case Trace::Op::Mark: {
-      points.push_back({ev.id, t.steps[ev.id].phase, stepPeak});
+      points.push_back({ev.id, t.steps[ev.id].phase, stepPeak, stepCategory});
       if (peakPending) {
         peakStep = static_cast<int>(ev.id);
         peakPending = false;
       }
       stepPeak = live;
+      stepCategory = liveCategory;
       break;
     }
     }
@@ -234,7 +248,7 @@ void buildPlan(const Model &m, AnalysisContext &ctx, PlanParts &parts) {
   downsampleTimeline(points, MemorySummary::kMaxTimelinePoints);
   sum.timeline.reserve(points.size());
   for (const StepPoint &p : points)
-    sum.timeline.push_back({t.steps[p.step].label(), std::string(phaseName(p.phase)), p.liveBytes});
+    sum.timeline.push_back({t.steps[p.step].label(), std::string(phaseName(p.phase)), p.liveBytes, p.categoryBytes});
   sum.peakAllocatedBytes = peak;
   sum.peakReservedBytes = alloc.peakReserved();
   sum.allocatorPeakAllocatedBytes = alloc.peakAllocated();
@@ -274,7 +288,7 @@ void buildPlan(const Model &m, AnalysisContext &ctx, PlanParts &parts) {
   for (size_t i = 0; i < atPeak_.size() && i < 10; ++i) {
     const Contributor &c = atPeak_[i];
     sum.topAtPeak.push_back({c.value ? c.value->name : std::string(), c.producer ? nodeLabel(*c.producer) : "",
-                             std::string(memoryKindName(c.kind)), c.bytes});
+                             std::string(memoryKindName(c.kind)), memoryCategoryOf(c.kind), c.bytes});
   }
 }
 

@@ -98,4 +98,11 @@ public:
 Trace buildTrace(AnalysisContext &ctx, MemorySummary &sum, const MeshSharding *sharding = nullptr,
                  const FusionPlan *compiled = nullptr);
 
+/// The trace of the context's model under its setup, as the memory plan
+/// replays it: one rank's share under tp/cp/ep, Inductor's execution when the
+/// setup states it (also fills those fields of `sum`). The predicted memory
+/// snapshot (MemorySnapshot.cpp) replays the same trace, so its numbers are
+/// the plan's.
+Trace planTrace(AnalysisContext &ctx, MemorySummary &sum);
+
 }  // namespace graphlint::memory

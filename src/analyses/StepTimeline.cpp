@@ -420,6 +420,19 @@ StepTimeline::StepTimeline(const Model &m, AnalysisContext &ctx) {
   while (next < pending.size())
     issue(pending[next++], t);
 
+  for (int j = 0; j < S; ++j) {
+    ComputeSegment c;
+    if (j < F)
+      c.group = static_cast<int>(sched[j]);
+    else if (joint && cm.backwardStart() + (j - F) < sched.size())
+      c.group = static_cast<int>(sched[cm.backwardStart() + (j - F)]);
+    else if (!joint && 2 * F - 1 - j >= 0)
+      c.group = static_cast<int>(sched[2 * F - 1 - j]);
+    c.backward = j >= F;
+    c.startSeconds = segStart[j];
+    c.endSeconds = segEnd[j];
+    segments_.push_back(c);
+  }
   forward_ = F > 0 ? segEnd[F - 1] : 0;
   backward_ = S > F ? segEnd[S - 1] - segEnd[F - 1] : 0;
   double states = cm.paramElements() / mesh.shardsAt(1);
@@ -427,6 +440,7 @@ StepTimeline::StepTimeline(const Model &m, AnalysisContext &ctx) {
   optimizer_ = states * optimizerWords(setup.optimizer) * element / (hw->memoryBandwidth * hw->memoryEfficiency);
   double optStart = std::max(t, commFree);
   double optEnd = optStart + optimizer_;
+  optimizerStart_ = optStart;
   step_ = optEnd;
   for (Pending &p : pending)
     calls_.push_back(p.call);

@@ -158,6 +158,10 @@ FileReport lintModel(const Model &m, const LintOptions &opts) {
     r.cost = summariseCost(m, ctx);
   if (opts.memorySummary)
     r.memory = ctx.get<MemoryPlan>().summary();
+  if (opts.memorySnapshot)
+    r.snapshot = memorySnapshotOf(ctx);
+  if (opts.stepTrace)
+    r.trace = stepTraceOf(ctx);
   if (opts.withAnalyses)
     opts.withAnalyses(m, ctx);
   escapeForDisplay(r);

@@ -21,6 +21,8 @@ LintOptions lintOptionsFor(const Config &c, const ReportNeeds &needs, bool group
   opts.fusionEdges = needs.dot;
   opts.costSummary = needs.allSections || needs.costText || (needs.memoryPlot && c.setup.train);
   opts.memorySummary = needs.allSections || needs.memoryText || needs.memoryPlot;
+  opts.memorySnapshot = needs.memorySnapshot;
+  opts.stepTrace = needs.stepTrace;
   return opts;
 }
 

@@ -1,8 +1,11 @@
 // `--memory-plot FILE.svg` (docs/memory.md): the memory plan's live bytes over
-// the step as a self-contained SVG line chart, the forward, backward and
-// optimizer phases shaded, the peak and the device capacity marked; under a
-// mesh, the pipeline ranks' peaks and each mesh dimension's collectives (which
-// link, how much, how much hidden) listed below the chart.
+// the step as a self-contained SVG chart, stacked by category (parameters,
+// gradients, optimizer state, inputs, activations, temporaries: the
+// categories of torch's memory profiler and of --emit-memory-snapshot), the
+// forward, backward and optimizer phases shaded, the peak, its largest tensors
+// and the device capacity marked; under a mesh, the pipeline ranks' peaks and
+// each mesh dimension's collectives (which link, how much, how much hidden)
+// listed below the chart.
 #include "graphlint/report/Reporters.h"
 
 #include "Svg.h"
@@ -10,6 +13,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 
 namespace graphlint {
 
@@ -46,6 +50,10 @@ void svgTextLines(llvm::raw_ostream &os, const std::vector<std::string> &lines, 
 namespace {
 
 std::string ms(double seconds) { return fmt::format("{:.1f} ms", seconds * 1e3); }
+
+// One colour per MemorySummary::kCategoryNames entry.
+constexpr const char *kCategoryFill[MemorySummary::kCategories] = {"#bdc1c6", "#fbbc04", "#c58af9",
+                                                                    "#78d9ec", "#8ab4f8", "#f28b82"};
 
 /// The lines listed below the chart: one per pipeline rank, then one per
 /// data-parallel and mesh collective of the step.
@@ -91,7 +99,7 @@ void renderMemorySvg(const MemorySummary &s, const CostSummary::Communication *c
                      llvm::raw_ostream &os) {
   const std::vector<std::string> legend = legendLines(s, comm);
   const double lineHeight = 16;
-  const double W = 900, chartH = 420, left = 90, right = 20, top = 40, bottom = 50;
+  const double W = 900, chartH = 440, left = 90, right = 20, top = 60, bottom = 50;  // top: title, then the stack's legend
   const double H = chartH + (legend.empty() ? 0 : lineHeight * static_cast<double>(legend.size()) + 10);
   const double pw = W - left - right, ph = chartH - top - bottom;
   size_t n = s.timeline.size();
@@ -135,9 +143,42 @@ void renderMemorySvg(const MemorySummary &s, const CostSummary::Communication *c
   }
   os << fmt::format("<text x=\"{:.0f}\" y=\"{:.0f}\" text-anchor=\"middle\">execution step ({} steps)</text>\n",
                     left + pw / 2, chartH - 15, n);
+  // The stack: each category's band between the sum of those below it and
+  // its own top; the categories a step never holds are left out.
+  std::array<bool, MemorySummary::kCategories> used{};
+  for (const MemorySummary::Point &p : s.timeline)
+    for (size_t k = 0; k < MemorySummary::kCategories; ++k)
+      used[k] = used[k] || p.categoryBytes[k] > 0;
+  std::vector<uint64_t> below(n, 0);
+  for (size_t k = 0; k < MemorySummary::kCategories && n; ++k) {
+    if (!used[k])
+      continue;
+    os << fmt::format("<polygon fill=\"{}\" fill-opacity=\"0.85\" stroke=\"none\" points=\"", kCategoryFill[k]);
+    for (size_t i = 0; i < n; ++i)
+      os << fmt::format("{}{:.1f},{:.1f}", i ? " " : "", x(static_cast<double>(i)),
+                        y(static_cast<double>(below[i] + s.timeline[i].categoryBytes[k])));
+    for (size_t i = n; i-- > 0;)
+      os << fmt::format(" {:.1f},{:.1f}", x(static_cast<double>(i)), y(static_cast<double>(below[i])));
+    os << fmt::format("\"><title>{}</title></polygon>\n", MemorySummary::kCategoryNames[k]);
+    for (size_t i = 0; i < n; ++i)
+      below[i] += s.timeline[i].categoryBytes[k];
+  }
+  // The legend of the stack, top right.
+  {
+    double lx = left + pw - 10;
+    for (size_t k = MemorySummary::kCategories; k-- > 0;) {
+      if (!used[k])
+        continue;
+      std::string name = MemorySummary::kCategoryNames[k];
+      lx -= 16 + 7.0 * static_cast<double>(name.size());
+      os << fmt::format("<rect x=\"{:.1f}\" y=\"{:.0f}\" width=\"10\" height=\"10\" fill=\"{}\"/>\n", lx,
+                        top - 22, kCategoryFill[k]);
+      os << fmt::format("<text x=\"{:.1f}\" y=\"{:.0f}\" font-size=\"11\">{}</text>\n", lx + 13, top - 13, name);
+    }
+  }
   // The curve.
   if (n) {
-    os << "<polyline fill=\"none\" stroke=\"#1a73e8\" stroke-width=\"1.5\" points=\"";
+    os << "<polyline fill=\"none\" stroke=\"#174ea6\" stroke-width=\"1.5\" points=\"";
     for (size_t i = 0; i < n; ++i)
       os << fmt::format("{}{:.1f},{:.1f}", i ? " " : "", x(static_cast<double>(i)),
                         y(static_cast<double>(s.timeline[i].liveBytes)));
@@ -152,6 +193,29 @@ void renderMemorySvg(const MemorySummary &s, const CostSummary::Communication *c
     os << fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"#d93025\" text-anchor=\"{}\">peak {} at {}</text>\n",
                       px, std::max(py - 8, top + 28), px > left + pw / 2 ? "end" : "start",
                       formatBytes(static_cast<double>(peakIt->liveBytes)), xmlEscape(peakIt->node));
+  }
+  // The largest tensors at the peak, labelled beside it.
+  if (peakIt != s.timeline.end() && !s.topAtPeak.empty()) {
+    double px = x(static_cast<double>(peakIt - s.timeline.begin()));
+    bool leftSide = px > left + pw / 2;
+    double tx = leftSide ? px - 12 : px + 12, ty = top + 44;
+    os << fmt::format("<text x=\"{:.1f}\" y=\"{:.0f}\" font-size=\"11\" fill=\"#3c4043\" text-anchor=\"{}\">"
+                      "largest at the peak:</text>\n",
+                      tx, ty, leftSide ? "end" : "start");
+    for (size_t i = 0; i < s.topAtPeak.size() && i < 5; ++i) {
+      const MemorySummary::Contributor &c = s.topAtPeak[i];
+      std::string what = c.tensor.empty() ? "(" + c.kind + ")" : c.tensor;
+      if (!c.node.empty() && c.node != c.tensor)
+        what += " from " + c.node;
+      if (what.size() > 48)
+        what = what.substr(0, 45) + "...";
+      double ly = ty + 14 * static_cast<double>(i + 1);
+      os << fmt::format("<rect x=\"{:.1f}\" y=\"{:.0f}\" width=\"9\" height=\"9\" fill=\"{}\"/>\n",
+                        leftSide ? tx - 9 : tx, ly - 9, kCategoryFill[c.category % MemorySummary::kCategories]);
+      os << fmt::format("<text x=\"{:.1f}\" y=\"{:.0f}\" font-size=\"11\" text-anchor=\"{}\">{} {}</text>\n",
+                        leftSide ? tx - 13 : tx + 13, ly, leftSide ? "end" : "start",
+                        formatBytes(static_cast<double>(c.bytes)), xmlEscape(what));
+    }
   }
   if (s.capacityBytes > 0 && s.capacityBytes <= ymax) {
     os << fmt::format("<line x1=\"{0:.0f}\" y1=\"{1:.1f}\" x2=\"{2:.0f}\" y2=\"{1:.1f}\" stroke=\"#d93025\" "

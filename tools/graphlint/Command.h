@@ -87,6 +87,7 @@ Command &lintCommand();
 Command &inspectCommand();
 Command &planCommand();
 Command &diffCommand();
+Command &compareCommand();
 Command &rulesCommand();
 Command &ruleCommand();
 Command &configCommand();

@@ -155,10 +155,32 @@ private:
   cl::opt<std::string> &memoryPlot_ = add<cl::opt<std::string>>(
       lintOption("FILE.svg",
                  "draw live memory over the step as an SVG chart\n"
-                 "(phases shaded, peak and device capacity marked);\n"
+                 "stacked by category (parameters, gradients, optimizer\n"
+                 "state, inputs, activations, temporaries; phases\n"
+                 "shaded, the peak's largest tensors and the device\n"
+                 "capacity marked);\n"
                  "several models: FILE's stem + '.' + the model's stem",
                  true),
       "memory-plot");
+  cl::opt<std::string> &emitSnapshot_ = add<cl::opt<std::string>>(
+      lintOption("FILE.pickle",
+                 "write the predicted memory as a torch memory snapshot\n"
+                 "(torch.cuda.memory._snapshot()'s format: segments,\n"
+                 "device_traces, categories, source lines) for\n"
+                 "pytorch.org/memory_viz; several models: FILE's stem +\n"
+                 "'.' + the model's stem; docs/viewers.md",
+                 true),
+      "emit-memory-snapshot");
+  cl::opt<std::string> &emitTrace_ = add<cl::opt<std::string>>(
+      lintOption("FILE.json",
+                 "write the predicted step as a torch.profiler-style\n"
+                 "Chrome trace (compute and NCCL streams, kernels with\n"
+                 "fusion group, op and source line, collectives,\n"
+                 "ProfilerStep#0, memory counters) for Perfetto and\n"
+                 "HolisticTraceAnalysis; several models: FILE's stem +\n"
+                 "'.' + the model's stem; docs/viewers.md",
+                 true),
+      "emit-trace");
   SetupFlags setup_{*this};
   PolicyFlags policy_{*this};
   cl::opt<std::string> &writeBaseline_ = add<cl::opt<std::string>>(
@@ -248,10 +270,11 @@ int Lint::run() {
   if (files.empty())
     return usage("no input files");
   bool text = *format == OutputFormat::Text;
-  const std::string &dot = emitDot_, &plot = memoryPlot_, &output = output_;
+  const std::string &dot = emitDot_, &plot = memoryPlot_, &output = output_, &snapshot = emitSnapshot_,
+                    &trace = emitTrace_;
   bool expecting = !expect_.empty() || !writeExpected_.empty();
   so.needs = {*format == OutputFormat::Json || expecting, text && fusion_, text && cost_, memory_, !dot.empty(),
-              !plot.empty(), text && !quiet_};
+              !plot.empty(), text && !quiet_, !snapshot.empty(), !trace.empty()};
   std::optional<ExpectedValues> expected;
   if (!expect_.empty()) {
     auto loaded = ExpectedValues::load(expect_);
@@ -274,6 +297,12 @@ int Lint::run() {
   if (!plot.empty())
     for (const std::string &p : perModelPaths(plot, files))
       outputs.push_back({p, "--memory-plot"});
+  if (!snapshot.empty())
+    for (const std::string &p : perModelPaths(snapshot, files))
+      outputs.push_back({p, "--emit-memory-snapshot"});
+  if (!trace.empty())
+    for (const std::string &p : perModelPaths(trace, files))
+      outputs.push_back({p, "--emit-trace"});
   if (!outputsAllowed(session.inputs(files), outputs))
     return 2;
   // Create --output's temporary file before linting so an unwritable path
@@ -347,6 +376,28 @@ int Lint::run() {
             renderMemorySvg(reports[i].memory, cost.present ? &cost.communication : nullptr, reports[i].path, os);
           }))
         broken = true;
+  }
+  if (!snapshot.empty()) {
+    std::vector<std::string> paths = perModelPaths(snapshot, files);
+    for (size_t i = 0; i < reports.size(); ++i)
+      if (!reports[i].fatal && reports[i].snapshot.present &&
+          !writeOutputFile(paths[i], [&](llvm::raw_ostream &os) { renderMemorySnapshot(reports[i].snapshot, os); }))
+        broken = true;
+  }
+  if (!trace.empty()) {
+    std::vector<std::string> paths = perModelPaths(trace, files);
+    for (size_t i = 0; i < reports.size(); ++i) {
+      if (reports[i].fatal)
+        continue;
+      if (!reports[i].trace.present) {
+        llvm::errs() << oneLine(reports[i].path) << ": warning: --emit-trace: no trace without a known --target\n";
+        continue;
+      }
+      if (!writeOutputFile(paths[i], [&](llvm::raw_ostream &os) {
+            renderStepTrace(reports[i].trace, reports[i].path, os);
+          }))
+        broken = true;
+    }
   }
   if (*format != OutputFormat::Text)
     for (const FileReport &r : reports)

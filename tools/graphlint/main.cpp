@@ -152,7 +152,7 @@ namespace {
 
 int runCommand(std::vector<std::string> args) {
   // Registration order is the order of --help.
-  for (Command &(*make)() : {lintCommand, inspectCommand, planCommand, diffCommand, rulesCommand, ruleCommand, configCommand, verifyCommand})
+  for (Command &(*make)() : {lintCommand, inspectCommand, planCommand, diffCommand, compareCommand, rulesCommand, ruleCommand, configCommand, verifyCommand})
     make();
   auto expanded = expandResponseFiles(args);
   if (!expanded)

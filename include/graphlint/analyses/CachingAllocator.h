@@ -52,6 +52,33 @@ public:
   /// fragmentation alone caused.
   uint64_t fragmentedGrowth() const { return fragmentedGrowth_; }
 
+  /// What the replay did, in order, for a caller that draws it (the
+  /// predicted memory snapshot, MemorySnapshot.h): a new segment (cudaMalloc),
+  /// a block handed out for a request, a block returned.
+  struct Event {
+    enum Kind : uint8_t { SegmentAlloc, Alloc, Free } kind;
+    uint64_t id = 0;                 // the caller's storage id (Alloc, Free)
+    uint64_t segment = 0, offset = 0;
+    uint64_t size = 0;               // the block's (or segment's) size
+    uint64_t requested = 0;          // Alloc, Free: the bytes asked for
+  };
+  /// Appends every later event to `log` (nullptr stops recording).
+  void recordEvents(std::vector<Event> *log) { log_ = log; }
+
+  /// The segments as they stand now, each with its blocks in address order.
+  struct BlockState {
+    uint64_t offset = 0, size = 0;
+    bool used = false;
+    uint64_t id = 0;                 // the storage holding a used block
+    uint64_t requested = 0;          // its bytes asked for
+  };
+  struct SegmentState {
+    uint64_t size = 0;
+    bool small = false;
+    std::vector<BlockState> blocks;
+  };
+  std::vector<SegmentState> segmentStates() const;
+
 private:
   struct Block {
     uint64_t segment = 0, offset = 0, size = 0;
@@ -68,6 +95,10 @@ private:
   std::vector<int> spare_;      // recycled entries of blocks_
   FreeSet small_, large_;
   std::unordered_map<uint64_t, int> live_;
+  std::unordered_map<uint64_t, uint64_t> requested_;  // per live id, only while recording
+  std::vector<uint64_t> segmentSizes_;
+  std::vector<bool> segmentSmall_;
+  std::vector<Event> *log_ = nullptr;
   uint64_t allocated_ = 0, reserved_ = 0, peakAllocated_ = 0, peakReserved_ = 0, segments_ = 0;
   uint64_t smallFree_ = 0, largeFree_ = 0;  // bytes in each pool's free blocks
   uint64_t freeAtPeak_ = 0, largestFreeAtPeak_ = 0, fragmentedGrowth_ = 0;

@@ -7,6 +7,7 @@
 #include "graphlint/analyses/Provenance.h"
 #include "graphlint/base/Setup.h"
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -14,6 +15,12 @@
 namespace graphlint {
 
 struct MemorySummary {
+  /// What a storage holds, in the categories of torch's memory profiler (the
+  /// snapshot's `category`, the stacked --memory-plot): memoryCategoryOf
+  /// (MemorySnapshot.h) maps each MemoryKind to one.
+  static constexpr size_t kCategories = 6;
+  static constexpr const char *kCategoryNames[kCategories] = {"parameter", "gradient", "optimizer_state",
+                                                              "input",     "activation", "temporary"};
   /// One point of the timeline: the bytes allocated while a step runs (its
   /// own peak), a step being one node of the forward pass, one node's
   /// backward, or the optimizer step.
@@ -21,12 +28,15 @@ struct MemorySummary {
     std::string node;             // node label; "optimizer.step" for the optimizer
     std::string phase;            // "forward", "backward", "optimizer"
     uint64_t liveBytes = 0;
+    /// liveBytes by category (kCategoryNames), at the step's own peak.
+    std::array<uint64_t, kCategories> categoryBytes{};
   };
   /// One storage live at the peak.
   struct Contributor {
     std::string tensor;           // value name ("" for synthetic buffers)
     std::string node;             // producer label, or "" for params/inputs
     std::string kind;             // memoryKindName
+    unsigned category = 0;        // index into kCategoryNames
     uint64_t bytes = 0;
   };
 

@@ -60,6 +60,14 @@ struct ParamBucket {
   double startSeconds = 0, endSeconds = 0;  // its reduction on the stream
 };
 
+/// One compute segment of the timeline: a kernel (fusion group) of the
+/// forward or of the backward, when it runs on the compute stream.
+struct ComputeSegment {
+  int group = -1;             // index into ComputeModel::groups(); -1: a recompute-only segment
+  bool backward = false;      // a backward segment (a joint graph's backward groups too)
+  double startSeconds = 0, endSeconds = 0;
+};
+
 /// Tokens in one step of `m`: batch x seq of its first integer graph input of
 /// rank 2 with static dims (a language model's token ids), else nullopt.
 std::optional<double> tokensPerStep(const Model &m);
@@ -102,6 +110,10 @@ public:
   double gatherElementBytes() const { return gatherElement_; }
 
   const std::vector<CollectiveCall> &collectives() const { return calls_; }
+  /// The compute stream in order (the predicted step trace draws it,
+  /// StepTrace.h); the optimizer step runs after the last one.
+  const std::vector<ComputeSegment> &computeSegments() const { return segments_; }
+  double optimizerStartSeconds() const { return optimizerStart_; }
   const std::vector<ParamBucket> &buckets() const { return buckets_; }
   /// The tp/cp/ep/pp communication (MeshTraffic.h), included in commSeconds,
   /// exposedSeconds and bytesPerRank; the pipeline's bubble in stepSeconds.
@@ -122,6 +134,8 @@ private:
   std::optional<double> tokensPerSecondPerGpu_;
   std::vector<CollectiveCall> calls_;
   std::vector<ParamBucket> buckets_;
+  std::vector<ComputeSegment> segments_;
+  double optimizerStart_ = 0;
   MeshTraffic mesh_;
   double bubble_ = 0;
 };

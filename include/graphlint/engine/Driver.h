@@ -8,7 +8,9 @@
 #include "graphlint/engine/CostSummary.h"
 #include "graphlint/base/Diagnostic.h"
 #include "graphlint/engine/FusionSummary.h"
+#include "graphlint/analyses/MemorySnapshot.h"
 #include "graphlint/analyses/MemorySummary.h"
+#include "graphlint/analyses/StepTrace.h"
 #include "graphlint/base/Setup.h"
 
 #include <functional>
@@ -35,6 +37,12 @@ struct LintOptions {
   bool costSummary = true;
   /// Copy the memory plan into FileReport::memory (JSON, --memory, --memory-plot).
   bool memorySummary = true;
+  /// Record the memory plan's allocator replay into FileReport::snapshot
+  /// (--emit-memory-snapshot; off by default: it holds every event).
+  bool memorySnapshot = false;
+  /// Record the step timeline as trace events into FileReport::trace
+  /// (--emit-trace).
+  bool stepTrace = false;
   /// Keep each imported model alive instead of freeing it after linting. The
   /// CLI sets this: it exits right after reporting, and tearing down a
   /// million-node IR costs more than the OS reclaiming it.
@@ -97,6 +105,10 @@ struct FileReport {
   CostSummary cost;
   /// The memory plan as plain data (present unless fatal or not requested).
   MemorySummary memory;
+  /// The predicted memory snapshot (present only when requested).
+  MemorySnapshot snapshot;
+  /// The predicted step trace (present only when requested).
+  StepTrace trace;
 };
 
 ImportOptions importOptionsFor(const LintOptions &opts);

@@ -37,6 +37,8 @@ struct ReportNeeds {
   bool dot = false;           // --emit-dot (fusion plan with every data edge)
   bool memoryPlot = false;    // --memory-plot
   bool sourceSnippets = false;  // text without --quiet: the user's source lines
+  bool memorySnapshot = false;  // --emit-memory-snapshot
+  bool stepTrace = false;       // --emit-trace
 };
 
 struct SessionOptions {

@@ -5,6 +5,7 @@
 #include "graphlint/ir/Display.h"
 #include "graphlint/engine/Driver.h"
 #include "graphlint/engine/Plan.h"
+#include "graphlint/engine/RunComparison.h"
 
 #include <llvm/Support/JSON.h>
 #include <llvm/Support/raw_ostream.h>
@@ -89,6 +90,19 @@ void renderMemorySvg(const MemorySummary &s, const std::string &title, llvm::raw
 /// data-parallel and mesh collective of the step: link, bytes, time, hidden.
 void renderMemorySvg(const MemorySummary &s, const CostSummary::Communication *comm, const std::string &title,
                      llvm::raw_ostream &os);
+
+/// `--emit-memory-snapshot FILE.pickle`: the predicted memory snapshot as
+/// torch.cuda.memory._snapshot()'s dict, pickled (protocol 2; docs/viewers.md).
+void renderMemorySnapshot(const MemorySnapshot &s, llvm::raw_ostream &os);
+
+/// `--emit-trace FILE.json`: the predicted step trace as torch.profiler's
+/// Chrome trace JSON (docs/viewers.md), `title` the model file.
+void renderStepTrace(const StepTrace &t, const std::string &title, llvm::raw_ostream &os);
+
+/// `graphlint compare` (docs/viewers.md#compare): the predicted-vs-measured
+/// table (the `top` ops with the largest time error) and its JSON.
+void renderCompareText(const RunComparison &c, unsigned top, llvm::raw_ostream &os);
+llvm::json::Value compareToJson(const RunComparison &c);
 
 /// `graphlint plan` (docs/plan.md): the JSON contract (`candidates[]`, best
 /// first, every one evaluated; `evaluated`), the text report (the top `top`

@@ -1,0 +1,107 @@
+// graphlint compare (docs/viewers.md#compare): a prediction held against a
+// measured run. MeasuredRun reads what torch.profiler wrote (Kineto's Chrome
+// trace JSON: the step, its phases, each aten op's time, the memory events of
+// profile_memory=True, NCCL kernels against compute kernels); the
+// comparison puts it beside the lint's own figures for the same model and
+// setup -- step, phases, per-op time aligned by aten op name, peak memory, the
+// allocations at the measured peak, overlap -- largest mispredictions first.
+#pragma once
+
+#include "graphlint/engine/Driver.h"
+
+#include <llvm/Support/Error.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace graphlint {
+
+/// Time and calls per aten op name ("aten::addmm").
+struct OpTimes {
+  double seconds = 0;
+  unsigned count = 0;
+};
+
+/// What the lint predicts per op (the compute model's group times split
+/// over each group's nodes; joint graphs' backward ops by their own names)
+/// and the bytes held before the step starts (model states and inputs).
+struct PredictedOps {
+  std::map<std::string, OpTimes> ops;
+  uint64_t startBytes = 0;
+  bool joint = false;  // the graph holds its own backward (ops named as eager runs them)
+};
+/// LintOptions::withAnalyses for compare: fills `out` from the model's analyses.
+void collectPredictedOps(const Model &m, AnalysisContext &ctx, PredictedOps &out);
+
+struct MeasuredRun {
+  std::string path;
+  /// One step: the last ProfilerStep#N annotation (or the whole trace).
+  bool hasStep = false;
+  std::string stepName;
+  double stepSeconds = 0, forwardSeconds = 0, backwardSeconds = 0, optimizerSeconds = 0;
+  bool hasBackward = false, hasOptimizer = false;
+  /// Every cpu_op in the step: name, start, duration, the enclosing cpu_op.
+  struct Op {
+    std::string name;
+    double start = 0, seconds = 0;
+    int parent = -1;
+    bool inOptimizer = false;  // inside an Optimizer.step# or zero_grad record_function
+  };
+  std::vector<Op> ops;
+  /// profile_memory=True: the device's allocation events.
+  bool hasMemory = false;
+  std::string memoryDevice;      // "cpu", "cuda"
+  /// On the CPU the profiler counts only what the profiled region allocated:
+  /// the peak is relative to the bytes held when profiling started.
+  bool memoryRelative = false;
+  uint64_t peakAllocated = 0, peakReserved = 0;
+  struct Allocation {
+    uint64_t bytes = 0;
+    std::string op;              // the outermost cpu_op that allocated it ("" when none)
+  };
+  std::vector<Allocation> atPeak;  // largest first, at most 10
+  /// GPU kernels: NCCL ones against the rest.
+  bool hasComm = false;
+  double commSeconds = 0, hiddenCommSeconds = 0, computeSeconds = 0;
+};
+
+/// Reads a torch.profiler Chrome trace (one rank's; `.json` or `.json.gz` is
+/// not read: gunzip it first). Errors name the file and the problem.
+llvm::Expected<MeasuredRun> readMeasuredTrace(const std::string &path);
+/// Reads a torch memory snapshot (torch.cuda.memory._dump_snapshot's pickle)
+/// into `run`'s memory figures, replacing the trace's: its device trace
+/// replayed from the bytes held when recording began.
+llvm::Error readMeasuredSnapshot(const std::string &path, MeasuredRun &run);
+
+struct RunComparison {
+  struct Metric {
+    std::string name;            // "step", "forward", "peak_allocated", ...
+    std::string unit;            // "s", "bytes", "%"
+    std::optional<double> predicted, measured;
+    /// (predicted - measured) / measured when both are known and measured != 0.
+    std::optional<double> relativeError() const;
+  };
+  struct OpRow {
+    std::string op;
+    OpTimes predicted, measured;
+  };
+  std::string model, trace;
+  std::vector<Metric> metrics;
+  std::vector<OpRow> ops;        // largest |predicted - measured| seconds first
+  /// The memory figures behind peak_allocated: the measured device, whether
+  /// its count is relative to the profiled region's start, the region's own
+  /// peak, and the bytes the plan holds when the step starts.
+  std::string memoryDevice;
+  bool memoryRelative = false;
+  uint64_t measuredRegionPeak = 0, predictedStartBytes = 0;
+  std::vector<MeasuredRun::Allocation> measuredAtPeak;
+  std::vector<MemorySummary::Contributor> predictedAtPeak;
+  std::vector<std::string> notes;
+};
+
+RunComparison compareRun(const FileReport &predicted, const PredictedOps &ops, const MeasuredRun &measured);
+
+}  // namespace graphlint

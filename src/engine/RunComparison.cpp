@@ -1,0 +1,166 @@
+// graphlint compare's alignment and figures (RunComparison.h). Ops align by
+// aten op name: a measured op counts when its name is one the graph runs and
+// no op enclosing it has such a name (aten::linear's aten::addmm counts
+// where the graph has addmm and no linear), so each measured microsecond is
+// counted once.
+#include "graphlint/engine/RunComparison.h"
+
+#include "graphlint/analyses/ComputeModel.h"
+#include "graphlint/analyses/FusionPlan.h"
+#include "graphlint/ir/Display.h"
+#include "graphlint/ir/OpRegistry.h"
+#include "graphlint/ir/ValueFacts.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+namespace graphlint {
+
+namespace {
+
+// The name an op is compared under: eager's spelling of what the capture
+// records. A capture is functional (add where eager runs add_ in place), and
+// make_fx records batch norm as _native_batch_norm_legit where eager calls
+// native_batch_norm.
+std::string canonicalOp(std::string name) {
+  llvm::StringRef n(name);
+  if (n.startswith("aten::") && n.endswith("_") && !n.endswith("__") && n.size() > 7)
+    name.pop_back();
+  if (name == "aten::_native_batch_norm_legit" || name == "aten::_native_batch_norm_legit_no_training" ||
+      name == "aten::_native_batch_norm_legit_functional")
+    return "aten::native_batch_norm";
+  return name;
+}
+
+std::string atenName(const Node &n) {
+  if (n.domain == "aten")
+    return canonicalOp("aten::" + n.opType);
+  return n.domain.empty() ? n.opType : n.domain + "::" + n.opType;
+}
+
+}  // namespace
+
+void collectPredictedOps(const Model &m, AnalysisContext &ctx, PredictedOps &out) {
+  if (!m.graph)
+    return;
+  const ComputeModel &cm = ctx.get<ComputeModel>();
+  out.joint = cm.joint();
+  const std::vector<unsigned> &sched = cm.schedule();
+  for (size_t i = 0; i < sched.size(); ++i) {
+    const GroupCost &g = cm.groups()[sched[i]];
+    if (!g.group || g.group->nodes.empty())
+      continue;
+    // A joint graph's backward groups are timed by their backward cost; a
+    // forward graph's synthesised backward has no ops of its own to name.
+    bool backwardGroup = out.joint && i >= cm.backwardStart();
+    double seconds = g.known ? (backwardGroup ? g.backward.seconds : g.forward.seconds) : 0;
+    // A fused group's time is split evenly over the nodes that run a
+    // kernel; views and shape ops in it take none (under --backend eager a
+    // group is one op and its views).
+    auto runsKernel = [](const Node &n) { return n.op && n.op->kind != OpKind::ShapeOnly && !isViewOp(n); };
+    size_t kernels = 0;
+    for (const Node *n : g.group->nodes)
+      kernels += runsKernel(*n);
+    for (const Node *n : g.group->nodes) {
+      OpTimes &t = out.ops[atenName(*n)];
+      ++t.count;
+      if (runsKernel(*n) || kernels == 0)
+        t.seconds += seconds / static_cast<double>(kernels ? kernels : g.group->nodes.size());
+    }
+  }
+}
+
+std::optional<double> RunComparison::Metric::relativeError() const {
+  if (!predicted || !measured || *measured == 0)
+    return std::nullopt;
+  return (*predicted - *measured) / *measured;
+}
+
+RunComparison compareRun(const FileReport &r, const PredictedOps &pred, const MeasuredRun &meas) {
+  RunComparison c;
+  c.model = r.path;
+  c.trace = meas.path;
+  const CostSummary &cost = r.cost;
+  const MemorySummary &mem = r.memory;
+  auto metric = [&](std::string name, std::string unit, std::optional<double> p, std::optional<double> m) {
+    c.metrics.push_back({std::move(name), std::move(unit), p, m});
+  };
+  auto some = [](bool known, double v) { return known ? std::optional<double>(v) : std::nullopt; };
+  const bool train = cost.present && cost.communication.present;
+  if (cost.present) {
+    double step = train ? cost.communication.stepSeconds : cost.secondsForward;
+    const bool timed = meas.hasStep || !meas.ops.empty();  // a trace, not a snapshot alone
+    metric("step", "s", step, some(timed, meas.stepSeconds));
+    metric("forward", "s", train ? cost.communication.forwardSeconds : cost.secondsForward,
+           some(timed, meas.forwardSeconds));
+    if (train) {
+      metric("backward", "s", cost.communication.backwardSeconds, some(meas.hasBackward, meas.backwardSeconds));
+      metric("optimizer", "s", cost.communication.optimizerSeconds, some(meas.hasOptimizer, meas.optimizerSeconds));
+    }
+  }
+  if (mem.present && meas.hasMemory) {
+    uint64_t start = meas.memoryRelative ? pred.startBytes : 0;
+    c.memoryDevice = meas.memoryDevice;
+    c.memoryRelative = meas.memoryRelative;
+    c.measuredRegionPeak = meas.peakAllocated;
+    c.predictedStartBytes = pred.startBytes;
+    metric("peak_allocated", "bytes", static_cast<double>(mem.peakAllocatedBytes),
+           static_cast<double>(meas.peakAllocated + start));
+    if (meas.memoryRelative)
+      c.notes.push_back(fmt::format(
+          "measured memory: {} counts only what the profiled region allocated; the bytes held before it "
+          "(parameters, buffers, optimizer state, inputs: {} predicted) are added to its peak",
+          meas.memoryDevice, formatBytes(static_cast<double>(start))));
+    if (meas.peakReserved > 0)
+      metric("peak_reserved", "bytes", static_cast<double>(mem.peakReservedBytes), static_cast<double>(meas.peakReserved));
+  } else if (mem.present) {
+    metric("peak_allocated", "bytes", static_cast<double>(mem.peakAllocatedBytes), std::nullopt);
+  }
+  if (train && (cost.communication.commSeconds > 0 || meas.hasComm)) {
+    const auto &cm = cost.communication;
+    double hidden = cm.commSeconds > 0 ? 100 * (1 - cm.exposedSeconds / cm.commSeconds) : 0;
+    metric("comm", "s", cm.commSeconds, some(meas.hasComm, meas.commSeconds));
+    metric("comm_hidden", "%", hidden,
+           some(meas.hasComm, meas.commSeconds > 0 ? 100 * meas.hiddenCommSeconds / meas.commSeconds : 0));
+  }
+
+  // Per op, by name: each measured op counted once, at the outermost level
+  // the graph names.
+  std::map<std::string, OpTimes> measured;
+  for (size_t i = 0; i < meas.ops.size(); ++i) {
+    const MeasuredRun::Op &op = meas.ops[i];
+    std::string name = canonicalOp(op.name);
+    if (op.inOptimizer || !pred.ops.count(name))
+      continue;
+    bool nested = false;
+    for (int p = op.parent; p >= 0 && !nested; p = meas.ops[static_cast<size_t>(p)].parent)
+      nested = pred.ops.count(canonicalOp(meas.ops[static_cast<size_t>(p)].name)) > 0;
+    if (nested)
+      continue;
+    OpTimes &t = measured[name];
+    t.seconds += op.seconds;
+    ++t.count;
+  }
+  std::set<std::string> names;
+  for (const auto &[n, t] : pred.ops)
+    if (!meas.ops.empty() && (t.seconds > 0 || measured.count(n)))
+      names.insert(n);
+  for (const std::string &n : names)
+    c.ops.push_back({n, pred.ops.at(n), measured.count(n) ? measured[n] : OpTimes{}});
+  std::stable_sort(c.ops.begin(), c.ops.end(), [](const RunComparison::OpRow &a, const RunComparison::OpRow &b) {
+    return std::abs(a.predicted.seconds - a.measured.seconds) > std::abs(b.predicted.seconds - b.measured.seconds);
+  });
+  if (!pred.joint && train)
+    c.notes.push_back("per-op times are the forward's: this graph's backward is synthesised per fusion group, "
+                      "so its ops have no aten names (export with graphlint-export --train for both passes)");
+  if (meas.ops.empty())
+    c.notes.push_back("the measurement has no cpu_op events: no per-op times");
+  c.measuredAtPeak = meas.atPeak;
+  c.predictedAtPeak = mem.topAtPeak;
+  return c;
+}
+
+}  // namespace graphlint

@@ -1,0 +1,113 @@
+// graphlint compare's text table and JSON (docs/viewers.md#compare): the
+// step, its phases, peak memory and overlap predicted vs measured, then the
+// ops with the largest time error first, then what was live at the measured
+// peak beside what the plan has at its own.
+#include "graphlint/report/Reporters.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace graphlint {
+
+namespace {
+
+std::string valueText(const std::optional<double> &v, const std::string &unit) {
+  if (!v)
+    return "-";
+  if (unit == "bytes")
+    return formatBytes(*v);
+  if (unit == "%")
+    return fmt::format("{:.1f}%", *v);
+  double s = *v;
+  if (std::abs(s) >= 1)
+    return fmt::format("{:.3f} s", s);
+  if (std::abs(s) >= 1e-3)
+    return fmt::format("{:.3f} ms", s * 1e3);
+  return fmt::format("{:.1f} us", s * 1e6);
+}
+
+std::string errorText(const RunComparison::Metric &m) {
+  if (m.unit == "%" && m.predicted && m.measured)
+    return fmt::format("{:+.1f} pt", *m.predicted - *m.measured);
+  auto e = m.relativeError();
+  return e ? fmt::format("{:+.1f}%", *e * 100) : "-";
+}
+
+}  // namespace
+
+void renderCompareText(const RunComparison &c, unsigned top, llvm::raw_ostream &os) {
+  os << fmt::format("{}: predicted vs measured ({})\n", c.model, c.trace);
+  os << fmt::format("  {:<16} {:>14} {:>14} {:>10}\n", "", "predicted", "measured", "error");
+  for (const RunComparison::Metric &m : c.metrics)
+    os << fmt::format("  {:<16} {:>14} {:>14} {:>10}\n", m.name, valueText(m.predicted, m.unit),
+                      valueText(m.measured, m.unit), errorText(m));
+  if (!c.ops.empty()) {
+    os << fmt::format("  largest mispredictions by op (of {}):\n", c.ops.size());
+    os << fmt::format("    {:<40} {:>7} {:>12} {:>7} {:>12} {:>10}\n", "op", "calls", "predicted", "calls", "measured",
+                      "error");
+    for (size_t i = 0; i < c.ops.size() && i < top; ++i) {
+      const RunComparison::OpRow &o = c.ops[i];
+      os << fmt::format("    {:<40} {:>7} {:>12} {:>7} {:>12} {:>10}\n", o.op, o.predicted.count,
+                        valueText(o.predicted.seconds, "s"), o.measured.count, valueText(o.measured.seconds, "s"),
+                        valueText(o.predicted.seconds - o.measured.seconds, "s"));
+    }
+  }
+  if (!c.measuredAtPeak.empty() || !c.predictedAtPeak.empty()) {
+    os << (c.memoryRelative ? "  at the peak: measured (allocated in the profiled region) | predicted\n"
+                            : "  at the peak: measured | predicted\n");
+    size_t n = std::max(c.measuredAtPeak.size(), c.predictedAtPeak.size());
+    for (size_t i = 0; i < n && i < 10; ++i) {
+      std::string left, right;
+      if (i < c.measuredAtPeak.size())
+        left = fmt::format("{:>11}  {}", formatBytes(static_cast<double>(c.measuredAtPeak[i].bytes)),
+                           c.measuredAtPeak[i].op.empty() ? "(no op)" : c.measuredAtPeak[i].op);
+      if (i < c.predictedAtPeak.size()) {
+        const MemorySummary::Contributor &p = c.predictedAtPeak[i];
+        right = fmt::format("{:>11}  {} {}", formatBytes(static_cast<double>(p.bytes)), p.kind,
+                            p.node.empty() ? p.tensor : p.node);
+      }
+      os << fmt::format("    {:<48} | {}\n", left, right);
+    }
+  }
+  for (const std::string &n : c.notes)
+    os << "  note: " << n << "\n";
+}
+
+llvm::json::Value compareToJson(const RunComparison &c) {
+  namespace json = llvm::json;
+  auto opt = [](const std::optional<double> &v) { return v ? json::Value(*v) : json::Value(nullptr); };
+  json::Array metrics, ops, measuredPeak, predictedPeak, notes;
+  for (const RunComparison::Metric &m : c.metrics)
+    metrics.push_back(json::Object{{"name", m.name},
+                                   {"unit", m.unit},
+                                   {"predicted", opt(m.predicted)},
+                                   {"measured", opt(m.measured)},
+                                   {"relative_error", opt(m.relativeError())}});
+  for (const RunComparison::OpRow &o : c.ops)
+    ops.push_back(json::Object{{"op", o.op},
+                               {"predicted_s", o.predicted.seconds},
+                               {"predicted_count", static_cast<int64_t>(o.predicted.count)},
+                               {"measured_s", o.measured.seconds},
+                               {"measured_count", static_cast<int64_t>(o.measured.count)}});
+  for (const MeasuredRun::Allocation &a : c.measuredAtPeak)
+    measuredPeak.push_back(json::Object{{"bytes", static_cast<int64_t>(a.bytes)}, {"op", a.op}});
+  for (const MemorySummary::Contributor &p : c.predictedAtPeak)
+    predictedPeak.push_back(json::Object{
+        {"bytes", static_cast<int64_t>(p.bytes)}, {"kind", p.kind}, {"tensor", p.tensor}, {"node", p.node}});
+  for (const std::string &n : c.notes)
+    notes.push_back(n);
+  return json::Object{{"model", c.model},
+                      {"trace", c.trace},
+                      {"metrics", std::move(metrics)},
+                      {"ops", std::move(ops)},
+                      {"memory", json::Object{{"measured_device", c.memoryDevice},
+                                              {"measured_relative", c.memoryRelative},
+                                              {"measured_region_peak_bytes", static_cast<int64_t>(c.measuredRegionPeak)},
+                                              {"predicted_start_bytes", static_cast<int64_t>(c.predictedStartBytes)}}},
+                      {"measured_top_at_peak", std::move(measuredPeak)},
+                      {"predicted_top_at_peak", std::move(predictedPeak)},
+                      {"notes", std::move(notes)}};
+}
+
+}  // namespace graphlint

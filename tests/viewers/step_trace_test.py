@@ -1,0 +1,107 @@
+"""--emit-trace against a trace tool (docs/viewers.md).
+
+For each model and setup graphlint writes the JSON report and the trace.
+The trace must be Chrome trace JSON whose complete events nest perfectly on
+each track (pid, tid), with ProfilerStep#0 spanning every kernel, and
+HolisticTraceAnalysis must read it: its communication/computation overlap
+(the share of communication time that computation hides) must equal the
+report's 1 - exposed/communication within 1 point, and its kernel time per
+stream the report's compute and communication busy time.
+Run by GRAPHLINT_TORCH2_PYTHON with HolisticTraceAnalysis installed
+(scripts/requirements/torch2.txt); GRAPHLINT_CLI is the binary.
+"""
+import json
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CLI = os.environ["GRAPHLINT_CLI"]
+
+# Setups with communication (HTA's overlap divides by it), and one without.
+CASES = [
+    ("models/resnet18.onnx", ["--dim", "batch=32", "--train", "--world-size", "8", "--intra", "pcie-gen4"]),
+    ("models/gpt_tiny.onnx", ["--dim", "batch=8", "--dim", "seq=256", "--train", "--world-size", "16",
+                             "--gpus-per-node", "8"]),
+    ("tests/fixtures/fx/tiny_llama.train.fx.json", ["--train", "--precision", "bf16-mixed", "--zero", "3",
+                                                    "--world-size", "8"]),
+    ("models/mobilenet_v3_small.onnx", ["--dim", "batch=64", "--train", "--zero", "2", "--world-size", "8"]),
+    ("models/resnet18.onnx", ["--dim", "batch=1"]),
+]
+
+
+def check_nesting(events):
+    """Every pair of complete events on one track is disjoint or nested."""
+    tracks = defaultdict(list)
+    for e in events:
+        if e.get("ph") == "X":
+            tracks[(e["pid"], e["tid"])].append((e["ts"], -e["dur"], e["name"]))
+    for track, evs in tracks.items():
+        evs.sort()
+        stack = []
+        for ts, negdur, name in evs:
+            end = ts - negdur
+            while stack and stack[-1][0] <= ts + 1e-9:
+                stack.pop()
+            if stack and end > stack[-1][0] + 1e-9:
+                raise AssertionError(f"track {track}: '{name}' [{ts}, {end}] partly overlaps '{stack[-1][1]}'")
+            stack.append((end, name))
+    return len(tracks)
+
+
+def hta_overlap(trace_dir):
+    from hta.trace_analysis import TraceAnalysis
+    a = TraceAnalysis(trace_dir=trace_dir)
+    df = a.get_comm_comp_overlap(visualize=False)
+    return float(df["comp_comm_overlap_pctg"].iloc[0])
+
+
+def check(model, flags, tmp):
+    tdir = os.path.join(tmp, f"case{len(os.listdir(tmp))}")
+    os.makedirs(tdir)
+    path = os.path.join(tdir, "rank0.pt.trace.json")
+    cmd = [CLI, os.path.join(ROOT, model), "--format", "json", "--exit-zero", "--emit-trace", path] + flags
+    report = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)["files"][0]
+    with open(path) as f:
+        trace = json.load(f)
+    events = trace["traceEvents"]
+    tracks = check_nesting(events)
+    assert trace["distributedInfo"]["backend"] == "nccl"
+    step = [e for e in events if e["name"].startswith("ProfilerStep#")]
+    assert len(step) == 1
+    kernels = [e for e in events if e.get("cat") == "kernel"]
+    for k in kernels:
+        assert step[0]["ts"] <= k["ts"] and k["ts"] + k["dur"] <= step[0]["ts"] + step[0]["dur"] + 1e-3, k
+    counters = [e for e in events if e.get("ph") == "C"]
+    assert counters and max(c["args"]["allocated"] for c in counters) > 0
+    comm = report.get("communication") or {}
+    busy = comm.get("comm_s", 0)
+    line = f"{model} {' '.join(flags)}: {len(kernels)} kernels on {tracks} tracks"
+    if busy <= 0:
+        print(f"ok  {line}, no communication")
+        return True
+    hidden = 100 * (1 - comm["exposed_s"] / busy)
+    got = hta_overlap(tdir)
+    ok = abs(got - hidden) <= 1.0
+    print(f"{'ok ' if ok else 'BAD'} {line}: HTA overlap {got:.2f}% vs graphlint hidden communication {hidden:.2f}% "
+          f"(graphlint overlap_ratio {100 * comm['overlap_ratio']:.2f}%)")
+    return ok
+
+
+def main():
+    logging.disable(logging.WARNING)  # HTA logs each file it parses
+    # HTA rounds sub-microsecond timestamps to whole microseconds unless told
+    # not to; the predicted kernels are often shorter than that.
+    os.environ["HTA_DISABLE_NS_ROUNDING"] = "1"
+    bad = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for model, flags in CASES:
+            bad += not check(model, flags, tmp)
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()
