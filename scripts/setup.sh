@@ -25,12 +25,12 @@ BUILD_TYPE=${BUILD_TYPE:-Release}
 # Build and test dependencies. python3-onnx/numpy generate ONNX's backend node
 # tests for the corpus test; graphviz renders --emit-dot output; python3-torch
 # and python3-torchvision are the torch 1.13 line the FX tests capture with;
-# libzip-dev reads torch.export's .pt2 archives.
+# libzip-dev reads torch.export's .pt2 archives; zlib1g-dev gzipped profiler traces.
 PACKAGES=(cmake ninja-build g++ pkg-config
           libonnx-dev libprotobuf-dev protobuf-compiler
           llvm-14-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
           python3-onnx python3-numpy pre-commit python3-jsonschema ccache
-          python3-torch python3-torchvision graphviz libzip-dev)
+          python3-torch python3-torchvision graphviz libzip-dev zlib1g-dev)
 
 # Only for the libFuzzer targets (scripts/fuzz.sh, docs/robustness.md): the
 # normal build and test setup does not need them.

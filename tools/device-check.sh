@@ -12,10 +12,16 @@
 #       On the GPU machine: run `graphlint verify` on the bundled models (random
 #       weights, batch 8 CNNs, gpt_tiny batch 8 x seq 32) in text and JSON, and
 #       the cuda-vs-cpu test, writing everything to RESULT_FILE (default
-#       $OUT/device-check.txt when $OUT is set, else device-check.txt). With no
+#       $OUT/device-check.txt when $OUT is set, else device-check.txt). Then,
+#       where python3 has torch, torch's own measurements of real training
+#       steps (validation/device_measure.py: step time by CUDA events, peak
+#       memory, one step's profiler trace and memory snapshot, and
+#       `graphlint compare` on them; single-GPU slices of the launch-scale
+#       setups included) into RESULT_FILE's folder, measure/. With no
 #       bundle it configures and builds BUNDLE_OR_BUILD_DIR with CMake first.
 #       DEVICE=cpu runs the same flow on the cpu backend (a dry run without a
-#       GPU); TARGET names the hardware profile (default H200).
+#       GPU); TARGET names the hardware profile (default H200); MEASURE=0
+#       skips the torch measurements, MEASURE_ONLY="case ..." picks some.
 set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -93,6 +99,15 @@ run() {
       echo
       echo "## cuda backend vs cpu reference"
       GRAPHLINT_MODELS_DIR="$models" "$tests" --gtest_filter='VerifyCuda.*' 2>&1 | tail -20
+    fi
+    if [[ "${MEASURE:-1}" != 0 ]] && python3 -c 'import torch' 2>/dev/null; then
+      echo
+      echo "## torch's own measurements beside the predictions (validation/device_measure.py)"
+      # shellcheck disable=SC2086
+      PYTHONPATH="$here/python${PYTHONPATH:+:$PYTHONPATH}" python3 "$here/validation/device_measure.py" \
+        --graphlint "$bin" --out "$(dirname "$result")/measure" --device "$device" \
+        ${TARGET:+--target "$TARGET"} ${MEASURE_ONLY:+--only $MEASURE_ONLY}
+      echo "exit: $?"
     fi
   } >"$result" 2>&1
   cat "$result"

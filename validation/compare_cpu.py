@@ -107,13 +107,13 @@ def run_one(name, out):
     """Capture, measure and write NAME.fx.json and NAME.trace.json under out."""
     import torch
     sys.path.insert(0, os.path.join(ROOT, "python"))
-    from graphlint._export import exporter
+    from graphlint.export import cli as exporter
     env, batch = MODELS[name]
     module, inputs = build(name, batch)
     module.train()
     fx = os.path.join(out, f"{name}.fx.json")
     t0 = time.time()
-    exporter().export_module(module, inputs, fx, train=True)
+    exporter.export_module(module, inputs, fx, train=True)
     capture_s = time.time() - t0
     opt = torch.optim.Adam(module.parameters())
 

@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include <llvm/ADT/StringExtras.h>
+
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -73,6 +75,58 @@ void collectPredictedOps(const Model &m, AnalysisContext &ctx, PredictedOps &out
   }
 }
 
+MeasuredRun combineRanks(std::vector<MeasuredRun> runs) {
+  if (runs.size() == 1)
+    return std::move(runs.front());
+  MeasuredRun all;
+  all.rankCount = static_cast<unsigned>(runs.size());
+  const double n = static_cast<double>(runs.size());
+  std::vector<std::string> paths;
+  for (MeasuredRun &r : runs) {
+    paths.push_back(r.path);
+    all.ranks.push_back({r.rank, r.path, r.stepSeconds, r.forwardSeconds, r.backwardSeconds, r.commSeconds,
+                         r.hiddenCommSeconds, r.peakAllocated});
+    all.worldSize = std::max(all.worldSize, r.worldSize);
+    if (all.deviceName.empty())
+      all.deviceName = r.deviceName;
+    all.hasStep |= r.hasStep;
+    if (all.stepName.empty())
+      all.stepName = r.stepName;
+    all.hasBackward |= r.hasBackward;
+    all.hasOptimizer |= r.hasOptimizer;
+    all.onDevice |= r.onDevice;
+    all.hasComm |= r.hasComm;
+    all.stepSeconds += r.stepSeconds / n;
+    all.forwardSeconds += r.forwardSeconds / n;
+    all.backwardSeconds += r.backwardSeconds / n;
+    all.optimizerSeconds += r.optimizerSeconds / n;
+    all.hostStepSeconds += r.hostStepSeconds / n;
+    all.deviceBusySeconds += r.deviceBusySeconds / n;
+    all.commSeconds += r.commSeconds / n;
+    all.hiddenCommSeconds += r.hiddenCommSeconds / n;
+    all.computeSeconds += r.computeSeconds / n;
+    // Ops: every rank's, parents moved past the ranks before; compareRun
+    // divides their sums by rankCount.
+    const int offset = static_cast<int>(all.ops.size());
+    for (MeasuredRun::Op &op : r.ops) {
+      if (op.parent >= 0)
+        op.parent += offset;
+      all.ops.push_back(std::move(op));
+    }
+    // Memory: the rank that holds the most.
+    if (r.hasMemory && (!all.hasMemory || r.peakAllocated > all.peakAllocated)) {
+      all.hasMemory = true;
+      all.memoryDevice = r.memoryDevice;
+      all.memoryRelative = r.memoryRelative;
+      all.peakAllocated = r.peakAllocated;
+      all.atPeak = r.atPeak;
+    }
+    all.peakReserved = std::max(all.peakReserved, r.peakReserved);
+  }
+  all.path = llvm::join(paths, ", ");
+  return all;
+}
+
 std::optional<double> RunComparison::Metric::relativeError() const {
   if (!predicted || !measured || *measured == 0)
     return std::nullopt;
@@ -94,6 +148,14 @@ RunComparison compareRun(const FileReport &r, const PredictedOps &pred, const Me
     double step = train ? cost.communication.stepSeconds : cost.secondsForward;
     const bool timed = meas.hasStep || !meas.ops.empty();  // a trace, not a snapshot alone
     metric("step", "s", step, some(timed, meas.stepSeconds));
+    // The device's busy time: the step less the waits on the host, which
+    // graphlint does not predict (its device is never starved).
+    if (meas.onDevice)
+      metric("device_busy", "s",
+             train ? cost.communication.forwardSeconds + cost.communication.backwardSeconds +
+                         cost.communication.optimizerSeconds
+                   : cost.secondsForward,
+             meas.deviceBusySeconds);
     metric("forward", "s", train ? cost.communication.forwardSeconds : cost.secondsForward,
            some(timed, meas.forwardSeconds));
     if (train) {
@@ -144,6 +206,11 @@ RunComparison compareRun(const FileReport &r, const PredictedOps &pred, const Me
     t.seconds += op.seconds;
     ++t.count;
   }
+  // Several ranks: the mean rank's.
+  for (auto &[n, t] : measured) {
+    t.seconds /= meas.rankCount;
+    t.count = (t.count + meas.rankCount / 2) / meas.rankCount;
+  }
   std::set<std::string> names;
   for (const auto &[n, t] : pred.ops)
     if (!meas.ops.empty() && (t.seconds > 0 || measured.count(n)))
@@ -158,6 +225,32 @@ RunComparison compareRun(const FileReport &r, const PredictedOps &pred, const Me
                       "so its ops have no aten names (export with graphlint-export --train for both passes)");
   if (meas.ops.empty())
     c.notes.push_back("the measurement has no cpu_op events: no per-op times");
+  if (meas.onDevice) {
+    double idle = meas.stepSeconds > 0 ? 1 - meas.deviceBusySeconds / meas.stepSeconds : 0;
+    c.notes.push_back(fmt::format(
+        "measured on the device{}: the step is the device's span from its first kernel to its last ({} busy, {:.0f}% "
+        "idle), per-op times the kernels each op launched; the host's step annotation lasted {}",
+        meas.deviceName.empty() ? "" : " (" + meas.deviceName + ")", formatSeconds(meas.deviceBusySeconds),
+        100 * idle, formatSeconds(meas.hostStepSeconds)));
+    if (idle > 0.2)
+      c.notes.push_back(fmt::format("the device was idle {:.0f}% of the measured step: the run waited on the host "
+                                    "(launches, Python, data); graphlint predicts a device that is never starved",
+                                    100 * idle));
+  }
+  c.ranks = meas.ranks;
+  if (meas.ranks.size() > 1) {
+    auto slowest = std::max_element(meas.ranks.begin(), meas.ranks.end(), [](const RankFigures &a, const RankFigures &b) {
+      return a.stepSeconds < b.stepSeconds;
+    });
+    auto fastest = std::min_element(meas.ranks.begin(), meas.ranks.end(), [](const RankFigures &a, const RankFigures &b) {
+      return a.stepSeconds < b.stepSeconds;
+    });
+    c.notes.push_back(fmt::format("{} ranks: measured times are their mean; steps from {} (rank {}) to {} (rank {}, "
+                                  "{:+.1f}% over the mean); memory is the fullest rank's",
+                                  meas.ranks.size(), formatSeconds(fastest->stepSeconds), fastest->rank,
+                                  formatSeconds(slowest->stepSeconds), slowest->rank,
+                                  meas.stepSeconds > 0 ? 100 * (slowest->stepSeconds / meas.stepSeconds - 1) : 0.0));
+  }
   c.measuredAtPeak = meas.atPeak;
   c.predictedAtPeak = mem.topAtPeak;
   return c;

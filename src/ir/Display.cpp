@@ -1,10 +1,11 @@
-// The one node labeller and byte formatter (include/graphlint/ir/Display.h).
+// The one node labeller and byte and duration formatter (include/graphlint/ir/Display.h).
 #include "graphlint/ir/Display.h"
 
 #include "graphlint/ir/Graph.h"
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <iterator>
 
 namespace graphlint {
@@ -25,6 +26,14 @@ std::string formatBytes(double b) {
     ++u;
   }
   return u == 0 ? fmt::format("{:.0f} B", b) : fmt::format("{:.2f} {}", b, units[u]);
+}
+
+std::string formatSeconds(double s) {
+  if (std::abs(s) >= 1)
+    return fmt::format("{:.3f} s", s);
+  if (std::abs(s) >= 1e-3)
+    return fmt::format("{:.3f} ms", s * 1e3);
+  return fmt::format("{:.1f} us", s * 1e6);
 }
 
 }  // namespace graphlint

@@ -19,12 +19,7 @@ std::string valueText(const std::optional<double> &v, const std::string &unit) {
     return formatBytes(*v);
   if (unit == "%")
     return fmt::format("{:.1f}%", *v);
-  double s = *v;
-  if (std::abs(s) >= 1)
-    return fmt::format("{:.3f} s", s);
-  if (std::abs(s) >= 1e-3)
-    return fmt::format("{:.3f} ms", s * 1e3);
-  return fmt::format("{:.1f} us", s * 1e6);
+  return formatSeconds(*v);
 }
 
 std::string errorText(const RunComparison::Metric &m) {
@@ -70,6 +65,16 @@ void renderCompareText(const RunComparison &c, unsigned top, llvm::raw_ostream &
       os << fmt::format("    {:<48} | {}\n", left, right);
     }
   }
+  if (c.ranks.size() > 1) {
+    os << fmt::format("  per rank (measured):\n    {:>5} {:>12} {:>12} {:>12} {:>12} {:>8} {:>11}\n", "rank", "step",
+                      "forward", "backward", "comm", "hidden", "peak");
+    for (const RankFigures &r : c.ranks)
+      os << fmt::format("    {:>5} {:>12} {:>12} {:>12} {:>12} {:>8} {:>11}\n", r.rank, formatSeconds(r.stepSeconds),
+                        formatSeconds(r.forwardSeconds), formatSeconds(r.backwardSeconds),
+                        formatSeconds(r.commSeconds),
+                        r.commSeconds > 0 ? fmt::format("{:.1f}%", 100 * r.hiddenCommSeconds / r.commSeconds) : "-",
+                        formatBytes(static_cast<double>(r.peakAllocated)));
+  }
   for (const std::string &n : c.notes)
     os << "  note: " << n << "\n";
 }
@@ -77,7 +82,16 @@ void renderCompareText(const RunComparison &c, unsigned top, llvm::raw_ostream &
 llvm::json::Value compareToJson(const RunComparison &c) {
   namespace json = llvm::json;
   auto opt = [](const std::optional<double> &v) { return v ? json::Value(*v) : json::Value(nullptr); };
-  json::Array metrics, ops, measuredPeak, predictedPeak, notes;
+  json::Array metrics, ops, measuredPeak, predictedPeak, ranks, notes;
+  for (const RankFigures &r : c.ranks)
+    ranks.push_back(json::Object{{"rank", r.rank},
+                                 {"trace", r.path},
+                                 {"step_s", r.stepSeconds},
+                                 {"forward_s", r.forwardSeconds},
+                                 {"backward_s", r.backwardSeconds},
+                                 {"comm_s", r.commSeconds},
+                                 {"comm_hidden_s", r.hiddenCommSeconds},
+                                 {"peak_allocated_bytes", static_cast<int64_t>(r.peakAllocated)}});
   for (const RunComparison::Metric &m : c.metrics)
     metrics.push_back(json::Object{{"name", m.name},
                                    {"unit", m.unit},
@@ -107,6 +121,7 @@ llvm::json::Value compareToJson(const RunComparison &c) {
                                               {"predicted_start_bytes", static_cast<int64_t>(c.predictedStartBytes)}}},
                       {"measured_top_at_peak", std::move(measuredPeak)},
                       {"predicted_top_at_peak", std::move(predictedPeak)},
+                      {"ranks", std::move(ranks)},
                       {"notes", std::move(notes)}};
 }
 

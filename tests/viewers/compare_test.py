@@ -6,8 +6,14 @@
    nested ops count once (aten::linear's aten::addmm), the optimizer's ops
    stay out of the per-op rows, the CPU's relative memory count gets the
    plan's start bytes added, and the allocation at the peak names the op.
+3. A hand-written device trace: kernels charged to the ops and phases that
+   launched them (correlation ids), the step as the device's span, a kernel
+   launched outside the step left out, NCCL's hidden share; --step picks
+   another annotation, and a name no event has is a one-line error.
+4. A folder of two ranks (one gzipped): the ranks' mean, each rank kept.
 GRAPHLINT_CLI is the binary; plain Python, no torch.
 """
+import gzip
 import json
 import os
 import subprocess
@@ -87,6 +93,80 @@ def hand_trace(tmp):
     print("ok hand-written trace: phases, nesting, optimizer ops, relative memory, allocation at the peak")
 
 
+def device_trace(tmp):
+    def launch(ts, corr, tid=1):
+        return {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": tid, "ts": ts,
+                "dur": 2, "args": {"correlation": corr}}
+
+    def kernel(name, ts, dur, corr):
+        return {"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": ts, "dur": dur,
+                "args": {"correlation": corr, "stream": 7}}
+
+    events = [
+        ev("ProfilerStep#1", 0, 1000, "user_annotation"),
+        ev("my forward", 0, 200, "user_annotation"),
+        ev("aten::linear", 10, 100), ev("aten::addmm", 15, 90), launch(20, 1),
+        ev("aten::relu", 120, 20), launch(125, 2),
+        ev("autograd::engine::evaluate_function: AddmmBackward0", 300, 200),
+        ev("aten::mm", 310, 50), launch(320, 3), launch(330, 5),
+        ev("Optimizer.step#SGD.step", 600, 300, "user_annotation"), launch(610, 4),
+        launch(1500, 9),  # after the step: its kernel is not the step's
+        kernel("sgemm", 50, 30, 1), kernel("relu_kernel", 85, 10, 2), kernel("sgemm_bwd", 400, 40, 3),
+        kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 420, 50, 5), kernel("multi_tensor_apply", 700, 20, 4),
+        kernel("late", 1600, 100, 9),
+    ]
+    trace = os.path.join(tmp, "device.json")
+    json.dump({"traceEvents": events, "deviceProperties": [{"name": "NVIDIA H100"}]}, open(trace, "w"))
+    setup = ["--train", "--optimizer", "sgd", "--format", "json"]
+    doc = json.loads(run("compare", MLP, "--trace", trace, *setup))
+    m = metrics(doc)
+    near = lambda a, b: abs(a - b) < 1e-12
+    assert near(m["step"]["measured"], 670e-6), m["step"]       # 50 .. 720 on the device
+    assert near(m["forward"]["measured"], 40e-6), m["forward"]  # sgemm + relu_kernel
+    assert near(m["backward"]["measured"], 40e-6), m["backward"]
+    assert near(m["optimizer"]["measured"], 20e-6), m["optimizer"]
+    assert near(m["comm"]["measured"], 50e-6) and abs(m["comm_hidden"]["measured"] - 40) < 1e-9, m
+    ops = {o["op"]: o for o in doc["ops"]}
+    assert near(ops["aten::addmm"]["measured_s"], 30e-6) and ops["aten::addmm"]["measured_count"] == 1, ops
+    assert near(ops["aten::relu"]["measured_s"], 10e-6), ops
+    assert near(ops["aten::mm"]["measured_s"], 40e-6), ops
+    assert any("NVIDIA H100" in n and "85% idle" in n for n in doc["notes"]), doc["notes"]
+    step = metrics(json.loads(run("compare", MLP, "--trace", trace, "--step", "my forward", *setup)))["step"]
+    assert near(step["measured"], 45e-6), step  # 50 .. 95
+    r = subprocess.run([CLI, "compare", MLP, "--trace", trace, "--step", "no such step"], capture_output=True,
+                       text=True)
+    assert r.returncode != 0 and r.stderr.count("\n") == 1 and "no such step" in r.stderr, r.stderr
+    print("ok device trace: kernels by launch, device span, phases, NCCL hidden share, --step")
+
+
+def ranks(tmp):
+    model = os.path.join(ROOT, "models/resnet18.onnx")
+    setup = ["--dim", "batch=32", "--train", "--world-size", "8", "--intra", "pcie-gen4"]
+    folder = os.path.join(tmp, "ranks")
+    os.mkdir(folder)
+    rank0 = os.path.join(folder, "rank-0.json")
+    run(model, "--exit-zero", "-q", "--emit-trace", rank0, *setup)
+    doc = json.load(open(rank0))
+    for e in doc["traceEvents"]:  # rank 1 is 10% slower in everything
+        for k in ("ts", "dur"):
+            if k in e:
+                e[k] *= 1.1
+    doc["distributedInfo"]["rank"] = 1
+    with gzip.open(os.path.join(folder, "rank-1.json.gz"), "wt") as f:
+        json.dump(doc, f)
+    one = metrics(json.loads(run("compare", model, "--trace", rank0, "--format", "json", *setup)))["step"]["measured"]
+    gz = metrics(json.loads(run("compare", model, "--trace", os.path.join(folder, "rank-1.json.gz"), "--format", "json",
+                                *setup)))["step"]["measured"]
+    assert abs(gz - 1.1 * one) < 1e-6 * one, (gz, one)
+    both = json.loads(run("compare", model, "--trace", folder, "--format", "json", *setup))
+    assert abs(metrics(both)["step"]["measured"] - 1.05 * one) < 1e-6 * one, both["metrics"]
+    assert [r["rank"] for r in both["ranks"]] == [0, 1], both["ranks"]
+    assert any("slowest" not in n and "rank 1" in n for n in both["notes"]), both["notes"]
+    text = run("compare", model, "--trace", folder, *setup)
+    assert "per rank (measured)" in text, text
+    print(f"ok two ranks (one gzipped): mean step {metrics(both)['step']['measured']:.6f} s")
+
+
 def own_snapshot(tmp):
     """--snapshot: graphlint's own snapshot, and the same dict pickled by
     Python (protocol 5, with its memo and frames), give the plan's peaks."""
@@ -113,6 +193,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         own_trace(tmp)
         hand_trace(tmp)
+        device_trace(tmp)
+        ranks(tmp)
         own_snapshot(tmp)
     return 0
 

@@ -34,12 +34,20 @@ public:
 
 private:
   cl::opt<std::string> &trace_ = add<cl::opt<std::string>>(
-      compareOption("FILE.json",
+      compareOption("FILE.json|DIR",
                     "the measured run: torch.profiler's Chrome trace\n"
-                    "(prof.export_chrome_trace; profile_memory=True adds\n"
-                    "the memory comparison), one rank's",
+                    "(prof.export_chrome_trace, or the .json.gz of\n"
+                    "tensorboard_trace_handler; profile_memory=True adds\n"
+                    "the memory comparison); a folder holds one trace per\n"
+                    "rank (HTA's layout), compared as the ranks' mean",
                     true),
       "trace");
+  cl::opt<std::string> &step_ = add<cl::opt<std::string>>(
+      compareOption("NAME",
+                    "the step: the last annotation (record_function)\n"
+                    "whose name contains NAME (default the last\n"
+                    "ProfilerStep#N)"),
+      "step");
   cl::opt<std::string> &snapshot_ = add<cl::opt<std::string>>(
       compareOption("FILE.pickle",
                     "the measured memory: a torch memory snapshot\n"
@@ -63,10 +71,12 @@ int Compare::run() {
     return usage("compare needs --trace FILE.json (a torch.profiler trace) and/or --snapshot FILE.pickle (a torch "
                  "memory snapshot) of the run to compare with");
   llvm::Expected<MeasuredRun> measured = MeasuredRun();
-  if (!trace_.empty())
-    measured = readMeasuredTrace(trace_);
-  if (!measured)
-    return fail(llvm::toString(measured.takeError()));
+  if (!trace_.empty()) {
+    auto runs = readMeasuredTraces(trace_, TraceOptions{step_});
+    if (!runs)
+      return fail(llvm::toString(runs.takeError()));
+    measured = combineRanks(std::move(*runs));
+  }
   if (!snapshot_.empty()) {
     if (llvm::Error e = readMeasuredSnapshot(snapshot_, *measured))
       return fail(llvm::toString(std::move(e)));

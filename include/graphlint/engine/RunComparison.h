@@ -36,17 +36,37 @@ struct PredictedOps {
 /// LintOptions::withAnalyses for compare: fills `out` from the model's analyses.
 void collectPredictedOps(const Model &m, AnalysisContext &ctx, PredictedOps &out);
 
+/// One rank's figures in a multi-rank comparison.
+struct RankFigures {
+  int rank = -1;
+  std::string path;
+  double stepSeconds = 0, forwardSeconds = 0, backwardSeconds = 0, commSeconds = 0, hiddenCommSeconds = 0;
+  uint64_t peakAllocated = 0;
+};
+
 struct MeasuredRun {
   std::string path;
-  /// One step: the last ProfilerStep#N annotation (or the whole trace).
+  int rank = -1, worldSize = 0;  // distributedInfo, when the trace has it
+  std::string deviceName;        // deviceProperties[0].name
+  /// One step: the last ProfilerStep#N annotation, or the last event named
+  /// TraceOptions::step (or the whole trace).
   bool hasStep = false;
   std::string stepName;
+  /// On a device trace (kernels launched in the step) the step is the
+  /// device's span from the first kernel's start to the last one's end, and
+  /// the phases the device's busy time in each (by where the kernel was
+  /// launched); on a CPU trace they are the host's spans.
   double stepSeconds = 0, forwardSeconds = 0, backwardSeconds = 0, optimizerSeconds = 0;
   bool hasBackward = false, hasOptimizer = false;
+  bool onDevice = false;
+  double hostStepSeconds = 0;    // the step annotation's own length
+  double deviceBusySeconds = 0;  // the union of the device's non-NCCL work in the step
   /// Every cpu_op in the step: name, start, duration, the enclosing cpu_op.
   struct Op {
     std::string name;
-    double start = 0, seconds = 0;
+    /// `seconds`: on a device trace the device time of the kernels it (or
+    /// an op inside it) launched, else the host's duration (`hostSeconds`).
+    double start = 0, seconds = 0, hostSeconds = 0;
     int parent = -1;
     bool inOptimizer = false;  // inside an Optimizer.step# or zero_grad record_function
   };
@@ -66,11 +86,26 @@ struct MeasuredRun {
   /// GPU kernels: NCCL ones against the rest.
   bool hasComm = false;
   double commSeconds = 0, hiddenCommSeconds = 0, computeSeconds = 0;
+  /// Several ranks combined (combineRanks): how many, and each one's figures.
+  unsigned rankCount = 1;
+  std::vector<RankFigures> ranks;
 };
 
-/// Reads a torch.profiler Chrome trace (one rank's; `.json` or `.json.gz` is
-/// not read: gunzip it first). Errors name the file and the problem.
-llvm::Expected<MeasuredRun> readMeasuredTrace(const std::string &path);
+struct TraceOptions {
+  /// The step: the last host event whose name contains this ("" = the last
+  /// ProfilerStep#N).
+  std::string step;
+};
+
+/// Reads a torch.profiler Chrome trace (one rank's, `.json` or gzipped).
+/// Errors name the file and the problem.
+llvm::Expected<MeasuredRun> readMeasuredTrace(const std::string &path, const TraceOptions &opts = {});
+/// A trace file, or a folder of them (HTA's layout: one per rank, `.json`
+/// and `.json.gz`), in rank order.
+llvm::Expected<std::vector<MeasuredRun>> readMeasuredTraces(const std::string &path, const TraceOptions &opts = {});
+/// Several ranks' runs as one: times (per op too) are the ranks' mean,
+/// memory the largest rank's; `ranks` keeps each rank's own figures.
+MeasuredRun combineRanks(std::vector<MeasuredRun> runs);
 /// Reads a torch memory snapshot (torch.cuda.memory._dump_snapshot's pickle)
 /// into `run`'s memory figures, replacing the trace's: its device trace
 /// replayed from the bytes held when recording began.
@@ -99,6 +134,7 @@ struct RunComparison {
   uint64_t measuredRegionPeak = 0, predictedStartBytes = 0;
   std::vector<MeasuredRun::Allocation> measuredAtPeak;
   std::vector<MemorySummary::Contributor> predictedAtPeak;
+  std::vector<RankFigures> ranks;  // a multi-rank measurement's ranks
   std::vector<std::string> notes;
 };
 

@@ -26,4 +26,7 @@ std::string nodeWithOp(const Node &n);
 /// (two decimals above bytes; negative sizes keep their sign).
 std::string formatBytes(double bytes);
 
+/// A duration at a readable scale: "1.250 s", "3.142 ms", "12.5 us".
+std::string formatSeconds(double seconds);
+
 }  // namespace graphlint
