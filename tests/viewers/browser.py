@@ -75,6 +75,7 @@ class FileServer:
 
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_port}"
+        self.put("/favicon.ico", b"", "image/x-icon")  # asked for by every page; a 404 would log an error
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
     def mount(self, prefix, directory):
@@ -204,9 +205,10 @@ class Chromium:
         return r["result"].get("value")
 
     def wait_for(self, expression, timeout=30):
-        """Polls until the expression is truthy and returns it; None when the time runs out."""
+        """Polls until the expression is truthy and returns it; None when the time runs out
+        or the page has logged an error."""
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and not self.errors:
             try:
                 value = self.evaluate(expression)
             except RuntimeError:
