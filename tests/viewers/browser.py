@@ -109,7 +109,8 @@ class Chromium:
     """One headless Chromium with one page, driven by DevTools protocol commands.
 
     `errors` collects what a person would see in the console as an error:
-    uncaught exceptions, console.error calls, and failed loads.
+    uncaught exceptions, console.error calls, and failed loads; `warnings`
+    the console.warn calls.
     """
 
     def __init__(self, path, width=1280, height=800):
@@ -133,6 +134,7 @@ class Chromium:
         self._next_id = 0
         self._answers = queue.Queue()
         self.errors = []
+        self.warnings = []  # console.warn: what a viewer says of input it could read only in part
         self.session = None
         threading.Thread(target=self._read, daemon=True).start()
         target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
@@ -165,8 +167,9 @@ class Chromium:
         if method == "Runtime.exceptionThrown":
             d = params["exceptionDetails"]
             self.errors.append((d.get("exception") or {}).get("description") or d.get("text"))
-        elif method == "Runtime.consoleAPICalled" and params["type"] == "error":
-            self.errors.append(" ".join(str(a.get("value", a.get("description", ""))) for a in params["args"]))
+        elif method == "Runtime.consoleAPICalled" and params["type"] in ("error", "warning"):
+            text = " ".join(str(a.get("value", a.get("description", ""))) for a in params["args"])
+            (self.errors if params["type"] == "error" else self.warnings).append(text)
         elif method == "Log.entryAdded" and params["entry"]["level"] == "error":
             e = params["entry"]
             self.errors.append(f"{e['text']} {e.get('url', '')}".strip())
@@ -192,7 +195,12 @@ class Chromium:
             self._event(answer)
 
     def goto(self, url):
+        # By way of about:blank: a URL that differs only in its #fragment would
+        # not load the page again.
+        self.send("Page.navigate", {"url": "about:blank"})
+        self.wait_for("document.readyState === 'complete' && location.href === 'about:blank'")
         self.errors.clear()
+        self.warnings.clear()
         self.send("Page.navigate", {"url": url})
 
     def evaluate(self, expression, timeout=60):
