@@ -25,12 +25,14 @@ BUILD_TYPE=${BUILD_TYPE:-Release}
 # Build and test dependencies. python3-onnx/numpy generate ONNX's backend node
 # tests for the corpus test; graphviz renders --emit-dot output; python3-torch
 # and python3-torchvision are the torch 1.13 line the FX tests capture with;
-# libzip-dev reads torch.export's .pt2 archives; zlib1g-dev gzipped profiler traces.
+# libzip-dev reads torch.export's .pt2 archives; zlib1g-dev gzipped profiler
+# traces; chromium (headless) loads the predicted snapshot and trace in real
+# viewers (tests/viewers/*_chromium_test.py).
 PACKAGES=(cmake ninja-build g++ pkg-config
           libonnx-dev libprotobuf-dev protobuf-compiler
           llvm-14-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
           python3-onnx python3-numpy pre-commit python3-jsonschema ccache
-          python3-torch python3-torchvision graphviz libzip-dev zlib1g-dev)
+          python3-torch python3-torchvision graphviz libzip-dev zlib1g-dev chromium)
 
 # Only for the libFuzzer targets (scripts/fuzz.sh, docs/robustness.md): the
 # normal build and test setup does not need them.
@@ -66,6 +68,22 @@ make_venv() {
   "$dir/bin/pip" install -q --disable-pip-version-check -r "$req"
   cp "$req" "$dir/.requirements"
 }
+# make_viewers_web: the viewers' npm packages (tests/viewers/web/package.json,
+# pinned by its package-lock.json) into $BUILD_DIR/viewers-web, again only when
+# the lock file changed. npm comes with Debian's nodejs and npm where it is missing.
+make_viewers_web() {
+  local dir=$BUILD_DIR/viewers-web lock=tests/viewers/web/package-lock.json
+  if cmp -s "$lock" "$dir/.installed" 2>/dev/null; then return; fi
+  command -v npm >/dev/null || install_missing nodejs npm
+  echo "setup: installing the viewers' npm packages into $dir"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  cp tests/viewers/web/package.json "$lock" "$dir/"
+  (cd "$dir" && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error)
+  cp "$lock" "$dir/.installed"
+}
+make_viewers_web
+
 # The environments are made while the C++ build runs (pip waits on the network
 # and unpacking, the build on the compiler): on two cores that saves minutes of
 # a fresh machine's setup. Their output goes to $BUILD_DIR/setup-venv.log,

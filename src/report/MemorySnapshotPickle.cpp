@@ -122,10 +122,12 @@ void renderMemorySnapshot(const MemorySnapshot &s, llvm::raw_ostream &os) {
     w.unsignedInteger(e.timeUs);
     w.key("frames");
     writeFrames(w, st.frames);
-    if (e.action != MemorySnapshot::Action::SegmentAlloc) {
-      w.key("category");
-      w.str(st.category);
-    }
+    // A segment holds no one tensor: "unknown". MemoryViz.js (pytorch.org/memory_viz)
+    // needs that name among a snapshot's categories: its annotate_snapshot adds it
+    // otherwise through a misspelt field (snapshot.categores) and throws, drawing
+    // nothing (tests/viewers/memory_viz_chromium_test.py).
+    w.key("category");
+    w.str(e.action == MemorySnapshot::Action::SegmentAlloc ? "unknown" : st.category);
     w.end();
   }
   w.end();

@@ -146,7 +146,11 @@ void renderStepTrace(const StepTrace &t, const std::string &title, llvm::raw_ost
           j.attribute("Group size", static_cast<int64_t>(c.ranks));
         });
       // The host: the step annotation, and each launch inside it, one after
-      // another (a launch lasts until the next one, at most 1 us).
+      // another (a launch lasts until the next one, at most 1 us). Kernels on
+      // two streams can start together: the later launch then starts when the
+      // one before it ends, 1 ns on, since an event of no duration at the
+      // start of another is misread by viewers that turn complete events into
+      // begin/end pairs (speedscope: tests/viewers/trace_viewer_chromium_test.py).
       double stepUs = us(t.stepSeconds);
       j.object([&] {
         j.attribute("ph", "X");
@@ -159,17 +163,24 @@ void renderStepTrace(const StepTrace &t, const std::string &title, llvm::raw_ost
         j.attributeObject("args", [&] { j.attribute("External id", static_cast<int64_t>(0)); });
       });
       std::stable_sort(launches.begin(), launches.end(), [](const Launch &a, const Launch &b) { return a.ts < b.ts; });
+      const double oneNs = 1e-3;
+      double free = 0;  // where the host is free to launch again
       for (size_t i = 0; i < launches.size(); ++i) {
         const Launch &l = launches[i];
-        double end = std::min({l.ts + 1.0, i + 1 < launches.size() ? launches[i + 1].ts : stepUs, stepUs});
+        double start = std::max(l.ts, free);
+        double next = i + 1 < launches.size() ? launches[i + 1].ts : stepUs;
+        double end = std::min({start + 1.0, std::max(next, start + oneNs), stepUs});
+        free = end;
         j.object([&] {
           j.attribute("ph", "X");
           j.attribute("cat", "cuda_runtime");
           j.attribute("name", "cudaLaunchKernel");
           j.attribute("pid", cpuPid);
           j.attribute("tid", kCpuThread);
-          j.attribute("ts", l.ts);
-          j.attribute("dur", std::max(0.0, end - l.ts));
+          // Not rounded: a viewer's ts + dur then gives back exactly the next
+          // launch's ts (Sterbenz), so that back-to-back launches do not overlap.
+          j.attribute("ts", start);
+          j.attribute("dur", std::max(0.0, end - start));
           j.attributeObject("args", [&] {
             j.attribute("External id", static_cast<int64_t>(l.externalId));
             j.attribute("correlation", static_cast<int64_t>(l.correlation));
