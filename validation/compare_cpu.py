@@ -127,7 +127,7 @@ def run_one(name, out):
     state = [t for s in opt.state.values() for t in s.values() if torch.is_tensor(t)]
     start = storages_bytes(list(module.parameters()) + list(module.buffers()) + state + list(inputs))
     from torch.profiler import ProfilerActivity, profile, record_function
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True, with_stack=True) as prof:
         with record_function("ProfilerStep#1"):
             step()
     trace = os.path.join(out, f"{name}.trace.json")

@@ -195,7 +195,7 @@ def measure(name, device, steps, out, graphlint, target):
     snapshot = os.path.join(out, f"{name}.pickle")
     if device == "cuda":
         torch.cuda.memory._record_memory_history(max_entries=1_000_000)
-    with profile(activities=activities, profile_memory=True, record_shapes=True) as prof:
+    with profile(activities=activities, profile_memory=True, record_shapes=True, with_stack=True) as prof:
         with record_function("ProfilerStep#1"):
             step()
         sync()

@@ -278,7 +278,7 @@ llvm::Expected<MeasuredRun> readMeasuredTrace(const std::string &path, const Tra
   for (const Event &e : events) {
     if (!inStep(e.ts) || onDevice(e))
       continue;
-    if (e.ph == 'X' && (e.cat == "cpu_op" || e.correlation >= 0))
+    if (e.ph == 'X' && (e.cat == "cpu_op" || e.cat == "python_function" || e.correlation >= 0))
       threads[{e.pid, e.tid}].push_back(&e);
     else if (e.name == "[memory]") {
       threads[{e.pid, e.tid}].push_back(&e);
@@ -291,11 +291,27 @@ llvm::Expected<MeasuredRun> readMeasuredTrace(const std::string &path, const Tra
     std::stable_sort(list.begin(), list.end(), [](const Event *a, const Event *b) {
       return a->ts != b->ts ? a->ts < b->ts : a->dur > b->dur;
     });
-    std::vector<std::pair<double, int>> open;  // end, index into run.ops
+    std::vector<std::pair<double, int>> open;    // end, index into run.ops
+    std::vector<std::pair<double, int>> python;  // end, index into run.frames
     for (const Event *e : list) {
       bool op = e->ph == 'X' && e->cat == "cpu_op";
       while (!open.empty() && open.back().first <= e->ts && !(!op && open.back().first == e->ts))
         open.pop_back();
+      while (!python.empty() && python.back().first <= e->ts)
+        python.pop_back();
+      if (e->cat == "python_function") {
+        // "path/to/file.py(244): forward"; "nn.Module: X" and "<built-in ...>" have no line.
+        llvm::StringRef n(e->name), path, rest;
+        std::tie(path, rest) = n.split("): ");
+        size_t open_ = path.rfind('(');
+        unsigned line = 0;
+        std::string key;
+        if (!rest.empty() && open_ != llvm::StringRef::npos && !path.substr(open_ + 1).getAsInteger(10, line))
+          key = sourceLineKey(path.substr(0, open_), line) + ":" + rest.str();
+        run.frames.push_back({std::move(key), python.empty() ? -1 : python.back().second});
+        python.push_back({e->ts + e->dur, static_cast<int>(run.frames.size() - 1)});
+        continue;
+      }
       if (!op) {
         if (e->correlation >= 0 && e->ph == 'X')
           launches[e->correlation] = {open.empty() ? -1 : open.back().second, e->ts};
@@ -305,8 +321,13 @@ llvm::Expected<MeasuredRun> readMeasuredTrace(const std::string &path, const Tra
           allocatedBy[e] = run.ops[static_cast<size_t>(open.front().second)].name;
         continue;
       }
-      MeasuredRun::Op o{e->name, (e->ts - lo) * 1e-6, e->dur * 1e-6, e->dur * 1e-6,
-                        open.empty() ? -1 : open.back().second, optimizer.contains(e->ts)};
+      MeasuredRun::Op o{e->name,
+                        (e->ts - lo) * 1e-6,
+                        e->dur * 1e-6,
+                        e->dur * 1e-6,
+                        open.empty() ? -1 : open.back().second,
+                        optimizer.contains(e->ts),
+                        python.empty() ? -1 : python.back().second};
       run.ops.push_back(o);
       open.push_back({e->ts + e->dur, static_cast<int>(run.ops.size() - 1)});
     }

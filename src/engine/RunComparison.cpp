@@ -17,7 +17,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 
 namespace graphlint {
 
@@ -45,6 +44,11 @@ std::string atenName(const Node &n) {
 
 }  // namespace
 
+std::string sourceLineKey(llvm::StringRef path, unsigned line) {
+  llvm::StringRef file = path.rsplit('/').second;
+  return ((file.empty() ? path : file) + ":" + llvm::Twine(line)).str();
+}
+
 void collectPredictedOps(const Model &m, AnalysisContext &ctx, PredictedOps &out) {
   if (!m.graph)
     return;
@@ -69,8 +73,18 @@ void collectPredictedOps(const Model &m, AnalysisContext &ctx, PredictedOps &out
     for (const Node *n : g.group->nodes) {
       OpTimes &t = out.ops[atenName(*n)];
       ++t.count;
-      if (runsKernel(*n) || kernels == 0)
-        t.seconds += seconds / static_cast<double>(kernels ? kernels : g.group->nodes.size());
+      double share = runsKernel(*n) || kernels == 0
+                         ? seconds / static_cast<double>(kernels ? kernels : g.group->nodes.size())
+                         : 0;
+      t.seconds += share;
+      // Per user function (where its `def` is, as a with_stack=True
+      // profile names frames): the forward's (the backward runs on
+      // autograd's thread, with no Python frames).
+      if (!backwardGroup && n->loc.valid() && n->loc.functionLine > 0) {
+        OpTimes &l = out.lines[sourceLineKey(n->loc.file, n->loc.functionLine) + ":" + n->loc.function];
+        ++l.count;
+        l.seconds += share;
+      }
     }
   }
 }
@@ -191,7 +205,7 @@ RunComparison compareRun(const FileReport &r, const PredictedOps &pred, const Me
 
   // Per op, by name: each measured op counted once, at the outermost level
   // the graph names.
-  std::map<std::string, OpTimes> measured;
+  std::map<std::string, OpTimes> measured, measuredLines;
   for (size_t i = 0; i < meas.ops.size(); ++i) {
     const MeasuredRun::Op &op = meas.ops[i];
     std::string name = canonicalOp(op.name);
@@ -205,21 +219,35 @@ RunComparison compareRun(const FileReport &r, const PredictedOps &pred, const Me
     OpTimes &t = measured[name];
     t.seconds += op.seconds;
     ++t.count;
+    // Its function: the innermost enclosing frame the graph has ops of.
+    for (int f = op.frame; f >= 0; f = meas.frames[static_cast<size_t>(f)].parent)
+      if (pred.lines.count(meas.frames[static_cast<size_t>(f)].key)) {
+        OpTimes &l = measuredLines[meas.frames[static_cast<size_t>(f)].key];
+        l.seconds += op.seconds;
+        ++l.count;
+        break;
+      }
   }
   // Several ranks: the mean rank's.
-  for (auto &[n, t] : measured) {
-    t.seconds /= meas.rankCount;
-    t.count = (t.count + meas.rankCount / 2) / meas.rankCount;
-  }
-  std::set<std::string> names;
-  for (const auto &[n, t] : pred.ops)
-    if (!meas.ops.empty() && (t.seconds > 0 || measured.count(n)))
-      names.insert(n);
-  for (const std::string &n : names)
-    c.ops.push_back({n, pred.ops.at(n), measured.count(n) ? measured[n] : OpTimes{}});
-  std::stable_sort(c.ops.begin(), c.ops.end(), [](const RunComparison::OpRow &a, const RunComparison::OpRow &b) {
-    return std::abs(a.predicted.seconds - a.measured.seconds) > std::abs(b.predicted.seconds - b.measured.seconds);
-  });
+  for (auto *table : {&measured, &measuredLines})
+    for (auto &[n, t] : *table) {
+      t.seconds /= meas.rankCount;
+      t.count = (t.count + meas.rankCount / 2) / meas.rankCount;
+    }
+  auto rows = [&](const std::map<std::string, OpTimes> &predicted, std::map<std::string, OpTimes> &got,
+                  std::vector<RunComparison::OpRow> &out) {
+    for (const auto &[n, t] : predicted)
+      if (!meas.ops.empty() && (t.seconds > 0 || got.count(n)))
+        out.push_back({n, t, got.count(n) ? got[n] : OpTimes{}});
+    std::stable_sort(out.begin(), out.end(), [](const RunComparison::OpRow &a, const RunComparison::OpRow &b) {
+      return std::abs(a.predicted.seconds - a.measured.seconds) > std::abs(b.predicted.seconds - b.measured.seconds);
+    });
+  };
+  rows(pred.ops, measured, c.ops);
+  if (!meas.frames.empty())
+    rows(pred.lines, measuredLines, c.lines);
+  else if (!meas.ops.empty() && !pred.lines.empty())
+    c.notes.push_back("the trace has no Python frames: profile with with_stack=True for the time per function");
   if (!pred.joint && train)
     c.notes.push_back("per-op times are the forward's: this graph's backward is synthesised per fusion group, "
                       "so its ops have no aten names (export with graphlint-export --train for both passes)");

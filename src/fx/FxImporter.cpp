@@ -632,6 +632,10 @@ private:
     n.loc.line = static_cast<unsigned>(*line);
     n.loc.col = col ? static_cast<unsigned>(*col) : 0;
     n.loc.function = string(*s, "function", where + ".source.function", false);
+    llvm::Optional<int64_t> first = integer(*s, "function_line", where + ".source.function_line");
+    if (first && (*first < 0 || *first > UINT32_MAX))
+      return error(where + ".source", "expected a non-negative integer function_line");
+    n.loc.functionLine = first ? static_cast<unsigned>(*first) : 0;
   }
 
   // Optional: `# graphlint: ignore[...]` / `# noqa: GL...` comments the

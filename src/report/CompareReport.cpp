@@ -37,17 +37,21 @@ void renderCompareText(const RunComparison &c, unsigned top, llvm::raw_ostream &
   for (const RunComparison::Metric &m : c.metrics)
     os << fmt::format("  {:<16} {:>14} {:>14} {:>10}\n", m.name, valueText(m.predicted, m.unit),
                       valueText(m.measured, m.unit), errorText(m));
-  if (!c.ops.empty()) {
-    os << fmt::format("  largest mispredictions by op (of {}):\n", c.ops.size());
-    os << fmt::format("    {:<40} {:>7} {:>12} {:>7} {:>12} {:>10}\n", "op", "calls", "predicted", "calls", "measured",
+  auto table = [&](const std::vector<RunComparison::OpRow> &rows, const char *title, const char *column) {
+    if (rows.empty())
+      return;
+    os << fmt::format("  largest mispredictions by {} (of {}):\n", title, rows.size());
+    os << fmt::format("    {:<40} {:>7} {:>12} {:>7} {:>12} {:>10}\n", column, "calls", "predicted", "calls", "measured",
                       "error");
-    for (size_t i = 0; i < c.ops.size() && i < top; ++i) {
-      const RunComparison::OpRow &o = c.ops[i];
+    for (size_t i = 0; i < rows.size() && i < top; ++i) {
+      const RunComparison::OpRow &o = rows[i];
       os << fmt::format("    {:<40} {:>7} {:>12} {:>7} {:>12} {:>10}\n", o.op, o.predicted.count,
                         valueText(o.predicted.seconds, "s"), o.measured.count, valueText(o.measured.seconds, "s"),
                         valueText(o.predicted.seconds - o.measured.seconds, "s"));
     }
-  }
+  };
+  table(c.ops, "op", "op");
+  table(c.lines, "function (forward; file:def line:name)", "function");
   if (!c.measuredAtPeak.empty() || !c.predictedAtPeak.empty()) {
     os << (c.memoryRelative ? "  at the peak: measured (allocated in the profiled region) | predicted\n"
                             : "  at the peak: measured | predicted\n");
@@ -82,7 +86,7 @@ void renderCompareText(const RunComparison &c, unsigned top, llvm::raw_ostream &
 llvm::json::Value compareToJson(const RunComparison &c) {
   namespace json = llvm::json;
   auto opt = [](const std::optional<double> &v) { return v ? json::Value(*v) : json::Value(nullptr); };
-  json::Array metrics, ops, measuredPeak, predictedPeak, ranks, notes;
+  json::Array metrics, ops, lines, measuredPeak, predictedPeak, ranks, notes;
   for (const RankFigures &r : c.ranks)
     ranks.push_back(json::Object{{"rank", r.rank},
                                  {"trace", r.path},
@@ -98,12 +102,17 @@ llvm::json::Value compareToJson(const RunComparison &c) {
                                    {"predicted", opt(m.predicted)},
                                    {"measured", opt(m.measured)},
                                    {"relative_error", opt(m.relativeError())}});
+  auto row = [](const char *key, const RunComparison::OpRow &o) {
+    return json::Object{{key, o.op},
+                        {"predicted_s", o.predicted.seconds},
+                        {"predicted_count", static_cast<int64_t>(o.predicted.count)},
+                        {"measured_s", o.measured.seconds},
+                        {"measured_count", static_cast<int64_t>(o.measured.count)}};
+  };
   for (const RunComparison::OpRow &o : c.ops)
-    ops.push_back(json::Object{{"op", o.op},
-                               {"predicted_s", o.predicted.seconds},
-                               {"predicted_count", static_cast<int64_t>(o.predicted.count)},
-                               {"measured_s", o.measured.seconds},
-                               {"measured_count", static_cast<int64_t>(o.measured.count)}});
+    ops.push_back(row("op", o));
+  for (const RunComparison::OpRow &o : c.lines)
+    lines.push_back(row("function", o));
   for (const MeasuredRun::Allocation &a : c.measuredAtPeak)
     measuredPeak.push_back(json::Object{{"bytes", static_cast<int64_t>(a.bytes)}, {"op", a.op}});
   for (const MemorySummary::Contributor &p : c.predictedAtPeak)
@@ -115,6 +124,7 @@ llvm::json::Value compareToJson(const RunComparison &c) {
                       {"trace", c.trace},
                       {"metrics", std::move(metrics)},
                       {"ops", std::move(ops)},
+                      {"functions", std::move(lines)},
                       {"memory", json::Object{{"measured_device", c.memoryDevice},
                                               {"measured_relative", c.memoryRelative},
                                               {"measured_region_peak_bytes", static_cast<int64_t>(c.measuredRegionPeak)},

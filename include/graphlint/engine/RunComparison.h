@@ -30,9 +30,19 @@ struct OpTimes {
 /// and the bytes held before the step starts (model states and inputs).
 struct PredictedOps {
   std::map<std::string, OpTimes> ops;
+  /// The forward's time per user function: "file.py:LINE:function"
+  /// (sourceLineKey of the function's first line, as with_stack=True
+  /// profiles name frames), from the exporter's recorded locations.
+  std::map<std::string, OpTimes> lines;
   uint64_t startBytes = 0;
   bool joint = false;  // the graph holds its own backward (ops named as eager runs them)
 };
+/// The key a source line is aligned under: its file's name and the line
+/// ("modeling_llama.py:244"), since the exporter records paths relative to
+/// the user's root and the profiler relative to the sys.path entry the file
+/// was imported from.
+std::string sourceLineKey(llvm::StringRef path, unsigned line);
+
 /// LintOptions::withAnalyses for compare: fills `out` from the model's analyses.
 void collectPredictedOps(const Model &m, AnalysisContext &ctx, PredictedOps &out);
 
@@ -69,8 +79,17 @@ struct MeasuredRun {
     double start = 0, seconds = 0, hostSeconds = 0;
     int parent = -1;
     bool inOptimizer = false;  // inside an Optimizer.step# or zero_grad record_function
+    int frame = -1;            // the innermost Python frame enclosing it (with_stack=True), into `frames`
   };
   std::vector<Op> ops;
+  /// with_stack=True: the python_function events, each with the one
+  /// enclosing it; `key` is "file.py:LINE:function" of
+  /// "path(LINE): function" (LINE is the function's first line).
+  struct Frame {
+    std::string key;
+    int parent = -1;
+  };
+  std::vector<Frame> frames;
   /// profile_memory=True: the device's allocation events.
   bool hasMemory = false;
   std::string memoryDevice;      // "cpu", "cuda"
@@ -126,6 +145,7 @@ struct RunComparison {
   std::string model, trace;
   std::vector<Metric> metrics;
   std::vector<OpRow> ops;        // largest |predicted - measured| seconds first
+  std::vector<OpRow> lines;      // the forward per user function, the same order (op = its key)
   /// The memory figures behind peak_allocated: the measured device, whether
   /// its count is relative to the profiled region's start, the region's own
   /// peak, and the bytes the plan holds when the step starts.

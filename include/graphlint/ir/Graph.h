@@ -32,6 +32,7 @@ struct SourceLoc {
   unsigned line = 0;
   unsigned col = 0;
   std::string function;
+  unsigned functionLine = 0;  // the function's first line (its `def`), 0 when unknown
   bool valid() const { return !file.empty() && line > 0; }
 };
 

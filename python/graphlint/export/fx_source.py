@@ -88,7 +88,7 @@ class UserSource:
             if is_user_file(frame.f_code.co_filename):
                 line, col = frame_position(frame)
                 return {"file": self.display_path(frame.f_code.co_filename), "line": line, "col": col,
-                        "function": frame.f_code.co_name}
+                        "function": frame.f_code.co_name, "function_line": frame.f_code.co_firstlineno}
             frame = frame.f_back
         return None
 
