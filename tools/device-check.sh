@@ -6,7 +6,7 @@
 #       models and the shared libraries they need that a bare GPU machine lacks
 #       (from ldd: everything except the C runtime and the CUDA toolkit's own
 #       libraries) into BUNDLE_DIR (default BUILD_DIR/device-bundle, BUILD_DIR
-#       default build). Small enough to carry to the device machine (~25 MB).
+#       default build). Small enough to carry to the device machine (~35 MB).
 #       cuBLAS and cuDNN (NVIDIA's wheels, 1.5 GB: libcublasLt alone is 540 MB)
 #       stay out: the GPU machine's image has them as Python packages (its
 #       torch's nvidia-cublas and nvidia-cudnn-cu13), which `run` finds.
