@@ -102,7 +102,7 @@ install_cuda_libs() {
   if ! { [ -f "$dir/.requirements" ] && cmp -s "$req" "$dir/.requirements"; }; then
     echo "setup: installing cuBLAS and cuDNN into $dir from $req"
     rm -rf "$dir"
-    python3 -m pip install -q --disable-pip-version-check --no-deps --target "$dir" -r "$req"
+    python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-deps --target "$dir" -r "$req"
     cp "$req" "$dir/.requirements"
   fi
   cuda_flags=(-DGRAPHLINT_CUDA_LIBS_DIR="$(cd "$dir" && pwd)" -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
