@@ -5,7 +5,7 @@
 # `graphlint verify --device cuda` loads it and runs its entry point: on a
 # machine without a device that ends in the module's own one-line "no CUDA
 # device is available (WHY)" and exit 2, not in a loader error ("...: cannot
-# load the cuda backend") or a crash; with a device, in a finished run.
+# load the cuda backend") or a crash; with a device, in a run.
 #
 #   cuda_module_test.sh GRAPHLINT MODULE|none MODELS_DIR [WHY_NONE]
 #
@@ -47,11 +47,14 @@ err=$(cat "$errfile")
 rm -f "$errfile"
 echo "exit $rc"
 echo "stderr: $err"
-if [[ $rc -eq 0 ]]; then
-  echo "a CUDA device is available: the module loaded and ran gpt_tiny"
+# With a device the module ran the model: every node (0) or up to one it
+# declines (1); how well is VerifyCuda.BundledModelsMatchTheCpuReference's job.
+if [[ $rc -eq 0 || $rc -eq 1 ]]; then
+  echo "a CUDA device is available: the module loaded and ran gpt_tiny (exit $rc)"
   exit 0
 fi
-[[ $rc -eq 2 ]] || fail "verify --device cuda exited $rc, not 0 or 2"
+[[ $rc -eq 2 ]] || fail "verify --device cuda exited $rc, not 0, 1 or 2"
+[[ "$err" == *"cannot start the cuda backend"* ]] && fail "the module loaded but could not start on this device"
 [[ -z "$out" ]] || fail "verify --device cuda printed to stdout: $out"
 [[ $(printf '%s\n' "$err" | wc -l) -eq 1 ]] || fail "more than one line on stderr"
 # The module's factory writes "available (WHY)"; the loader "available: WHY".
