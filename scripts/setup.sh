@@ -15,6 +15,11 @@
 # ONNX Runtime) and build/venv-vision (torch 2.14 + torchvision, timm).
 # GRAPHLINT_VENV / GRAPHLINT_VENV_VISION put them elsewhere (worktrees can
 # share one).
+#
+# CUDA: where the CUDA 13 toolkit is (nvcc on PATH or in /usr/local/cuda), the
+# cuda backend of `graphlint verify` is built too; its cuBLAS and cuDNN come
+# from NVIDIA's wheels (scripts/requirements/cuda-libs.txt), installed into
+# build/cuda-libs (GRAPHLINT_CUDA_LIBS puts them elsewhere) before CMake runs.
 #   BUILD_DIR=out scripts/setup.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -98,11 +103,36 @@ if [ "${1:-}" != "--no-venv" ]; then
   venv_pid=$!
 fi
 
+# install_cuda_libs DIR REQUIREMENTS: cuBLAS and cuDNN for the cuda backend,
+# when there is a CUDA toolkit (the nvcc CMake finds: on PATH, else in
+# /usr/local/cuda) of the major version the pinned wheels are for; installed
+# again when the requirements changed. Sets cuda_flags for CMake.
+cuda_flags=()
+install_cuda_libs() {
+  local dir=$1 req=$2 nvcc major
+  nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+  [ -x "$nvcc" ] || return 0
+  major=$("$nvcc" --version | sed -n 's/.*release \([0-9]*\)\..*/\1/p')
+  if ! grep -q "^nvidia-cudnn-cu${major}==" "$req"; then
+    echo "setup: $req pins no cuBLAS/cuDNN for the CUDA $major toolkit ($nvcc): the cuda backend is not built"
+    return 0
+  fi
+  if ! { [ -f "$dir/.requirements" ] && cmp -s "$req" "$dir/.requirements"; }; then
+    echo "setup: installing cuBLAS and cuDNN into $dir from $req"
+    rm -rf "$dir"
+    python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-deps --target "$dir" -r "$req"
+    cp "$req" "$dir/.requirements"
+  fi
+  cuda_flags=(-DGRAPHLINT_CUDA_LIBS_DIR="$(cd "$dir" && pwd)" -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+}
+mkdir -p "$BUILD_DIR"
+install_cuda_libs "${GRAPHLINT_CUDA_LIBS:-$BUILD_DIR/cuda-libs}" scripts/requirements/cuda-libs.txt
+
 # ccache makes rebuilds in other build trees and worktrees of the same
 # sources cheap; paths below the checkout's parent are hashed relatively.
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(cd .. && pwd)}
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" \
-  -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >/dev/null
+  -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache "${cuda_flags[@]}" >/dev/null
 cmake --build "$BUILD_DIR" -j"$(nproc)"
 echo "setup: built $BUILD_DIR/tools/graphlint"
 if [ -n "$venv_pid" ]; then
