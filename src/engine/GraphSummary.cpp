@@ -11,7 +11,6 @@
 
 #include <llvm/ADT/DenseMap.h>
 
-#include <algorithm>
 #include <map>
 
 namespace graphlint {
@@ -61,8 +60,8 @@ public:
       std::string root = f->body->name.empty() ? "function:" + f->name : f->body->name;
       functionGraph_[{f->domain, f->name}] = static_cast<unsigned>(order.size());
       forEachGraph(*f->body, [&](const Graph &g) {
-        std::string p = g.path();  // "main..." for every root
-        order.emplace_back(&g, root + p.substr(std::min<size_t>(4, p.size())));
+        std::string p = g.path();  // "main..." below an unnamed root, as FusionSummary renames it
+        order.emplace_back(&g, llvm::StringRef(p).startswith("main") ? root + p.substr(4) : p);
       });
     }
     for (size_t i = 0; i < order.size(); ++i)
@@ -76,9 +75,11 @@ public:
     auto it = nodePlace_.find(n);
     return it == nodePlace_.end() ? std::nullopt : std::optional<Place>(it->second);
   }
-  std::optional<Place> placeOf(const Value *v) const {
-    auto it = valuePlace_.find(v);
-    return it == valuePlace_.end() ? std::nullopt : std::optional<Place>(it->second);
+  /// The node standing for a value that is no op's output of graph `gi`:
+  /// an input, a parameter, a capture.
+  std::optional<Place> placeOf(const Value *v, unsigned gi) const {
+    auto it = valuePlace_.find({v, gi});
+    return it == valuePlace_.end() ? std::nullopt : std::optional<Place>(Place{gi, it->second});
   }
   GraphSummary::Node &at(Place p) { return s_.graphs[p.graph].nodes[p.node]; }
 
@@ -86,7 +87,7 @@ private:
   // A graph's inputs, parameters, and the captured or missing values its
   // nodes read, as nodes ahead of the ops.
   void addValueNode(const Value *v, unsigned gi) {
-    if (!v || valuePlace_.count(v))
+    if (!v || valuePlace_.count({v, gi}))
       return;
     if (v->kind == Value::Kind::NodeOutput && v->producer && v->producer->graph == v->graph)
       return;  // an op's output: the op is the node
@@ -100,7 +101,7 @@ private:
     if (sn.kind == GraphSummary::Node::Kind::Param && !v->uses.empty())
       sn.module = v->uses.front().user->modulePath;
     sn.outputs.push_back(outputOf(v));
-    valuePlace_[v] = {gi, static_cast<unsigned>(sg.nodes.size())};
+    valuePlace_[{v, gi}] = static_cast<unsigned>(sg.nodes.size());
     sg.nodes.push_back(std::move(sn));
   }
 
@@ -109,12 +110,12 @@ private:
   // from a backward node that has one, else that of its first input that
   // has one (a forward activation or a parameter it reads; graph order:
   // the inputs are done).
-  std::string backwardModule(const Node &n) const {
+  std::string backwardModule(const Node &n, unsigned gi) const {
     for (const Value *v : n.outputGradientOf)
       if (v && v->producer && !v->producer->modulePath.empty())
         return v->producer->modulePath;
     auto moduleOf = [&](const Value *v) -> std::string {
-      std::optional<Place> p = v && v->producer ? placeOf(v->producer) : placeOf(v);
+      std::optional<Place> p = v && v->producer ? placeOf(v->producer) : placeOf(v, gi);
       return p ? s_.graphs[p->graph].nodes[p->node].module : "";
     };
     for (bool fromBackward : {true, false})
@@ -138,14 +139,11 @@ private:
     for (const auto &np : g.nodes()) {
       const Node &n = *np;
       GraphSummary::Node sn;
-      sn.name = n.name;
-      sn.label = nodeLabel(n);
-      sn.op = n.qualifiedOp();
+      static_cast<NodeNaming &>(sn) = namingOf(n);
       sn.backward = n.backwardPhase;
-      sn.module = n.modulePath.empty() && n.backwardPhase ? backwardModule(n) : n.modulePath;
+      sn.module = n.modulePath.empty() && n.backwardPhase ? backwardModule(n, gi) : n.modulePath;
       if (n.loc.valid())
         sn.source = n.loc.file + ":" + std::to_string(n.loc.line);
-      sn.index = n.index;
       for (const Attribute &a : n.attributes)
         sn.attrs.emplace_back(a.name, a.str());
       for (const Value *v : n.inputs) {
@@ -153,7 +151,7 @@ private:
         if (v && v->kind == Value::Kind::NodeOutput && v->producer && v->producer->graph == &g) {
           if (std::optional<Place> p = placeOf(v->producer))
             e = GraphSummary::Edge{p->node, v->resultIndex};
-        } else if (std::optional<Place> p = placeOf(v)) {
+        } else if (std::optional<Place> p = placeOf(v, gi)) {
           e = GraphSummary::Edge{p->node, 0};
         }
         sn.inputs.push_back(e);
@@ -175,7 +173,7 @@ private:
   GraphSummary &s_;
   llvm::DenseMap<const Graph *, unsigned> graphIdx_;
   llvm::DenseMap<const Node *, Place> nodePlace_;
-  llvm::DenseMap<const Value *, Place> valuePlace_;
+  llvm::DenseMap<std::pair<const Value *, unsigned>, unsigned> valuePlace_;  // (value, graph) -> node
   std::map<std::pair<std::string, std::string>, unsigned> functionGraph_;
 };
 
@@ -219,7 +217,7 @@ GraphSummary summariseGraph(const Model &m, AnalysisContext &ctx) {
   s.peakAllocatedBytes = mp.summary().peakAllocatedBytes;
   s.peakNode = mp.summary().peakNode;
   for (const MemoryPlan::Contributor &c : mp.atPeak()) {
-    std::optional<Place> p = c.producer ? b.placeOf(c.producer) : b.placeOf(c.value);
+    std::optional<Place> p = c.producer ? b.placeOf(c.producer) : b.placeOf(c.value, 0);
     if (p)
       b.at(*p).peakBytes += c.bytes;
   }

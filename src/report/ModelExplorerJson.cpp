@@ -261,11 +261,14 @@ void renderGraph(const FileReport &r, llvm::raw_ostream &os) {
 }
 
 // One overlay: `value(node)` for the nodes that have one; `color(node)`, an
-// explicit colour, or "" to let the gradient colour it.
+// explicit colour, or none to let the gradient colour it. Model Explorer maps
+// the gradient linearly from the smallest value to the largest; kernel times
+// and tensor sizes are heavy-tailed (an LM head's matmul is 10x a layer's),
+// so the colour ramps up within the first tenth and the tail darkens slowly.
 struct Overlay {
   std::string name;
   std::vector<std::pair<double, const char *>> gradient;  // stop, colour
-  bool hideAggregated = false;
+  bool hideStats = false;  // sums and shares of the values mean nothing
   std::function<std::optional<double>(unsigned graph, unsigned node)> value;
   std::function<std::string(unsigned graph, unsigned node)> color;
 };
@@ -296,8 +299,10 @@ void renderOverlay(const GraphSummary &s, const Overlay &o, llvm::raw_ostream &o
                 j.attribute("bgColor", colour);
               });
           });
-        if (o.hideAggregated)
+        if (o.hideStats) {
           j.attribute("hideInAggregatedStatsTable", true);
+          j.attribute("hideInChildrenStatsTable", true);
+        }
       });
     }
   });
@@ -338,7 +343,7 @@ void renderModelExplorer(const FileReport &r, ExplorerFile f, llvm::raw_ostream 
   case ExplorerFile::Graph: renderGraph(r, os); return;
   case ExplorerFile::FusionGroup:
     o.name = "fusion group (" + s.backend + ")";
-    o.hideAggregated = true;  // a sum or mean of group ids means nothing
+    o.hideStats = true;  // a sum or mean of group ids means nothing
     o.value = [&](unsigned g, unsigned k) -> std::optional<double> {
       if (!node(g, k).group)
         return std::nullopt;
@@ -350,12 +355,12 @@ void renderModelExplorer(const FileReport &r, ExplorerFile f, llvm::raw_ostream 
     break;
   case ExplorerFile::PredictedTime:
     o.name = s.target.empty() ? "predicted time (no --target)" : "predicted time, s (" + s.target + ")";
-    o.gradient = {{0, "#fff5eb"}, {0.5, "#fd8d3c"}, {1, "#a63603"}};
+    o.gradient = {{0, "#fff5eb"}, {0.02, "#fdd0a2"}, {0.1, "#fd8d3c"}, {0.4, "#d94801"}, {1, "#7f2704"}};
     o.value = [&](unsigned g, unsigned k) { return node(g, k).seconds; };
     break;
   case ExplorerFile::PeakBytes:
     o.name = "bytes at the memory peak";
-    o.gradient = {{0, "#f7fbff"}, {0.5, "#6baed6"}, {1, "#08306b"}};
+    o.gradient = {{0, "#f7fbff"}, {0.02, "#c6dbef"}, {0.1, "#6baed6"}, {0.4, "#2171b5"}, {1, "#08306b"}};
     o.value = [&](unsigned g, unsigned k) -> std::optional<double> {
       if (!node(g, k).peakBytes)
         return std::nullopt;

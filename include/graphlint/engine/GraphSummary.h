@@ -10,6 +10,8 @@
 // and its analyses are alive; the reporter renders this, never the model.
 #pragma once
 
+#include "graphlint/ir/Display.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -32,12 +34,12 @@ struct GraphSummary {
     std::string type;            // Type::str(): "f32[8,2048,2048]", "seq(f32[?])", "?"
     std::string dtype, shape;    // a tensor's: "f32", "[8,2048,2048]"; "" otherwise
   };
-  struct Node {
+  /// An op: its NodeNaming (label "#N" when unnamed); an input, parameter
+  /// or capture: label and name the value's name, op "Input", "Param",
+  /// "Buffer", "Capture" (or "Missing"), index 0; and:
+  struct Node : NodeNaming {
     enum class Kind : uint8_t { Op, Input, Param, Capture };
     Kind kind = Kind::Op;
-    std::string name;            // node name ("" when unnamed); the value's name otherwise
-    std::string label;           // nodeLabel for ops ("#N" when unnamed); the value's name otherwise
-    std::string op;              // qualified op type; "Input", "Param", "Buffer", "Capture"
     /// The nn.Module path it runs in ("blocks.3.attn"). A joint graph's
     /// backward node without one takes the module whose forward it
     /// differentiates (its grad_of value's producer, else that of its first
@@ -45,7 +47,6 @@ struct GraphSummary {
     std::string module;
     bool backward = false;       // a joint graph's backward node
     std::string source;          // the user's "file:line", or ""
-    unsigned index = 0;          // ops: 0-based position in its graph
     std::vector<std::pair<std::string, std::string>> attrs;  // Attribute::str()
     std::vector<std::optional<Edge>> inputs;  // nullopt: an omitted optional input
     std::vector<Output> outputs;
