@@ -8,6 +8,8 @@
 // model_explorer package and its server.
 #include "TestSupport.h"
 
+#include "graphlint/report/Reporters.h"
+
 #include <gtest/gtest.h>
 
 #include <llvm/Support/JSON.h>
@@ -240,6 +242,47 @@ TEST(ModelExplorer, ControlFlowBodiesAreSubgraphs) {
   EXPECT_TRUE(then.nodes.count("/Relu_output_0"));
   for (const char *overlay : {"fusion_group", "predicted_time", "peak_bytes", "findings"})
     EXPECT_TRUE(parseFile(dir + "/" + overlay + ".json").getAsObject()->getObject("main/Loop:body")) << overlay;
+}
+
+// A call of a model-local function opens the function's body, a graph of
+// its own with its formal inputs as nodes.
+TEST(ModelExplorer, LocalFunctionCallsOpenTheFunctionBody) {
+  LintOptions opts;
+  opts.graphSummary = true;
+  FileReport r = lintText(R"(
+    <ir_version: 8, opset_import: ["" : 17, "local" : 1]>
+    g (float[4] x) => (float[4] y) {
+      t = Relu(x)
+      y = local.Twice(t)
+    }
+    <domain: "local", opset_import: ["" : 17]>
+    Twice (a) => (b) {
+      b = Add(a, a)
+    })",
+                          opts);
+  ASSERT_TRUE(r.graph.present);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  renderModelExplorer(r, ExplorerFile::Graph, os);
+  os.flush();
+  auto v = llvm::json::parse(text);
+  ASSERT_TRUE(bool(v)) << llvm::toString(v.takeError());
+  auto graphs = checkGraphs(*v);
+  ASSERT_EQ(graphs.size(), 2u);
+  std::string body;
+  for (const auto &[id, g] : graphs)
+    if (id != "main")
+      body = id;
+  const llvm::json::Object *call = nullptr;
+  for (const auto &[id, n] : graphs.at("main").nodes)
+    if (str(*n, "label") == "local::Twice")
+      call = n;
+  ASSERT_TRUE(call);
+  ASSERT_TRUE(call->getArray("subgraphIds"));
+  EXPECT_EQ(str(*call, "label"), "local::Twice");
+  EXPECT_EQ((*call->getArray("subgraphIds"))[0].getAsString().getValueOr(""), body);
+  // The body: its input `a` and the Add reading it twice.
+  EXPECT_EQ(graphs.at(body).nodes.size(), 2u);
 }
 
 TEST(ModelExplorer, SeveralModelsOneFolderEachAndNoInputOverwritten) {
