@@ -605,4 +605,18 @@ ComputeModel::ComputeModel(const Model &m, AnalysisContext &ctx) {
   }
 }
 
+std::vector<double> kernelShares(const FusionGroup &g) {
+  auto runsKernel = [](const Node &n) { return n.op && n.op->kind != OpKind::ShapeOnly && !isViewOp(n); };
+  size_t kernels = 0;
+  for (const Node *n : g.nodes)
+    kernels += runsKernel(*n);
+  std::vector<double> shares;
+  shares.reserve(g.nodes.size());
+  for (const Node *n : g.nodes)
+    shares.push_back(kernels == 0 ? 1.0 / static_cast<double>(g.nodes.size())
+                     : runsKernel(*n) ? 1.0 / static_cast<double>(kernels)
+                                      : 0.0);
+  return shares;
+}
+
 }  // namespace graphlint

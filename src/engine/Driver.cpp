@@ -105,6 +105,21 @@ void escapeForDisplay(FileReport &r) {
     esc(e.value);
   for (CostSummary::Group &g : r.cost.groups)
     esc(g.node);
+  esc(r.graph.peakNode);
+  for (GraphSummary::Graph &g : r.graph.graphs) {
+    esc(g.path);
+    for (GraphSummary::Node &n : g.nodes) {
+      for (std::string *s : {&n.name, &n.label, &n.op, &n.module, &n.source})
+        esc(*s);
+      for (auto &[key, value] : n.attrs) {
+        esc(key);
+        esc(value);
+      }
+      for (GraphSummary::Output &o : n.outputs)
+        for (std::string *s : {&o.name, &o.type, &o.shape})
+          esc(*s);
+    }
+  }
 }
 
 }  // namespace
@@ -162,6 +177,8 @@ FileReport lintModel(const Model &m, const LintOptions &opts) {
     r.snapshot = memorySnapshotOf(ctx);
   if (opts.stepTrace)
     r.trace = stepTraceOf(ctx);
+  if (opts.graphSummary)
+    r.graph = summariseGraph(m, ctx);
   if (opts.withAnalyses)
     opts.withAnalyses(m, ctx);
   escapeForDisplay(r);

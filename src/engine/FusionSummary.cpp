@@ -43,15 +43,8 @@ FusionSummary summariseFusion(const Model &m, const FusionPlan &plan, bool withE
     s.graphs.push_back(std::move(sg));
     for (const auto &np : g.nodes()) {
       const Node &n = *np;
-      FusionSummary::Node sn;
-      sn.name = n.name;
-      sn.label = nodeLabel(n);
-      sn.op = n.qualifiedOp();
-      sn.graph = gi;
-      sn.index = n.index;
-      sn.group = plan.groupOf(n).id;
       nodeIdx[&n] = static_cast<unsigned>(s.nodes.size());
-      s.nodes.push_back(std::move(sn));
+      s.nodes.push_back({namingOf(n), gi, plan.groupOf(n).id});
     }
   };
   forEachGraph(*m.graph, visit);

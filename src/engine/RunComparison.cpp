@@ -63,19 +63,14 @@ void collectPredictedOps(const Model &m, AnalysisContext &ctx, PredictedOps &out
     // forward graph's synthesised backward has no ops of its own to name.
     bool backwardGroup = out.joint && i >= cm.backwardStart();
     double seconds = g.known ? (backwardGroup ? g.backward.seconds : g.forward.seconds) : 0;
-    // A fused group's time is split evenly over the nodes that run a
-    // kernel; views and shape ops in it take none (under --backend eager a
-    // group is one op and its views).
-    auto runsKernel = [](const Node &n) { return n.op && n.op->kind != OpKind::ShapeOnly && !isViewOp(n); };
-    size_t kernels = 0;
-    for (const Node *n : g.group->nodes)
-      kernels += runsKernel(*n);
-    for (const Node *n : g.group->nodes) {
+    // A fused group's time is split over the nodes that run a kernel
+    // (kernelShares; under --backend eager a group is one op and its views).
+    std::vector<double> shares = kernelShares(*g.group);
+    for (size_t k = 0; k < g.group->nodes.size(); ++k) {
+      const Node *n = g.group->nodes[k];
       OpTimes &t = out.ops[atenName(*n)];
       ++t.count;
-      double share = runsKernel(*n) || kernels == 0
-                         ? seconds / static_cast<double>(kernels ? kernels : g.group->nodes.size())
-                         : 0;
+      double share = seconds * shares[k];
       t.seconds += share;
       // Per user function (where its `def` is, as a with_stack=True
       // profile names frames): the forward's (the backward runs on

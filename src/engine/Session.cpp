@@ -23,6 +23,7 @@ LintOptions lintOptionsFor(const Config &c, const ReportNeeds &needs, bool group
   opts.memorySummary = needs.allSections || needs.memoryText || needs.memoryPlot;
   opts.memorySnapshot = needs.memorySnapshot;
   opts.stepTrace = needs.stepTrace;
+  opts.graphSummary = needs.modelExplorer;
   return opts;
 }
 

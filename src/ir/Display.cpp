@@ -16,6 +16,8 @@ std::string nodeLabel(const Node &n) { return n.name.empty() ? nodeNumber(n.inde
 
 std::string nodeWithOp(const Node &n) { return fmt::format("{} '{}'", n.qualifiedOp(), nodeLabel(n)); }
 
+NodeNaming namingOf(const Node &n) { return {nodeLabel(n), n.name, n.qualifiedOp(), n.index}; }
+
 std::string formatBytes(double b) {
   if (b < 0)
     return "-" + formatBytes(-b);

@@ -113,7 +113,7 @@ class Chromium:
     the console.warn calls.
     """
 
-    def __init__(self, path, width=1280, height=800):
+    def __init__(self, path, width=1280, height=800, webgl=False):
         self.profile = tempfile.mkdtemp(prefix="graphlint-chromium-")
         cmd_r, self._cmd_w = os.pipe()
         self._resp_r, resp_w = os.pipe()
@@ -121,7 +121,10 @@ class Chromium:
         cmd_r, resp_w = (self._above_9(fd) for fd in (cmd_r, resp_w))
         args = [path, "--headless=new", "--remote-debugging-pipe", f"--user-data-dir={self.profile}",
                 "--no-sandbox",  # CI runs as root, where Chromium's sandbox refuses to start
-                "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--no-default-browser-check",
+                # WebGL (Model Explorer draws its graph with three.js) in software: SwiftShader,
+                # which Chromium no longer falls back to by itself.
+                *(["--use-angle=swiftshader", "--enable-unsafe-swiftshader"] if webgl else ["--disable-gpu"]),
+                "--disable-dev-shm-usage", "--no-first-run", "--no-default-browser-check",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
                 "--disable-extensions", "--hide-scrollbars", "--mute-audio", "--font-render-hinting=none",
                 f"--window-size={width},{height}", "about:blank"]

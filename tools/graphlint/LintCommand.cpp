@@ -11,6 +11,8 @@
 #include "graphlint/report/Reporters.h"
 #include "graphlint/engine/Session.h"
 
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Path.h>
 #include <llvm/Support/Process.h>
 #include <llvm/Support/Threading.h>
 
@@ -55,6 +57,35 @@ private:
 bool noColorRequested() {
   const char *v = std::getenv("NO_COLOR");
   return v && *v;
+}
+
+std::string explorerPath(const std::string &dir, ExplorerFile f) {
+  llvm::SmallString<256> p(dir);
+  llvm::sys::path::append(p, explorerFileName(f));
+  return std::string(p);
+}
+
+/// --emit-model-explorer: each linted model's files into its folder, made
+/// if missing; false when one could not be written (the error printed).
+bool writeModelExplorer(const std::vector<FileReport> &reports, const std::vector<std::string> &dirs) {
+  bool ok = true;
+  for (size_t i = 0; i < reports.size(); ++i) {
+    const FileReport &r = reports[i];
+    if (r.fatal || !r.graph.present)
+      continue;
+    if (std::error_code ec = llvm::sys::fs::create_directories(dirs[i])) {
+      llvm::errs() << "graphlint: cannot write --emit-model-explorer '" << oneLine(dirs[i]) << "': " << ec.message()
+                   << "\n";
+      ok = false;
+      continue;
+    }
+    if (r.graph.target.empty())
+      llvm::errs() << oneLine(r.path) << ": warning: --emit-model-explorer: no predicted times without a known "
+                                         "--target (predicted_time.json is empty)\n";
+    for (ExplorerFile f : kExplorerFiles)
+      ok &= writeOutputFile(explorerPath(dirs[i], f), [&](llvm::raw_ostream &os) { renderModelExplorer(r, f, os); });
+  }
+  return ok;
 }
 
 OptionEntry lintOption(std::string valueHelp, std::string help, bool file = false) {
@@ -181,6 +212,17 @@ private:
                  "'.' + the model's stem; docs/viewers.md",
                  true),
       "emit-trace");
+  cl::opt<std::string> &emitExplorer_ = add<cl::opt<std::string>>(
+      lintOption("DIR",
+                 "write each model for Google's Model Explorer into DIR\n"
+                 "(made if missing): graph.json, its JSON graph with\n"
+                 "module paths as layers, and one node-data overlay per\n"
+                 "prediction: fusion_group.json, predicted_time.json\n"
+                 "(seconds on --target), peak_bytes.json (bytes live at\n"
+                 "the memory peak), findings.json; several models: one\n"
+                 "folder each, DIR/<model stem>; docs/viewers.md",
+                 true),
+      "emit-model-explorer");
   SetupFlags setup_{*this};
   PolicyFlags policy_{*this};
   cl::opt<std::string> &writeBaseline_ = add<cl::opt<std::string>>(
@@ -271,10 +313,10 @@ int Lint::run() {
     return usage("no input files");
   bool text = *format == OutputFormat::Text;
   const std::string &dot = emitDot_, &plot = memoryPlot_, &output = output_, &snapshot = emitSnapshot_,
-                    &trace = emitTrace_;
+                    &trace = emitTrace_, &explorer = emitExplorer_;
   bool expecting = !expect_.empty() || !writeExpected_.empty();
   so.needs = {*format == OutputFormat::Json || expecting, text && fusion_, text && cost_, memory_, !dot.empty(),
-              !plot.empty(), text && !quiet_, !snapshot.empty(), !trace.empty()};
+              !plot.empty(), text && !quiet_, !snapshot.empty(), !trace.empty(), !explorer.empty()};
   std::optional<ExpectedValues> expected;
   if (!expect_.empty()) {
     auto loaded = ExpectedValues::load(expect_);
@@ -303,6 +345,10 @@ int Lint::run() {
   if (!trace.empty())
     for (const std::string &p : perModelPaths(trace, files))
       outputs.push_back({p, "--emit-trace"});
+  if (!explorer.empty())
+    for (const std::string &d : perModelDirs(explorer, files))
+      for (ExplorerFile f : kExplorerFiles)
+        outputs.push_back({explorerPath(d, f), "--emit-model-explorer"});
   if (!outputsAllowed(session.inputs(files), outputs))
     return 2;
   // Create --output's temporary file before linting so an unwritable path
@@ -399,6 +445,8 @@ int Lint::run() {
         broken = true;
     }
   }
+  if (!explorer.empty() && !writeModelExplorer(reports, perModelDirs(explorer, files)))
+    broken = true;
   if (*format != OutputFormat::Text)
     for (const FileReport &r : reports)
       if (r.fatal)

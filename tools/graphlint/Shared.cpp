@@ -10,20 +10,44 @@
 
 namespace graphlint::cli {
 
+namespace {
+
+// Each model's stem, a repeated one with "-2", "-3", ...
+std::vector<std::string> uniqueStems(const std::vector<std::string> &models) {
+  std::map<std::string, unsigned> seen;
+  std::vector<std::string> out;
+  for (const std::string &m : models) {
+    std::string ms = llvm::sys::path::stem(m).str();
+    unsigned n = ++seen[ms];
+    out.push_back(ms + (n > 1 ? "-" + std::to_string(n) : ""));
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<std::string> perModelPaths(const std::string &base, const std::vector<std::string> &models) {
   if (models.size() == 1)
     return {base};
   llvm::SmallString<256> dir(base);
   llvm::sys::path::remove_filename(dir);
   std::string stem = llvm::sys::path::stem(base).str(), ext = llvm::sys::path::extension(base).str();
-  std::map<std::string, unsigned> seen;
   std::vector<std::string> out;
-  for (const std::string &m : models) {
-    std::string ms = llvm::sys::path::stem(m).str();
-    unsigned n = ++seen[ms];
-    std::string name = stem + "." + ms + (n > 1 ? "-" + std::to_string(n) : "") + ext;
+  for (const std::string &ms : uniqueStems(models)) {
     llvm::SmallString<256> p(dir);
-    llvm::sys::path::append(p, name);
+    llvm::sys::path::append(p, stem + "." + ms + ext);
+    out.push_back(std::string(p));
+  }
+  return out;
+}
+
+std::vector<std::string> perModelDirs(const std::string &dir, const std::vector<std::string> &models) {
+  if (models.size() == 1)
+    return {dir};
+  std::vector<std::string> out;
+  for (const std::string &ms : uniqueStems(models)) {
+    llvm::SmallString<256> p(dir);
+    llvm::sys::path::append(p, ms);
     out.push_back(std::string(p));
   }
   return out;

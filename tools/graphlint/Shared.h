@@ -22,6 +22,9 @@ namespace graphlint::cli {
 /// --emit-dot FILE with several models: FILE's stem + "." + model stem +
 /// FILE's extension, next to FILE; a repeated model stem gets "-2", "-3", ...
 std::vector<std::string> perModelPaths(const std::string &base, const std::vector<std::string> &models);
+/// --emit-model-explorer DIR with several models: DIR/<model stem>, a
+/// repeated stem with "-2", "-3", ...; one model: DIR itself.
+std::vector<std::string> perModelDirs(const std::string &dir, const std::vector<std::string> &models);
 
 /// Every output path checked against the inputs before any is opened;
 /// prints the refusal and returns false.

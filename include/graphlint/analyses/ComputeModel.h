@@ -141,4 +141,11 @@ private:
 /// gpuSeconds and seconds from flops, matmulFlops, bytes and kernels.
 void timeKernel(KernelTime &k, const HardwareProfile &hw, MathPrecision matmul);
 
+/// How a fusion group's predicted time is split over its nodes, one share
+/// per node of `g.nodes` (same order): evenly over the nodes that run a
+/// kernel, none for the views and shape ops in it; evenly over all of them
+/// when none runs a kernel. `graphlint compare` (per aten op) and
+/// `--emit-model-explorer` (per node) split a fused group's time this way.
+std::vector<double> kernelShares(const FusionGroup &g);
+
 }  // namespace graphlint

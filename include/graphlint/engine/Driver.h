@@ -8,6 +8,7 @@
 #include "graphlint/engine/CostSummary.h"
 #include "graphlint/base/Diagnostic.h"
 #include "graphlint/engine/FusionSummary.h"
+#include "graphlint/engine/GraphSummary.h"
 #include "graphlint/analyses/MemorySnapshot.h"
 #include "graphlint/analyses/MemorySummary.h"
 #include "graphlint/analyses/StepTrace.h"
@@ -43,6 +44,9 @@ struct LintOptions {
   /// Record the step timeline as trace events into FileReport::trace
   /// (--emit-trace).
   bool stepTrace = false;
+  /// Copy the graphs, each node with its fusion group, predicted seconds and
+  /// bytes at the memory peak, into FileReport::graph (--emit-model-explorer).
+  bool graphSummary = false;
   /// Keep each imported model alive instead of freeing it after linting. The
   /// CLI sets this: it exits right after reporting, and tearing down a
   /// million-node IR costs more than the OS reclaiming it.
@@ -109,6 +113,8 @@ struct FileReport {
   MemorySnapshot snapshot;
   /// The predicted step trace (present only when requested).
   StepTrace trace;
+  /// The graphs with per-node predictions (present only when requested).
+  GraphSummary graph;
 };
 
 ImportOptions importOptionsFor(const LintOptions &opts);

@@ -4,6 +4,8 @@
 // `--emit-dot` Graphviz writer render this, never the plan or the model.
 #pragma once
 
+#include "graphlint/ir/Display.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -20,12 +22,10 @@ struct FusionSummary {
     int parentNode = -1;         // index (in `nodes`) of the control-flow node owning it
     std::string attribute;       // "then_branch", "body", ... ("" for main)
   };
-  struct Node {
-    std::string label;           // the node name, or "#<1-based index>" when unnamed
-    std::string name;            // the node name as in the model ("" when unnamed)
-    std::string op;              // qualified op type
+  /// label (the node name, or "#<1-based index>" when unnamed), name ("" when
+  /// unnamed), qualified op, 0-based index in its graph; and:
+  struct Node : NodeNaming {
     unsigned graph = 0;          // index into `graphs`
-    unsigned index = 0;          // 0-based position in its graph
     unsigned group = 0;          // FusionGroup id
   };
   struct Group {

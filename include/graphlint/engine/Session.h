@@ -39,6 +39,7 @@ struct ReportNeeds {
   bool sourceSnippets = false;  // text without --quiet: the user's source lines
   bool memorySnapshot = false;  // --emit-memory-snapshot
   bool stepTrace = false;       // --emit-trace
+  bool modelExplorer = false;   // --emit-model-explorer
 };
 
 struct SessionOptions {

@@ -22,6 +22,15 @@ std::string nodeLabel(const Node &n);
 /// `op 'label'` ("aten::mm 'mm_1'", "MatMul '#3'"): a node named in a message.
 std::string nodeWithOp(const Node &n);
 
+/// What a plain-data summary keeps to name a node (FusionSummary,
+/// GraphSummary): its label, its name in the model ("" when unnamed), its
+/// qualified op and its 0-based position in its graph.
+struct NodeNaming {
+  std::string label, name, op;
+  unsigned index = 0;
+};
+NodeNaming namingOf(const Node &n);
+
 /// A byte size in binary units: "17 B", "3.00 KiB", "512.00 MiB", "1.25 GiB"
 /// (two decimals above bytes; negative sizes keep their sign).
 std::string formatBytes(double bytes);

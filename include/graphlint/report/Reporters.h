@@ -99,6 +99,20 @@ void renderMemorySnapshot(const MemorySnapshot &s, llvm::raw_ostream &os);
 /// Chrome trace JSON (docs/viewers.md), `title` the model file.
 void renderStepTrace(const StepTrace &t, const std::string &title, llvm::raw_ostream &os);
 
+/// `--emit-model-explorer DIR` (docs/viewers.md#model-explorer): the files
+/// written into DIR for one model, in this order: Model Explorer's JSON graph
+/// (one graph collection: the main graph, its bodies and local functions,
+/// module paths as namespaces) and one node-data overlay per prediction.
+enum class ExplorerFile : uint8_t { Graph, FusionGroup, PredictedTime, PeakBytes, Findings };
+inline constexpr ExplorerFile kExplorerFiles[] = {ExplorerFile::Graph, ExplorerFile::FusionGroup,
+                                                  ExplorerFile::PredictedTime, ExplorerFile::PeakBytes,
+                                                  ExplorerFile::Findings};
+/// "graph.json", "fusion_group.json", "predicted_time.json",
+/// "peak_bytes.json", "findings.json".
+std::string_view explorerFileName(ExplorerFile f);
+/// One of the files, from the report's GraphSummary and diagnostics.
+void renderModelExplorer(const FileReport &r, ExplorerFile f, llvm::raw_ostream &os);
+
 /// `graphlint compare` (docs/viewers.md#compare): the predicted-vs-measured
 /// table (the `top` ops with the largest time error) and its JSON.
 void renderCompareText(const RunComparison &c, unsigned top, llvm::raw_ostream &os);
