@@ -327,7 +327,8 @@ llvm::Expected<MeasuredRun> readMeasuredTrace(const std::string &path, const Tra
                         e->dur * 1e-6,
                         open.empty() ? -1 : open.back().second,
                         optimizer.contains(e->ts),
-                        python.empty() ? -1 : python.back().second};
+                        python.empty() ? -1 : python.back().second,
+                        backward.contains(e->ts)};
       run.ops.push_back(o);
       open.push_back({e->ts + e->dur, static_cast<int>(run.ops.size() - 1)});
     }

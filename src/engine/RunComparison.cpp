@@ -66,8 +66,14 @@ void collectPredictedOps(const Model &m, AnalysisContext &ctx, PredictedOps &out
     // A fused group's time is split over the nodes that run a kernel
     // (kernelShares; under --backend eager a group is one op and its views).
     std::vector<double> shares = kernelShares(*g.group);
+    auto groupIndex = static_cast<unsigned>(out.groups.size());
+    PredictedOps::Group row{g.group->id, std::string(groupKindName(g.group->kind)), "", backwardGroup, seconds};
     for (size_t k = 0; k < g.group->nodes.size(); ++k) {
       const Node *n = g.group->nodes[k];
+      if (shares[k] > 0) {
+        out.sequence[backwardGroup].push_back({atenName(*n), groupIndex});
+        row.ops += (row.ops.empty() ? "" : "+") + atenName(*n);
+      }
       OpTimes &t = out.ops[atenName(*n)];
       ++t.count;
       double share = seconds * shares[k];
@@ -81,6 +87,8 @@ void collectPredictedOps(const Model &m, AnalysisContext &ctx, PredictedOps &out
         l.seconds += share;
       }
     }
+    if (!row.ops.empty())
+      out.groups.push_back(std::move(row));
   }
 }
 
@@ -120,6 +128,7 @@ MeasuredRun combineRanks(std::vector<MeasuredRun> runs) {
     for (MeasuredRun::Op &op : r.ops) {
       if (op.parent >= 0)
         op.parent += offset;
+      op.rank = static_cast<unsigned>(all.ranks.size() - 1);
       all.ops.push_back(std::move(op));
     }
     // Memory: the rank that holds the most.
@@ -135,6 +144,61 @@ MeasuredRun combineRanks(std::vector<MeasuredRun> runs) {
   all.path = llvm::join(paths, ", ");
   return all;
 }
+
+namespace {
+
+// Per fusion group: the measured ops of each phase, in the order they ran,
+// matched to the phase's kernel-running nodes in the order the timeline runs
+// them: each measured op takes the next node of its name within a short
+// look-ahead (an op the graph does not run in that place, or one the capture
+// ordered differently, stays unmatched and the nodes skipped wait for later
+// ops). A group's measured time is its matched ops'; its predicted time is
+// the timeline's. Several ranks run the same ops: each rank is aligned on
+// its own and the sums divided by the rank count.
+void alignGroups(const PredictedOps &pred, const MeasuredRun &meas, const std::vector<size_t> &counted,
+                 RunComparison &c) {
+  constexpr size_t kLookAhead = 64;
+  if (pred.groups.empty() || counted.empty())
+    return;
+  std::vector<RunComparison::GroupRow> rows(pred.groups.size());
+  for (size_t g = 0; g < rows.size(); ++g)
+    rows[g].group = pred.groups[g];
+  for (int phase = 0; phase < 2; ++phase)
+    for (const auto &[name, g] : pred.sequence[phase])
+      ++rows[g].kernelOps;
+  std::vector<size_t> order = counted;  // per rank, in the order the ops ran
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const MeasuredRun::Op &x = meas.ops[a], &y = meas.ops[b];
+    return x.rank != y.rank ? x.rank < y.rank : x.start < y.start;
+  });
+  size_t next[2] = {0, 0};
+  for (size_t j = 0; j < order.size(); ++j) {
+    const MeasuredRun::Op &op = meas.ops[order[j]];
+    if (j > 0 && op.rank != meas.ops[order[j - 1]].rank)
+      next[0] = next[1] = 0;  // the next rank's step
+    int phase = pred.joint && op.inBackward ? 1 : 0;
+    if (op.inBackward && !pred.joint)
+      continue;  // a synthesised backward has no ops to match
+    const auto &seq = pred.sequence[phase];
+    std::string name = canonicalOp(op.name);
+    for (size_t k = next[phase]; k < seq.size() && k < next[phase] + kLookAhead; ++k)
+      if (seq[k].first == name) {
+        RunComparison::GroupRow &r = rows[seq[k].second];
+        r.measuredSeconds += op.seconds / meas.rankCount;
+        ++r.matchedOps;
+        next[phase] = k + 1;
+        break;
+      }
+  }
+  for (RunComparison::GroupRow &r : rows)
+    r.matchedOps = (r.matchedOps + meas.rankCount / 2) / meas.rankCount;
+  std::stable_sort(rows.begin(), rows.end(), [](const RunComparison::GroupRow &a, const RunComparison::GroupRow &b) {
+    return std::abs(a.group.seconds - a.measuredSeconds) > std::abs(b.group.seconds - b.measuredSeconds);
+  });
+  c.groups = std::move(rows);
+}
+
+}  // namespace
 
 std::optional<double> RunComparison::Metric::relativeError() const {
   if (!predicted || !measured || *measured == 0)
@@ -201,6 +265,7 @@ RunComparison compareRun(const FileReport &r, const PredictedOps &pred, const Me
   // Per op, by name: each measured op counted once, at the outermost level
   // the graph names.
   std::map<std::string, OpTimes> measured, measuredLines;
+  std::vector<size_t> counted;  // the ops the per-op rows count, in trace order
   for (size_t i = 0; i < meas.ops.size(); ++i) {
     const MeasuredRun::Op &op = meas.ops[i];
     std::string name = canonicalOp(op.name);
@@ -214,6 +279,7 @@ RunComparison compareRun(const FileReport &r, const PredictedOps &pred, const Me
     OpTimes &t = measured[name];
     t.seconds += op.seconds;
     ++t.count;
+    counted.push_back(i);
     // Its function: the innermost enclosing frame the graph has ops of.
     for (int f = op.frame; f >= 0; f = meas.frames[static_cast<size_t>(f)].parent)
       if (pred.lines.count(meas.frames[static_cast<size_t>(f)].key)) {
@@ -239,6 +305,7 @@ RunComparison compareRun(const FileReport &r, const PredictedOps &pred, const Me
     });
   };
   rows(pred.ops, measured, c.ops);
+  alignGroups(pred, meas, counted, c);
   if (!meas.frames.empty())
     rows(pred.lines, measuredLines, c.lines);
   else if (!meas.ops.empty() && !pred.lines.empty())

@@ -51,6 +51,20 @@ void renderCompareText(const RunComparison &c, unsigned top, llvm::raw_ostream &
     }
   };
   table(c.ops, "op", "op");
+  if (!c.groups.empty()) {
+    os << fmt::format("  largest mispredictions by fusion group (of {}; measured: the ops aligned to it in order):\n",
+                      c.groups.size());
+    os << fmt::format("    {:>6} {:<9} {:<34} {:>7} {:>12} {:>12} {:>10}\n", "group", "phase", "ops", "matched",
+                      "predicted", "measured", "error");
+    for (size_t i = 0; i < c.groups.size() && i < top; ++i) {
+      const RunComparison::GroupRow &g = c.groups[i];
+      std::string ops = g.group.ops.size() > 34 ? g.group.ops.substr(0, 31) + "..." : g.group.ops;
+      os << fmt::format("    {:>6} {:<9} {:<34} {:>7} {:>12} {:>12} {:>10}\n", g.group.id,
+                        g.group.backward ? "backward" : "forward", ops,
+                        fmt::format("{}/{}", g.matchedOps, g.kernelOps), valueText(g.group.seconds, "s"),
+                        valueText(g.measuredSeconds, "s"), valueText(g.group.seconds - g.measuredSeconds, "s"));
+    }
+  }
   table(c.lines, "function (forward; file:def line:name)", "function");
   if (!c.measuredAtPeak.empty() || !c.predictedAtPeak.empty()) {
     os << (c.memoryRelative ? "  at the peak: measured (allocated in the profiled region) | predicted\n"
@@ -86,7 +100,16 @@ void renderCompareText(const RunComparison &c, unsigned top, llvm::raw_ostream &
 llvm::json::Value compareToJson(const RunComparison &c) {
   namespace json = llvm::json;
   auto opt = [](const std::optional<double> &v) { return v ? json::Value(*v) : json::Value(nullptr); };
-  json::Array metrics, ops, lines, measuredPeak, predictedPeak, ranks, notes;
+  json::Array metrics, ops, lines, groups, measuredPeak, predictedPeak, ranks, notes;
+  for (const RunComparison::GroupRow &g : c.groups)
+    groups.push_back(json::Object{{"group", static_cast<int64_t>(g.group.id)},
+                                  {"kind", g.group.kind},
+                                  {"phase", g.group.backward ? "backward" : "forward"},
+                                  {"ops", g.group.ops},
+                                  {"kernel_ops", static_cast<int64_t>(g.kernelOps)},
+                                  {"matched_ops", static_cast<int64_t>(g.matchedOps)},
+                                  {"predicted_s", g.group.seconds},
+                                  {"measured_s", g.measuredSeconds}});
   for (const RankFigures &r : c.ranks)
     ranks.push_back(json::Object{{"rank", r.rank},
                                  {"trace", r.path},
@@ -125,6 +148,7 @@ llvm::json::Value compareToJson(const RunComparison &c) {
                       {"metrics", std::move(metrics)},
                       {"ops", std::move(ops)},
                       {"functions", std::move(lines)},
+                      {"groups", std::move(groups)},
                       {"memory", json::Object{{"measured_device", c.memoryDevice},
                                               {"measured_relative", c.memoryRelative},
                                               {"measured_region_peak_bytes", static_cast<int64_t>(c.measuredRegionPeak)},

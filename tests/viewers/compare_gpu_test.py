@@ -119,6 +119,13 @@ def alexnet(tmp):
     for graph_op, eager_op in (("aten::convolution", "aten::conv2d"), ("aten::addmm", "aten::linear")):
         assert ops[graph_op]["measured_count"] == (5 if graph_op == "aten::convolution" else 3), ops[graph_op]
         assert near(ops[graph_op]["measured_s"], t["op"](eager_op)), (graph_op, ops[graph_op], t["op"](eager_op))
+    # Per fusion group (eager: one op per group): every kernel op aligned in
+    # order, so the groups hold exactly the per-op rows' measured time.
+    groups = doc["groups"]
+    assert groups and all(g["matched_ops"] == g["kernel_ops"] for g in groups), groups
+    assert near(sum(g["measured_s"] for g in groups), sum(o["measured_s"] for o in doc["ops"])), groups
+    conv1 = [g for g in groups if g["ops"] == "aten::convolution"]
+    assert len(conv1) == 5 and max(conv1, key=lambda g: g["measured_s"])["group"] == min(g["group"] for g in conv1)
     print(f"alexnet A100 forward, batch 64: step predicted {m['step']['predicted'] * 1e3:.3f} ms, measured "
           f"{m['step']['measured'] * 1e3:.3f} ms ({100 * m['step']['relative_error']:+.1f}%); device busy "
           f"{t['busy'] * 1e3:.3f} ms")

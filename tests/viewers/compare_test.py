@@ -131,6 +131,12 @@ def device_trace(tmp):
     assert near(ops["aten::relu"]["measured_s"], 10e-6), ops
     assert near(ops["aten::mm"]["measured_s"], 40e-6), ops
     assert any("NVIDIA H100" in n and "85% idle" in n for n in doc["notes"]), doc["notes"]
+    # The groups: the forward's addmm and relu and the joint backward's mm aligned in order.
+    groups = {(g["phase"], g["ops"]): g for g in doc["groups"]}
+    matched = {k: g["measured_s"] for k, g in groups.items() if g["matched_ops"]}
+    assert any(p == "forward" and "aten::addmm" in o for p, o in matched), doc["groups"]
+    assert any(p == "backward" and "aten::mm" in o for p, o in matched), doc["groups"]
+    assert near(sum(matched.values()), 30e-6 + 10e-6 + 40e-6), doc["groups"]
     step = metrics(json.loads(run("compare", MLP, "--trace", trace, "--step", "my forward", *setup)))["step"]
     assert near(step["measured"], 45e-6), step  # 50 .. 95
     r = subprocess.run([CLI, "compare", MLP, "--trace", trace, "--step", "no such step"], capture_output=True,

@@ -36,6 +36,17 @@ struct PredictedOps {
   std::map<std::string, OpTimes> lines;
   uint64_t startBytes = 0;
   bool joint = false;  // the graph holds its own backward (ops named as eager runs them)
+  /// The fusion groups as the timeline runs them, and the ops that launch
+  /// kernels in that order (canonical aten name, index into `groups`):
+  /// [0] the forward, [1] a joint graph's backward.
+  struct Group {
+    unsigned id = 0;
+    std::string kind, ops;  // groupKindName; "aten::addmm+aten::relu"
+    bool backward = false;
+    double seconds = 0;
+  };
+  std::vector<Group> groups;
+  std::vector<std::pair<std::string, unsigned>> sequence[2];
 };
 /// The key a source line is aligned under: its file's name and the line
 /// ("modeling_llama.py:244"), since the exporter records paths relative to
@@ -80,6 +91,8 @@ struct MeasuredRun {
     int parent = -1;
     bool inOptimizer = false;  // inside an Optimizer.step# or zero_grad record_function
     int frame = -1;            // the innermost Python frame enclosing it (with_stack=True), into `frames`
+    bool inBackward = false;   // inside the autograd engine's evaluate_function events
+    unsigned rank = 0;         // which of combineRanks' runs it came from (0 for one trace)
   };
   std::vector<Op> ops;
   /// with_stack=True: the python_function events, each with the one
@@ -146,6 +159,14 @@ struct RunComparison {
   std::vector<Metric> metrics;
   std::vector<OpRow> ops;        // largest |predicted - measured| seconds first
   std::vector<OpRow> lines;      // the forward per user function, the same order (op = its key)
+  /// Per fusion group: the measured ops aligned to the group's nodes in
+  /// execution order; largest |predicted - measured| first.
+  struct GroupRow {
+    PredictedOps::Group group;
+    double measuredSeconds = 0;
+    unsigned kernelOps = 0, matchedOps = 0;
+  };
+  std::vector<GroupRow> groups;
   /// The memory figures behind peak_allocated: the measured device, whether
   /// its count is relative to the profiled region's start, the region's own
   /// peak, and the bytes the plan holds when the step starts.
