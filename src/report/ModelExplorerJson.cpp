@@ -293,10 +293,10 @@ void renderOverlay(const GraphSummary &s, const Overlay &o, llvm::raw_ostream &o
         });
         if (!o.gradient.empty())
           j.attributeArray("gradient", [&] {
-            for (const auto &[stop, colour] : o.gradient)
+            for (const auto &entry : o.gradient)  // not a structured binding: clang 14 cannot capture one
               j.object([&] {
-                j.attribute("stop", stop);
-                j.attribute("bgColor", colour);
+                j.attribute("stop", entry.first);
+                j.attribute("bgColor", entry.second);
               });
           });
         if (o.hideStats) {
