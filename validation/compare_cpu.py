@@ -46,37 +46,52 @@ MODELS = {
 }
 
 
-def build(name, batch):
-    """(loss module, inputs): the module returns the scalar loss."""
+def classifier_step(net, batch, size=224):
+    """(loss module, inputs) of an image classifier's training step: the
+    module returns the cross-entropy of its logits."""
     import torch
     import torch.nn.functional as F
 
     class ClassifierLoss(torch.nn.Module):
-        def __init__(self, net):
+        def __init__(self):
             super().__init__()
             self.net = net
 
         def forward(self, x, y):
             return F.cross_entropy(self.net(x), y)
 
+    return ClassifierLoss(), (torch.randn(batch, 3, size, size), torch.randint(0, 1000, (batch,)))
+
+
+def lm_step(net, batch, seq, vocab):
+    """(loss module, inputs) of a transformers language model's training
+    step: the module returns the model's own loss on its inputs as labels."""
+    import torch
+
     class LmLoss(torch.nn.Module):
-        def __init__(self, net):
+        def __init__(self):
             super().__init__()
             self.net = net
 
         def forward(self, ids, labels):
             return self.net(input_ids=ids, labels=labels).loss
 
+    net.config.use_cache = False
+    ids = torch.randint(0, vocab, (batch, seq))
+    return LmLoss(), (ids, ids.clone())
+
+
+def build(name, batch):
+    """(loss module, inputs): the module returns the scalar loss."""
+    import torch
     torch.manual_seed(0)
     if name in ("resnet18", "mobilenet_v3_small", "efficientnet_b0"):
         import torchvision
-        net = getattr(torchvision.models, name)(weights=None)
-        return ClassifierLoss(net), (torch.randn(batch, 3, 224, 224), torch.randint(0, 1000, (batch,)))
+        return classifier_step(getattr(torchvision.models, name)(weights=None), batch)
     if name.startswith("timm_"):
         import timm
         arch = {"timm_vit_tiny": "vit_tiny_patch16_224", "timm_convnext_atto": "convnext_atto"}[name]
-        net = timm.create_model(arch, pretrained=False)
-        return ClassifierLoss(net), (torch.randn(batch, 3, 224, 224), torch.randint(0, 1000, (batch,)))
+        return classifier_step(timm.create_model(arch, pretrained=False), batch)
     import transformers as tf
     seq, vocab = 128, 1000
     if name == "gpt2_tiny":
@@ -90,9 +105,7 @@ def build(name, batch):
                                                num_attention_heads=4, vocab_size=vocab, max_position_embeddings=seq))
     else:
         raise SystemExit(f"unknown model {name}")
-    net.config.use_cache = False
-    ids = torch.randint(0, vocab, (batch, seq))
-    return LmLoss(net), (ids, ids.clone())
+    return lm_step(net, batch, seq, vocab)
 
 
 def storages_bytes(tensors):

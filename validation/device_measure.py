@@ -41,6 +41,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
+from compare_cpu import classifier_step, lm_step  # noqa: E402  (this folder; no torch at import)
+
 # name: (precision, optimizer, builder); builders take the device kind
 # ("cuda" or "cpu": the CPU dry run uses small shapes).
 CASES = {}
@@ -53,47 +55,17 @@ def case(name, precision, optimizer):
     return register
 
 
-def _classifier(net, batch, size):
-    import torch
-    import torch.nn.functional as F
-
-    class Loss(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.net = net
-
-        def forward(self, x, y):
-            return F.cross_entropy(self.net(x), y)
-
-    return Loss(), (torch.randn(batch, 3, size, size), torch.randint(0, 1000, (batch,)))
-
-
-def _causal_lm(net, batch, seq, vocab):
-    import torch
-
-    class Loss(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.net = net
-
-        def forward(self, ids, labels):
-            return self.net(input_ids=ids, labels=labels).loss
-
-    net.config.use_cache = False
-    ids = torch.randint(0, vocab, (batch, seq))
-    return Loss(), (ids, ids.clone())
-
-
 @case("resnet50_b64_fp32", "fp32", "sgd")
 def resnet50(device):
     import torchvision
-    return _classifier(torchvision.models.resnet50(weights=None), 64 if device == "cuda" else 2, 224 if device == "cuda" else 64)
+    return classifier_step(torchvision.models.resnet50(weights=None), 64 if device == "cuda" else 2,
+                           224 if device == "cuda" else 64)
 
 
 @case("vit_b16_b64_bf16", "bf16-mixed", "adamw")
 def vit(device):
     import timm
-    return _classifier(timm.create_model("vit_base_patch16_224", pretrained=False), 64 if device == "cuda" else 2, 224)
+    return classifier_step(timm.create_model("vit_base_patch16_224", pretrained=False), 64 if device == "cuda" else 2)
 
 
 @case("gpt2_124m_8x1024_bf16", "bf16-mixed", "adamw")
@@ -102,7 +74,7 @@ def gpt2(device):
     seq = 1024 if device == "cuda" else 64
     cfg = tf.GPT2Config(n_positions=seq, vocab_size=50257) if device == "cuda" else \
         tf.GPT2Config(n_layer=2, n_embd=128, n_head=4, n_positions=seq, vocab_size=1000)
-    return _causal_lm(tf.GPT2LMHeadModel(cfg), 8 if device == "cuda" else 2, seq, cfg.vocab_size)
+    return lm_step(tf.GPT2LMHeadModel(cfg), 8 if device == "cuda" else 2, seq, cfg.vocab_size)
 
 
 @case("llama3_8b_2layers_1x8192_bf16", "bf16-mixed", "adamw")
@@ -120,7 +92,7 @@ def llama_slice(device):
                              num_key_value_heads=2, vocab_size=1000, max_position_embeddings=128,
                              attn_implementation="sdpa")
         seq = 128
-    return _causal_lm(tf.LlamaForCausalLM(cfg), 1, seq, cfg.vocab_size)
+    return lm_step(tf.LlamaForCausalLM(cfg), 1, seq, cfg.vocab_size)
 
 
 def optimizer_for(name, params):

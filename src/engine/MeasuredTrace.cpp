@@ -307,7 +307,7 @@ llvm::Expected<MeasuredRun> readMeasuredTrace(const std::string &path, const Tra
         unsigned line = 0;
         std::string key;
         if (!rest.empty() && open_ != llvm::StringRef::npos && !path.substr(open_ + 1).getAsInteger(10, line))
-          key = sourceLineKey(path.substr(0, open_), line) + ":" + rest.str();
+          key = functionKey(path.substr(0, open_), line, rest);
         run.frames.push_back({std::move(key), python.empty() ? -1 : python.back().second});
         python.push_back({e->ts + e->dur, static_cast<int>(run.frames.size() - 1)});
         continue;
@@ -345,7 +345,7 @@ llvm::Expected<MeasuredRun> readMeasuredTrace(const std::string &path, const Tra
     if (e.ph != 'X' || !onDevice(e))
       continue;
     auto launch = e.correlation >= 0 ? launches.find(e.correlation) : launches.end();
-    if (launch == launches.end() ? !launches.empty() || !inStep(e.ts) : false)
+    if (launch == launches.end() && (!launches.empty() || !inStep(e.ts)))
       continue;
     double launchedAt = launch == launches.end() ? e.ts : launch->second.second;
     first = std::min(first, e.ts);

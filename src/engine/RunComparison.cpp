@@ -44,9 +44,9 @@ std::string atenName(const Node &n) {
 
 }  // namespace
 
-std::string sourceLineKey(llvm::StringRef path, unsigned line) {
+std::string functionKey(llvm::StringRef path, unsigned defLine, llvm::StringRef name) {
   llvm::StringRef file = path.rsplit('/').second;
-  return ((file.empty() ? path : file) + ":" + llvm::Twine(line)).str();
+  return ((file.empty() ? path : file) + ":" + llvm::Twine(defLine) + ":" + name).str();
 }
 
 void collectPredictedOps(const Model &m, AnalysisContext &ctx, PredictedOps &out) {
@@ -70,11 +70,12 @@ void collectPredictedOps(const Model &m, AnalysisContext &ctx, PredictedOps &out
     PredictedOps::Group row{g.group->id, std::string(groupKindName(g.group->kind)), "", backwardGroup, seconds};
     for (size_t k = 0; k < g.group->nodes.size(); ++k) {
       const Node *n = g.group->nodes[k];
+      std::string name = atenName(*n);
       if (shares[k] > 0) {
-        out.sequence[backwardGroup].push_back({atenName(*n), groupIndex});
-        row.ops += (row.ops.empty() ? "" : "+") + atenName(*n);
+        out.sequence[backwardGroup].push_back({name, groupIndex});
+        row.ops += (row.ops.empty() ? "" : "+") + name;
       }
-      OpTimes &t = out.ops[atenName(*n)];
+      OpTimes &t = out.ops[name];
       ++t.count;
       double share = seconds * shares[k];
       t.seconds += share;
@@ -82,7 +83,7 @@ void collectPredictedOps(const Model &m, AnalysisContext &ctx, PredictedOps &out
       // profile names frames): the forward's (the backward runs on
       // autograd's thread, with no Python frames).
       if (!backwardGroup && n->loc.valid() && n->loc.functionLine > 0) {
-        OpTimes &l = out.lines[sourceLineKey(n->loc.file, n->loc.functionLine) + ":" + n->loc.function];
+        OpTimes &l = out.lines[functionKey(n->loc.file, n->loc.functionLine, n->loc.function)];
         ++l.count;
         l.seconds += share;
       }

@@ -30,9 +30,8 @@ struct OpTimes {
 /// and the bytes held before the step starts (model states and inputs).
 struct PredictedOps {
   std::map<std::string, OpTimes> ops;
-  /// The forward's time per user function: "file.py:LINE:function"
-  /// (sourceLineKey of the function's first line, as with_stack=True
-  /// profiles name frames), from the exporter's recorded locations.
+  /// The forward's time per user function (functionKey), from the
+  /// exporter's recorded locations.
   std::map<std::string, OpTimes> lines;
   uint64_t startBytes = 0;
   bool joint = false;  // the graph holds its own backward (ops named as eager runs them)
@@ -48,11 +47,12 @@ struct PredictedOps {
   std::vector<Group> groups;
   std::vector<std::pair<std::string, unsigned>> sequence[2];
 };
-/// The key a source line is aligned under: its file's name and the line
-/// ("modeling_llama.py:244"), since the exporter records paths relative to
-/// the user's root and the profiler relative to the sys.path entry the file
-/// was imported from.
-std::string sourceLineKey(llvm::StringRef path, unsigned line);
+/// The key a user function is aligned under: "file.py:DEF_LINE:name" (its
+/// file's name, the line of its `def`, its name), as a with_stack=True
+/// profile names a frame ("path/file.py(DEF_LINE): name"). The file's name
+/// only, since the exporter records paths relative to the user's root and the
+/// profiler relative to the sys.path entry the file was imported from.
+std::string functionKey(llvm::StringRef path, unsigned defLine, llvm::StringRef name);
 
 /// LintOptions::withAnalyses for compare: fills `out` from the model's analyses.
 void collectPredictedOps(const Model &m, AnalysisContext &ctx, PredictedOps &out);
@@ -96,8 +96,7 @@ struct MeasuredRun {
   };
   std::vector<Op> ops;
   /// with_stack=True: the python_function events, each with the one
-  /// enclosing it; `key` is "file.py:LINE:function" of
-  /// "path(LINE): function" (LINE is the function's first line).
+  /// enclosing it; `key` is functionKey of "path(DEF_LINE): function".
   struct Frame {
     std::string key;
     int parent = -1;
