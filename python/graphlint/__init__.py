@@ -26,6 +26,7 @@ from ._pt2 import export_pt2, is_exported_program, record_python_frames, save_pt
 from ._version import __version__
 from .export import FORMAT_VERSION as FX_FORMAT_VERSION
 from ._plan import PlanResult, plan
+from ._setup_keys import SETUP_KEYS
 from .report import (CostSummary, Diagnostic, FusionPlan, LintFailed, MemorySummary, Report,
                      SourceLine)
 
@@ -36,45 +37,31 @@ __all__ = ["check", "plan", "PlanResult", "setup_from_torchtitan", "lint_file", 
 PathLike = Union[str, "os.PathLike[str]"]
 
 
-def _setup_args(train: bool, optimizer: Optional[str], precision: Optional[str],
-                world_size: Optional[int], zero: Optional[int], fsdp: bool, recompute: Optional[str],
-                target: Optional[str], backend: Optional[str], dims: Optional[Mapping[str, int]],
-                gpus_per_node: Optional[int], intra: Optional[str], inter: Optional[str],
-                select: Optional[Iterable[str]], ignore: Optional[Iterable[str]],
-                config: Optional[PathLike], mesh: Optional[Mapping[str, Optional[int]]] = None,
-                parallel: Optional[Mapping[str, Any]] = None) -> list:
+def _setup_args(values: Mapping[str, Any], select: Optional[Iterable[str]], ignore: Optional[Iterable[str]],
+                config: Optional[PathLike]) -> list:
+    """The flags of check()'s setup keywords that are not None, one loop over the setup-key
+    table (SETUP_KEYS, generated from the C++ table by scripts/gen_setup_keys.py): `world_size=8`
+    -> `--world-size 8`, `train=True` -> `--train=true`, `dims={"batch": 8}` -> `--dim batch=8`,
+    `tp_plan={"*.wq": "colwise"}` -> `--tp-plan *.wq=colwise`, `pp_split_points=["layers.8"]` ->
+    `--pp-split-points layers.8`, `fsdp=True` -> `--fsdp`."""
     args = []
-    if train:
-        args.append("--train")
-    for flag, value in (("--optimizer", optimizer), ("--precision", precision),
-                        ("--world-size", world_size), ("--zero", zero), ("--recompute", recompute),
-                        ("--target", target), ("--backend", backend), ("--gpus-per-node", gpus_per_node),
-                        ("--intra", intra), ("--inter", inter), ("--config", config)):
-        if value is not None:
-            args += [flag, os.fspath(value) if flag == "--config" else str(value)]
-    # The device mesh: dp_replicate=2 -> --dp-replicate 2, tp=8 -> --tp 8.
-    for name, degree in (mesh or {}).items():
-        if degree is not None:
-            args += ["--" + name.replace("_", "-"), str(int(degree))]
-    # How the mesh runs: pp_schedule="1f1b" -> --pp-schedule 1f1b, async_tp=True
-    # -> --async-tp=true, tp_plan={"*.wq": "colwise"} -> --tp-plan '*.wq=colwise'.
-    for name, value in (parallel or {}).items():
-        flag = "--" + name.replace("_", "-")
+    for key in SETUP_KEYS:
+        if key.preset and values.get(key.preset[0]):
+            args.append(key.preset[1])
+        value = values.get(key.python)
         if value is None:
             continue
-        if isinstance(value, bool):
-            args.append(f"{flag}={'true' if value else 'false'}")
-        elif isinstance(value, Mapping):
-            for glob, style in value.items():
-                args += [flag, f"{glob}={style}"]
+        if key.switch or isinstance(value, bool):
+            args.append(f"{key.flag}={'true' if value else 'false'}")
+        elif key.mapping:
+            for name, entry in value.items():
+                args += [key.flag, f"{name}={int(entry) if key.key == 'dims' else entry}"]
         elif isinstance(value, (list, tuple)):
-            args += [flag, ",".join(str(v) for v in value)]
+            args += [key.flag, ",".join(str(v) for v in value)]
         else:
-            args += [flag, str(value)]
-    if fsdp:
-        args.append("--fsdp")
-    for name, size in (dims or {}).items():
-        args += ["-D", f"{name}={int(size)}"]
+            args += [key.flag, str(value)]
+    if config is not None:
+        args += ["--config", os.fspath(config)]
     for flag, rules in (("--select", select), ("--ignore", ignore)):
         if rules:
             args += [flag, ",".join([rules] if isinstance(rules, str) else list(rules))]
@@ -94,7 +81,7 @@ def lint_file(path: PathLike, *setup_args: str) -> Report:
 
 
 def check(model: Any, example_inputs: Optional[Sequence[Any]] = None, *,
-          kwargs: Optional[Mapping[str, Any]] = None, loss_output: Optional[str] = None, train: bool = False,
+          kwargs: Optional[Mapping[str, Any]] = None, loss_output: Optional[str] = None, train: Optional[bool] = None,
           optimizer: Optional[str] = None, precision: Optional[str] = None,
           world_size: Optional[int] = None, zero: Optional[int] = None, fsdp: bool = False,
           dp_replicate: Optional[int] = None, dp_shard: Optional[int] = None, tp: Optional[int] = None,
@@ -105,7 +92,7 @@ def check(model: Any, example_inputs: Optional[Sequence[Any]] = None, *,
           tp_plan: Optional[Mapping[str, str]] = None, capacity_factor: Optional[float] = None,
           recompute: Optional[str] = None, float8: Optional[str] = None,
           float8_all_gather: Optional[bool] = None, float8_precompute_scale: Optional[bool] = None,
-          target: Optional[str] = None, backend: Optional[str] = None,
+          target: Optional[str] = None, backend: Optional[str] = None, kernels: Optional[str] = None,
           dims: Optional[Mapping[str, int]] = None, gpus_per_node: Optional[int] = None,
           intra: Optional[str] = None, inter: Optional[str] = None,
           select: Optional[Iterable[str]] = None, ignore: Optional[Iterable[str]] = None,
@@ -124,8 +111,11 @@ def check(model: Any, example_inputs: Optional[Sequence[Any]] = None, *,
     loss_output    with train=True, the output to back-propagate alone (the exporter's --loss-output:
                    a key of a dict or ModelOutput, an index of a tuple); default: a scalar "loss"
                    beside other outputs alone, else every output
-    train, optimizer, precision, world_size, zero, fsdp, recompute, target, backend, gpus_per_node,
-    intra, inter   the training setup, as the CLI flags of the same names (docs/cli.md)
+    train, optimizer, precision, world_size, zero, fsdp, recompute, target, backend, kernels,
+    gpus_per_node, intra, inter
+                   the training setup, as the CLI flags of the same names (docs/cli.md); every
+                   setup keyword is a key of `graphlint config --keys` (graphlint._setup_keys);
+                   None leaves the key to the config file and the defaults
     dp_replicate, dp_shard, tp, pp, cp, ep
                    the device mesh (--dp-replicate, --dp-shard, --tp, --pp, --cp, --ep); the world
                    size is dp_replicate x dp_shard x cp x tp x pp
@@ -149,16 +139,8 @@ def check(model: Any, example_inputs: Optional[Sequence[Any]] = None, *,
     export_path    keep the captured graph at this path (default: a temporary file)
     export_dims    the exporter's --dim NAME=SIZE: which traced sizes become symbols
     """
-    setup = _setup_args(train, optimizer, precision, world_size, zero, fsdp, recompute, target,
-                        backend, dims, gpus_per_node, intra, inter, select, ignore, config,
-                        {"dp_replicate": dp_replicate, "dp_shard": dp_shard, "tp": tp, "pp": pp, "cp": cp,
-                         "ep": ep},
-                        {"pp_schedule": pp_schedule, "microbatches": microbatches,
-                         "virtual_stages": virtual_stages, "pp_split_points": pp_split_points,
-                         "sequence_parallel": sequence_parallel, "async_tp": async_tp, "tp_plan": tp_plan,
-                         "capacity_factor": capacity_factor, "float8": float8,
-                         "float8_all_gather": float8_all_gather,
-                         "float8_precompute_scale": float8_precompute_scale})
+    values = dict(locals())  # the setup keywords, read through the table (_setup_args)
+    setup = _setup_args(values, select, ignore, config)
     # The launch config is a layer under every flag, wherever it is written.
     for flag, value in (("--launch-config", launch_config), ("--nnodes", nnodes),
                         ("--nproc-per-node", nproc_per_node)):
@@ -186,7 +168,7 @@ def check(model: Any, example_inputs: Optional[Sequence[Any]] = None, *,
         inputs: Sequence[Any] = ()
     else:
         inputs = example_inputs if isinstance(example_inputs, (tuple, list)) else (example_inputs,)
-    options: Dict[str, Any] = {"train": train, "dims": list((export_dims or {}).items()), "device": device,
+    options: Dict[str, Any] = {"train": bool(train), "dims": list((export_dims or {}).items()), "device": device,
                                "kwargs": dict(kwargs or {}), "loss_output": loss_output}
     if capture is not None:
         options["capture"] = capture

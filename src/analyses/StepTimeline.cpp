@@ -115,18 +115,13 @@ StepTimeline::StepTimeline(const Model &m, AnalysisContext &ctx) {
     return;
   active_ = true;
 
-  // Topology: the named interconnects, or the target's defaults.
-  const HardwareCatalog &catalog = HardwareCatalog::instance();
-  auto linkFor = [&](const Interconnect *resolved, const std::string &asked, const std::string &fallback,
-                     const char *what) {
-    // Resolved with the configuration; a Setup built in code resolves here.
-    const Interconnect *l = resolved && resolved->name == asked ? resolved
-                            : asked.empty()                     ? nullptr
-                                                                : catalog.findInterconnect(asked);
-    if (!asked.empty() && !l)
-      notes_.push_back(fmt::format("unknown {} interconnect '{}': using {}'s default '{}'", what, asked, hw->name, fallback));
-    if (!l)
-      l = catalog.findInterconnect(fallback);
+  // Topology: the named interconnects, or the target's defaults, as the
+  // configuration resolved them (Setup::nodeLink).
+  auto linkFor = [&](Setup::LinkLevel level, const std::string &fallback, const char *what) {
+    std::string unknown;
+    const Interconnect *l = setup.nodeLink(level, &unknown);
+    if (!unknown.empty())
+      notes_.push_back(fmt::format("unknown {} interconnect '{}': using {}'s default '{}'", what, unknown, hw->name, fallback));
     Interconnect none;
     none.name = fallback;
     none.bandwidth = 1e9;  // a profile naming a missing link: 1 GB/s, visibly slow
@@ -145,8 +140,8 @@ StepTimeline::StepTimeline(const Model &m, AnalysisContext &ctx) {
   const bool sharded = mesh.zeroStage() > 0 && mesh.shardGroup() > 1;
   topo_.ranks = sharded ? mesh.shardGroup() : std::max(1u, mesh.dataParallelRanks());
   topo_.perNode = std::max(1u, G / std::max(1u, sharded ? mesh.tp : mesh.tp * mesh.cp));
-  topo_.intra = linkFor(setup.intraLink, setup.intra, hw->intraNode, "intra-node");
-  topo_.inter = linkFor(setup.interLink, setup.inter, hw->interNode, "inter-node");
+  topo_.intra = linkFor(Setup::LinkLevel::IntraNode, hw->intraNode, "intra-node");
+  topo_.inter = linkFor(Setup::LinkLevel::InterNode, hw->interNode, "inter-node");
   replicas_ = topo_;
   replicas_.ranks = sharded ? mesh.dpReplicate : 1;
   replicas_.perNode = std::max(1u, G / std::max(1u, mesh.dpShard * mesh.tp * mesh.cp));

@@ -175,17 +175,47 @@ std::optional<std::string> Setup::checkFloat8() const {
   return std::nullopt;
 }
 
+namespace {
+
+// The named interconnect, else the profile's default; `unknown` gets a name
+// the catalog does not hold.
+const Interconnect *lookUpLink(const HardwareCatalog &c, const HardwareProfile *hw, const std::string &name,
+                               bool intraNode, std::string *unknown) {
+  if (!name.empty()) {
+    if (const Interconnect *l = c.findInterconnect(name))
+      return l;
+    if (unknown)
+      *unknown = name;
+  }
+  return hw ? c.findInterconnect(intraNode ? hw->intraNode : hw->interNode) : nullptr;
+}
+
+}  // namespace
+
 void Setup::resolveHardware() {
   const HardwareCatalog &c = HardwareCatalog::instance();
   hardware = c.find(target);
-  intraLink = intra.empty() ? nullptr : c.findInterconnect(intra);
-  interLink = inter.empty() ? nullptr : c.findInterconnect(inter);
+  intraLink = lookUpLink(c, hardware, intra, true, nullptr);
+  interLink = lookUpLink(c, hardware, inter, false, nullptr);
 }
 
 const HardwareProfile *Setup::targetProfile() const {
   if (hardware && hardware->name == target)
     return hardware;
   return HardwareCatalog::instance().find(target);
+}
+
+const Interconnect *Setup::nodeLink(LinkLevel level, std::string *unknown) const {
+  const bool intraNode = level == LinkLevel::IntraNode;
+  const Interconnect *resolved = intraNode ? intraLink : interLink;
+  const std::string &name = intraNode ? intra : inter;
+  const HardwareProfile *hw = targetProfile();
+  // Still what the names say: the resolved link is the named one, or the
+  // default of the profile that was resolved.
+  if (resolved && hw == hardware &&
+      (name.empty() ? resolved->name == (intraNode ? hw->intraNode : hw->interNode) : resolved->name == name))
+    return resolved;
+  return lookUpLink(HardwareCatalog::instance(), hw, name, intraNode, unknown);
 }
 
 double Setup::ruleOption(std::string_view code, std::string_view option, double fallback) const {

@@ -56,9 +56,10 @@ Checked boolean(const char *key, llvm::StringRef text, SetupSyntax syntax) {
 Checked link(const char *key, llvm::StringRef text, SetupSyntax syntax) {
   if (text.empty())
     return ok("");
-  if (auto l = resolveInterconnect(std::string_view(text.data(), text.size())); !l)
+  auto l = resolveInterconnect(std::string_view(text.data(), text.size()));
+  if (!l)
     return refused(named(row(key), syntax) + ": " + llvm::toString(l.takeError()));
-  return ok(text.str());
+  return ok(l->name);  // canonical, as the target: "NVLink-4" reports as nvlink4
 }
 
 unsigned asUnsigned(const std::string &v) { return static_cast<unsigned>(std::stoul(v)); }

@@ -45,7 +45,7 @@ public:
   const RuleInfo &info() const override { return kInfo; }
 
   void check(const Model &m, AnalysisContext &ctx, DiagnosticSink &sink) const override {
-    const HardwareProfile *hw = HardwareCatalog::instance().find(ctx.setup().target);
+    const HardwareProfile *hw = ctx.setup().targetProfile();
     if (!hw)
       return;  // the CLI rejects unknown targets; an API caller gets no guesses
     const CapturePrecision &precision = ctx.get<CapturePrecision>();

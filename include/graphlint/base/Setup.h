@@ -270,9 +270,11 @@ struct Setup {
   std::string inter;
 
   /// What `target`, `intra` and `inter` name, resolved once when the
-  /// configuration is resolved (applySetup); analyses read these, never the
-  /// names. Null: not resolved yet, or an empty/unknown interconnect name (the
-  /// target's default link then applies).
+  /// configuration is resolved (applySetup): the profile, and the link each
+  /// level of the topology runs on (the named interconnect, else the
+  /// profile's default). Analyses and rules read these through
+  /// targetProfile() and nodeLink(), never the names. Null: not resolved
+  /// yet, or nothing to resolve to.
   const HardwareProfile *hardware = nullptr;
   const Interconnect *intraLink = nullptr;
   const Interconnect *interLink = nullptr;
@@ -281,6 +283,14 @@ struct Setup {
   /// The resolved profile; a Setup built in code and never resolved (a test,
   /// a changed target) resolves `target` here. nullptr: unknown target.
   const HardwareProfile *targetProfile() const;
+  /// Which level of the topology a collective crosses.
+  enum class LinkLevel : uint8_t { IntraNode, InterNode };
+  /// The link of `level`: the resolved one, or (a Setup built or changed in
+  /// code) the named interconnect, else the target's default. When a name
+  /// is not in the catalog (the configuration refuses such names; code can
+  /// set one) it sets `unknown` to it and returns the default. nullptr: no
+  /// target profile, or its default link is not in the catalog either.
+  const Interconnect *nodeLink(LinkLevel level, std::string *unknown = nullptr) const;
 
   /// Per-rule options (thresholds) as the merged configuration states them,
   /// by name: merged layer by layer and printed by `config --dump`. A rule
