@@ -113,7 +113,7 @@ def check(model: Any, example_inputs: Optional[Sequence[Any]] = None, *,
                    beside other outputs alone, else every output
     train, optimizer, precision, world_size, zero, fsdp, recompute, target, backend, kernels,
     gpus_per_node, intra, inter
-                   the training setup, as the CLI flags of the same names (docs/cli.md); every
+                   the training setup, as the CLI flags of the same names (docs/commands/lint.md); every
                    setup keyword is a key of `graphlint config --keys` (graphlint._setup_keys);
                    None leaves the key to the config file and the defaults
     dp_replicate, dp_shard, tp, pp, cp, ep

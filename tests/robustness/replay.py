@@ -176,7 +176,7 @@ def check(argv, env, cwd, timeout, memory_mb):
             break
     if p.returncode == 2:
         # One error line; setup warnings the run printed before it (a -D that
-        # binds nothing, docs/cli.md) are each one line of their own.
+        # binds nothing, docs/commands/lint.md) are each one line of their own.
         lines = [l for l in err.splitlines() if l.strip() and not WARNING_LINE.match(l)]
         # Files named on the command line or by an environment variable
         # (GRAPHLINT_HARDWARE_FILE=hw.yaml) are the inputs a message may name.
