@@ -150,7 +150,19 @@ PlanModelFacts planModelFacts(const Model &m, int64_t batch) {
   PlanModelFacts f;
   if (!m.graph)
     return f;
-  f.layers = static_cast<unsigned>(checkpointLayers(*m.graph).size());
+  // The repeated layers a pipeline can cut between, counted as
+  // PipelineSchedule counts its units: runs of forward nodes in one layer
+  // (checkpointLayers names each node's layer; its size is the node count).
+  {
+    const std::vector<llvm::StringRef> layer = checkpointLayers(*m.graph);
+    llvm::StringRef current;
+    for (const auto &np : m.graph->nodes())
+      if (!np->backwardPhase && np->index < layer.size() && !layer[np->index].empty() &&
+          layer[np->index] != current) {
+        current = layer[np->index];
+        ++f.layers;
+      }
+  }
   Setup plain;
   plain.train = true;
   plain.resolveHardware();

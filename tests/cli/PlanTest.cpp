@@ -221,6 +221,20 @@ TEST(PlanCli, FixPinsKeys) {
   }
 }
 
+// A pipeline cuts between repeated layers: the 4-layer model gets at most 4
+// stages on 8 GPUs (the space once counted the graph's nodes as its layers
+// and offered pp 8 to a 2-layer GPT).
+TEST(PlanCli, NoMorePipelineStagesThanLayers) {
+  llvm::json::Object plan = planJson({"--gpus", "8", "--global-batch", "8", "--fix", "recompute=none", "--fix",
+                                      "backend=eager", "--fix", "float8=none"});
+  const llvm::json::Array &cands = *plan.getArray("candidates");
+  ASSERT_FALSE(cands.empty());
+  int64_t most = 0;
+  for (const llvm::json::Value &v : cands)
+    most = std::max(most, *v.getAsObject()->getObject("setup")->getInteger("pp"));
+  EXPECT_EQ(most, 4);
+}
+
 TEST(PlanCli, TextReportAndParetoChart) {
   std::string dir = tempDir(), svg = dir + "/front.svg";
   CliResult r = runCliTimed({"plan", tinyLlama(), "--gpus", "2", "--global-batch", "4", "--top", "3", "-j", "2",
