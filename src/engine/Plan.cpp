@@ -257,6 +257,17 @@ llvm::Expected<PlanResult> runPlan(const std::string &modelPath, const PlanReque
     return planError(fmt::format("the model has no size symbol '{}' to set the per-rank batch with (export it with "
                                  "a symbolic batch, e.g. graphlint-export --input ids:int64[batch,seq])",
                                  req.batchSymbol));
+  // A size left symbolic (an ONNX file's seq without -D) sizes nothing: the
+  // kernels that depend on it have unknown cost, so every step time, tokens/s
+  // and price of the ranking is a lower bound.
+  std::string unbound;
+  for (const SymbolInfo &s : m1.symbols)
+    if (s.name != req.batchSymbol && s.kind == SymbolInfo::Kind::Input && s.origin == SymbolInfo::Origin::Unbound)
+      unbound += (unbound.empty() ? "" : ", ") + s.name;
+  if (!unbound.empty())
+    r.notes.push_back(fmt::format("size symbol(s) {} not bound: the kernels that depend on them have unknown cost, "
+                                  "so every step time and price below is a lower bound; bind them with -D NAME=SIZE",
+                                  unbound));
   r.facts = planModelFacts(m1, 1);
   if (req.globalBatchTokens) {
     double perSample = r.facts.tokensPerSample;

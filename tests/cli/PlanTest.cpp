@@ -235,6 +235,22 @@ TEST(PlanCli, NoMorePipelineStagesThanLayers) {
   EXPECT_EQ(most, 4);
 }
 
+// An ONNX file whose seq stays symbolic costs nothing that depends on it:
+// the plan says its numbers are lower bounds and names the symbol.
+TEST(PlanCli, UnboundSizesAreNamed) {
+  const std::vector<std::string> base{"plan", sourcePath("models/gpt_tiny.onnx"), "--gpus", "2", "--global-batch",
+                                      "2", "--fix", "recompute=none", "--fix", "backend=eager", "--fix",
+                                      "float8=none", "--fix", "tp=1", "--top", "1"};
+  CliResult unbound = runCliTimed(base, 300);
+  EXPECT_EQ(unbound.exitCode, 0) << unbound.err;
+  EXPECT_NE(unbound.out.find("size symbol(s) seq not bound"), std::string::npos) << unbound.out;
+  std::vector<std::string> bound = base;
+  bound.insert(bound.end(), {"-D", "seq=32"});
+  CliResult r = runCliTimed(bound, 300);
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(r.out.find("not bound"), std::string::npos) << r.out;
+}
+
 TEST(PlanCli, TextReportAndParetoChart) {
   std::string dir = tempDir(), svg = dir + "/front.svg";
   CliResult r = runCliTimed({"plan", tinyLlama(), "--gpus", "2", "--global-batch", "4", "--top", "3", "-j", "2",
