@@ -25,6 +25,8 @@ CapturePrecision::CapturePrecision(const Model &m, const Setup &s) {
   sixteenBitMath_ = s.precision == Precision::FP16Mixed ? MathPrecision::FP16 : MathPrecision::BF16;
 }
 
+std::string CapturePrecision::sharedKey(const Setup &s) { return std::string(precisionName(s.precision)); }
+
 unsigned CapturePrecision::storedBits(DType t) const {
   return t == DType::Float && narrowsFp32_ ? 16 : dtypeBits(t);
 }

@@ -112,7 +112,7 @@ void downsampleTimeline(std::vector<StepPoint> &points, size_t limit) {
 
 // Pipeline parallelism: per-rank figures (PipelineMemory.h); the worst
 // rank's become the summary's, as the peak a launch must fit.
-void applyPipelineStages(const Trace &t, AnalysisContext &ctx, MemorySummary &sum) {
+void applyPipelineStages(const memory::ForwardEndHeld &forwardEnd, AnalysisContext &ctx, MemorySummary &sum) {
   const PipelinePlan &plan = ctx.get<PipelinePlan>();
   sum.ppSchedule = std::string(pipelineScheduleName(plan.schedule()));
   sum.microbatches = plan.microbatches();
@@ -129,7 +129,7 @@ void applyPipelineStages(const Trace &t, AnalysisContext &ctx, MemorySummary &su
     // is the dtype of its sharded gradient.
     held.gradsPerShardedByte = shards;
   }
-  sum.stages = memory::pipelineStages(t, sum, plan, held);
+  sum.stages = memory::pipelineStages(forwardEnd, sum, plan, held);
   if (sum.stages.empty())
     return;
   for (unsigned i = 0; i < sum.stages.size(); ++i)
@@ -150,23 +150,28 @@ void applyPipelineStages(const Trace &t, AnalysisContext &ctx, MemorySummary &su
                                     w.rank, w.firstModule, w.lastModule, sum.stages.size()));
 }
 
-// The plan of one setup: the summary, the node at the peak and what is live
-// there (MemoryPlan's members, built before they are the plan's).
+// The plan of one setup before its pipeline stages: the summary, the node at
+// the peak and what is live there (MemoryPlan's members, built before they
+// are the plan's), and what the forward's end holds, which the stages split.
 struct PlanParts {
   MemorySummary summary;
   const Node *peakNode = nullptr;
   std::vector<MemoryPlan::Contributor> atPeak;
+  memory::ForwardEndHeld forwardEnd;  // training under a pipeline only
 };
 
-// Every setup value but the target, as `config --dump` spells them (and
-// whether the backend was stated, which the dump does not say): without a
-// pipeline the trace reads no hardware, so setups that differ only in the
-// GPU have one plan but for its name and capacity.
-std::string everythingButTarget(const Setup &s) {
+// Every setup value but the target and the pipeline's schedule, micro-batches
+// and virtual stages, as `config --dump` spells them (and whether the backend
+// was stated, which the dump does not say): the trace reads no hardware and
+// no schedule (the stages, cut by predicted time, are split from it after),
+// so setups that differ only in those have one trace and one replay.
+std::string everythingButTargetAndSchedule(const Setup &s) {
   std::string key = fmt::format("backend stated {}", s.backendStated);
-  for (const SetupKey &k : setupKeys())
-    if (llvm::StringRef(k.key) != "target")
+  for (const SetupKey &k : setupKeys()) {
+    llvm::StringRef name(k.key);
+    if (name != "target" && name != "pp-schedule" && name != "microbatches" && name != "virtual-stages")
       key += fmt::format("\n{}:{}", k.key, k.dump(s));
+  }
   return key;
 }
 
@@ -284,7 +289,7 @@ void buildPlan(const Model &m, AnalysisContext &ctx, PlanParts &parts) {
   if (!s.train)
     sum.activationsBytes = peak > resident ? peak - resident : 0;
   if (s.train && s.mesh.pp > 1)
-    applyPipelineStages(t, ctx, sum);
+    parts.forwardEnd = memory::forwardEndHeld(t);
   for (size_t i = 0; i < atPeak_.size() && i < 10; ++i) {
     const Contributor &c = atPeak_[i];
     sum.topAtPeak.push_back({c.value ? c.value->name : std::string(), c.producer ? nodeLabel(*c.producer) : "",
@@ -301,16 +306,9 @@ MemoryPlan::MemoryPlan(const Model &m, AnalysisContext &ctx) {
     buildPlan(m, ctx, parts);
     return parts;
   };
-  if (s.train && s.mesh.pp > 1) {
-    // The stages are cut by predicted time (PipelinePlan): the target counts.
-    PlanParts parts = build();
-    summary_ = std::move(parts.summary);
-    peakNode_ = parts.peakNode;
-    atPeak_ = std::move(parts.atPeak);
-    return;
-  }
-  // Once per context, or once for every target of a SharedFacts (Analysis.h).
-  const PlanParts &parts = ctx.fact<PlanParts>(everythingButTarget(s), build);
+  // Once per context, or once for every target and pipeline schedule of a
+  // SharedFacts (Analysis.h).
+  const PlanParts &parts = ctx.fact<PlanParts>(everythingButTargetAndSchedule(s), build);
   summary_ = parts.summary;
   peakNode_ = parts.peakNode;
   atPeak_ = parts.atPeak;
@@ -320,6 +318,9 @@ MemoryPlan::MemoryPlan(const Model &m, AnalysisContext &ctx) {
     summary_.target = hw->name;  // the profile's spelling, as compute.target has it
     summary_.capacityBytes = hw->memoryBytes;
   }
+  // The stages are cut by predicted time (PipelinePlan): the target counts.
+  if (s.train && s.mesh.pp > 1 && m.graph)
+    applyPipelineStages(parts.forwardEnd, ctx, summary_);
 }
 
 

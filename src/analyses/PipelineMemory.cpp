@@ -5,11 +5,8 @@
 
 namespace graphlint::memory {
 
-std::vector<MemorySummary::Stage> pipelineStages(const Trace &t, const MemorySummary &sum, const PipelinePlan &plan,
-                                                 HeldAcrossMicrobatches held) {
-  std::vector<MemorySummary::Stage> out;
-  if (!plan.active())
-    return out;
+ForwardEndHeld forwardEndHeld(const Trace &t) {
+  ForwardEndHeld out;
   // What is live when the forward ends: every activation saved for backward.
   size_t end = 0;
   for (size_t e = 0; e < t.events.size(); ++e)
@@ -22,30 +19,47 @@ std::vector<MemorySummary::Stage> pipelineStages(const Trace &t, const MemorySum
   for (size_t e = 0; e <= end && e < t.events.size(); ++e)
     if (t.events[e].op != Trace::Op::Mark)
       live[t.events[e].id] = t.events[e].op == Trace::Op::Alloc;
-  const unsigned pp = plan.pp();
-  std::vector<double> saved(pp, 0);
-  double savedTotal = 0, inputs = 0;
   for (size_t i = 0; i < t.storages.size(); ++i) {
     const Trace::Storage &st = t.storages[i];
     if (!live[i])
       continue;
     if (st.kind == MemoryKind::Input) {
-      inputs += static_cast<double>(st.bytes);
+      out.inputBytes += static_cast<double>(st.bytes);
       continue;
     }
     if (st.kind != MemoryKind::Activation && st.kind != MemoryKind::Saved)
       continue;
     // A saved value belongs to the last chunk that reads it in the forward
     // (a stage's input, received from the one before, is held by the stage).
-    const Node *n = st.value && st.value->producer ? st.value->producer : st.owner;
-    unsigned chunk = n ? plan.chunkOfNode(n->index) : 0;
+    ForwardEndHeld::Held h;
+    h.bytes = st.bytes;
+    if (const Node *n = st.value && st.value->producer ? st.value->producer : st.owner)
+      h.nodes.push_back(n->index);
     if (st.value)
       for (const Use &u : st.value->uses)
         if (!u.user->backwardPhase)
-          chunk = std::max(chunk, plan.chunkOfNode(u.user->index));
+          h.nodes.push_back(u.user->index);
+    out.held.push_back(std::move(h));
+  }
+  return out;
+}
+
+std::vector<MemorySummary::Stage> pipelineStages(const ForwardEndHeld &f, const MemorySummary &sum,
+                                                 const PipelinePlan &plan, HeldAcrossMicrobatches held) {
+  std::vector<MemorySummary::Stage> out;
+  if (!plan.active())
+    return out;
+  const unsigned pp = plan.pp();
+  std::vector<double> saved(pp, 0);
+  double savedTotal = 0;
+  const double inputs = f.inputBytes;
+  for (const ForwardEndHeld::Held &h : f.held) {
+    unsigned chunk = 0;
+    for (unsigned n : h.nodes)
+      chunk = std::max(chunk, plan.chunkOfNode(n));
     unsigned rank = plan.rankOfChunk(chunk);
-    saved[rank] += static_cast<double>(st.bytes);
-    savedTotal += static_cast<double>(st.bytes);
+    saved[rank] += static_cast<double>(h.bytes);
+    savedTotal += static_cast<double>(h.bytes);
   }
   const double n = plan.microbatches();
   const double states = static_cast<double>(sum.paramsBytes + sum.buffersBytes + sum.gradsBytes + sum.optimizerBytes);

@@ -8,6 +8,8 @@
 
 #include "graphlint/analyses/PipelineSchedule.h"
 
+#include <llvm/ADT/SmallVector.h>
+
 namespace graphlint::memory {
 
 /// FSDP2 under a pipeline schedule keeps a stage's parameters gathered and
@@ -22,14 +24,31 @@ struct HeldAcrossMicrobatches {
   double gradsPerShardedByte = 0;
 };
 
-/// The stages of `plan` from the trace `t` of the whole graph (one device's
-/// batch) and its summary `sum` (model states, peaks): per rank, its share of
-/// the model states, the activations its chunks hold at the end of the
-/// forward over the micro-batches, times the schedule's in-flight
-/// micro-batches, plus one micro-batch's share of the step's transient
-/// buffers, plus what `held` keeps unsharded; reserved in the whole graph's
-/// reserved/allocated ratio.
-std::vector<MemorySummary::Stage> pipelineStages(const Trace &t, const MemorySummary &sum, const PipelinePlan &plan,
-                                                 HeldAcrossMicrobatches held = {});
+/// What the whole graph's trace holds when its forward ends, the part of the
+/// stages that no pipeline setting reads: the activations and saved tensors
+/// live there, in storage order, each with the nodes whose chunks decide its
+/// stage, and the graph inputs. One per trace, shared by the candidates of
+/// one mesh that differ in schedule and micro-batches (MemoryPlan.cpp).
+struct ForwardEndHeld {
+  struct Held {
+    uint64_t bytes = 0;
+    /// Its producer (or owner), then its forward readers, by node index; the
+    /// storage belongs to the last chunk among them (chunk 0 without any).
+    llvm::SmallVector<unsigned, 3> nodes;
+  };
+  std::vector<Held> held;
+  double inputBytes = 0;
+};
+ForwardEndHeld forwardEndHeld(const Trace &t);
+
+/// The stages of `plan` from what the trace of the whole graph (one device's
+/// batch) holds at the end of its forward and its summary `sum` (model
+/// states, peaks): per rank, its share of the model states, the activations
+/// its chunks hold at the end of the forward over the micro-batches, times
+/// the schedule's in-flight micro-batches, plus one micro-batch's share of the
+/// step's transient buffers, plus what `held` keeps unsharded; reserved in
+/// the whole graph's reserved/allocated ratio.
+std::vector<MemorySummary::Stage> pipelineStages(const ForwardEndHeld &f, const MemorySummary &sum,
+                                                 const PipelinePlan &plan, HeldAcrossMicrobatches held = {});
 
 }  // namespace graphlint::memory

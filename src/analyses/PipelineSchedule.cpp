@@ -8,6 +8,7 @@
 #include "graphlint/analyses/TrainableParams.h"
 
 #include <fmt/format.h>
+#include <llvm/ADT/StringExtras.h>
 #include <llvm/ADT/StringRef.h>
 
 #include <algorithm>
@@ -82,17 +83,13 @@ std::vector<unsigned> balancedCuts(const std::vector<double> &costs, unsigned pa
   return cuts;
 }
 
-PipelinePlan::PipelinePlan(const Model &m, AnalysisContext &ctx) {
-  const Setup &s = ctx.setup();
-  pp_ = std::max(1u, s.mesh.pp);
-  schedule_ = s.ppSchedule;
-  microbatches_ = std::max(1u, s.microbatchCount());
-  virtual_ = s.virtualStageCount();
-  if (pp_ <= 1 || !m.graph)
-    return;
-  const Graph &g = *m.graph;
-  const unsigned parts = pp_ * virtual_;
+namespace {
 
+PipelinePlan::Cut cutIntoChunks(const Model &m, AnalysisContext &ctx, unsigned pp, unsigned virtualStages) {
+  PipelinePlan::Cut out;
+  const Setup &s = ctx.setup();
+  const Graph &g = *m.graph;
+  const unsigned parts = pp * virtualStages;
   // Units: the repeated layers in execution order; nodes outside any join
   // the layer before them (the head, the loss), or the first (the embedding).
   const std::vector<llvm::StringRef> &layer = checkpointLayersOf(ctx, g);
@@ -111,10 +108,10 @@ PipelinePlan::PipelinePlan(const Model &m, AnalysisContext &ctx) {
     nodeUnit[n.index] = current;
   }
   if (unitName.size() < parts) {
-    notes_.push_back(fmt::format("pp {} x {} virtual stages needs {} layers to cut; the graph has {}: the pipeline "
-                                 "is not modelled",
-                                 pp_, virtual_, parts, unitName.size()));
-    return;
+    out.notes.push_back(fmt::format("pp {} x {} virtual stages needs {} layers to cut; the graph has {}: the "
+                                    "pipeline is not modelled",
+                                    pp, virtualStages, parts, unitName.size()));
+    return out;
   }
   for (int &u : nodeUnit)
     if (u < 0 && !unitName.empty())
@@ -125,6 +122,8 @@ PipelinePlan::PipelinePlan(const Model &m, AnalysisContext &ctx) {
   std::vector<double> cost(unitName.size(), 0);
   const bool seconds = cm.hardware() != nullptr;
   KernelTime fwd = cm.forwardTotal(), bwd = cm.backwardTotal();
+  out.forwardSeconds = fwd.seconds;
+  out.backwardSeconds = bwd.seconds;
   double scale = seconds ? (fwd.seconds > 0 ? 1 + bwd.seconds / fwd.seconds : 3)
                          : (fwd.flops > 0 ? 1 + bwd.flops / fwd.flops : 3);
   for (const GroupCost &gc : cm.groups()) {
@@ -143,7 +142,7 @@ PipelinePlan::PipelinePlan(const Model &m, AnalysisContext &ctx) {
         return u == name || llvm::StringRef(u).endswith("." + name) || llvm::StringRef(u).startswith(name + ".");
       });
       if (at == unitName.end()) {
-        notes_.push_back(fmt::format("--pp-split-points: '{}' is no layer of the graph; stages balanced by time",
+        out.notes.push_back(fmt::format("--pp-split-points: '{}' is no layer of the graph; stages balanced by time",
                                      name));
         cuts.clear();
         break;
@@ -151,7 +150,7 @@ PipelinePlan::PipelinePlan(const Model &m, AnalysisContext &ctx) {
       cuts.push_back(static_cast<unsigned>(at - unitName.begin()));
     }
     if (!std::is_sorted(cuts.begin(), cuts.end()) || std::adjacent_find(cuts.begin(), cuts.end()) != cuts.end()) {
-      notes_.push_back("--pp-split-points are not in execution order; stages balanced by time");
+      out.notes.push_back("--pp-split-points are not in execution order; stages balanced by time");
       cuts.clear();
     }
   }
@@ -163,29 +162,29 @@ PipelinePlan::PipelinePlan(const Model &m, AnalysisContext &ctx) {
       ++c;
     unitChunk[u] = c;
   }
-  chunks_.assign(parts, {});
+  out.chunks.assign(parts, {});
   for (unsigned u = 0; u < unitName.size(); ++u) {
-    PipelineChunk &c = chunks_[unitChunk[u]];
+    PipelineChunk &c = out.chunks[unitChunk[u]];
     if (c.firstModule.empty())
       c.firstModule = unitName[u];
     c.lastModule = unitName[u];
     c.seconds += cost[u];
-    totalSeconds_ += cost[u];
+    out.totalSeconds += cost[u];
   }
 
   // Chunks of nodes: forward by unit; a backward node by what it differentiates.
-  nodeChunk_.assign(g.nodes().size(), 0);
+  out.nodeChunk.assign(g.nodes().size(), 0);
   for (const auto &np : g.nodes()) {
     const Node &n = *np;
     if (!n.backwardPhase) {
-      nodeChunk_[n.index] = nodeUnit[n.index] < 0 ? 0 : unitChunk[nodeUnit[n.index]];
+      out.nodeChunk[n.index] = nodeUnit[n.index] < 0 ? 0 : unitChunk[nodeUnit[n.index]];
       continue;
     }
     unsigned c = 0;
     for (const Value *of : n.outputGradientOf)
       if (of && of->producer)
-        c = std::max(c, nodeChunk_[of->producer->index]);
-    nodeChunk_[n.index] = c;
+        c = std::max(c, out.nodeChunk[of->producer->index]);
+    out.nodeChunk[n.index] = c;
   }
   for (const Value *p : trainableParams(g)) {
     unsigned first = std::numeric_limits<unsigned>::max();
@@ -193,8 +192,8 @@ PipelinePlan::PipelinePlan(const Model &m, AnalysisContext &ctx) {
       if (!u.user->backwardPhase)
         first = std::min(first, u.user->index);
     double e = MeshSharding::elements(p);
-    chunks_[first < nodeChunk_.size() ? nodeChunk_[first] : 0].paramElements += e;
-    totalParams_ += e;
+    out.chunks[first < out.nodeChunk.size() ? out.nodeChunk[first] : 0].paramElements += e;
+    out.totalParams += e;
   }
 
   // The activations crossing each cut, one rank's share (tp, cp).
@@ -203,17 +202,44 @@ PipelinePlan::PipelinePlan(const Model &m, AnalysisContext &ctx) {
     const Node &n = *np;
     if (n.backwardPhase)
       continue;
-    unsigned c = nodeChunk_[n.index];
+    unsigned c = out.nodeChunk[n.index];
     for (const Value *o : n.outputs) {
       if (!o)
         continue;
       bool crosses = std::any_of(o->uses.begin(), o->uses.end(), [&](const Use &u) {
-        return !u.user->backwardPhase && nodeChunk_[u.user->index] > c;
+        return !u.user->backwardPhase && out.nodeChunk[u.user->index] > c;
       });
       if (crosses)
-        chunks_[c].sendBytes += MeshSharding::elements(o) / sh.elementDivisor(o) * sh.activationElementBytes(o);
+        out.chunks[c].sendBytes += MeshSharding::elements(o) / sh.elementDivisor(o) * sh.activationElementBytes(o);
     }
   }
+
+  out.active = true;
+  return out;
+}
+
+}  // namespace
+
+PipelinePlan::PipelinePlan(const Model &m, AnalysisContext &ctx) {
+  const Setup &s = ctx.setup();
+  pp_ = std::max(1u, s.mesh.pp);
+  schedule_ = s.ppSchedule;
+  microbatches_ = std::max(1u, s.microbatchCount());
+  virtual_ = s.virtualStageCount();
+  if (pp_ <= 1 || !m.graph)
+    return;
+  // The cut reads no schedule and no micro-batch count: the candidates of
+  // one mesh share it (their chunk count aside).
+  std::string key = fmt::format("pp {} x {} split {} | {} | {}", pp_, virtual_, llvm::join(s.ppSplitPoints, ","),
+                                ComputeModel::sharedKey(s), MeshSharding::sharedKey(s));
+  const Cut &cut = ctx.fact<Cut>(key, [&] { return cutIntoChunks(m, ctx, pp_, virtual_); });
+  notes_ = cut.notes;
+  if (!cut.active)
+    return;
+  chunks_ = cut.chunks;
+  nodeChunk_ = cut.nodeChunk;
+  totalSeconds_ = cut.totalSeconds;
+  totalParams_ = cut.totalParams;
 
   double worst = -1;
   for (unsigned r = 0; r < pp_; ++r)
@@ -221,7 +247,7 @@ PipelinePlan::PipelinePlan(const Model &m, AnalysisContext &ctx) {
       worst = rankShare(r);
       slowest_ = r;
     }
-  bubble_ = bubbleFraction(schedule_, pp_, microbatches_, virtual_, fwd.seconds, bwd.seconds);
+  bubble_ = bubbleFraction(schedule_, pp_, microbatches_, virtual_, cut.forwardSeconds, cut.backwardSeconds);
   active_ = true;
 }
 

@@ -14,6 +14,7 @@
 #include "graphlint/ir/OpRegistry.h"
 
 #include <fmt/format.h>
+#include <llvm/ADT/StringRef.h>
 #include <llvm/Support/GlobPattern.h>
 
 #include <algorithm>
@@ -100,6 +101,12 @@ const PlanRow *matchRows(const std::vector<PlanRow> &rows, const std::string &pa
     if (r.glob.match(param) || (!module.empty() && r.glob.match(module)))
       return &r;
   return nullptr;
+}
+
+// `path` is `module` or a submodule of it ("layers.3.attn_norm" of
+// "layers.3"), without building `module + "."` for each of the graph's nodes.
+bool inModule(llvm::StringRef path, llvm::StringRef module) {
+  return path.startswith(module) && (path.size() == module.size() || path[module.size()] == '.');
 }
 
 bool isWeight(const Value *p) { return p->type.shape.rankKnown && p->type.shape.dims.size() >= 2; }
@@ -325,9 +332,10 @@ void MeshSharding::propagate(const Graph &g) {
     } else if (!n.backwardPhase && !sharded && carriesBatch) {
       // A SequenceParallel module (a norm) runs on the sequence shard.
       for (const TpModule &mod : tpModules_)
-        if (mod.style == TpStyle::Sequence && !n.modulePath.empty() &&
-            (n.modulePath == mod.path || llvm::StringRef(n.modulePath).startswith(mod.path + ".")))
+        if (mod.style == TpStyle::Sequence && !n.modulePath.empty() && inModule(n.modulePath, mod.path)) {
           out = sp ? TpLayout::SequenceSharded : TpLayout::Replicated;
+          break;
+        }
     }
     for (unsigned oi = 0; oi < n.outputs.size(); ++oi) {
       const Value *o = n.outputs[oi];

@@ -29,6 +29,8 @@ class CapturePrecision {
 public:
   CapturePrecision(const Model &m, AnalysisContext &ctx) : CapturePrecision(m, ctx.setup()) {}
   CapturePrecision(const Model &m, const Setup &s);
+  /// The setup value it reads (Analysis.h, SharedFacts): the precision.
+  static std::string sharedKey(const Setup &s);
 
   /// The capture recorded its precision (see the class comment).
   bool recorded() const { return evidence_ != nullptr; }

@@ -15,6 +15,8 @@
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/SmallVector.h>
 
+#include <string>
+
 namespace graphlint {
 
 struct DecomposedKernel {
@@ -35,6 +37,8 @@ class DecomposedKernels {
 public:
   DecomposedKernels(const Model &m, AnalysisContext &) : DecomposedKernels(*m.graph) {}
   explicit DecomposedKernels(const Graph &g);
+  /// It reads no setup value (Analysis.h, SharedFacts): one per model.
+  static std::string sharedKey(const Setup &) { return {}; }
 
   /// The kernel whose last piece `n` is, or null.
   const DecomposedKernel *endingAt(const Node &n) const;

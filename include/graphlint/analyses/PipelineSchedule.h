@@ -79,6 +79,18 @@ public:
   /// Why the cut is what it is ("--pp-split-points layers.4 is no module: ...").
   const std::vector<std::string> &notes() const { return notes_; }
 
+  /// The cut: what no schedule and no micro-batch count changes, only the
+  /// number of chunks (pp x V), the split points, the predicted times and
+  /// the sharding. Computed once per context, or once per SharedFacts for
+  /// the candidates of one mesh (Analysis.h).
+  struct Cut {
+    bool active = false;
+    std::vector<PipelineChunk> chunks;
+    std::vector<unsigned> nodeChunk;
+    std::vector<std::string> notes;
+    double totalSeconds = 0, totalParams = 0, forwardSeconds = 0, backwardSeconds = 0;
+  };
+
 private:
   /// A field of the chunks rank `rank` runs, summed.
   double rankSum(unsigned rank, double PipelineChunk::*field) const;
