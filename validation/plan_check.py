@@ -72,9 +72,7 @@ def main(argv=None):
         if status:
             print(f"{row['id']:34} {gpus:>5} {'':>6} {'':>28} {'':>14}  {status}")
             continue
-        if factory in pr.SEQ_SIZED:
-            factory = f"{factory}_s{row['batch']['seq']}"
-        fx = os.path.join(args.cache, f"{factory}.fx.json")
+        fx = os.path.join(args.cache, f"{pr.capture_name(row, factory)}.fx.json")
         if not os.path.exists(fx):
             print(f"{row['id']:34} {gpus:>5} {'':>6} {'':>28} {'':>14}  no capture at {fx} (published_runs.py makes it)")
             continue

@@ -179,6 +179,17 @@ def setup_flags(row):
     return flags, unstated, assumed, (None if unknown(local) else int(local)), batch.get("seq")
 
 
+def capture_name(row, factory):
+    """The capture a row is predicted on: a run whose parameters compute in bf16
+    is captured in bf16 (its fp32 upcasts recorded), an autocast run (amp_bf16)
+    in fp32, the policy narrowing it; a sequence-sized factory at the row's seq."""
+    if factory in SEQ_SIZED:
+        factory = f"{factory}_s{row['batch']['seq']}"
+    if str(row.get("precision", {}).get("params", "")).startswith("bf16"):
+        factory += "_bf16"
+    return factory
+
+
 def capture(factory, cache, python, timings):
     out = os.path.join(cache, f"{factory}.fx.json")
     if os.path.exists(out):
@@ -260,14 +271,7 @@ def main(argv=None):
         if missing:
             res["status"] = "not expressible: " + ", ".join(missing)
             continue
-        # A run whose parameters compute in bf16 is captured in bf16 (its
-        # fp32 upcasts recorded); an autocast run (amp_bf16) in fp32, the
-        # policy narrowing it.
-        bf16 = str(row.get("precision", {}).get("params", "")).startswith("bf16")
-        if factory in SEQ_SIZED:
-            factory = f"{factory}_s{row['batch']['seq']}"
-        if bf16:
-            factory += "_bf16"
+        factory = capture_name(row, factory)
         if factory not in captured:
             captured[factory] = capture(factory, args.cache, args.python, timings)
         fx, why = captured[factory]
