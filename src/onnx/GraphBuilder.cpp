@@ -36,6 +36,23 @@ const onnx::GraphProto *GraphBuilder::protoOf(const Graph *g) const {
 }
 
 
+const GraphBuilder::OpEntry &GraphBuilder::opEntry(const std::string &domain, const std::string &opType) {
+  std::string key = domain;
+  key += '\0';
+  key += opType;
+  auto [it, added] = ops_.try_emplace(key);
+  if (added) {
+    OpEntry &e = it->second;
+    e.opsetVersion = model_.opsetVersion(domain);
+    // Model-local functions are all known before any graph is built.
+    if (model_.findFunction(domain, opType))
+      e.op = OpRegistry::instance().lookup("graphlint.function", opType, 1);
+    else
+      e.op = OpRegistry::instance().lookup(domain, opType, e.opsetVersion);
+  }
+  return it->second;
+}
+
 Value *GraphBuilder::resolve(Graph &g, const std::string &name, Node &user, unsigned operand) {
   if (Value *v = g.findLocal(name))
     return v;
@@ -125,14 +142,12 @@ std::unique_ptr<Graph> GraphBuilder::build(const onnx::GraphProto &gp, Graph *pa
     n->name = np.name();
     n->opType = np.op_type();
     n->domain = isDefaultDomain(np.domain()) ? std::string() : np.domain();
-    n->opsetVersion = model_.opsetVersion(n->domain);
+    const OpEntry &entry = opEntry(n->domain, n->opType);
+    n->opsetVersion = entry.opsetVersion;
     n->docString = np.doc_string();
     // metadata_props (field 9) is newer than the installed ONNX.
     n->metadata = newerMetadataProps(np, 9);
-    if (model_.findFunction(n->domain, n->opType))
-      n->op = OpRegistry::instance().lookup("graphlint.function", n->opType, 1);
-    else
-      n->op = OpRegistry::instance().lookup(n->domain, n->opType, n->opsetVersion);
+    n->op = entry.op;
     for (const auto &ap : np.attribute()) {
       n->attributes.emplace_back();
       attributeFromProto(ap, n->attributes.back());
