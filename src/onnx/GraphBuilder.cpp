@@ -259,6 +259,22 @@ void capturedValues(const Node &n, llvm::SmallVectorImpl<Value *> &out) {
 void GraphBuilder::sortTopologically(Graph &g) {
   auto &nodes = g.mutableNodes();
   const size_t n = nodes.size();
+  // Exporters write sorted graphs: when every node reads only earlier nodes,
+  // the stable sort below would return the file order, so keep it as it is
+  // (no per-node lists for a million nodes).
+  bool inFileOrder = true;
+  for (size_t i = 0; i < n && inFileOrder; ++i) {
+    llvm::SmallVector<Value *, 8> deps(nodes[i]->inputs.begin(), nodes[i]->inputs.end());
+    capturedValues(*nodes[i], deps);
+    for (Value *v : deps)
+      if (v && v->kind == Value::Kind::NodeOutput && v->producer && v->producer->graph == &g &&
+          v->producer->index >= i) {
+        inFileOrder = false;
+        break;
+      }
+  }
+  if (inFileOrder)
+    return;
   // Kahn's algorithm, stable: among ready nodes the file order wins.
   std::vector<unsigned> pending(n, 0);  // by file position (Node::index)
   std::vector<std::vector<unsigned>> consumers(n);

@@ -117,12 +117,14 @@ private:
 
   std::optional<std::vector<int64_t>> knownInts(const std::string &name) {
     if (auto it = data_.find(name); it != data_.end()) {
-      ConstData d;
-      if (decodeSmallPayload(*it->second, d) && d.known) {
-        if (!d.ints.empty() || d.floats.empty())
-          return d.ints;
+      // A constant every node of a chain reads is decoded once.
+      auto [memo, added] = decodedInts_.try_emplace(it->second);
+      if (added) {
+        ConstData d;
+        if (decodeSmallPayload(*it->second, d) && d.known && (!d.ints.empty() || d.floats.empty()))
+          memo->second = std::move(d.ints);
       }
-      return std::nullopt;
+      return memo->second;
     }
     if (auto it = generated_.find(name); it != generated_.end()) {
       std::vector<int64_t> out;
@@ -647,6 +649,7 @@ private:
   std::set<const Node *> reported_;        // nodes already reported malformed
   llvm::DenseMap<const onnx::OpSchema *, PointwiseKind> pointwiseKinds_;
   llvm::StringMap<std::pair<const onnx::OpSchema *, bool>> guardSchemas_;
+  llvm::DenseMap<const onnx::TensorProto *, std::optional<std::vector<int64_t>>> decodedInts_;
   // (op schema, input element types) ONNX's type-constraint check passed.
   std::set<std::pair<const onnx::OpSchema *, std::pair<int, int>>> typeChecked_;
   onnx::TypeProto pointwiseOut_;
