@@ -4,12 +4,16 @@
 #include "graphlint/analyses/FusionPlan.h"
 #include "graphlint/engine/Grouping.h"
 #include "graphlint/analyses/MemoryPlan.h"
+#include "graphlint/ir/PhaseTimes.h"
 #include "graphlint/rules/Rule.h"
 #include "graphlint/engine/SourceLines.h"
 
 #include <llvm/Support/ThreadPool.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <map>
 #include <mutex>
 
 #if defined(__SANITIZE_ADDRESS__)  // gcc -fsanitize=address
@@ -49,6 +53,17 @@ FileStats statsOf(const Model &m) {
 }
 
 namespace {
+
+// "rule GL101 name": kept for the run, as PhaseTimes wants (one per rule).
+llvm::StringRef ruleTimingName(const RuleInfo &info) {
+  static std::mutex mu;
+  static std::map<std::string, std::unique_ptr<std::string>> names;
+  std::lock_guard<std::mutex> lock(mu);
+  auto &slot = names[std::string(info.code)];
+  if (!slot)
+    slot = std::make_unique<std::string>(fmt::format("rule {} {}", info.code, info.name));
+  return *slot;
+}
 
 // Every name and message a report renders, made one line without control
 // characters (oneLine, MessageText.h) once, here, so that no reporter, text,
@@ -131,8 +146,12 @@ FileReport lintModel(const Model &m, const LintOptions &opts) {
   r.stats = statsOf(m);
   r.symbols = m.symbols;
   r.setupWarnings = m.setupWarnings;
-  AnalysisContext ctx(m, opts.setup);
+  // The analyses of a million-node model are as many objects as its IR: the
+  // CLI leaves them to the OS with the model (disposeModel).
+  auto owned = std::make_unique<AnalysisContext>(m, opts.setup);
+  AnalysisContext &ctx = *owned;
   DiagnosticSink sink(m.path, r.diagnostics);
+  const bool timed = PhaseTimes::enabled();
   std::vector<const Rule *> perNode;
   for (const Rule *rule : allRules()) {
     const RuleInfo &info = rule->info();
@@ -142,19 +161,32 @@ FileReport lintModel(const Model &m, const LintOptions &opts) {
       perNode.push_back(rule);
       continue;
     }
+    PhaseTimes::Scope phase(timed ? ruleTimingName(info) : llvm::StringRef(), r.stats.nodes);
     sink.setRule(std::string(info.code), std::string(info.name), info.severity);
     rule->check(m, ctx, sink);
   }
-  // One traversal for every per-node rule; the sort below restores the order.
-  if (!perNode.empty())
+  // One traversal for every per-node rule; the sort below restores the order
+  // (diagnosticLess compares codes, so rule order never decides a tie). Under
+  // --timings each rule walks the graph on its own, to be timed on its own.
+  auto walk = [&](llvm::ArrayRef<const Rule *> rules) {
     forEachGraph(*m.graph, [&](const Graph &g) {
       for (const auto &n : g.nodes())
-        for (const Rule *rule : perNode) {
+        for (const Rule *rule : rules) {
           const RuleInfo &info = rule->info();
           sink.setRule(std::string(info.code), std::string(info.name), info.severity);
           rule->checkNode(*n, m, ctx, sink);
         }
     });
+  };
+  if (timed) {
+    for (const Rule *rule : perNode) {
+      PhaseTimes::Scope phase(ruleTimingName(rule->info()), r.stats.nodes);
+      walk(rule);
+    }
+  } else if (!perNode.empty()) {
+    walk(perNode);
+  }
+  PhaseTimes::Scope phase("lint: sort, suppress, group, summaries", r.stats.nodes);
   std::stable_sort(r.diagnostics.begin(), r.diagnostics.end(), diagnosticLess);
   r.suppressed = applyRulePolicy(m, opts.policy, r.diagnostics, r.usedIgnores);
   if (opts.group)
@@ -182,6 +214,8 @@ FileReport lintModel(const Model &m, const LintOptions &opts) {
   if (opts.withAnalyses)
     opts.withAnalyses(m, ctx);
   escapeForDisplay(r);
+  if (opts.skipModelTeardown && !kSanitizerBuild)
+    (void)owned.release();
   return r;
 }
 

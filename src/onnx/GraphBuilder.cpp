@@ -36,6 +36,23 @@ const onnx::GraphProto *GraphBuilder::protoOf(const Graph *g) const {
 }
 
 
+const GraphBuilder::OpEntry &GraphBuilder::opEntry(const std::string &domain, const std::string &opType) {
+  std::string key = domain;
+  key += '\0';
+  key += opType;
+  auto [it, added] = ops_.try_emplace(key);
+  if (added) {
+    OpEntry &e = it->second;
+    e.opsetVersion = model_.opsetVersion(domain);
+    // Model-local functions are all known before any graph is built.
+    if (model_.findFunction(domain, opType))
+      e.op = OpRegistry::instance().lookup("graphlint.function", opType, 1);
+    else
+      e.op = OpRegistry::instance().lookup(domain, opType, e.opsetVersion);
+  }
+  return it->second;
+}
+
 Value *GraphBuilder::resolve(Graph &g, const std::string &name, Node &user, unsigned operand) {
   if (Value *v = g.findLocal(name))
     return v;
@@ -125,14 +142,12 @@ std::unique_ptr<Graph> GraphBuilder::build(const onnx::GraphProto &gp, Graph *pa
     n->name = np.name();
     n->opType = np.op_type();
     n->domain = isDefaultDomain(np.domain()) ? std::string() : np.domain();
-    n->opsetVersion = model_.opsetVersion(n->domain);
+    const OpEntry &entry = opEntry(n->domain, n->opType);
+    n->opsetVersion = entry.opsetVersion;
     n->docString = np.doc_string();
     // metadata_props (field 9) is newer than the installed ONNX.
     n->metadata = newerMetadataProps(np, 9);
-    if (model_.findFunction(n->domain, n->opType))
-      n->op = OpRegistry::instance().lookup("graphlint.function", n->opType, 1);
-    else
-      n->op = OpRegistry::instance().lookup(n->domain, n->opType, n->opsetVersion);
+    n->op = entry.op;
     for (const auto &ap : np.attribute()) {
       n->attributes.emplace_back();
       attributeFromProto(ap, n->attributes.back());
@@ -244,6 +259,22 @@ void capturedValues(const Node &n, llvm::SmallVectorImpl<Value *> &out) {
 void GraphBuilder::sortTopologically(Graph &g) {
   auto &nodes = g.mutableNodes();
   const size_t n = nodes.size();
+  // Exporters write sorted graphs: when every node reads only earlier nodes,
+  // the stable sort below would return the file order, so keep it as it is
+  // (no per-node lists for a million nodes).
+  bool inFileOrder = true;
+  for (size_t i = 0; i < n && inFileOrder; ++i) {
+    llvm::SmallVector<Value *, 8> deps(nodes[i]->inputs.begin(), nodes[i]->inputs.end());
+    capturedValues(*nodes[i], deps);
+    for (Value *v : deps)
+      if (v && v->kind == Value::Kind::NodeOutput && v->producer && v->producer->graph == &g &&
+          v->producer->index >= i) {
+        inFileOrder = false;
+        break;
+      }
+  }
+  if (inFileOrder)
+    return;
   // Kahn's algorithm, stable: among ready nodes the file order wins.
   std::vector<unsigned> pending(n, 0);  // by file position (Node::index)
   std::vector<std::vector<unsigned>> consumers(n);

@@ -5,6 +5,8 @@
 
 #include "graphlint/ir/Graph.h"
 
+#include <llvm/ADT/StringMap.h>
+
 #include <onnx/onnx_pb.h>
 
 #include <unordered_map>
@@ -29,11 +31,19 @@ private:
   Value *resolve(Graph &g, const std::string &name, Node &user, unsigned operand);
   void sortTopologically(Graph &g);
   void problem(const Graph &g, const Node *n, std::string msg);
+  struct OpEntry {
+    int64_t opsetVersion;
+    const OpInfo *op;
+  };
+  /// The imported version of `domain` and the registry's entry for the op:
+  /// one lookup per (domain, op) of the model instead of one per node.
+  const OpEntry &opEntry(const std::string &domain, const std::string &opType);
 
   Model &model_;
   // Per graph, the proto of each node by Node::index (after sorting).
   std::unordered_map<const Graph *, std::vector<onnx::NodeProto *>> nodeProtos_;
   std::unordered_map<const Graph *, const onnx::GraphProto *> graphProtos_;
+  llvm::StringMap<OpEntry> ops_;  // by domain + '\0' + op type
 };
 
 /// Appends the outer-scope values a node's bodies capture (transitively) from

@@ -155,14 +155,11 @@ public:
       return std::nullopt;
     }
     auto ver = opsets.find(domain);
-    const onnx::OpSchema *schema =
-        ver == opsets.end() ? nullptr : onnx::OpSchemaRegistry::Schema(np.op_type(), ver->second, domain);
-    if (!schema)
+    if (ver == opsets.end())
       return std::nullopt;  // libonnx skips ops it does not know
-    // An op changed in an opset newer than the library is judged by an older
-    // schema (ReduceMean-18 takes axes as an input, -13 does not): only the
-    // checks that do not depend on the version apply to it.
-    bool current = OpRegistry::instance().installedSchemaCurrent(domain, np.op_type(), ver->second);
+    auto [schema, current] = schemaOf(domain, np.op_type(), ver->second);
+    if (!schema)
+      return std::nullopt;
     if (auto h = current ? checkStructure(np, *schema) : std::nullopt)
       return h;
     if (types)
@@ -180,6 +177,24 @@ public:
   }
 
 private:
+  // An op changed in an opset newer than the library is judged by an older
+  // schema (ReduceMean-18 takes axes as an input, -13 does not): only the
+  // checks that do not depend on the version apply to it (`current` false).
+  std::pair<const onnx::OpSchema *, bool> schemaOf(const std::string &domain, const std::string &op, int version) {
+    auto look = [&] {
+      const onnx::OpSchema *schema = onnx::OpSchemaRegistry::Schema(op, version, domain);
+      bool current = schema && OpRegistry::instance().installedSchemaCurrent(domain, op, version);
+      return std::make_pair(schema, current);
+    };
+    if (!scope_.schemas)
+      return look();
+    std::string key = domain + '\0' + op + '\0' + std::to_string(version);
+    auto [it, added] = scope_.schemas->try_emplace(key);
+    if (added)
+      it->second = look();
+    return it->second;
+  }
+
   std::optional<InferenceHazard> graph(const onnx::GraphProto &g, const std::unordered_map<std::string, int> &opsets,
                                        unsigned depth) {
     for (const auto *list : {&g.input(), &g.value_info(), &g.output()})

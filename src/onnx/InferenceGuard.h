@@ -9,6 +9,8 @@
 // fallback inference instead.
 #pragma once
 
+#include <llvm/ADT/StringMap.h>
+
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
@@ -35,6 +37,10 @@ struct GuardScope {
   const onnx::shape_inference::ModelLocalFunctionsMap &functions;   // "domain:name" -> body
   const std::set<std::string> &recursiveFunctions;                  // "domain:name" of functions in call cycles
   std::set<std::string> &safeFunctions;  // bodies found safe so far (their checks do not depend on the call)
+  /// The installed schema of each (domain, op, version) asked for so far and
+  /// whether it is current: the registry's lookups compare strings in nested
+  /// maps, a guard per node on a million nodes asks a million times. Optional.
+  llvm::StringMap<std::pair<const onnx::OpSchema *, bool>> *schemas = nullptr;
 };
 
 /// Why ONNX inference (and data propagation) must not run on `np`, or nullopt

@@ -11,6 +11,7 @@
 #include "graphlint/ir/InputFile.h"
 #include "graphlint/ir/MessageText.h"
 #include "graphlint/onnx/OnnxImporter.h"
+#include "graphlint/ir/PhaseTimes.h"
 #include "graphlint/ir/PythonLocals.h"
 #include "graphlint/ir/OpRegistry.h"
 #include "graphlint/ir/Verifier.h"
@@ -27,6 +28,7 @@
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
 
+#include <optional>
 #include <set>
 #include <llvm/Support/Path.h>
 
@@ -79,12 +81,14 @@ public:
   llvm::Expected<std::unique_ptr<Model>> run(onnxio::ByteWindow &bytes) {
     if (bytes.size() == 0)
       return stringError("empty file: not an ONNX model");
+    std::optional<PhaseTimes::Scope> phase(std::in_place, "import: read, strip weight payloads");
     auto stripped = onnxio::stripPayloads(bytes);
     if (!stripped.ok)
       return stringError("not a valid ONNX model: " + stripped.error);
     google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t *>(stripped.stripped.data()),
                                               static_cast<int>(stripped.stripped.size()));
     in.SetRecursionLimit(400);
+    phase.emplace("import: parse protobuf");
     if (!proto_.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage())
       return stringError("not a valid ONNX model: the protobuf structure does not parse as a ModelProto");
     if (!proto_.has_graph())
@@ -93,6 +97,8 @@ public:
         proto_.opset_import_size() == 0)
       return stringError("not a valid ONNX model: the graph is empty and no opset is imported");
 
+    uint64_t nodes = static_cast<uint64_t>(proto_.graph().node_size());
+    phase.emplace("import: UTF-8 check, header", nodes);
     std::string firstRepaired;
     size_t repaired = onnxio::makeStringsValidUtf8(proto_, &firstRepaired);
 
@@ -112,6 +118,7 @@ public:
                           repaired, repaired == 1 ? "" : "s", repaired == 1 ? " is" : "s are",
                           escapedForMessage(firstRepaired, 60)));
 
+    phase.emplace("import: build IR", nodes);
     onnxio::GraphBuilder builder(m);
     for (const auto &fp : proto_.functions()) {
       auto f = std::make_unique<Function>();
@@ -127,6 +134,7 @@ public:
     // ONNX): the dynamo exporter writes the ExportedProgram's signature there.
     for (auto &kv : onnxio::newerMetadataProps(proto_.graph(), 16))
       m.metadata.push_back(std::move(kv));
+    phase.emplace("import: exporter facts", nodes);
     markTrainedParams(*m.graph);
     onnxio::markDynamoParams(m);
     markUniformFolds(bytes);
@@ -137,9 +145,12 @@ public:
       m.metadata.emplace_back(kUnseenHelperCall, std::move(call));
     importFunctionBodies(builder);
     checkFunctionCycles();
+    phase.emplace("import: ONNX checker", nodes);
     checkNodes(builder);
     checkParams();
+    phase.emplace("import: shape completion", nodes);
     onnxio::completeShapes(m, builder, proto_, opts_);
+    phase.emplace("import: dynamo merges, layouts", nodes);
     onnxio::restoreDynamoMerges(m);
     // ONNX tensors have no strides: dense row-major, as the PyTorch run they
     // were exported from holds them unless it was made channels-last (which
@@ -203,7 +214,12 @@ private:
       std::set<std::string> imported, reported;
       for (const auto &o : m.opsets)
         imported.insert(o.domain);
+      const std::string *previous = nullptr;
       for (const auto &n : proto_.graph().node()) {
+        // Runs of one domain (a million ai.onnx nodes) are judged once.
+        if (previous && n.domain() == *previous)
+          continue;
+        previous = &n.domain();
         std::string d = isDefaultDomain(n.domain()) ? std::string() : n.domain();
         if (!imported.count(d) && reported.insert(d).second)
           problem(fmt::format("nodes use the domain '{}' (first: {} '{}') but the model does not import it",
@@ -406,7 +422,11 @@ private:
 llvm::Expected<std::unique_ptr<Model>> importWindow(onnxio::ByteWindow &bytes, const std::string &path,
                                                     const ImportOptions &opts) {
   try {
-    return OnnxImport(path, opts).run(bytes);
+    auto import = std::make_unique<OnnxImport>(path, opts);
+    auto model = import->run(bytes);
+    PhaseTimes::Scope phase("import: free the parsed file");
+    import.reset();
+    return model;
   } catch (const std::exception &e) {
     return stringError(fmt::format("internal error while importing: {}", firstLine(e.what())));
   }

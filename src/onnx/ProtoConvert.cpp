@@ -5,6 +5,7 @@
 
 #include "WireStripper.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace graphlint::onnxio {
@@ -318,7 +319,13 @@ size_t makeStringsValidUtf8(google::protobuf::Message &m, std::string *first) {
   std::vector<const FD *> fields;
   r->ListFields(m, &fields);
   size_t repaired = 0;
-  auto fix = [&](std::string s, auto &&store) {
+  std::string scratch;
+  // Read in place and copied only when a byte is not ASCII: a million-node
+  // graph has millions of names, nearly all ASCII.
+  auto fix = [&](const std::string &in, auto &&store) {
+    if (std::all_of(in.begin(), in.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; }))
+      return;
+    std::string s = in;
     if (!makeValidUtf8(s))
       return;
     if (repaired++ == 0 && first)
@@ -329,9 +336,10 @@ size_t makeStringsValidUtf8(google::protobuf::Message &m, std::string *first) {
     if (f->type() == FD::TYPE_STRING) {
       if (f->is_repeated()) {
         for (int i = 0, n = r->FieldSize(m, f); i < n; ++i)
-          fix(r->GetRepeatedString(m, f, i), [&](std::string s) { r->SetRepeatedString(&m, f, i, std::move(s)); });
+          fix(r->GetRepeatedStringReference(m, f, i, &scratch),
+              [&](std::string s) { r->SetRepeatedString(&m, f, i, std::move(s)); });
       } else {
-        fix(r->GetString(m, f), [&](std::string s) { r->SetString(&m, f, std::move(s)); });
+        fix(r->GetStringReference(m, f, &scratch), [&](std::string s) { r->SetString(&m, f, std::move(s)); });
       }
     } else if (f->cpp_type() == FD::CPPTYPE_MESSAGE) {
       // Only the first repair anywhere is reported.

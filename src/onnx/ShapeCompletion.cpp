@@ -1,10 +1,12 @@
 #include "ShapeCompletion.h"
 
+#include "graphlint/ir/PhaseTimes.h"
 #include "graphlint/ir/SymbolBinder.h"
 
 #include "ConstFolding.h"
 #include "FallbackInference.h"
 #include "InferenceGuard.h"
+#include "PointwiseInference.h"
 #include "ProtoConvert.h"
 #include "graphlint/ir/CheckedMath.h"
 #include "graphlint/ir/OpRegistry.h"
@@ -14,6 +16,8 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <fmt/format.h>
+
+#include <llvm/ADT/DenseMap.h>
 
 #include <google/protobuf/arena.h>
 
@@ -44,13 +48,18 @@ public:
     for (const ImportProblem &p : model_.problems)
       if (p.node && p.kind == ImportProblem::Kind::Invalid)
         reported_.insert(p.node);
+    types_.reserve(g.values().size());  // one entry per value: no rehash on a million nodes
     seedTypes(g);
     onnx::ShapeInferenceOptions options{false, 0, true};
     onnx::shape_inference::GraphInferenceContext graphCtx(types_, opsets_, &symbols_, functions_,
                                                           onnx::OpSchemaRegistry::Instance(), &generated_,
                                                           static_cast<int>(model_.irVersion ? model_.irVersion : 8));
-    for (const auto &n : g.nodes())
-      inferNode(*n, graphCtx, options);
+    {
+      PhaseTimes::Scope phase("import: shape completion: per-node inference", g.nodes().size());
+      for (const auto &n : g.nodes())
+        inferNode(*n, graphCtx, options);
+    }
+    PhaseTimes::Scope phase("import: shape completion: write back", g.nodes().size());
     writeBack(g);
     for (const auto &n : g.nodes())
       for (const auto &sub : n->subgraphs())
@@ -108,12 +117,14 @@ private:
 
   std::optional<std::vector<int64_t>> knownInts(const std::string &name) {
     if (auto it = data_.find(name); it != data_.end()) {
-      ConstData d;
-      if (decodeSmallPayload(*it->second, d) && d.known) {
-        if (!d.ints.empty() || d.floats.empty())
-          return d.ints;
+      // A constant every node of a chain reads is decoded once.
+      auto [memo, added] = decodedInts_.try_emplace(it->second);
+      if (added) {
+        ConstData d;
+        if (decodeSmallPayload(*it->second, d) && d.known && (!d.ints.empty() || d.floats.empty()))
+          memo->second = std::move(d.ints);
       }
-      return std::nullopt;
+      return memo->second;
     }
     if (auto it = generated_.find(name); it != generated_.end()) {
       std::vector<int64_t> out;
@@ -254,6 +265,14 @@ private:
       if (!anyKnown)
         return;
     }
+    std::vector<std::optional<std::vector<int64_t>>> known;
+    bool anyInts = false;
+    for (const std::string &in : np.input()) {
+      known.push_back(in.empty() ? std::nullopt : knownInts(in));
+      anyInts |= known.back().has_value();
+    }
+    if (!anyInts && n.opType != "Shape" && n.opType != "Size")
+      return;  // nothing to fold (a float constant operand, say): skip converting the types
     std::vector<std::optional<IntTensor>> ins;
     std::vector<Type> types;
     bool any = false;
@@ -261,7 +280,7 @@ private:
       const std::string &in = np.input(i);
       types.push_back(currentType(in));
       std::optional<IntTensor> v;
-      if (auto ints = in.empty() ? std::nullopt : knownInts(in)) {
+      if (auto &ints = known[static_cast<size_t>(i)]) {
         const Type &t = types.back();
         if (t.shape.isFullyStatic() && isInteger(t.dtype) | (t.dtype == DType::Bool)) {
           IntTensor it;
@@ -344,6 +363,15 @@ private:
 
   // A negative inferred dim is no size (ONNX 1.12 passes a ConstantOfShape
   // of [-1] straight through): it becomes unknown and the node is reported.
+  static bool hasNegativeDim(const onnx::TypeProto &t) {
+    if (!t.has_tensor_type() || !t.tensor_type().has_shape())
+      return false;
+    for (const auto &d : t.tensor_type().shape().dim())
+      if (d.has_dim_value() && d.dim_value() < 0)
+        return true;
+    return false;
+  }
+
   onnx::TypeProto withoutNegativeDims(const Node &n, const std::string &name, const onnx::TypeProto &inferred) {
     onnx::TypeProto t = inferred;
     onnx::TensorShapeProto *shape = t.has_tensor_type() && t.tensor_type().has_shape()
@@ -361,7 +389,11 @@ private:
   void mergeOutput(const Node &n, const std::string &name, const onnx::TypeProto &rawInferred, bool fromOnnx = true) {
     if (rawInferred.value_case() == onnx::TypeProto::VALUE_NOT_SET)
       return;
-    onnx::TypeProto inferred = withoutNegativeDims(n, name, rawInferred);
+    // Copied only to be changed: most inferred types have no negative dim.
+    std::optional<onnx::TypeProto> fixed;
+    if (hasNegativeDim(rawInferred))
+      fixed = withoutNegativeDims(n, name, rawInferred);
+    const onnx::TypeProto &inferred = fixed ? *fixed : rawInferred;
     auto it = types_.find(name);
     if (it == types_.end()) {
       store(name, inferred);
@@ -428,14 +460,16 @@ private:
     if (useOnnx && reported_.count(&n))
       useOnnx = false;
     if (useOnnx) {
-      GuardScope scope{types_, opsets_, functions_, recursive_, safeFunctions_};
+      GuardScope scope{types_, opsets_, functions_, recursive_, safeFunctions_, &guardSchemas_};
       if (auto hazard = onnxInferenceHazard(*np, scope)) {
         useOnnx = false;
         if (hazard->invalid)
           reportInvalid(n, {hazard->reason});
       }
     }
-    if (useOnnx) {
+    if (useOnnx && fn == functions_.end() && !newerThanLibrary && inferPointwiseNode(n, *np, *schema)) {
+      // ONNX's result without ONNX's machinery (PointwiseInference.h).
+    } else if (useOnnx) {
       try {
         onnx::shape_inference::InferenceContextImpl ctx(*np, types_, data_, {}, &generated_, &graphCtx);
         if (fn != functions_.end()) {
@@ -447,8 +481,10 @@ private:
         } else {
           // ONNX's own driver checks the type constraints before inferring;
           // the inference functions assume them.
-          if (!newerThanLibrary)
+          if (!newerThanLibrary) {
             schema->CheckInputOutputType(ctx);
+            notePassedTypeCheck(*np, *schema);
+          }
           schema->GetTypeAndShapeInferenceFunction()(ctx);
         }
         for (int i = 0; i < np->output_size(); ++i)
@@ -478,6 +514,67 @@ private:
     refineLoop(n, *np);
     refine(n, *np);
     fold(n, *np);
+  }
+
+  // The element types of a node's first two inputs, the key under which a
+  // pointwise op's type-constraint check is remembered.
+  std::pair<int, int> inputElemTypes(const onnx::NodeProto &np) const {
+    int elem[2] = {-1, -1};
+    for (int i = 0; i < 2 && i < np.input_size(); ++i)
+      if (auto it = types_.find(np.input(i)); it != types_.end() && it->second->has_tensor_type())
+        elem[i] = it->second->tensor_type().elem_type();
+    return {elem[0], elem[1]};
+  }
+
+  PointwiseKind pointwiseKindOf(const onnx::OpSchema &schema) {
+    auto [it, added] = pointwiseKinds_.try_emplace(&schema, PointwiseKind::None);
+    if (added)
+      it->second = pointwiseKind(schema);
+    return it->second;
+  }
+
+  void notePassedTypeCheck(const onnx::NodeProto &np, const onnx::OpSchema &schema) {
+    if (pointwiseKindOf(schema) != PointwiseKind::None)
+      typeChecked_.insert({&schema, inputElemTypes(np)});
+  }
+
+  // A pointwise node whose result ONNX's inference function would compute
+  // from its input types alone: that result, merged as ONNX's would be. Only
+  // once ONNX's own type-constraint check has passed a node of this op and
+  // these element types, and only where data propagation has nothing to do
+  // (no input carries integer shape data), so nothing else differs.
+  bool inferPointwiseNode(const Node &n, const onnx::NodeProto &np, const onnx::OpSchema &schema) {
+    PointwiseKind kind = pointwiseKindOf(schema);
+    if (kind == PointwiseKind::None)
+      return false;
+    int arity = kind == PointwiseKind::Unary ? 1 : 2;
+    if (np.input_size() != arity || np.output_size() != 1 || np.output(0).empty())
+      return false;
+    const onnx::TypeProto *inputs[2] = {nullptr, nullptr};
+    for (int i = 0; i < arity; ++i) {
+      const std::string &in = np.input(i);
+      auto it = in.empty() ? types_.end() : types_.find(in);
+      if (it == types_.end())
+        return false;
+      inputs[i] = it->second;
+      if (schema.has_data_propagation_function()) {
+        if (generated_.count(in))
+          return false;
+        if (auto d = data_.find(in); d != data_.end() && (d->second->data_type() == onnx::TensorProto::INT64 ||
+                                                          d->second->data_type() == onnx::TensorProto::INT32))
+          return false;
+      }
+    }
+    int elem[2] = {-1, -1};
+    for (int i = 0; i < arity; ++i)
+      if (inputs[i]->has_tensor_type())
+        elem[i] = inputs[i]->tensor_type().elem_type();
+    if (!typeChecked_.count({&schema, {elem[0], elem[1]}}))
+      return false;
+    if (!inferPointwise(kind, inputs, pointwiseOut_))
+      return false;
+    mergeOutput(n, np.output(0), pointwiseOut_);
+    return true;
   }
 
   // Data propagation is best effort: ONNX 1.12's propagators reject some
@@ -550,6 +647,12 @@ private:
   std::set<std::string> recursive_;        // "domain:name" of functions in call cycles
   std::set<std::string> safeFunctions_;    // function bodies the guard has passed
   std::set<const Node *> reported_;        // nodes already reported malformed
+  llvm::DenseMap<const onnx::OpSchema *, PointwiseKind> pointwiseKinds_;
+  llvm::StringMap<std::pair<const onnx::OpSchema *, bool>> guardSchemas_;
+  llvm::DenseMap<const onnx::TensorProto *, std::optional<std::vector<int64_t>>> decodedInts_;
+  // (op schema, input element types) ONNX's type-constraint check passed.
+  std::set<std::pair<const onnx::OpSchema *, std::pair<int, int>>> typeChecked_;
+  onnx::TypeProto pointwiseOut_;
   onnx::shape_inference::SymbolTableImpl symbols_;
   google::protobuf::Arena arena_;  // types and folded tensors, freed in bulk
 };

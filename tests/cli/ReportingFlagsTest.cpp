@@ -213,3 +213,17 @@ TEST(ReportingFlags, SarifValidatesAgainstOfficialSchema) {
 }
 
 }  // namespace
+
+// --timings adds the per-phase table on stderr and changes nothing else
+// (docs/commands/lint.md, docs/performance.md).
+TEST(Cli, TimingsGoToStderrAndLeaveTheReportAlone) {
+  std::string m = model("resnet18.onnx");
+  CliResult plain = runCli({"--format", "json", m});
+  CliResult timed = runCli({"--format", "json", "--timings", m});
+  EXPECT_EQ(timed.exitCode, plain.exitCode);
+  EXPECT_EQ(timed.out, plain.out);
+  for (const char *phase : {"import: parse protobuf", "import: build IR", "import: shape completion: per-node inference",
+                            "analysis FusionPlan", "rule GL001 invalid-model", "report: render", "process CPU so far"})
+    EXPECT_NE(timed.err.find(phase), std::string::npos) << phase << " missing from:\n" << timed.err;
+  EXPECT_EQ(plain.err.find("CPU ms"), std::string::npos);
+}

@@ -8,6 +8,7 @@
 #include "graphlint/engine/ExpectedValues.h"
 #include "graphlint/engine/OutputFiles.h"
 #include "graphlint/ir/MessageText.h"
+#include "graphlint/ir/PhaseTimes.h"
 #include "graphlint/report/Reporters.h"
 #include "graphlint/engine/Session.h"
 
@@ -18,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace graphlint::cli {
@@ -125,6 +127,11 @@ private:
   cl::opt<bool> &statistics_ = add<cl::opt<bool>>(
       lintOption("", "text format: after the report, the number of\nfindings per rule, most frequent first"),
       "statistics");
+  cl::opt<bool> &timings_ = add<cl::opt<bool>>(
+      lintOption("", "after the run, each phase's CPU time (parse, import,\n"
+                     "shape completion, each analysis, each rule, the\n"
+                     "report) on stderr (docs/performance.md)"),
+      "timings");
   cl::opt<bool> &quiet_ = add<cl::opt<bool>>(
       lintOption("", "text format: print only fatal-file lines and the\nsummary line (other formats ignore it)"),
       "quiet");
@@ -298,6 +305,8 @@ std::optional<std::string> Lint::checkFlags(SessionOptions &so, unsigned &jobs) 
 }
 
 int Lint::run() {
+  if (timings_)
+    PhaseTimes::enable();
   SessionOptions so;
   unsigned jobs = 0;
   if (auto err = checkFlags(so, jobs))
@@ -349,7 +358,13 @@ int Lint::run() {
     for (const std::string &d : perModelDirs(explorer, files))
       for (ExplorerFile f : kExplorerFiles)
         outputs.push_back({explorerPath(d, f), "--emit-model-explorer"});
-  if (!outputsAllowed(session.inputs(files), outputs))
+  // Listing the inputs parses each model for its external data files (a
+  // second parse of a million-node file): only when there is a file to guard.
+  bool writesFiles = std::any_of(outputs.begin(), outputs.end(),
+                                 [](const std::pair<std::string, const char *> &o) {
+                                   return !o.first.empty() && o.first != "-";
+                                 });
+  if (writesFiles && !outputsAllowed(session.inputs(files), outputs))
     return 2;
   // Create --output's temporary file before linting so an unwritable path
   // fails fast; it replaces the target only once the report is complete.
@@ -362,6 +377,7 @@ int Lint::run() {
     jobs = llvm::hardware_concurrency().compute_thread_count();
   llvm::Expected<SessionResult> result = [&] {
     ProgressLine progress(files.size(), quiet_);
+    PhaseTimes::Scope phase("lint: session (configs, file checks, baseline)");
     return session.run(files, jobs, progress.callback());
   }();
   if (!result)
@@ -388,6 +404,7 @@ int Lint::run() {
   }
 
   bool colored = color == "always" || (color == "auto" && !file && !noColorRequested() && llvm::outs().is_displayed());
+  std::optional<PhaseTimes::Scope> rendering(std::in_place, "report: render");
   switch (*format) {
   case OutputFormat::Text:
     renderText(reports, out, colored, fusion_, quiet_, cost_);
@@ -403,9 +420,12 @@ int Lint::run() {
   case OutputFormat::Github: renderGithub(reports, out); break;
   }
   out.flush();
+  rendering.reset();
   if (file)
     if (llvm::Error e = file->commit())
       return fail(llvm::toString(std::move(e)));
+  if (timings_)
+    PhaseTimes::print(llvm::errs());
   bool broken = false;
   if (!dot.empty()) {
     std::vector<std::string> paths = perModelPaths(dot, files);

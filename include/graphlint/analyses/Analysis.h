@@ -15,8 +15,10 @@
 
 #include "graphlint/ir/Graph.h"
 #include "graphlint/base/Setup.h"
+#include "graphlint/ir/PhaseTimes.h"
 
 #include <llvm/ADT/StringRef.h>
+#include <llvm/Support/TypeName.h>
 
 #include <memory>
 #include <mutex>
@@ -74,11 +76,15 @@ public:
 
   template <typename A> const A &get() {
     if constexpr (detail::HasSharedKey<A>::value) {
-      return fact<A>(A::sharedKey(setup_), [&] { return A(model_, *this); });
+      return fact<A>(A::sharedKey(setup_), [&] {
+        PhaseTimes::Scope phase("analysis ", timingName<A>(), timingItems());
+        return A(model_, *this);
+      });
     } else {
       auto key = std::type_index(typeid(A));
       auto it = cache_.find(key);
       if (it == cache_.end()) {
+        PhaseTimes::Scope phase("analysis ", timingName<A>(), timingItems());
         auto holder = std::make_shared<Holder<A>>(model_, *this);
         it = cache_.emplace(key, holder).first;
       }
@@ -97,6 +103,14 @@ public:
   }
 
 private:
+  // "FusionPlan" for --timings (PhaseTimes.h).
+  template <typename A> static llvm::StringRef timingName() {
+    llvm::StringRef n = llvm::getTypeName<A>();
+    n.consume_front("graphlint::");
+    return n;
+  }
+  uint64_t timingItems() const { return model_.graph ? model_.graph->nodes().size() : 0; }
+
   struct HolderBase { virtual ~HolderBase() = default; };
   template <typename A> struct Holder : HolderBase {
     Holder(const Model &m, AnalysisContext &c) : value(m, c) {}
